@@ -1,0 +1,27 @@
+#pragma once
+/// Curve fits of the paper reproductions, by Levenberg–Marquardt from Eigen's
+/// unsupported module.
+#include <vector>
+
+namespace moreau {
+
+/// x(t) = x0 + A exp(−t/τ) sin(ω t + φ)  (CD paper eq. 64).
+struct DampedSine {
+    double x0 = 0.0, amplitude = 0.0, omega = 0.0, tau = 0.0, phase = 0.0;
+    double r2 = 0.0;        ///< coefficient of determination over the fitted points
+    double rmsResidual = 0.0;
+    bool converged = false;
+    double operator()(double t) const;
+};
+
+/// A starting point from the data alone: ω from the spacing of extrema, τ
+/// from the decay of their amplitudes, then x0, A, φ by linear least squares.
+DampedSine guessDampedSine(const std::vector<double>& t, const std::vector<double>& x);
+
+/// Least-squares fit of eq. 64 starting from `guess` (all five parameters free).
+DampedSine fitDampedSine(const std::vector<double>& t, const std::vector<double>& x, const DampedSine& guess);
+
+/// Least-squares slope and intercept of y = a + b x; returns {a, b}.
+std::pair<double, double> linearFit(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace moreau

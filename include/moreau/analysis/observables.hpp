@@ -1,0 +1,56 @@
+#pragma once
+/// Scalar and tensor observables of a world and its contacts: energies,
+/// momentum, overlap statistics, the Love–Weber stress and a bit-exact state
+/// hash for determinism checks. All read-only; none allocates per body.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "moreau/contact/contact.hpp"
+#include "moreau/core/types.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+/// Translational kinetic energy ½ m |v|² summed over grains and mobile walls
+/// (fixed and kinematically driven walls have no finite mass and are left out).
+double kineticEnergy(const World& world);
+
+/// Rotational kinetic energy ½ I |w|² summed over grains (walls never rotate).
+double rotationalEnergy(const World& world);
+
+/// Total linear momentum Σ m v over grains and mobile walls.
+Vec3 totalMomentum(const World& world);
+
+/// Overlap statistics over the contacts that carry a force.
+struct OverlapStats {
+    std::size_t contacts = 0;  ///< contacts with history.reaction ≠ 0
+    double mean = 0.0;         ///< mean of max(−gap, 0) over those contacts (0 if none)
+    double max = 0.0;          ///< largest max(−gap, 0) over those contacts (0 if none)
+};
+
+/// A contact counts when its reaction is non-zero; a closed but unloaded
+/// candidate (a margin contact, or one the solver left at R = 0) does not.
+OverlapStats overlapStats(const std::vector<Contact>& contacts);
+
+/// FNV-1a 64 over the raw bits of every grain's position then velocity
+/// (x₀ x₁ x₂ v₀ v₁ v₂ per grain, in id order; each double's 8 bytes low byte
+/// first, so the digest does not depend on the host's byte order). Walls,
+/// angular velocities and time are not part of it. Equal bits give equal
+/// hashes; one flipped bit changes it.
+std::uint64_t stateHash(const World& world);
+
+/// 16 lower-case hexadecimal digits, zero-padded (the `state_hash` format).
+std::string hex64(std::uint64_t value);
+
+/// Love–Weber average stress of the contact network,
+///   σ = (1/V) Σ_c f_c ⊗ ℓ_c,   σ_ij = (1/V) Σ_c f_i ℓ_j,
+/// with f_c = history.reaction (the force on body b) and ℓ_c the branch
+/// vector from a's centre to b's centre: the minimum image of x_b − x_a for
+/// grain pairs, la − lb when a wall is involved (both equal the centre-to-centre
+/// vector through the contact point). A repulsive contact gives f ∥ ℓ, so
+/// compression is positive (the soil-mechanics sign). `volume` is the volume
+/// (2D: area, 1D: length) that the average refers to.
+Mat3 loveStress(const World& world, const std::vector<Contact>& contacts, double volume);
+
+}  // namespace moreau

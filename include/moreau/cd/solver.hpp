@@ -1,0 +1,122 @@
+#pragma once
+/// The Jean–Moreau contact dynamics step (CD paper §2): implicit Euler
+/// (eqs. 1–2) with contact impulses from Gauss–Seidel sweeps of the
+/// one-contact inelastic shock law (eq. 34).
+///
+/// Stages of one step (each reads/writes only the solver's arrays, the world
+/// and the contacts):
+///   prepare   — free velocities v + Δt M⁻¹F_ext (eq. 23), one row per contact
+///               with n, lever arms, normal mass m_n (eq. 17), tangential mass
+///               matrix (eq. 18, general for locked axes), bias g_pos/Δt
+///   warmStart — apply last step's reactions (DESIGN.md: the sound-wave theory
+///               assumes it)
+///   sweeps    — orders per policy; each update removes its own impulse,
+///               applies eq. 34, scatters the change (O(1) per update)
+///   criterion — fixed (eq. 37), local (eq. 35 + δ), global (eq. 36)
+///   store     — reactions back into the contacts' history
+///   integrate — positions with the new velocities (eq. 1), quaternions
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "moreau/cd/step_context.hpp"
+#include "moreau/contact/contact.hpp"
+#include "moreau/model/scene.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+/// Per-step diagnostics of the iteration loop.
+struct CdStepStats {
+    int iterations = 0;      ///< sweeps performed
+    double residual = 0.0;   ///< Σ|ΔR| / Σ|R| of the last sweep
+    bool converged = true;   ///< false when a criterion hit its cap
+};
+
+/// Velocities and inverse masses of one body as the sweeps see them: one
+/// cache line. invMass < 0 flags a body with locked axes (1D/2D grains,
+/// mobile walls free along some axes only): its masks live in a side table.
+struct alignas(64) SolverBody {
+    Vec3 v;
+    double invMass;
+    Vec3 w;
+    double invInertia;
+};
+
+/// Axis masks of a body with locked degrees of freedom (1 free, 0 locked).
+struct BodyMasks {
+    Vec3 linear = Vec3::Ones(), angular = Vec3::Ones();
+};
+
+/// One contact row of the iteration: two cache lines. Lever arms are
+/// l_a = r_a n and l_b = −r_b n (spheres; walls never rotate, so their arm
+/// does not matter). The tangential mass is a scalar where the tangent plane
+/// is isotropic (always for spheres, eq. 18) and a 3×3 matrix from a side
+/// table otherwise (mobile walls locked on some axes).
+struct alignas(64) SolverRow {
+    BodyId a, b;
+    Vec3 n;
+    Vec3 P;            ///< current impulse R Δt acting on b
+    double ra, rb;
+    double mn;         ///< normal effective mass (eq. 17; eq. 18 with walls)
+    double mt;         ///< tangential effective mass (eq. 18)
+    double bias;       ///< g_pos/Δt (or g/Δt), eq. 33–34
+    double mu;
+    double dP;         ///< |ΔP| of the last update
+    std::int32_t aniso;  ///< index into the anisotropic tangential masses, or −1
+};
+
+class CdSolver {
+public:
+    explicit CdSolver(const CdSettings& settings) : settings_(settings) {}
+
+    /// Advance the world by one step. `contacts` hold this step's geometry
+    /// (detected at the start of the step) and last step's reactions; on
+    /// return their history holds the new reactions.
+    CdStepStats step(World& world, std::vector<Contact>& contacts, const StepContext& ctx);
+
+    const CdSettings& settings() const { return settings_; }
+    CdSettings& settings() { return settings_; }
+
+    /// Wall seconds the last step spent in its sweeps (orders, levels and
+    /// shock-law updates; not prepare/store/integrate). For `moreau bench`.
+    double lastSweepSeconds() const { return sweepSeconds_; }
+    /// Number of rows (contacts) of the last step.
+    std::size_t rows() const { return rows_.size(); }
+
+    /// Residual after each sweep of the last step (for convergence plots).
+    const std::vector<double>& residualHistory() const { return residualHistory_; }
+    /// Record residualHistory() (off by default: it costs a pass per sweep).
+    void recordResidualHistory(bool on) { recordHistory_ = on; }
+
+    /// Update one row with the shock law (eq. 34) against the current body
+    /// velocities; returns |ΔP|. Public for the unit tests.
+    static double updateRow(SolverRow& row, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                            const std::vector<std::array<double, 6>>& aniso);
+
+private:
+    void prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx);
+    void warmStart(const std::vector<Contact>& contacts, double dt);
+    void buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const;
+    void buildLevels(const std::vector<std::int32_t>& order, std::vector<std::int32_t>& seq,
+                     std::vector<std::int32_t>& levelStart, std::vector<std::int32_t>& scratch) const;
+    void sweepSerial(const std::vector<std::int32_t>& order);
+    void sweepLevels(const std::vector<std::int32_t>& seq, const std::vector<std::int32_t>& levelStart);
+    void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
+    void store(std::vector<Contact>& contacts, double dt) const;
+    void integrate(World& world, double dt) const;
+
+    CdSettings settings_;
+    std::vector<SolverBody> bodies_;
+    std::vector<SolverRow> rows_;
+    std::vector<char> mobile_;
+    std::vector<BodyMasks> masks_;                  ///< per body, used where invMass < 0
+    std::vector<std::array<double, 6>> aniso_;  ///< symmetric M_t: xx xy xz yy yz zz
+    std::vector<double> residualHistory_;
+    bool recordHistory_ = false;
+    double sweepSeconds_ = 0.0;
+    // Orders and dependency levels of a batch of sweeps (parallel path).
+    std::vector<std::vector<std::int32_t>> orders_, seqs_, levelStarts_, scratch_;
+};
+
+}  // namespace moreau

@@ -1,0 +1,89 @@
+#pragma once
+/// Shared contact detection: broad phase (uniform cell grid, O(n) per call),
+/// narrow phase (sphere–sphere, sphere–plane, sphere–cylinder inside/outside,
+/// periodic minimum image) and the persistent contact store.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "moreau/contact/contact.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+/// Narrow phase for one grain pair / grain–wall pair. Returns true and fills
+/// `c` (geometry only, history untouched) when gap < margin.
+bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, Contact& c);
+bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double margin, Contact& c);
+
+/// Uniform cell grid broad phase. Cell size = largest diameter + margin, so
+/// each grain only needs its own and neighbouring cells. Reuses its buffers
+/// between calls; call once per step.
+class CellGridDetector {
+public:
+    /// All candidates with gap < margin (absolute length), sorted by key.
+    /// Geometry is filled in, history is default.
+    void detect(const World& world, double margin, std::vector<Contact>& out);
+
+private:
+    /// Geometry of this call's grid. Axis k has n[k] cells; a grain's cell
+    /// coordinate is clamped into [0, n[k]) (clamping is monotone and never
+    /// separates neighbours, so it is always safe). Periodic axes tile the box
+    /// exactly and wrap; a periodic axis shorter than 3 cells gets 1 cell (all
+    /// pairs along it). When the dense grid would exceed ~4 cells per grain
+    /// (grains flown far away) cells are hashed into a table of ~2n buckets.
+    struct Grid {
+        std::array<double, 3> origin{};   ///< bounding-box min, or boxMin on periodic axes
+        std::array<double, 3> invCell{};  ///< 1 / cell size (periodic: n / L)
+        std::array<double, 3> length{};   ///< periodic box length (0 on other axes)
+        std::array<std::int32_t, 3> n{1, 1, 1};
+        std::array<bool, 3> periodic{};
+        bool hashed = false;
+        int hashBits = 0;
+        std::size_t numCells = 0;
+    };
+    using CellCoord = std::array<std::int32_t, 3>;
+    /// Position and radius of a grain, copied in cell order (32 bytes): the
+    /// neighbour scan reads rows of cells contiguously whatever the grain ids.
+    struct CellBody {
+        Vec3 x;
+        double r = 0.0;
+    };
+
+    /// Builds grid_ and bins the grains (count sort). False when no pair of
+    /// grains can be a candidate (no grains, or largest diameter + margin ≤ 0).
+    bool buildGrid(const World& world, double margin);
+    CellCoord cellCoord(const Vec3& x) const;
+    std::size_t cellIndex(const CellCoord& c) const;
+    /// Broad + narrow phase of the grain in cell-order slot `slot` (grain
+    /// `slot` itself when there is no grid): appends its partners j > i
+    /// (grains sorted by id, then walls) to `partners`.
+    void collectPartners(const World& world, double margin, bool pairs, std::size_t slot,
+                         std::vector<BodyId>& partners) const;
+
+    /// Partners found by one block of the first pass. Padded against false sharing.
+    struct alignas(64) Chunk {
+        std::vector<BodyId> partners;
+    };
+
+    Grid grid_;
+    std::vector<std::int32_t> cellStart_, cellGrain_;  ///< count-sorted grains, ascending id per cell
+    std::vector<CellBody> cellBody_;                   ///< position and radius of cellGrain_[p]
+    std::vector<CellCoord> grainCoord_;                ///< cell coordinate of each grain
+    std::vector<CellCoord> cellCoord_;                 ///< cell coordinate of cellGrain_[p]
+    std::vector<std::size_t> grainCell_;               ///< cell (or bucket) of each grain
+    std::vector<std::uint32_t> grainCount_;            ///< candidates of each grain
+    std::vector<std::array<std::uint32_t, 2>> grainPartners_;  ///< (chunk, start) of each grain's partners
+    std::vector<std::size_t> grainOffset_;             ///< prefix sum of grainCount_: output offsets
+    std::vector<Chunk> chunks_;
+};
+
+/// O(n²) reference used by the tests as the judge of the cell grid.
+void detectBruteForce(const World& world, double margin, std::vector<Contact>& out);
+
+/// Merge-join of last step's contacts (sorted by key) with this step's
+/// candidates (sorted by key) in O(n): matched contacts inherit the history,
+/// new ones start clean, vanished ones drop.
+void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current);
+
+}  // namespace moreau

@@ -1,0 +1,44 @@
+#pragma once
+/// Paper reproductions (`moreau experiment NAME`) and benches
+/// (`moreau bench NAME`), each a function returning its JSON record.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace moreau {
+
+struct ExperimentOptions {
+    std::vector<std::string> sets;       ///< `--set section.key=value`
+    std::filesystem::path outDir = "out";
+    std::optional<std::uint64_t> seed;   ///< `--seed`, overrides simulation.seed
+    bool quiet = false;
+    bool writeFiles = true;              ///< CSV and PNG into outDir (tests turn it off)
+};
+
+/// One entry of `checks`: computed, never hard-coded.
+nlohmann::json makeCheck(const std::string& name, double value, double expected, double tolerance, bool relative = true);
+
+struct ExperimentInfo {
+    std::string name;
+    std::string description;
+    std::function<nlohmann::json(const ExperimentOptions&)> run;
+};
+
+const std::vector<ExperimentInfo>& experiments();
+const std::vector<ExperimentInfo>& benches();
+
+/// Runs tools/plot_<script>.py with /usr/bin/python3 on `args` if both exist;
+/// returns false (and says why on stderr unless quiet) when no PNG could be made.
+bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet);
+
+// The experiments and benches.
+nlohmann::json soundWave1d(const ExperimentOptions& options);
+nlohmann::json benchCdSweep(const ExperimentOptions& options);
+nlohmann::json benchDetect(const ExperimentOptions& options);
+
+}  // namespace moreau

@@ -1,0 +1,59 @@
+#pragma once
+/// A running scene: the shared pipeline detect → match → solve → observe.
+/// CD and MD differ only in the solve stage (DESIGN.md).
+#include <filesystem>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "moreau/cd/solver.hpp"
+#include "moreau/contact/detection.hpp"
+#include "moreau/io/output.hpp"
+#include "moreau/model/scene.hpp"
+
+namespace moreau {
+
+class Simulation {
+public:
+    /// Takes the scene; rejects methods this build cannot run (InputError).
+    explicit Simulation(Scene scene);
+
+    /// One time step. Throws DivergenceError (the state before the step is
+    /// kept in lastGood()) when velocities or positions become non-finite.
+    const StepRecord& step();
+
+    World& world() { return scene_.world; }
+    const World& world() const { return scene_.world; }
+    const Scene& scene() const { return scene_; }
+    const std::vector<Contact>& contacts() const { return contacts_; }
+    CdSolver& cd() { return cd_; }
+    const StepRecord& record() const { return record_; }
+    /// Last finite state (positions, velocities, angular velocities of all bodies).
+    const World& lastGood() const { return lastGood_; }
+
+    /// Diagnostics of the current state (no step): energies, overlaps, contacts.
+    StepRecord observe() const;
+
+private:
+    Scene scene_;
+    CellGridDetector detector_;
+    std::vector<Contact> contacts_, candidates_;
+    CdSolver cd_;
+    StepRecord record_;
+    World lastGood_;
+};
+
+struct RunOptions {
+    std::filesystem::path outDir = "out";
+    bool quiet = false;
+};
+
+/// `moreau run`: steps the scene, writes series.csv, summary.json and VTK
+/// into outDir; returns the summary. On divergence writes outDir/checkpoint
+/// and rethrows.
+nlohmann::json runScene(Scene scene, const RunOptions& options);
+
+/// Write bodies as text rows `id x y z radius vx vy vz wx wy wz`.
+void writeCheckpoint(const std::filesystem::path& file, const World& world);
+
+}  // namespace moreau

@@ -1,0 +1,76 @@
+#pragma once
+/// Run output of INTERFACE.md: series.csv, summary.json, VTK (grains and the
+/// contact-force network) with a run.pvd that ParaView opens as is.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "moreau/contact/contact.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+/// One row of series.csv: diagnostics of one step.
+struct StepRecord {
+    long step = 0;
+    double time = 0.0;
+    double kineticEnergy = 0.0;     ///< translational, grains and mobile walls
+    double rotationalEnergy = 0.0;  ///< grains
+    std::size_t contacts = 0;       ///< contacts carrying a non-zero force
+    int iterations = 0;             ///< CD sweeps this step (MD: 0)
+    double residual = 0.0;          ///< CD relative change of the last sweep (MD: 0)
+    double meanOverlap = 0.0;       ///< mean of max(−gap, 0) over force-carrying contacts
+    double maxOverlap = 0.0;
+};
+
+/// series.csv: header `step,time,kinetic_energy,rotational_energy,contacts,
+/// iterations,residual,mean_overlap,max_overlap` then one
+/// `wall_<name>_x,_y,_z` triple per mobile wall (body order). Numbers are
+/// written in the shortest form that reads back to the same double.
+class SeriesWriter {
+public:
+    /// Creates (truncates) `file`, creating its folder if needed, and writes the
+    /// header. Throws InputError naming the path if it cannot be opened.
+    SeriesWriter(const std::filesystem::path& file, const World& world);
+    /// One row; the wall columns are the current positions of the mobile walls
+    /// found at construction. Throws std::runtime_error if the write fails.
+    void write(const World& world, const StepRecord& r);
+    void flush() { out_.flush(); }
+
+private:
+    std::filesystem::path path_;
+    std::ofstream out_;
+    std::vector<BodyId> mobileWalls_;
+};
+
+/// Writes `dir`/grains_XXXXXX.vtp and `dir`/contacts_XXXXXX.vtp (XML
+/// PolyData, ASCII; XXXXXX = step, at least 6 digits) and keeps `dir`/run.pvd
+/// up to date so a partial run opens too. `moreau run` passes OUT/vtk as `dir`.
+/// Every file is written under a temporary name and renamed into place, so a
+/// reader never sees half a file.
+class VtkWriter {
+public:
+    /// Creates `dir` if needed; throws InputError naming it if that fails.
+    explicit VtkWriter(const std::filesystem::path& dir);
+    /// Grains: points with radius, velocity, angular_velocity (and id).
+    /// Contacts: lines between the two centres (grain–wall: to the contact
+    /// point) with normal_force and tangential_force (vectors, from
+    /// history.reaction split along n) for contacts with non-zero force.
+    /// Periodic pairs are drawn from x_a to x_a + minimum image, so lines
+    /// never span the box. Writing the same step again replaces its entry.
+    void write(const World& world, const std::vector<Contact>& contacts, long step, double time);
+
+private:
+    std::filesystem::path dir_;
+    std::vector<std::pair<double, std::string>> grainFiles_, contactFiles_;
+    void writePvd() const;
+};
+
+/// Write a JSON document atomically (temporary file, then rename), indented by
+/// 2. Throws InputError naming the path if it cannot be written.
+void writeJsonFile(const std::filesystem::path& file, const nlohmann::json& doc);
+
+}  // namespace moreau

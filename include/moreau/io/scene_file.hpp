@@ -1,0 +1,90 @@
+#pragma once
+/// Scene files: INI text (`[section]` headers, `key = value` lines, `#`
+/// comments) read with Boost.Program_options' config-file parser, which only
+/// splits lines into `section.key` / value pairs (allow_unregistered, so the
+/// dynamic sections `[force.NAME]` and `[wall.NAME]` pass through). Typing and
+/// validation are ours: every key has a type, a default, a description and an
+/// allowed range or set, listed by `sceneReference()` and docs/scenes.md.
+///
+/// Values come from three layers, later winning: defaults, the file, then
+/// `section.key=value` overrides (the command line's `--set`). Every bad input
+/// throws InputError with one line naming where the value came from (file name
+/// or "--set"), the key, the value and what is allowed, e.g.
+///     chain_1d.ini: key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "moreau/model/scene.hpp"
+
+namespace moreau {
+
+enum class KeyType {
+    Real,     ///< a finite number
+    Integer,  ///< a whole number (64-bit)
+    Bool,     ///< true/false, 1/0, yes/no, on/off (stored as "true"/"false")
+    Choice,   ///< one of `choices`
+    Vector,   ///< three numbers "x y z" (commas also accepted; stored space separated)
+    Text,     ///< any text
+};
+
+/// One key of the schema. Experiments declare their own (`extraKeys`), e.g.
+///     {"experiment.fit_start", KeyType::Real, "100", "First step of the fit.", 0.0}
+/// The constructor takes the fields in order, so a brace list may stop after
+/// any of them without -Wmissing-field-initializers warnings.
+struct KeySpec {
+    KeySpec() = default;
+    KeySpec(std::string key_, KeyType type_, std::string defaultValue_, std::string description_,
+            double min_ = -std::numeric_limits<double>::infinity(),
+            double max_ = std::numeric_limits<double>::infinity(), std::vector<std::string> choices_ = {},
+            bool minExclusive_ = false)
+        : key(std::move(key_)), type(type_), defaultValue(std::move(defaultValue_)),
+          description(std::move(description_)), min(min_), max(max_), choices(std::move(choices_)),
+          minExclusive(minExclusive_) {}
+
+    std::string key;           ///< "section.key"
+    KeyType type = KeyType::Text;
+    std::string defaultValue;  ///< as text; "" means "unset" and is accepted as a value
+    std::string description;
+    double min = -std::numeric_limits<double>::infinity();  ///< Real and Integer, inclusive
+    double max = std::numeric_limits<double>::infinity();   ///< Real and Integer, inclusive
+    std::vector<std::string> choices;                       ///< for Choice
+    bool minExclusive = false;  ///< Real: value must be > min (e.g. a time step)
+};
+
+/// Reads and validates a scene file, applies the `section.key=value`
+/// overrides in `sets` (later wins) and builds the world. Relative paths inside
+/// the file (packing.file) are taken relative to the file's folder; those from
+/// `sets` relative to the working directory. Throws InputError
+/// ("cannot read scene file 'x.ini'", unknown keys with a suggestion, bad values).
+Scene loadSceneFile(const std::string& path, const std::vector<std::string>& sets,
+                    const std::vector<KeySpec>& extraKeys = {});
+
+/// The same for scene text; `origin` names it in messages and Scene::origin.
+/// Relative paths are taken from the working directory.
+Scene loadSceneText(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
+                    const std::vector<KeySpec>& extraKeys = {});
+
+/// One of the example scenes compiled into the library (embeddedScenes()), by
+/// file name, e.g. "chain_1d.ini". Throws InputError for an unknown name.
+Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& sets,
+                       const std::vector<KeySpec>& extraKeys = {});
+
+/// Every key with its default, allowed values and description, grouped by
+/// section (printed by `moreau run --help`; docs/scenes.md carries a copy).
+std::string sceneReference();
+/// The same with an experiment's own keys appended.
+std::string sceneReference(const std::vector<KeySpec>& extraKeys);
+
+/// Typed access to Scene::values, for keys an experiment declared through
+/// `extraKeys` (values are validated already). Throw std::logic_error when the
+/// key is absent or its text does not have the asked type.
+double sceneReal(const Scene& scene, const std::string& key);
+long long sceneInteger(const Scene& scene, const std::string& key);
+bool sceneBool(const Scene& scene, const std::string& key);
+Vec3 sceneVector(const Scene& scene, const std::string& key);
+const std::string& sceneText(const Scene& scene, const std::string& key);
+
+}  // namespace moreau

@@ -1,0 +1,125 @@
+#pragma once
+/// Initial grain configurations: a straight chain, regular lattices, a random
+/// loose packing and packing files. Plain functions, usable without a scene
+/// file (benches call `readPackingFile` and `makeLattice` directly); the scene
+/// reader (io/scene_file.hpp) maps its `[chain]`, `[lattice]`, `[random]` and
+/// `[packing]` sections onto them.
+///
+/// Every generator returns positions and radii only; `addGrains` turns them
+/// into bodies of a World with masses and moments of inertia.
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "moreau/core/types.hpp"
+
+namespace moreau {
+
+struct World;
+
+/// One grain of a generated configuration.
+struct GrainSpec {
+    Vec3 position = Vec3::Zero();
+    double radius = 0.0;
+};
+
+/// `count` grains of radius `radius` along +x, the first centred at `origin`,
+/// neighbouring surfaces `spacing` apart (0: touching). The chain of the
+/// sound-wave test (CD §3.3.1). Throws InputError for count 0, radius <= 0 or
+/// spacing < 0.
+std::vector<GrainSpec> makeChain(std::size_t count, double radius, double spacing = 0.0,
+                                 const Vec3& origin = Vec3::Zero());
+
+enum class LatticeType {
+    Square,  ///< 2D, x–y plane (z = 0)
+    Hex,     ///< 2D triangular: rows along x, stacked along y √3/2 pitch apart,
+             ///< odd rows shifted by half a pitch (z = 0)
+    Cubic,   ///< 3D simple cubic
+};
+
+struct LatticeParams {
+    LatticeType type = LatticeType::Cubic;
+    /// Grains per axis (x, y, z); the z count is ignored for the 2D types.
+    std::array<std::size_t, 3> counts{10, 10, 10};
+    double radius = 0.5;
+    double spacing = 0.0;  ///< gap between neighbouring surfaces; pitch = 2 radius + spacing
+    Vec3 origin = Vec3::Zero();  ///< centre of the first grain (z ignored for 2D types)
+    /// Each free coordinate (x, y in 2D; x, y, z in 3D) is displaced by a uniform
+    /// draw in [−jitter·radius, jitter·radius). Jitter > spacing / (2 radius)
+    /// may create overlaps; that is the caller's choice.
+    double jitter = 0.0;
+    std::uint64_t seed = 1;  ///< jitter stream: Rng::stream(seed, kLatticeJitterStream)
+};
+
+/// Grains ordered with x fastest, then y, then z. Throws InputError for a zero
+/// count, radius <= 0, spacing < 0 or jitter < 0.
+std::vector<GrainSpec> makeLattice(const LatticeParams& p);
+
+struct RandomPackingParams {
+    std::size_t count = 1000;
+    double rMin = 0.5;  ///< radii are uniform in [rMin, rMax]
+    double rMax = 0.5;
+    /// Grains lie fully inside [boxMin, boxMax] on the axes of `dimension`;
+    /// the other coordinates are 0 (2D: z = 0; 1D: y = z = 0).
+    Vec3 boxMin = Vec3::Zero();
+    Vec3 boxMax = Vec3::Constant(10.0);
+    int dimension = 3;
+    std::uint64_t seed = 1;  ///< Rng::stream(seed, kRandomPackingStream)
+    /// Position draws tried for one grain before giving up.
+    std::size_t maxAttemptsPerGrain = 20000;
+};
+
+/// Random sequential addition: all radii are drawn first and grains are placed
+/// largest first (small grains then fill the holes, so polydisperse packings
+/// get far denser before jamming); each draws positions until one overlaps no
+/// earlier grain (touching is allowed). The result is in placement order, i.e.
+/// by decreasing radius. A uniform cell grid of
+/// cell size >= 2 rMax keeps each test to the neighbouring cells, so 10^5 grains
+/// take well under a second at loose densities. The result depends only on the
+/// parameters (same seed, same bits).
+///
+/// Throws InputError for invalid parameters, a box narrower than 2 rMax, and
+/// when a grain cannot be placed within maxAttemptsPerGrain draws: the message
+/// says how many grains fit and suggests a larger box. RSA jams near packing
+/// fractions 0.55 (2D) and 0.38 (3D) for equal radii; stay below for quick
+/// placement.
+std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p);
+
+/// Reads a packing file: one grain per row, `x y z radius` or
+/// `id x y z radius` (id an integer, ignored), whitespace separated; '#'
+/// starts a comment; blank lines are skipped. Throws InputError naming the file
+/// and line for any other row shape, a non-number, a radius <= 0, and for an
+/// unreadable file or one without grains.
+std::vector<GrainSpec> readPackingFile(const std::string& path);
+
+/// The same from a stream; `origin` names it in messages.
+std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin);
+
+/// Writes `id x y z radius` rows (ids from 1) with 17 significant digits, so
+/// readPackingFile gives back the same bits. Throws InputError if the file
+/// cannot be written.
+void writePackingFile(const std::string& path, const std::vector<GrainSpec>& grains);
+
+/// Mass and inertia model of a grain (DESIGN.md, "Dimensions").
+enum class GrainShape {
+    Disk,    ///< mass = density·πr², I = m r²/2 (2D disks; also the 1D chain)
+    Sphere,  ///< mass = density·4/3 πr³, I = 2/5 m r²
+};
+
+double grainMass(GrainShape shape, double radius, double density);
+double grainInertia(GrainShape shape, double mass, double radius);
+
+/// Appends the grains to `world` (before any wall; the world's dimension must
+/// be set first, it fixes the locked axes). Each grain gets `fixedMass` if it is
+/// > 0, else the mass of its shape at `density`; inertia follows the shape.
+void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape shape, double density,
+               double fixedMass = 0.0);
+
+/// Stream tags of the generators' random numbers (second word of Rng::stream),
+/// fixed so that scene seeds keep their meaning across versions.
+inline constexpr std::uint64_t kRandomPackingStream = 0x52534150ULL;  // "RSAP"
+inline constexpr std::uint64_t kLatticeJitterStream = 0x4a495454ULL;  // "JITT"
+
+}  // namespace moreau

@@ -1,0 +1,103 @@
+#pragma once
+/// The simulated world: every body (grains first, then walls) as structure of
+/// arrays, plus the global settings the stages share.
+///
+/// Hot per-body arrays (read every contact update): x, v, w, invMass,
+/// invInertia, radius — 3*24 + 2*24 + 8 = 128 bytes per body. Cold arrays
+/// (names, shapes of walls, force schedules) sit apart.
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "moreau/core/types.hpp"
+
+namespace moreau {
+
+enum class ShapeKind : std::uint8_t { Sphere, Plane, Cylinder };
+
+/// Geometry of a wall body. A wall's body position x is a point on the plane or
+/// on the cylinder axis; walls never rotate.
+struct WallShape {
+    ShapeKind kind = ShapeKind::Plane;
+    /// Plane: unit normal pointing into the half space where grains live.
+    /// Cylinder: unit axis direction.
+    Vec3 direction = Vec3::UnitZ();
+    double radius = 0.0;  ///< cylinder radius
+    bool inside = true;   ///< cylinder: grains live inside (true) or outside
+    double mu = 0.0;      ///< Coulomb friction of grain–wall contacts
+};
+
+/// A force that is `before` until time `switchTime`, then `after` (the piston
+/// of CD §3.3.2: F, then F + ΔF).
+struct ForceSchedule {
+    Vec3 before = Vec3::Zero();
+    Vec3 after = Vec3::Zero();
+    double switchTime = std::numeric_limits<double>::infinity();
+    Vec3 at(double t) const { return t < switchTime ? before : after; }
+};
+
+struct World {
+    int dimension = 3;  ///< 1: motion along x only; 2: x–y plane, spin about z; 3: free
+    std::size_t numGrains = 0;
+
+    // --- hot, one entry per body -------------------------------------------
+    std::vector<Vec3> x;           ///< centre of mass (walls: point on plane/axis)
+    std::vector<Vec3> v;           ///< velocity
+    std::vector<Vec3> w;           ///< angular velocity (world frame)
+    std::vector<Vec3> invMass;     ///< per-axis inverse mass; 0 on locked axes and fixed walls
+    std::vector<Vec3> invInertia;  ///< per-axis inverse moment of inertia (spheres are isotropic)
+    std::vector<double> radius;    ///< sphere radius; 0 for walls
+
+    // --- cold ----------------------------------------------------------------
+    std::vector<Quat> q;               ///< orientation (integrated, used for output/analysis)
+    std::vector<double> mass;          ///< mass (walls: their finite mass or 0 if fixed)
+    std::vector<double> inertia;       ///< scalar moment of inertia (spheres/disks)
+    std::vector<ForceSchedule> force;  ///< applied external force, gravity excluded
+    std::vector<bool> prescribed;      ///< velocity is prescribed (walls moved kinematically)
+    std::vector<WallShape> wallShape;  ///< indexed by body - numGrains
+    std::vector<std::string> wallName; ///< indexed by body - numGrains
+    std::vector<bool> wallMobile;      ///< indexed by body - numGrains
+
+    // --- global ----------------------------------------------------------------
+    Vec3 gravity = Vec3::Zero();
+    double muGrain = 0.0;  ///< Coulomb friction of grain–grain contacts
+    /// Periodic box: on axis k with periodic[k], positions wrap into
+    /// [boxMin[k], boxMax[k]) and contacts use the minimum image.
+    std::array<bool, 3> periodic{false, false, false};
+    Vec3 boxMin = Vec3::Zero();
+    Vec3 boxMax = Vec3::Zero();
+
+    double time = 0.0;
+    long step = 0;
+
+    std::size_t numBodies() const { return x.size(); }
+    std::size_t numWalls() const { return x.size() - numGrains; }
+    bool isWall(BodyId b) const { return static_cast<std::size_t>(b) >= numGrains; }
+    const WallShape& wall(BodyId b) const { return wallShape[static_cast<std::size_t>(b) - numGrains]; }
+    bool anyPeriodic() const { return periodic[0] || periodic[1] || periodic[2]; }
+
+    /// Minimum-image difference b − a on periodic axes.
+    Vec3 minimumImage(Vec3 d) const {
+        for (int k = 0; k < 3; ++k) {
+            if (!periodic[k]) continue;
+            const double L = boxMax[k] - boxMin[k];
+            d[k] -= L * std::round(d[k] / L);
+        }
+        return d;
+    }
+
+    /// Append a grain; locks follow `dimension`. Returns its id.
+    BodyId addGrain(const Vec3& pos, double r, double m, double I);
+    /// Append a wall body; mobile walls get the given mass on the axes in
+    /// `freeAxes` (others locked). Returns its id.
+    BodyId addWall(const std::string& name, const WallShape& shape, const Vec3& pos, bool mobile,
+                   double m, const std::array<bool, 3>& freeAxes);
+
+    /// Per-axis masks for the dimension: translation and rotation.
+    Vec3 translationMask() const;
+    Vec3 rotationMask() const;
+};
+
+}  // namespace moreau

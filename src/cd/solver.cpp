@@ -1,0 +1,439 @@
+#include "moreau/cd/solver.hpp"
+
+#include <omp.h>
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "moreau/core/rng.hpp"
+
+namespace moreau {
+
+namespace {
+
+/// Rows below this count are swept serially: a level barrier costs more than
+/// the updates it would share out.
+constexpr std::size_t kParallelRows = 4096;
+/// Rows per block of the deterministic reductions (fixed, thread-independent).
+constexpr std::size_t kSumBlock = 4096;
+
+Mat3 crossMatrix(const Vec3& l) {
+    Mat3 s;
+    s << 0, -l.z(), l.y(), l.z(), 0, -l.x(), -l.y(), l.x(), 0;
+    return s;
+}
+
+/// Two unit vectors completing n to an orthonormal basis; t1 ⟂ the axis least
+/// aligned with n, so in 2D (n in the x–y plane) t2 is ±z exactly.
+void tangentBasis(const Vec3& n, Vec3& t1, Vec3& t2) {
+    int k = 0;
+    for (int i = 1; i < 3; ++i)
+        if (std::abs(n[i]) < std::abs(n[k])) k = i;
+    t1 = n.cross(Vec3::Unit(k)).normalized();
+    t2 = n.cross(t1);
+}
+
+/// Pseudo-inverse of the symmetric 2×2 [[a, b], [b, c]] (zero eigenvalues
+/// belong to locked directions: no impulse there).
+Eigen::Matrix2d pseudoInverse2(double a, double b, double c) {
+    Eigen::Matrix2d m;
+    m << a, b, b, c;
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> es(m);
+    const double lmax = std::max(std::abs(es.eigenvalues()[0]), std::abs(es.eigenvalues()[1]));
+    Eigen::Vector2d inv = Eigen::Vector2d::Zero();
+    for (int i = 0; i < 2; ++i)
+        if (es.eigenvalues()[i] > 1e-12 * lmax && es.eigenvalues()[i] > 0) inv[i] = 1.0 / es.eigenvalues()[i];
+    return es.eigenvectors() * inv.asDiagonal() * es.eigenvectors().transpose();
+}
+
+inline Vec3 symMul(const std::array<double, 6>& m, const Vec3& v) {
+    return {m[0] * v.x() + m[1] * v.y() + m[2] * v.z(), m[1] * v.x() + m[3] * v.y() + m[4] * v.z(),
+            m[2] * v.x() + m[4] * v.y() + m[5] * v.z()};
+}
+
+/// Velocity change of one body from impulse sign·dP at the lever arm l: for a,
+/// −l_a × dP = −r_a n × dP; for b, l_b × dP = −r_b n × dP; `ndP` = n × dP.
+inline void kick(SolverBody& B, BodyId id, const std::vector<BodyMasks>& masks, const Vec3& dP, const Vec3& ndP,
+                 double sign, double r) {
+    if (B.invMass >= 0.0) {  // isotropic (the common case): no masks
+        B.v += (sign * B.invMass) * dP;
+        B.w -= (r * B.invInertia) * ndP;
+    } else {
+        const BodyMasks& m = masks[static_cast<std::size_t>(id)];
+        B.v += (-sign * B.invMass) * m.linear.cwiseProduct(dP);
+        B.w -= (r * B.invInertia) * m.angular.cwiseProduct(ndP);
+    }
+}
+
+inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                         const Vec3& dP) {
+    // l_a × dP = r_a n × dP and l_b × dP = −r_b n × dP: one cross product.
+    const Vec3 ndP = r.n.cross(dP);
+    kick(bodies[static_cast<std::size_t>(r.a)], r.a, masks, dP, ndP, -1.0, r.ra);
+    kick(bodies[static_cast<std::size_t>(r.b)], r.b, masks, dP, ndP, +1.0, r.rb);
+}
+
+}  // namespace
+
+double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                          const std::vector<std::array<double, 6>>& aniso) {
+    const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
+    const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
+    // Relative velocity at the contact (eq. 3) with every impulse applied so
+    // far, this contact's own included; ω × l = −r ω × n for both arms.
+    const Vec3 V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
+    const double Vn = r.n.dot(V);
+    // Removing the own impulse gives U (eq. 23): U_n = V_n − P_n/m_n and
+    // U_t = V_t − W_t P_t, so the sticking impulse of eq. 34,
+    // P_n = −m_n (g_pos/Δt + U_n), P_t = −M_t U_t, becomes an increment.
+    const double Pn_old = r.n.dot(r.P);
+    const double Pn = Pn_old - r.mn * (Vn + r.bias);
+    Vec3 Pnew = Vec3::Zero();
+    if (Pn > 0.0) {  // else U_n Δt + g_pos ≥ 0: no contact
+        Pnew = Pn * r.n;
+        if (r.mu > 0.0) {
+            const Vec3 Vt = V - Vn * r.n;
+            Vec3 Pt = r.P - Pn_old * r.n;
+            Pt -= r.aniso < 0 ? Vec3(r.mt * Vt) : symMul(aniso[static_cast<std::size_t>(r.aniso)], Vt);
+            const double limit = r.mu * Pn;
+            const double pt2 = Pt.squaredNorm();
+            if (pt2 > limit * limit) Pt *= limit / std::sqrt(pt2);  // sliding: |R_t| = μ R_n
+            Pnew += Pt;
+        }
+    }
+    const Vec3 dP = Pnew - r.P;
+    r.P = Pnew;
+    applyImpulse(r, bodies, masks, dP);
+    r.dP = dP.norm();
+    return r.dP;
+}
+
+void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx) {
+    const std::size_t nb = world.numBodies();
+    const double tNew = world.time + ctx.dt;  // implicit Euler: forces at the end of the step
+    bodies_.resize(nb);
+    mobile_.resize(nb);
+    masks_.resize(nb);
+    for (std::size_t i = 0; i < nb; ++i) {
+        SolverBody& s = bodies_[i];
+        const Vec3& im = world.invMass[i];
+        const Vec3& ii = world.invInertia[i];
+        s.v = world.v[i];
+        s.w = world.w[i];
+        const Vec3 F = world.force[i].at(tNew);
+        for (int k = 0; k < 3; ++k)
+            if (im[k] > 0.0) s.v[k] += ctx.dt * (im[k] * F[k] + world.gravity[k]);
+        // Scalar inverse masses; locked axes (zero entries among non-zero
+        // ones) turn the body into a masked one, flagged by a negative sign.
+        s.invMass = im.maxCoeff();
+        s.invInertia = ii.maxCoeff();
+        const bool isoM = im.minCoeff() == s.invMass, isoI = ii.minCoeff() == s.invInertia;
+        if (!isoM || !isoI) {
+            masks_[i].linear = (im.array() > 0.0).cast<double>();
+            masks_[i].angular = (ii.array() > 0.0).cast<double>();
+            // The sign is the flag; a body locked in all translations keeps
+            // it through the tiny magnitude, its zero mask does the locking.
+            s.invMass = -std::max(s.invMass, 1e-300);
+        }
+        mobile_[i] = (im.squaredNorm() + ii.squaredNorm()) > 0.0;
+    }
+    const std::size_t m = contacts.size();
+    rows_.resize(m);
+    aniso_.clear();
+    const bool threeD = world.dimension == 3;
+    std::vector<std::int32_t> anisoRows;
+    for (std::size_t c = 0; c < m; ++c) {
+        const Contact& k = contacts[c];
+        SolverRow& r = rows_[c];
+        r.a = k.a;
+        r.b = k.b;
+        r.n = k.n;
+        r.ra = world.radius[static_cast<std::size_t>(k.a)];
+        r.rb = world.radius[static_cast<std::size_t>(k.b)];
+        // W = H^T M^-1 H (eq. 15) with per-axis inverse masses:
+        // Σ diag(m⁻¹) + [l×]^T diag(I⁻¹) [l×].
+        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+        const Mat3 sa = crossMatrix(r.ra * k.n), sb = crossMatrix(-r.rb * k.n);
+        Mat3 W = Mat3::Zero();
+        W.diagonal() = world.invMass[ia] + world.invMass[ib];
+        W += sa.transpose() * world.invInertia[ia].asDiagonal() * sa;
+        W += sb.transpose() * world.invInertia[ib].asDiagonal() * sb;
+        const double wn = k.n.dot(W * k.n);
+        r.mn = wn > 0.0 ? 1.0 / wn : 0.0;
+        Vec3 t1, t2;
+        tangentBasis(k.n, t1, t2);
+        const double w11 = t1.dot(W * t1), w12 = t1.dot(W * t2), w22 = t2.dot(W * t2);
+        const double lmax = std::max(w11, w22) + std::abs(w12);
+        const bool isotropic = std::abs(w11 - w22) <= 1e-12 * lmax && std::abs(w12) <= 1e-12 * lmax;
+        r.aniso = -1;
+        if (isotropic || !threeD) {
+            // In 1D and 2D tangential velocities never leave the free
+            // directions, so the largest eigenvalue's inverse is exact there.
+            const double l = 0.5 * (w11 + w22) + std::sqrt(0.25 * (w11 - w22) * (w11 - w22) + w12 * w12);
+            r.mt = l > 0.0 ? 1.0 / l : 0.0;
+        } else {
+            const Eigen::Matrix2d M2 = pseudoInverse2(w11, w12, w22);
+            Eigen::Matrix<double, 3, 2> T;
+            T.col(0) = t1;
+            T.col(1) = t2;
+            const Mat3 Mt = T * M2 * T.transpose();
+            r.aniso = static_cast<std::int32_t>(aniso_.size());
+            aniso_.push_back({Mt(0, 0), Mt(0, 1), Mt(0, 2), Mt(1, 1), Mt(1, 2), Mt(2, 2)});
+            r.mt = 0.0;
+        }
+        const double g = settings_.gapPositive ? std::max(k.gap, 0.0) : k.gap;  // eq. 33
+        r.bias = g / ctx.dt;
+        r.mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
+        r.P = Vec3::Zero();
+        r.dP = 0.0;
+    }
+}
+
+void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
+    if (!settings_.warmStart) return;
+    // Serial and in key order: the same sums for any thread count.
+    for (std::size_t c = 0; c < rows_.size(); ++c) {
+        SolverRow& r = rows_[c];
+        if (r.mn == 0.0) continue;
+        r.P = contacts[c].history.reaction * dt;
+        applyImpulse(r, bodies_, masks_, r.P);
+    }
+}
+
+void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const {
+    const std::size_t m = rows_.size();
+    order.resize(m);
+    switch (settings_.order) {
+        case SweepOrder::Fixed:
+            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
+            break;
+        case SweepOrder::ShuffleOnce:
+        case SweepOrder::RandomSweep: {
+            // Shuffle-once draws the same stream for every sweep of the step.
+            const int s = settings_.order == SweepOrder::ShuffleOnce ? 0 : sweep;
+            Rng rng = Rng::stream(ctx.seed, static_cast<std::uint64_t>(ctx.step), static_cast<std::uint64_t>(s), 1);
+            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
+            rng.shuffle(std::span<std::int32_t>(order));
+            break;
+        }
+        case SweepOrder::RandomSequential: {
+            Rng rng = Rng::stream(ctx.seed, static_cast<std::uint64_t>(ctx.step), static_cast<std::uint64_t>(sweep), 2);
+            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(m)));
+            break;
+        }
+    }
+}
+
+void CdSolver::buildLevels(const std::vector<std::int32_t>& order, std::vector<std::int32_t>& seq,
+                           std::vector<std::int32_t>& levelStart, std::vector<std::int32_t>& scratch) const {
+    // A contact's level is one more than the highest level of earlier
+    // contacts of this order sharing a mobile body with it. Contacts of one
+    // level touch disjoint bodies, and every body sees its updates in the
+    // order's sequence, so running level by level reproduces the serial sweep
+    // bit for bit.
+    const std::size_t m = order.size();
+    std::vector<std::int32_t>& last = scratch;  // per body: highest level so far
+    last.assign(bodies_.size(), -1);
+    seq.resize(m);
+    std::vector<std::int32_t> level(m);
+    std::int32_t maxLevel = -1;
+    for (std::size_t k = 0; k < m; ++k) {
+        const SolverRow& r = rows_[static_cast<std::size_t>(order[k])];
+        const auto a = static_cast<std::size_t>(r.a), b = static_cast<std::size_t>(r.b);
+        std::int32_t L = 0;
+        if (mobile_[a]) L = std::max(L, last[a] + 1);
+        if (mobile_[b]) L = std::max(L, last[b] + 1);
+        if (mobile_[a]) last[a] = L;
+        if (mobile_[b]) last[b] = L;
+        level[k] = L;
+        maxLevel = std::max(maxLevel, L);
+    }
+    // Stable counting sort of the order by level.
+    levelStart.assign(static_cast<std::size_t>(maxLevel) + 2, 0);
+    for (std::size_t k = 0; k < m; ++k) ++levelStart[static_cast<std::size_t>(level[k]) + 1];
+    for (std::size_t L = 1; L < levelStart.size(); ++L) levelStart[L] += levelStart[L - 1];
+    std::vector<std::int32_t> fill(levelStart.begin(), levelStart.end() - 1);
+    for (std::size_t k = 0; k < m; ++k) seq[static_cast<std::size_t>(fill[static_cast<std::size_t>(level[k])]++)] = order[k];
+}
+
+void CdSolver::sweepSerial(const std::vector<std::int32_t>& order) {
+    const std::size_t m = order.size();
+    for (std::size_t k = 0; k < m; ++k) {
+        // The order is known ahead: fetch the rows a few updates early.
+        // The order is known ahead: fetch rows 16 updates early and, once a
+        // row is in cache, its bodies 8 updates early.
+        if (k + 16 < m) {
+            const char* p = reinterpret_cast<const char*>(&rows_[static_cast<std::size_t>(order[k + 16])]);
+            __builtin_prefetch(p);
+            __builtin_prefetch(p + 64);
+        }
+        if (k + 8 < m) {
+            const SolverRow& ahead = rows_[static_cast<std::size_t>(order[k + 8])];
+            __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.a)]);
+            __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.b)]);
+        }
+        updateRow(rows_[static_cast<std::size_t>(order[k])], bodies_, masks_, aniso_);
+    }
+}
+
+void CdSolver::sweepLevels(const std::vector<std::int32_t>& seq, const std::vector<std::int32_t>& levelStart) {
+    const std::size_t nLevels = levelStart.size() - 1;
+#pragma omp parallel
+    for (std::size_t L = 0; L < nLevels; ++L) {
+        const std::int32_t begin = levelStart[L], end = levelStart[L + 1];
+#pragma omp for schedule(static)
+        for (std::int32_t k = begin; k < end; ++k) {
+            if (k + 16 < end) {
+                const char* p = reinterpret_cast<const char*>(&rows_[static_cast<std::size_t>(seq[static_cast<std::size_t>(k) + 16])]);
+                __builtin_prefetch(p);
+                __builtin_prefetch(p + 64);
+            }
+            if (k + 8 < end) {
+                const SolverRow& ahead = rows_[static_cast<std::size_t>(seq[static_cast<std::size_t>(k) + 8])];
+                __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.a)]);
+                __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.b)]);
+            }
+            updateRow(rows_[static_cast<std::size_t>(seq[static_cast<std::size_t>(k)])], bodies_, masks_, aniso_);
+        }
+    }
+}
+
+void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const {
+    // Fixed blocks summed in block order: the same bits for any thread count.
+    const std::size_t m = rows_.size();
+    const std::size_t nBlocks = (m + kSumBlock - 1) / kSumBlock;
+    std::vector<double> bdp(nBlocks, 0.0), bp(nBlocks, 0.0);
+    std::vector<std::int64_t> bv(nBlocks, 0);
+    const double eps = settings_.epsilon;
+#pragma omp parallel for schedule(static) if (m > kParallelRows)
+    for (std::size_t blk = 0; blk < nBlocks; ++blk) {
+        double sdp = 0.0, sp = 0.0;
+        std::int64_t v = 0;
+        const std::size_t end = std::min(m, (blk + 1) * kSumBlock);
+        for (std::size_t c = blk * kSumBlock; c < end; ++c) {
+            const double p = rows_[c].P.norm();
+            sdp += rows_[c].dP;
+            sp += p;
+            if (rows_[c].dP > eps * p + impulseFloor) ++v;  // eq. 35 with floor, in impulse units
+        }
+        bdp[blk] = sdp;
+        bp[blk] = sp;
+        bv[blk] = v;
+    }
+    sumDP = sumP = 0.0;
+    violations = 0;
+    for (std::size_t blk = 0; blk < nBlocks; ++blk) {
+        sumDP += bdp[blk];
+        sumP += bp[blk];
+        violations += bv[blk];
+    }
+}
+
+CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const StepContext& ctx) {
+    prepare(world, contacts, ctx);
+    warmStart(contacts, ctx.dt);
+    residualHistory_.clear();
+
+    CdStepStats stats;
+    const std::size_t m = rows_.size();
+    const bool fixed = settings_.criterion == Criterion::Fixed;
+    const int maxSweeps = fixed ? settings_.iterations : settings_.maxIterations;
+    const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows;
+    const bool needSums = !fixed || recordHistory_;
+    // Eq. 35's floor δ is a force; the sweeps work with impulses R Δt.
+    const double impulseFloor = settings_.delta * ctx.dt;
+
+    double prevSumP = 0.0, sumDP = 0.0, sumP = 0.0;
+    std::int64_t violations = 0;
+    if (settings_.criterion == Criterion::Global) {
+        for (const SolverRow& r : rows_) prevSumP += r.P.norm();
+    }
+
+    const auto sweepStart = std::chrono::steady_clock::now();
+    if (m > 0) {
+        const int batch = parallel ? std::min(maxSweeps, std::max(8, 2 * omp_get_max_threads())) : 1;
+        if (static_cast<int>(orders_.size()) < batch) {
+            orders_.resize(static_cast<std::size_t>(batch));
+            seqs_.resize(static_cast<std::size_t>(batch));
+            levelStarts_.resize(static_cast<std::size_t>(batch));
+            scratch_.resize(static_cast<std::size_t>(batch));
+        }
+        const bool oneOrder = settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce;
+        bool done = false;
+        int sweep = 0;
+        while (!done && sweep < maxSweeps) {
+            const int count = std::min(batch, maxSweeps - sweep);
+            // Orders (and levels) of the batch's sweeps are independent of
+            // each other: build them in parallel, one sweep per thread.
+            const int toBuild = (oneOrder && sweep > 0) ? 0 : (oneOrder ? 1 : count);
+#pragma omp parallel for schedule(static, 1) if (parallel && toBuild > 1)
+            for (int s = 0; s < toBuild; ++s) {
+                const auto i = static_cast<std::size_t>(s);
+                buildOrder(orders_[i], ctx, sweep + s);
+                if (parallel) buildLevels(orders_[i], seqs_[i], levelStarts_[i], scratch_[i]);
+            }
+            for (int s = 0; s < count && !done; ++s, ++sweep) {
+                const auto i = oneOrder ? 0 : static_cast<std::size_t>(s);
+                if (settings_.order == SweepOrder::RandomSequential)
+                    for (SolverRow& r : rows_) r.dP = 0.0;
+                if (parallel)
+                    sweepLevels(seqs_[i], levelStarts_[i]);
+                else
+                    sweepSerial(orders_[i]);
+                if (needSums || sweep + 1 == maxSweeps) {
+                    sums(impulseFloor, sumDP, sumP, violations);
+                    stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
+                    if (recordHistory_) residualHistory_.push_back(stats.residual);
+                }
+                if (settings_.criterion == Criterion::Local) {
+                    done = violations == 0;
+                } else if (settings_.criterion == Criterion::Global) {
+                    done = std::abs(sumP - prevSumP) <= settings_.epsilon * sumP;  // eq. 36
+                    prevSumP = sumP;
+                }
+            }
+        }
+        stats.iterations = sweep;
+        stats.converged = fixed || done;
+        if (!needSums && sweep < maxSweeps) {
+            sums(impulseFloor, sumDP, sumP, violations);
+            stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
+        }
+    }
+    sweepSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
+    store(contacts, ctx.dt);
+    integrate(world, ctx.dt);
+    return stats;
+}
+
+void CdSolver::store(std::vector<Contact>& contacts, double dt) const {
+    for (std::size_t c = 0; c < rows_.size(); ++c) contacts[c].history.reaction = rows_[c].P / dt;
+}
+
+void CdSolver::integrate(World& world, double dt) const {
+    const std::size_t nb = world.numBodies();
+#pragma omp parallel for schedule(static) if (nb > kParallelRows)
+    for (std::size_t i = 0; i < nb; ++i) {
+        const bool moves = mobile_[i] || world.prescribed[i];
+        if (!moves) continue;
+        world.v[i] = bodies_[i].v;
+        world.w[i] = bodies_[i].w;
+        world.x[i] += dt * world.v[i];  // eq. 1 with the new velocity
+        const double angle = world.w[i].norm() * dt;
+        if (angle > 0.0) {
+            world.q[i] = (Quat(Eigen::AngleAxisd(angle, world.w[i] / world.w[i].norm())) * world.q[i]).normalized();
+        }
+        for (int k = 0; k < 3; ++k) {
+            if (!world.periodic[k]) continue;
+            const double L = world.boxMax[k] - world.boxMin[k];
+            world.x[i][k] -= L * std::floor((world.x[i][k] - world.boxMin[k]) / L);
+        }
+    }
+    world.time += dt;
+    ++world.step;
+}
+
+}  // namespace moreau

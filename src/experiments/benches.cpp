@@ -1,0 +1,184 @@
+/// `moreau bench`: throughput of the CD sweeps and of contact detection on a
+/// dense 3D packing (a jittered cubic lattice in contact, or a packing file).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/cd/solver.hpp"
+#include "moreau/contact/detection.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "moreau/io/scene_file.hpp"
+#include "moreau/model/generators.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Peak resident memory of this process in bytes (VmHWM), 0 if unknown.
+double peakRssBytes() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
+    return 0.0;
+}
+
+struct BenchSetup {
+    Scene scene;  ///< settings (cd.*, seed) and the bench.* values
+    std::string source;
+};
+
+/// The bench world: grains from bench.packing or a cubic lattice of
+/// bench.particles grains (d = 1, density 1), frictional planes x = 0, x = L,
+/// y = 0, y = L and a floor z = 0 (the LAMMPS protocol's container; the planes
+/// sit at the bounding box rounded to whole diameters), gravity −z.
+BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpec>& extra) {
+    std::vector<KeySpec> keys = {
+        {"bench.particles", KeyType::Integer, "100000", "grains of the lattice packing (ignored with bench.packing)", 1, 1e9, {}},
+        {"bench.packing", KeyType::Text, "", "packing file (`x y z radius` or `id x y z radius` rows) instead of the lattice", -kInf, kInf, {}},
+        {"bench.jitter", KeyType::Real, "0.02", "lattice jitter as a fraction of the radius", 0, 0.5, {}},
+        {"bench.mu", KeyType::Real, "0.5", "friction coefficient of all contacts", 0, kInf, {}},
+    };
+    keys.insert(keys.end(), extra.begin(), extra.end());
+    std::vector<std::string> sets = options.sets;
+    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
+    BenchSetup b;
+    b.scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench", sets, keys);
+    const auto& val = b.scene.values;
+    std::vector<GrainSpec> grains;
+    const std::string packing = val.at("bench.packing");
+    if (!packing.empty()) {
+        grains = readPackingFile(packing);
+        b.source = packing;
+    } else {
+        const auto n = static_cast<std::size_t>(std::stoll(val.at("bench.particles")));
+        const auto side = static_cast<std::size_t>(std::max(1.0, std::round(std::cbrt(static_cast<double>(n)))));
+        LatticeParams lp;
+        lp.type = LatticeType::Cubic;
+        lp.counts = {side, side, (n + side * side - 1) / (side * side)};
+        lp.radius = 0.5;
+        lp.origin = Vec3(0.5, 0.5, 0.5);
+        lp.jitter = std::stod(val.at("bench.jitter"));
+        lp.seed = b.scene.simulation.seed;
+        grains = makeLattice(lp);
+        grains.resize(n);
+        b.source = "cubic lattice";
+    }
+    World w;
+    w.dimension = 3;
+    addGrains(w, grains, GrainShape::Sphere, 1.0);
+    Vec3 lo = Vec3::Constant(kInf), hi = Vec3::Constant(-kInf);
+    for (const auto& g : grains) {
+        lo = lo.cwiseMin(g.position - Vec3::Constant(g.radius));
+        hi = hi.cwiseMax(g.position + Vec3::Constant(g.radius));
+    }
+    const double mu = std::stod(val.at("bench.mu"));
+    w.muGrain = mu;
+    w.gravity = Vec3(0, 0, -9.81);
+    auto plane = [&](const std::string& name, const Vec3& p, const Vec3& nrm) {
+        WallShape s;
+        s.kind = ShapeKind::Plane;
+        s.direction = nrm;
+        s.mu = mu;
+        w.addWall(name, s, p, false, 0.0, {false, false, false});
+    };
+    plane("floor", Vec3(0, 0, std::round(lo.z())), Vec3::UnitZ());
+    plane("x0", Vec3(std::round(lo.x()), 0, 0), Vec3::UnitX());
+    plane("x1", Vec3(std::round(hi.x()), 0, 0), -Vec3::UnitX());
+    plane("y0", Vec3(0, std::round(lo.y()), 0), Vec3::UnitY());
+    plane("y1", Vec3(0, std::round(hi.y()), 0), -Vec3::UnitY());
+    b.scene.world = std::move(w);
+    // Margin: 0.1 of the smallest radius, as scenes default to.
+    double rmin = kInf;
+    for (const auto& g : grains) rmin = std::min(rmin, g.radius);
+    b.scene.simulation.margin = std::stod(val.at("contact.margin")) * rmin;
+    return b;
+}
+
+}  // namespace
+
+nlohmann::json benchCdSweep(const ExperimentOptions& options) {
+    const std::vector<KeySpec> extra = {
+        {"bench.steps", KeyType::Integer, "5", "time steps timed (detection excluded)", 1, 1e6, {}},
+        {"bench.sweeps", KeyType::Integer, "20", "random sweeps per time step", 1, 1e6, {}},
+        {"bench.dt", KeyType::Real, "0.001", "time step", 0, kInf, {}},
+    };
+    BenchSetup b = benchWorld(options, extra);
+    const auto& val = b.scene.values;
+    const long steps = std::stol(val.at("bench.steps"));
+    CdSettings cds = b.scene.cd;
+    cds.criterion = Criterion::Fixed;
+    cds.iterations = std::stoi(val.at("bench.sweeps"));
+    CdSolver solver(cds);
+    World& world = b.scene.world;
+    CellGridDetector detector;
+    std::vector<Contact> contacts, candidates;
+    StepContext ctx;
+    ctx.dt = std::stod(val.at("bench.dt"));
+    ctx.seed = b.scene.simulation.seed;
+    double sweepSeconds = 0.0, solveSeconds = 0.0;
+    std::size_t updates = 0, totalContacts = 0;
+    long sweeps = 0;
+    for (long s = 0; s < steps; ++s) {
+        ctx.step = world.step;
+        detector.detect(world, b.scene.simulation.margin, candidates);
+        matchContacts(contacts, candidates);
+        contacts.swap(candidates);
+        const auto t0 = std::chrono::steady_clock::now();
+        const CdStepStats st = solver.step(world, contacts, ctx);
+        solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        sweepSeconds += solver.lastSweepSeconds();
+        updates += contacts.size() * static_cast<std::size_t>(st.iterations);
+        totalContacts += contacts.size();
+        sweeps += st.iterations;
+    }
+    const double n = static_cast<double>(world.numGrains);
+    const double meanContacts = static_cast<double>(totalContacts) / static_cast<double>(steps);
+    nlohmann::json results = {
+        {"particles", world.numGrains},
+        {"source", b.source},
+        {"contacts", meanContacts},
+        {"contacts_per_particle", meanContacts / n},
+        {"sweeps", sweeps},
+        {"seconds", sweepSeconds},
+        {"contact_updates_per_second", static_cast<double>(updates) / sweepSeconds},
+        {"solve_seconds", solveSeconds},
+        {"contact_updates_per_second_with_prepare", static_cast<double>(updates) / solveSeconds},
+        {"peak_rss_bytes", peakRssBytes()},
+        {"peak_rss_bytes_per_particle", peakRssBytes() / n},
+        {"kinetic_energy", kineticEnergy(world)},
+        {"rotational_energy", rotationalEnergy(world)},
+        {"state_hash", hex64(stateHash(world))},
+    };
+    return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
+}
+
+nlohmann::json benchDetect(const ExperimentOptions& options) {
+    const std::vector<KeySpec> extra = {
+        {"bench.repeats", KeyType::Integer, "20", "detections timed", 1, 1e6, {}},
+    };
+    BenchSetup b = benchWorld(options, extra);
+    const long repeats = std::stol(b.scene.values.at("bench.repeats"));
+    CellGridDetector detector;
+    std::vector<Contact> out;
+    detector.detect(b.scene.world, b.scene.simulation.margin, out);  // warm-up: buffers sized
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long r = 0; r < repeats; ++r) detector.detect(b.scene.world, b.scene.simulation.margin, out);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nlohmann::json results = {{"particles", b.scene.world.numGrains},
+                              {"source", b.source},
+                              {"candidates", out.size()},
+                              {"seconds_per_detection", seconds / static_cast<double>(repeats)}};
+    return {{"bench", "detect"}, {"threads", omp_get_max_threads()}, {"results", results}};
+}
+
+}  // namespace moreau

@@ -1,0 +1,47 @@
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "moreau/experiments/experiment.hpp"
+
+namespace moreau {
+
+nlohmann::json makeCheck(const std::string& name, double value, double expected, double tolerance, bool relative) {
+    const double err = relative ? std::abs(value / expected - 1.0) : std::abs(value - expected);
+    const bool pass = std::isfinite(value) && err <= tolerance;
+    return {{"name", name}, {"value", value}, {"expected", expected}, {"tolerance", tolerance},
+            {"relative", relative}, {"error", err}, {"pass", pass}};
+}
+
+const std::vector<ExperimentInfo>& experiments() {
+    static const std::vector<ExperimentInfo> list = {
+        {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
+    };
+    return list;
+}
+
+const std::vector<ExperimentInfo>& benches() {
+    static const std::vector<ExperimentInfo> list = {
+        {"cd-sweep", "contact updates per second of frictional random sweeps on a dense 3D packing", benchCdSweep},
+        {"detect", "seconds per contact detection (cell grid) on a dense 3D packing", benchDetect},
+    };
+    return list;
+}
+
+bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet) {
+    const std::filesystem::path python = "/usr/bin/python3";
+    const std::filesystem::path file = std::filesystem::path(MOREAU_SOURCE_DIR) / "tools" / ("plot_" + script + ".py");
+    if (!std::filesystem::exists(python) || !std::filesystem::exists(file)) {
+        if (!quiet) std::cerr << "(no plot: " << (std::filesystem::exists(python) ? file.string() : python.string()) << " not found)\n";
+        return false;
+    }
+    std::string cmd = python.string() + " '" + file.string() + "'";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    if (quiet) cmd += " >/dev/null 2>&1";
+    const int rc = std::system(cmd.c_str());
+    if (rc != 0 && !quiet) std::cerr << "(plot script " << file << " failed; is python3-matplotlib installed?)\n";
+    return rc == 0;
+}
+
+}  // namespace moreau

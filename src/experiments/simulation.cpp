@@ -1,0 +1,165 @@
+#include "moreau/experiments/simulation.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/core/error.hpp"
+
+namespace moreau {
+
+namespace {
+
+StepContext contextOf(const Scene& scene) {
+    StepContext ctx;
+    ctx.dt = scene.simulation.dt;
+    ctx.step = scene.world.step;
+    ctx.seed = scene.simulation.seed;
+    return ctx;
+}
+
+/// Returns the id of the first body with a non-finite state, or -1.
+long firstNonFinite(const World& w) {
+    for (std::size_t i = 0; i < w.numBodies(); ++i)
+        if (!w.x[i].allFinite() || !w.v[i].allFinite() || !w.w[i].allFinite()) return static_cast<long>(i);
+    return -1;
+}
+
+}  // namespace
+
+Simulation::Simulation(Scene scene) : scene_(std::move(scene)), cd_(scene_.cd) {
+    if (scene_.simulation.method != Method::CD)
+        throw InputError(scene_.origin + ": key 'simulation.method': 'md' is not available yet in this build (allowed: cd)");
+    lastGood_ = scene_.world;
+}
+
+StepRecord Simulation::observe() const {
+    const World& w = scene_.world;
+    StepRecord r;
+    r.step = w.step;
+    r.time = w.time;
+    r.kineticEnergy = kineticEnergy(w);
+    r.rotationalEnergy = rotationalEnergy(w);
+    const OverlapStats o = overlapStats(contacts_);
+    r.contacts = o.contacts;
+    r.meanOverlap = o.mean;
+    r.maxOverlap = o.max;
+    return r;
+}
+
+const StepRecord& Simulation::step() {
+    World& w = scene_.world;
+    // Keep the last finite state for the checkpoint (positions and velocities only change).
+    lastGood_.x = w.x;
+    lastGood_.v = w.v;
+    lastGood_.w = w.w;
+    lastGood_.q = w.q;
+    lastGood_.time = w.time;
+    lastGood_.step = w.step;
+
+    const StepContext ctx = contextOf(scene_);
+    detector_.detect(w, scene_.simulation.margin, candidates_);  // detect
+    matchContacts(contacts_, candidates_);                        // match: history carries over
+    contacts_.swap(candidates_);
+    const CdStepStats stats = cd_.step(w, contacts_, ctx);        // solve + advance
+
+    const long bad = firstNonFinite(w);
+    if (bad >= 0) {
+        throw DivergenceError("step " + std::to_string(w.step) + " (t = " + std::to_string(w.time) + "): body " +
+                              std::to_string(bad) + " has a non-finite position or velocity; the time step " +
+                              std::to_string(ctx.dt) + " may be too large for the forces applied");
+    }
+    record_ = observe();
+    record_.iterations = stats.iterations;
+    record_.residual = stats.residual;
+    return record_;
+}
+
+void writeCheckpoint(const std::filesystem::path& file, const World& world) {
+    std::ofstream out(file);
+    out << "# moreau checkpoint: step " << world.step << " time " << std::setprecision(17) << world.time << "\n";
+    out << "# id x y z radius vx vy vz wx wy wz (grains first, then walls)\n";
+    for (std::size_t i = 0; i < world.numBodies(); ++i) {
+        out << i;
+        for (double v : {world.x[i].x(), world.x[i].y(), world.x[i].z(), world.radius[i], world.v[i].x(), world.v[i].y(),
+                         world.v[i].z(), world.w[i].x(), world.w[i].y(), world.w[i].z()})
+            out << ' ' << v;
+        out << '\n';
+    }
+}
+
+nlohmann::json runScene(Scene scene, const RunOptions& options) {
+    const long steps = scene.simulation.steps;
+    const long every = scene.output.every;
+    const long vtkEvery = scene.output.vtkEvery;
+    Simulation sim(std::move(scene));
+
+    std::filesystem::create_directories(options.outDir);
+    SeriesWriter series(options.outDir / "series.csv", sim.world());
+    std::unique_ptr<VtkWriter> vtk;
+    if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(options.outDir / "vtk");
+
+    const bool progress = !options.quiet && isatty(fileno(stderr));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto lastProgress = t0;
+    double sumIterations = 0.0, sumResidual = 0.0;
+    int maxIterations = 0;
+    long unconverged = 0;
+
+    series.write(sim.world(), sim.observe());
+    if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
+    try {
+        for (long s = 1; s <= steps; ++s) {
+            const StepRecord& r = sim.step();
+            sumIterations += r.iterations;
+            sumResidual += r.residual;
+            maxIterations = std::max(maxIterations, r.iterations);
+            if (r.iterations >= sim.scene().cd.maxIterations && sim.scene().cd.criterion != Criterion::Fixed) ++unconverged;
+            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), r);
+            if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
+            if (progress) {
+                const auto now = std::chrono::steady_clock::now();
+                if (now - lastProgress > std::chrono::milliseconds(500) || s == steps) {
+                    std::fprintf(stderr, "\rstep %ld/%ld (%.0f%%)", s, steps, 100.0 * static_cast<double>(s) / static_cast<double>(steps));
+                    if (s == steps) std::fprintf(stderr, "\n");
+                    lastProgress = now;
+                }
+            }
+        }
+    } catch (const DivergenceError&) {
+        series.flush();
+        writeCheckpoint(options.outDir / "checkpoint", sim.lastGood());
+        throw;
+    }
+    series.flush();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    nlohmann::json summary;
+    summary["method"] = sim.scene().simulation.method == Method::CD ? "cd" : "md";
+    summary["steps"] = steps;
+    summary["wall_seconds"] = seconds;
+    summary["particles"] = sim.world().numGrains;
+    summary["walls"] = sim.world().numWalls();
+    summary["mean_iterations"] = steps > 0 ? sumIterations / static_cast<double>(steps) : 0.0;
+    summary["max_iterations"] = maxIterations;
+    summary["mean_residual"] = steps > 0 ? sumResidual / static_cast<double>(steps) : 0.0;
+    summary["unconverged_steps"] = unconverged;
+    summary["final_contacts"] = sim.record().contacts;
+    summary["final_kinetic_energy"] = kineticEnergy(sim.world());
+    summary["threads"] = omp_get_max_threads();
+    summary["seed"] = sim.scene().simulation.seed;
+    summary["scene"] = sim.scene().origin;
+    summary["state_hash"] = hex64(stateHash(sim.world()));
+    summary["settings"] = sim.scene().values;
+    summary["version"] = MOREAU_VERSION;
+    writeJsonFile(options.outDir / "summary.json", summary);
+    return summary;
+}
+
+}  // namespace moreau

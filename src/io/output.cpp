@@ -1,0 +1,335 @@
+#include "moreau/io/output.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <span>
+#include <stdexcept>
+#include <system_error>
+
+#include "moreau/core/error.hpp"
+
+namespace moreau {
+
+namespace {
+
+/// Appends the shortest decimal form that reads back to the same double
+/// (std::to_chars without precision): exact like %.17g, but "0.1" stays "0.1".
+void appendNumber(std::string& s, double value) {
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, value);
+    s.append(buf, res.ptr);
+}
+
+template <class Int>
+void appendInt(std::string& s, Int value) {
+    char buf[24];
+    const auto res = std::to_chars(buf, buf + sizeof buf, value);
+    s.append(buf, res.ptr);
+}
+
+void appendVec(std::string& s, const Vec3& v) {
+    appendNumber(s, v[0]);
+    s += ' ';
+    appendNumber(s, v[1]);
+    s += ' ';
+    appendNumber(s, v[2]);
+}
+
+/// Creates the folder that will hold `file`; failures surface when the file
+/// itself is opened, with the file's name in the message.
+void ensureParent(const std::filesystem::path& file) {
+    const auto parent = file.parent_path();
+    if (parent.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+}
+
+/// Writes `text` to `file` through `file`.tmp and a rename, so readers (ParaView
+/// polling a running simulation, the checks) never see a half-written file.
+void writeFileAtomically(const std::filesystem::path& file, const std::string& text) {
+    ensureParent(file);
+    auto tmp = file;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError("cannot open output file '" + file.string() + "' for writing");
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        out.close();
+        if (!out) throw std::runtime_error("failed writing output file '" + tmp.string() + "'");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        throw std::runtime_error("cannot rename '" + tmp.string() + "' to '" + file.string() + "'");
+    }
+}
+
+/// "grains_000042.vtp": the step, zero-padded to at least 6 digits.
+std::string snapshotName(const char* prefix, long step) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s_%06ld.vtp", prefix, step);
+    return buf;
+}
+
+// --- VTK XML PolyData (ASCII) ------------------------------------------------
+// Format version 1.0: offsets list the end of each cell (no leading 0), the
+// layout every VTK reader since 5.x accepts.
+
+void openDataArray(std::string& s, const char* type, const char* name, int components) {
+    s += "        <DataArray type=\"";
+    s += type;
+    s += "\" Name=\"";
+    s += name;
+    s += '"';
+    if (components > 1) {
+        s += " NumberOfComponents=\"";
+        appendInt(s, components);
+        s += '"';
+    }
+    s += " format=\"ascii\">\n";
+}
+
+void closeDataArray(std::string& s) { s += "\n        </DataArray>\n"; }
+
+void scalarArray(std::string& s, const char* name, std::span<const double> values) {
+    openDataArray(s, "Float64", name, 1);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) s += (i % 8 == 0) ? '\n' : ' ';
+        appendNumber(s, values[i]);
+    }
+    closeDataArray(s);
+}
+
+void vectorArray(std::string& s, const char* name, std::span<const Vec3> values) {
+    openDataArray(s, "Float64", name, 3);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) s += '\n';
+        appendVec(s, values[i]);
+    }
+    closeDataArray(s);
+}
+
+/// Connectivity 0..n−1 grouped `perCell` at a time, with end offsets.
+void cellArrays(std::string& s, std::size_t cells, std::size_t perCell) {
+    openDataArray(s, "Int64", "connectivity", 1);
+    for (std::size_t i = 0; i < cells * perCell; ++i) {
+        if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
+        appendInt(s, i);
+    }
+    closeDataArray(s);
+    openDataArray(s, "Int64", "offsets", 1);
+    for (std::size_t c = 0; c < cells; ++c) {
+        if (c > 0) s += (c % 16 == 0) ? '\n' : ' ';
+        appendInt(s, (c + 1) * perCell);
+    }
+    closeDataArray(s);
+}
+
+void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::size_t lines) {
+    s += "<?xml version=\"1.0\"?>\n"
+         "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+         "  <PolyData>\n"
+         "    <Piece NumberOfPoints=\"";
+    appendInt(s, points);
+    s += "\" NumberOfVerts=\"";
+    appendInt(s, verts);
+    s += "\" NumberOfLines=\"";
+    appendInt(s, lines);
+    s += "\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n";
+}
+
+void polyDataFooter(std::string& s) {
+    s += "    </Piece>\n"
+         "  </PolyData>\n"
+         "</VTKFile>\n";
+}
+
+void pointsSection(std::string& s, std::span<const Vec3> points) {
+    s += "      <Points>\n";
+    vectorArray(s, "Points", points);
+    s += "      </Points>\n";
+}
+
+std::string grainsDocument(const World& world) {
+    const std::size_t n = world.numGrains;  // grains come first; walls are not drawn
+    const std::span<const Vec3> points(world.x.data(), n), velocity(world.v.data(), n), spin(world.w.data(), n);
+    const std::span<const double> radius(world.radius.data(), n);
+
+    std::string s;
+    s.reserve(256 + n * 180);
+    polyDataHeader(s, n, n, 0);
+    s += "      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n";
+    scalarArray(s, "radius", radius);
+    vectorArray(s, "velocity", velocity);
+    vectorArray(s, "angular_velocity", spin);
+    openDataArray(s, "Int64", "id", 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
+        appendInt(s, i);
+    }
+    closeDataArray(s);
+    s += "      </PointData>\n";
+    pointsSection(s, points);
+    // One vertex cell per grain: without cells ParaView draws nothing.
+    s += "      <Verts>\n";
+    cellArrays(s, n, 1);
+    s += "      </Verts>\n";
+    polyDataFooter(s);
+    return s;
+}
+
+std::string contactsDocument(const World& world, const std::vector<Contact>& contacts) {
+    std::vector<Vec3> points, normal, tangential;
+    std::vector<double> magnitude;
+    for (const Contact& c : contacts) {
+        const Vec3& R = c.history.reaction;
+        if (R == Vec3::Zero()) continue;
+        const auto a = static_cast<std::size_t>(c.a);
+        const auto b = static_cast<std::size_t>(c.b);
+        Vec3 from, to;
+        if (!world.isWall(c.a) && !world.isWall(c.b)) {
+            from = world.x[a];
+            to = world.x[a] + world.minimumImage(world.x[b] - world.x[a]);
+        } else if (world.isWall(c.b)) {
+            // The contact point x_b + lb, reached from the grain's side: the same
+            // point, and it stays next to the grain when positions wrap.
+            from = world.x[a];
+            to = world.x[a] + c.la;
+        } else {
+            from = world.x[b];
+            to = world.x[b] + c.lb;
+        }
+        points.push_back(from);
+        points.push_back(to);
+        const Vec3 Rn = R.dot(c.n) * c.n;
+        normal.push_back(Rn);
+        tangential.push_back(R - Rn);
+        magnitude.push_back(R.norm());
+    }
+    const std::size_t lines = normal.size();
+
+    std::string s;
+    s.reserve(256 + lines * 300);
+    polyDataHeader(s, points.size(), 0, lines);
+    s += "      <CellData Scalars=\"force_magnitude\" Vectors=\"normal_force\">\n";
+    vectorArray(s, "normal_force", normal);
+    vectorArray(s, "tangential_force", tangential);
+    scalarArray(s, "force_magnitude", magnitude);
+    s += "      </CellData>\n";
+    pointsSection(s, points);
+    s += "      <Lines>\n";
+    cellArrays(s, lines, 2);
+    s += "      </Lines>\n";
+    polyDataFooter(s);
+    return s;
+}
+
+/// Replaces the entry of the same file (a step written twice) or appends.
+void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double time, const std::string& name) {
+    for (auto& entry : files)
+        if (entry.second == name) {
+            entry.first = time;
+            return;
+        }
+    files.emplace_back(time, name);
+}
+
+}  // namespace
+
+// --- SeriesWriter ---------------------------------------------------------------
+
+SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world) : path_(file) {
+    ensureParent(file);
+    out_.open(file, std::ios::binary | std::ios::trunc);
+    if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
+
+    std::string header =
+        "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap";
+    for (std::size_t k = 0; k < world.numWalls(); ++k) {
+        if (!world.wallMobile[k]) continue;
+        mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
+        for (const char* axis : {"_x", "_y", "_z"}) header += ",wall_" + world.wallName[k] + axis;
+    }
+    header += '\n';
+    out_ << header;
+    if (!out_) throw InputError("cannot write output file '" + file.string() + "'");
+}
+
+void SeriesWriter::write(const World& world, const StepRecord& r) {
+    std::string row;
+    row.reserve(256);
+    appendInt(row, r.step);
+    for (double value : {r.time, r.kineticEnergy, r.rotationalEnergy}) {
+        row += ',';
+        appendNumber(row, value);
+    }
+    row += ',';
+    appendInt(row, r.contacts);
+    row += ',';
+    appendInt(row, r.iterations);
+    for (double value : {r.residual, r.meanOverlap, r.maxOverlap}) {
+        row += ',';
+        appendNumber(row, value);
+    }
+    for (BodyId b : mobileWalls_) {
+        const Vec3& x = world.x[static_cast<std::size_t>(b)];
+        for (int k = 0; k < 3; ++k) {
+            row += ',';
+            appendNumber(row, x[k]);
+        }
+    }
+    row += '\n';
+    out_ << row;
+    if (!out_) throw std::runtime_error("failed writing output file '" + path_.string() + "'");
+}
+
+// --- VtkWriter ------------------------------------------------------------------
+
+VtkWriter::VtkWriter(const std::filesystem::path& dir) : dir_(dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec || !std::filesystem::is_directory(dir_))
+        throw InputError("cannot create output folder '" + dir_.string() + "'");
+}
+
+void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, long step, double time) {
+    const std::string grains = snapshotName("grains", step);
+    const std::string network = snapshotName("contacts", step);
+    writeFileAtomically(dir_ / grains, grainsDocument(world));
+    writeFileAtomically(dir_ / network, contactsDocument(world, contacts));
+    recordSnapshot(grainFiles_, time, grains);
+    recordSnapshot(contactFiles_, time, network);
+    writePvd();
+}
+
+void VtkWriter::writePvd() const {
+    // Two parts per time step: ParaView's PVD reader groups them into one
+    // multiblock data set (block 0 grains, block 1 contact network).
+    std::string s =
+        "<?xml version=\"1.0\"?>\n"
+        "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+        "  <Collection>\n";
+    auto entry = [&s](double time, int part, const std::string& file) {
+        s += "    <DataSet timestep=\"";
+        appendNumber(s, time);
+        s += "\" group=\"\" part=\"";
+        appendInt(s, part);
+        s += "\" file=\"" + file + "\"/>\n";
+    };
+    for (std::size_t i = 0; i < grainFiles_.size(); ++i) {
+        entry(grainFiles_[i].first, 0, grainFiles_[i].second);
+        if (i < contactFiles_.size()) entry(contactFiles_[i].first, 1, contactFiles_[i].second);
+    }
+    s += "  </Collection>\n"
+         "</VTKFile>\n";
+    writeFileAtomically(dir_ / "run.pvd", s);
+}
+
+// --- JSON -------------------------------------------------------------------------
+
+void writeJsonFile(const std::filesystem::path& file, const nlohmann::json& doc) {
+    writeFileAtomically(file, doc.dump(2) + "\n");
+}
+
+}  // namespace moreau

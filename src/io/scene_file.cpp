@@ -1,0 +1,1244 @@
+#include "moreau/io/scene_file.hpp"
+
+#include <algorithm>
+#include <array>
+#include <boost/program_options/errors.hpp>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "moreau/core/error.hpp"
+#include "moreau/io/embedded_scenes.hpp"
+#include "moreau/model/generators.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kMaxGrains = 1e8;  // BodyId is 32-bit; memory runs out long before
+
+// ---------------------------------------------------------------------------
+// Text helpers
+
+std::string trim(std::string_view s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return std::string(s.substr(b, e - b));
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+/// Drops one pair of surrounding double quotes: `file = ""` is the empty text.
+std::string unquote(std::string s) {
+    if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+    return s;
+}
+
+std::vector<std::string> splitWords(std::string_view s, bool commasToo) {
+    std::vector<std::string> words;
+    std::string cur;
+    for (char c : s) {
+        if (std::isspace(static_cast<unsigned char>(c)) || (commasToo && c == ',')) {
+            if (!cur.empty()) words.push_back(std::move(cur));
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) words.push_back(std::move(cur));
+    return words;
+}
+
+std::vector<std::string> splitList(std::string_view s) {
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = s.find(',', start);
+        items.push_back(trim(s.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                              : comma - start)));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return items;
+}
+
+std::string formatNumber(double x) {
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    return std::string(buf, r.ptr);
+}
+
+/// Whole-string number; accepts a leading '+'. May return inf or nan.
+std::optional<double> parseDouble(std::string_view s) {
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    double x = 0.0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+    return x;
+}
+
+/// Whole-string integer as a double (for range checks) plus its exact value
+/// when it fits a signed 64-bit integer; positives up to 2^64 − 1 (seeds) too.
+struct IntegerValue {
+    double approx = 0.0;
+    std::optional<long long> exact;
+    std::optional<unsigned long long> exactUnsigned;
+};
+
+std::optional<IntegerValue> parseInteger(std::string_view s) {
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    if (s.empty()) return std::nullopt;
+    IntegerValue v;
+    long long x = 0;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (r.ec == std::errc() && r.ptr == s.data() + s.size()) {
+        v.approx = static_cast<double>(x);
+        v.exact = x;
+        if (x >= 0) v.exactUnsigned = static_cast<unsigned long long>(x);
+        return v;
+    }
+    if (r.ec == std::errc::result_out_of_range && s.front() != '-') {
+        unsigned long long u = 0;
+        auto ru = std::from_chars(s.data(), s.data() + s.size(), u);
+        if (ru.ec == std::errc() && ru.ptr == s.data() + s.size()) {
+            v.approx = static_cast<double>(u);
+            v.exactUnsigned = u;
+            return v;
+        }
+        // Too large even for 64 bits: all digits, but out of range.
+        if (std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+            v.approx = kInf;
+            return v;
+        }
+    }
+    if (r.ec == std::errc::result_out_of_range && s.front() == '-') {
+        v.approx = -kInf;
+        return v;
+    }
+    return std::nullopt;
+}
+
+std::optional<Vec3> parseVector(std::string_view s) {
+    const auto words = splitWords(s, true);
+    if (words.size() != 3) return std::nullopt;
+    Vec3 v;
+    for (int k = 0; k < 3; ++k) {
+        const auto x = parseDouble(words[static_cast<std::size_t>(k)]);
+        if (!x || !std::isfinite(*x)) return std::nullopt;
+        v[k] = *x;
+    }
+    return v;
+}
+
+std::optional<bool> parseBool(const std::string& s) {
+    const std::string l = lower(s);
+    if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+    if (l == "false" || l == "0" || l == "no" || l == "off") return false;
+    return std::nullopt;
+}
+
+bool isInfinityWord(const std::string& s) {
+    const std::string l = lower(s);
+    return l == "inf" || l == "+inf" || l == "infinity" || l == "never";
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent swaps), for
+/// "did you mean" suggestions.
+std::size_t editDistance(const std::string& a, const std::string& b) {
+    const std::size_t n = a.size(), m = b.size();
+    std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+    for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= n; ++i)
+        for (std::size_t j = 1; j <= m; ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[n][m];
+}
+
+bool isSectionName(std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// ---------------------------------------------------------------------------
+// Schema
+
+/// Validation beyond the key type, for a few built-in keys.
+enum class Special {
+    None,
+    Axes,       ///< subset of "xyz"
+    GrainList,  ///< first | last | all | comma list of indices
+    Counts,     ///< two or three positive integers
+};
+
+struct Rule {
+    KeySpec spec;
+    bool allowInfinity = false;  ///< Real: "inf" / "never" accepted (change times)
+    Special special = Special::None;
+};
+
+Rule realKey(std::string key, std::string def, std::string desc, double min = -kInf, bool minExclusive = false,
+             double max = kInf) {
+    Rule r;
+    r.spec.key = std::move(key);
+    r.spec.type = KeyType::Real;
+    r.spec.defaultValue = std::move(def);
+    r.spec.description = std::move(desc);
+    r.spec.min = min;
+    r.spec.max = max;
+    r.spec.minExclusive = minExclusive;
+    return r;
+}
+
+Rule intKey(std::string key, std::string def, std::string desc, double min = -kInf, double max = kInf) {
+    Rule r;
+    r.spec.key = std::move(key);
+    r.spec.type = KeyType::Integer;
+    r.spec.defaultValue = std::move(def);
+    r.spec.description = std::move(desc);
+    r.spec.min = min;
+    r.spec.max = max;
+    return r;
+}
+
+Rule typedKey(KeyType type, std::string key, std::string def, std::string desc,
+              std::vector<std::string> choices = {}) {
+    Rule r;
+    r.spec.key = std::move(key);
+    r.spec.type = type;
+    r.spec.defaultValue = std::move(def);
+    r.spec.description = std::move(desc);
+    r.spec.choices = std::move(choices);
+    return r;
+}
+
+Rule specialKey(Special special, KeyType type, std::string key, std::string def, std::string desc) {
+    Rule r = typedKey(type, std::move(key), std::move(def), std::move(desc));
+    r.special = special;
+    return r;
+}
+
+Rule withInfinity(Rule r) {
+    r.allowInfinity = true;
+    return r;
+}
+
+/// Built-in keys of the fixed sections, in reference order.
+std::vector<Rule> fixedRules() {
+    using K = KeyType;
+    std::vector<Rule> r;
+    // [simulation]
+    r.push_back(typedKey(K::Choice, "simulation.method", "cd",
+                         "Time stepping: rigid grains with contact dynamics (cd) or soft grains with molecular "
+                         "dynamics (md). Both run the same scene.",
+                         {"cd", "md"}));
+    r.push_back(intKey("simulation.dimension", "3",
+                       "1: motion along x only, no rotation (the sound-wave chain); 2: motion in the x-y plane, "
+                       "rotation about z only; 3: free.",
+                       1, 3));
+    r.push_back(realKey("simulation.dt", "1.0", "Time step.", 0.0, true));
+    r.push_back(intKey("simulation.steps", "1000", "Number of time steps.", 0));
+    r.push_back(intKey("simulation.seed", "1",
+                       "Seed (64-bit) of every random choice: sweep orders, the random packing, lattice jitter. "
+                       "The same seed gives the same bits.",
+                       0));
+    r.push_back(typedKey(K::Vector, "simulation.gravity", "0 0 0", "Gravitational acceleration."));
+    // [contact]
+    r.push_back(realKey("contact.mu", "0", "Coulomb friction coefficient of grain-grain contacts "
+                                           "(grain-wall: wall.NAME.mu).",
+                        0.0));
+    r.push_back(realKey("contact.margin", "0.1",
+                        "Detection margin as a fraction of the smallest grain radius: pairs whose gap is below it "
+                        "become contact candidates (CD needs small positive gaps, eq. 25). Keep margin * r_min "
+                        "above the distance a grain travels in one step.",
+                        0.0));
+    // [cd]
+    r.push_back(intKey("cd.iterations", "40", "N_I: iterations per time step of the fixed criterion (eq. 37).", 1));
+    r.push_back(typedKey(K::Choice, "cd.criterion", "fixed",
+                         "When the iteration of a step stops: after cd.iterations sweeps (fixed, eq. 37), when every "
+                         "contact force has converged (local, eq. 35 with the floor cd.delta), or when the mean "
+                         "force has (global, eq. 36).",
+                         {"fixed", "local", "global"}));
+    r.push_back(realKey("cd.epsilon", "1e-4", "Relative accuracy of the local and global criteria.", 0.0, true));
+    r.push_back(realKey("cd.delta", "1e-9",
+                        "Force floor added to the local criterion's tolerance, so contacts near zero force count "
+                        "as converged.",
+                        0.0));
+    r.push_back(intKey("cd.max_iterations", "10000", "Cap on iterations per step for the local and global criteria.",
+                       1));
+    r.push_back(typedKey(K::Choice, "cd.order", "random-sweep",
+                         "Order of contact updates: a fresh random permutation every sweep (the paper's), one "
+                         "permutation per time step, the fixed contact order, or random draws with replacement.",
+                         {"random-sweep", "shuffle-once", "fixed", "random-sequential"}));
+    r.push_back(typedKey(K::Bool, "cd.warm_start", "true",
+                         "Start each step's iteration from last step's contact reactions."));
+    r.push_back(typedKey(K::Choice, "cd.gap", "pos",
+                         "Gap in the shock law: g_pos = max(g, 0) (pos, eq. 33: overlaps are not pushed apart) or "
+                         "the plain gap g.",
+                         {"pos", "plain"}));
+    // [output]
+    r.push_back(intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0));
+    r.push_back(intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0));
+    // [grains]
+    r.push_back(typedKey(K::Choice, "grains.source", "chain",
+                         "Where the grains come from: the [chain], [lattice], [random] or [packing] section.",
+                         {"chain", "lattice", "random", "file"}));
+    r.push_back(realKey("grains.density", "1", "Mass per area (disk) or per volume (sphere).", 0.0, true));
+    r.push_back(realKey("grains.mass", "0", "If > 0, every grain gets this mass, overriding grains.density.", 0.0));
+    r.push_back(typedKey(K::Choice, "grains.inertia", "auto",
+                         "Mass and inertia model: disk (mass = density * pi r^2, I = m r^2 / 2) or sphere (mass = "
+                         "density * 4/3 pi r^3, I = 2/5 m r^2); auto is disk in 1D and 2D, sphere in 3D. disk in "
+                         "3D is an error.",
+                         {"auto", "disk", "sphere"}));
+    r.push_back(typedKey(K::Vector, "grains.velocity", "0 0 0",
+                         "Initial velocity of every grain (components along locked axes are dropped)."));
+    // [chain]
+    r.push_back(intKey("chain.count", "50", "Number of grains, in a line along +x.", 1, kMaxGrains));
+    r.push_back(realKey("chain.radius", "0.5", "Grain radius.", 0.0, true));
+    r.push_back(realKey("chain.spacing", "0", "Gap between neighbouring grains' surfaces.", 0.0));
+    r.push_back(typedKey(K::Vector, "chain.origin", "0 0 0", "Centre of the first grain."));
+    // [lattice]
+    r.push_back(typedKey(K::Choice, "lattice.type", "cubic",
+                         "square and hex (triangular: rows along x, sqrt(3)/2 pitch apart along y, odd rows "
+                         "shifted by half a pitch) need dimension 2 and lie in the x-y plane at z = 0; cubic needs "
+                         "dimension 3.",
+                         {"square", "hex", "cubic"}));
+    r.push_back(specialKey(Special::Counts, K::Vector, "lattice.counts", "10 10 10",
+                           "Grains along x, y and z (z may be left out and is ignored in 2D)."));
+    r.push_back(realKey("lattice.radius", "0.5", "Grain radius.", 0.0, true));
+    r.push_back(realKey("lattice.spacing", "0",
+                        "Gap between neighbouring grains' surfaces; the pitch is 2 radius + spacing.", 0.0));
+    r.push_back(typedKey(K::Vector, "lattice.origin", "0 0 0", "Centre of the first grain (z ignored in 2D)."));
+    r.push_back(realKey("lattice.jitter", "0",
+                        "Random displacement of each free coordinate, uniform up to jitter * radius, drawn from "
+                        "simulation.seed.",
+                        0.0));
+    // [random]
+    r.push_back(intKey("random.count", "1000",
+                       "Number of grains, placed one by one, largest first, at random positions without overlap "
+                       "(random sequential addition); grain indices follow that order.",
+                       1, kMaxGrains));
+    r.push_back(realKey("random.r_min", "0.5", "Smallest radius; radii are uniform in [r_min, r_max].", 0.0, true));
+    r.push_back(realKey("random.r_max", "0.5", "Largest radius; must be >= r_min.", 0.0, true));
+    r.push_back(typedKey(K::Vector, "random.box_min", "0 0 0",
+                         "Lower corner of the box the grains lie fully inside (2D: z ignored, grains at z = 0; 1D: "
+                         "x only)."));
+    r.push_back(typedKey(K::Vector, "random.box_max", "10 10 10", "Upper corner of that box."));
+    // [packing]
+    r.push_back(typedKey(K::Text, "packing.file", "",
+                         "Packing file for grains.source = file: rows 'x y z radius' or 'id x y z radius', '#' "
+                         "comments. A relative path is taken from the scene file's folder (from the working "
+                         "directory for built-in scenes and --set)."));
+    // [periodic]
+    r.push_back(specialKey(Special::Axes, K::Text, "periodic.axes", "",
+                           "Periodic axes, a subset of xyz within the dimension (e.g. x); empty: none."));
+    r.push_back(typedKey(K::Vector, "periodic.box_min", "",
+                         "Lower corner of the periodic box; required when periodic.axes is set."));
+    r.push_back(typedKey(K::Vector, "periodic.box_max", "",
+                         "Upper corner of the periodic box; above box_min on the periodic axes."));
+    return r;
+}
+
+/// Keys of one [force.NAME] section, relative ("grains").
+std::vector<Rule> forceRules() {
+    using K = KeyType;
+    std::vector<Rule> r;
+    r.push_back(specialKey(Special::GrainList, K::Text, "grains", "last",
+                           "Grains the force acts on: first, last, all, or a comma list of indices (0-based in "
+                           "generation order; negative ones count from the end). Forces of several sections on one "
+                           "grain add up."));
+    r.push_back(typedKey(K::Vector, "value", "0 0 0", "Force on each chosen grain until change_time."));
+    r.push_back(withInfinity(realKey("change_time", "inf",
+                                     "Time at which the force becomes value_after (inf or never: no change).")));
+    r.push_back(typedKey(K::Vector, "value_after", "", "Force after change_time (empty: same as value)."));
+    return r;
+}
+
+/// Keys of one [wall.NAME] section, relative ("type").
+std::vector<Rule> wallRules() {
+    using K = KeyType;
+    std::vector<Rule> r;
+    r.push_back(typedKey(K::Choice, "type", "plane", "Shape of the wall.", {"plane", "cylinder"}));
+    r.push_back(typedKey(K::Vector, "point", "0 0 0", "A point on the plane, or on the cylinder's axis."));
+    r.push_back(typedKey(K::Vector, "normal", "0 0 1",
+                         "Plane: normal pointing into the grains' side (normalised; must not be zero)."));
+    r.push_back(typedKey(K::Vector, "axis", "0 0 1", "Cylinder: axis direction (normalised; must not be zero)."));
+    r.push_back(realKey("radius", "1", "Cylinder radius.", 0.0, true));
+    r.push_back(typedKey(K::Choice, "side", "inside", "Cylinder: grains live inside or outside.",
+                         {"inside", "outside"}));
+    r.push_back(realKey("mu", "", "Coulomb friction of grain-wall contacts (empty: contact.mu).", 0.0));
+    r.push_back(typedKey(K::Bool, "mobile", "false",
+                         "A mobile wall moves along its free axes under contact forces and its force; a fixed wall "
+                         "never moves unless given a velocity."));
+    r.push_back(realKey("mass", "0", "Mass of a mobile wall (must be > 0 when mobile).", 0.0));
+    r.push_back(specialKey(Special::Axes, K::Text, "free", "xyz",
+                           "Translation axes a mobile wall may move along, a subset of xyz (e.g. y)."));
+    r.push_back(typedKey(K::Vector, "force", "0 0 0", "External force on a mobile wall until change_time."));
+    r.push_back(withInfinity(realKey("change_time", "inf",
+                                     "Time at which the wall's force becomes force_after (inf or never: no change).")));
+    r.push_back(typedKey(K::Vector, "force_after", "", "Force after change_time (empty: same as force)."));
+    r.push_back(typedKey(K::Vector, "velocity", "0 0 0",
+                         "Fixed wall: a non-zero velocity drives it kinematically (prescribed). Mobile wall: "
+                         "initial velocity along its free axes."));
+    return r;
+}
+
+struct Schema {
+    std::vector<Rule> fixed;                   ///< reference order
+    std::map<std::string, std::size_t> index;  ///< full key → position in fixed
+    std::map<std::string, std::vector<Rule>> dynamic;  ///< "force", "wall" → relative rules
+
+    const Rule* findFixed(const std::string& key) const {
+        const auto it = index.find(key);
+        return it == index.end() ? nullptr : &fixed[it->second];
+    }
+    static const Rule* findIn(const std::vector<Rule>& rules, const std::string& sub) {
+        for (const Rule& r : rules)
+            if (r.spec.key == sub) return &r;
+        return nullptr;
+    }
+};
+
+std::string allowedText(const Rule& rule);
+std::string checkValue(const Rule& rule, const std::string& key, const std::string& value, const std::string& origin);
+
+Schema makeSchema(const std::vector<KeySpec>& extraKeys) {
+    Schema s;
+    s.fixed = fixedRules();
+    s.dynamic["force"] = forceRules();
+    s.dynamic["wall"] = wallRules();
+    for (const KeySpec& k : extraKeys) {
+        const auto dot = k.key.find('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == k.key.size() ||
+            k.key.find('.', dot + 1) != std::string::npos || !isSectionName(k.key.substr(0, dot)) ||
+            !isSectionName(k.key.substr(dot + 1)))
+            throw std::logic_error("extra scene key '" + k.key + "' is not of the form section.key");
+        if (s.dynamic.count(k.key.substr(0, dot)))
+            throw std::logic_error("extra scene key '" + k.key + "' uses a built-in dynamic section");
+        if (k.type == KeyType::Choice && k.choices.empty())
+            throw std::logic_error("extra scene key '" + k.key + "' is a choice without choices");
+        Rule r;
+        r.spec = k;
+        s.fixed.push_back(r);
+    }
+    for (std::size_t i = 0; i < s.fixed.size(); ++i) {
+        if (!s.index.emplace(s.fixed[i].spec.key, i).second)
+            throw std::logic_error("scene key '" + s.fixed[i].spec.key + "' is declared twice");
+    }
+    // Defaults of extra keys must pass their own validation (a programming error otherwise).
+    for (std::size_t i = s.fixed.size() - extraKeys.size(); i < s.fixed.size(); ++i) {
+        try {
+            checkValue(s.fixed[i], s.fixed[i].spec.key, s.fixed[i].spec.defaultValue, "extra key default");
+        } catch (const InputError& e) {
+            throw std::logic_error(e.what());
+        }
+    }
+    return s;
+}
+
+// ---------------------------------------------------------------------------
+// Validation of one value
+
+std::string rangeText(const KeySpec& s, const char* noun) {
+    // Integer bounds read better without an exponent (1e8 → 100000000).
+    const bool integer = s.type == KeyType::Integer;
+    auto num = [integer](double x) {
+        return integer && std::abs(x) < 1e15 ? std::to_string(static_cast<long long>(x)) : formatNumber(x);
+    };
+    std::string t = noun;
+    const bool hasMin = s.min > -kInf, hasMax = s.max < kInf;
+    if (hasMin && hasMax)
+        t += std::string(" in ") + (s.minExclusive ? "(" : "[") + num(s.min) + ", " + num(s.max) + "]";
+    else if (hasMin)
+        t += (s.minExclusive ? " > " : " >= ") + num(s.min);
+    else if (hasMax)
+        t += " <= " + num(s.max);
+    return t;
+}
+
+std::string allowedText(const Rule& rule) {
+    const KeySpec& s = rule.spec;
+    std::string t;
+    switch (rule.special) {
+    case Special::Axes: t = "a subset of xyz"; break;
+    case Special::GrainList: t = "first, last, all or a comma list of grain indices"; break;
+    case Special::Counts: t = "two or three positive integers 'nx ny [nz]'"; break;
+    case Special::None:
+        switch (s.type) {
+        case KeyType::Real: t = rangeText(s, "real"); break;
+        case KeyType::Integer: t = rangeText(s, "integer"); break;
+        case KeyType::Bool: t = "true or false (also 1/0, yes/no, on/off)"; break;
+        case KeyType::Choice: {
+            for (std::size_t i = 0; i < s.choices.size(); ++i) t += (i ? "|" : "") + s.choices[i];
+            break;
+        }
+        case KeyType::Vector: t = "three numbers 'x y z'"; break;
+        case KeyType::Text: t = "text"; break;
+        }
+        break;
+    }
+    if (rule.allowInfinity) t += ", or inf/never";
+    if (s.defaultValue.empty() && s.type != KeyType::Text) t += ", or empty";
+    return t;
+}
+
+[[noreturn]] void failValue(const std::string& origin, const std::string& key, const std::string& value,
+                            const std::string& what, const std::string& allowed) {
+    throw InputError(origin + ": key '" + key + "': '" + value + "' " + what + " (allowed: " + allowed + ")");
+}
+
+bool inRange(const KeySpec& s, double x) {
+    if (s.minExclusive ? !(x > s.min) : !(x >= s.min)) return false;
+    return x <= s.max;
+}
+
+/// Checks `value` against the rule; returns the text stored in Scene::values
+/// (booleans as true/false, vectors space separated, otherwise as given).
+std::string checkValue(const Rule& rule, const std::string& key, const std::string& value, const std::string& origin) {
+    const KeySpec& s = rule.spec;
+    // An empty default means "unset, derived from another key" and may be restated.
+    if (value.empty() && s.defaultValue.empty()) return value;
+    auto fail = [&](const std::string& what) { failValue(origin, key, value, what, allowedText(rule)); };
+
+    switch (rule.special) {
+    case Special::Axes: {
+        std::set<char> seen;
+        for (char c : value)
+            if ((c != 'x' && c != 'y' && c != 'z') || !seen.insert(c).second) fail("is not a subset of xyz");
+        return value;
+    }
+    case Special::GrainList: {
+        for (const std::string& item : splitList(value)) {
+            if (item == "first" || item == "last" || item == "all") continue;
+            const auto n = parseInteger(item);
+            if (!n || !n->exact) fail("is not a grain selection");
+        }
+        return value;
+    }
+    case Special::Counts: {
+        const auto words = splitWords(value, true);
+        if (words.size() < 2 || words.size() > 3) fail("is not two or three counts");
+        std::string canonical;
+        for (const std::string& w : words) {
+            const auto n = parseInteger(w);
+            if (!n || !n->exact || *n->exact < 1 || n->approx > kMaxGrains) fail("is not a list of positive integers");
+            canonical += (canonical.empty() ? "" : " ") + std::to_string(*n->exact);
+        }
+        return canonical;
+    }
+    case Special::None: break;
+    }
+
+    switch (s.type) {
+    case KeyType::Real: {
+        if (isInfinityWord(value)) {
+            if (rule.allowInfinity) return "inf";
+            fail("is not a finite number");
+        }
+        const auto x = parseDouble(value);
+        if (!x || std::isnan(*x)) fail("is not a number");
+        if (!std::isfinite(*x)) fail("is not a finite number");
+        if (!inRange(s, *x)) fail("is out of range");
+        return value;
+    }
+    case KeyType::Integer: {
+        const auto n = parseInteger(value);
+        if (!n) fail("is not an integer");
+        if (!inRange(s, n->approx) || (!n->exact && !n->exactUnsigned)) fail("is out of range");
+        return value;
+    }
+    case KeyType::Bool: {
+        const auto b = parseBool(value);
+        if (!b) fail("is not a boolean");
+        return *b ? "true" : "false";
+    }
+    case KeyType::Choice:
+        if (std::find(s.choices.begin(), s.choices.end(), value) == s.choices.end()) fail("is not allowed");
+        return value;
+    case KeyType::Vector: {
+        const auto v = parseVector(value);
+        if (!v) fail("is not a vector of three numbers");
+        std::string canonical;
+        for (const std::string& w : splitWords(value, true)) canonical += (canonical.empty() ? "" : " ") + w;
+        return canonical;
+    }
+    case KeyType::Text: return value;
+    }
+    return value;
+}
+
+// ---------------------------------------------------------------------------
+// Key lookup
+
+struct Resolved {
+    const Rule* rule = nullptr;
+    std::string dynamicSection;  ///< "force" / "wall" for dynamic keys
+    std::string name;            ///< NAME of [force.NAME]
+};
+
+std::string suggestionFor(const Schema& schema, const std::string& key) {
+    std::vector<std::string> candidates;
+    for (const Rule& r : schema.fixed) candidates.push_back(r.spec.key);
+    // Dynamic keys: complete with the NAME the user wrote, if any.
+    for (const auto& [section, rules] : schema.dynamic) {
+        std::string name = "NAME";
+        if (key.rfind(section + ".", 0) == 0) {
+            const std::string rest = key.substr(section.size() + 1);
+            const auto dot = rest.rfind('.');
+            if (dot != std::string::npos) name = rest.substr(0, dot);
+        }
+        for (const Rule& r : rules) candidates.push_back(section + "." + name + "." + r.spec.key);
+    }
+    // A key without a section, e.g. `iterations` above the first header.
+    if (key.find('.') == std::string::npos) {
+        for (const std::string& c : candidates)
+            if (c.size() > key.size() && c.compare(c.size() - key.size() - 1, std::string::npos, "." + key) == 0)
+                return c;
+    }
+    std::string best;
+    std::size_t bestDistance = std::max<std::size_t>(2, key.size() / 4) + 1;
+    for (const std::string& c : candidates) {
+        const std::size_t d = editDistance(key, c);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = c;
+        }
+    }
+    return best;
+}
+
+[[noreturn]] void failUnknown(const Schema& schema, const std::string& key, const std::string& origin) {
+    const std::string suggestion = suggestionFor(schema, key);
+    throw InputError(origin + ": unknown key '" + key + "'" +
+                     (suggestion.empty() ? std::string(" (see 'moreau run --help' for the keys)")
+                                         : " (did you mean '" + suggestion + "'?)"));
+}
+
+[[noreturn]] void failUnnamed(const std::string& origin, const std::string& what, const std::string& section) {
+    throw InputError(origin + ": " + what + " needs a named section: [" + section + ".NAME] (e.g. [" + section +
+                     (section == "force" ? ".push" : ".floor") + "]), NAME of letters, digits and '_'");
+}
+
+[[noreturn]] void failSectionName(const std::string& origin, const std::string& what, const std::string& section,
+                                  const std::string& name) {
+    throw InputError(origin + ": " + what + "bad section name '" + section + "." + name + "' (allowed: " + section +
+                     ".NAME, NAME of letters, digits and '_')");
+}
+
+/// Checks a `[header]` of the file; returns (dynamic section, NAME) for
+/// [force.NAME] and [wall.NAME], nothing for fixed sections.
+std::optional<std::pair<std::string, std::string>> checkSection(const Schema& schema, const std::string& section,
+                                                                const std::string& origin) {
+    std::set<std::string> fixedSections;
+    for (const Rule& r : schema.fixed) fixedSections.insert(r.spec.key.substr(0, r.spec.key.find('.')));
+    if (fixedSections.count(section)) return std::nullopt;
+    const auto dot = section.find('.');
+    const std::string head = section.substr(0, dot);
+    if (schema.dynamic.count(head)) {
+        if (dot == std::string::npos) failUnnamed(origin, "section [" + section + "]", head);
+        const std::string name = section.substr(dot + 1);
+        if (!isSectionName(name)) failSectionName(origin, "", head, name);
+        return std::make_pair(head, name);
+    }
+    std::string best;
+    std::size_t bestDistance = std::max<std::size_t>(2, section.size() / 4) + 1;
+    for (const std::string& candidate : fixedSections) {
+        const std::size_t d = editDistance(section, candidate);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = candidate;
+        }
+    }
+    throw InputError(origin + ": unknown section [" + section + "]" +
+                     (best.empty() ? std::string(" (see 'moreau run --help' for the sections)")
+                                   : " (did you mean [" + best + "]?)"));
+}
+
+Resolved resolveKey(const Schema& schema, const std::string& key, const std::string& origin) {
+    Resolved res;
+    if ((res.rule = schema.findFixed(key))) return res;
+    const auto dot = key.find('.');
+    if (dot != std::string::npos) {
+        const std::string section = key.substr(0, dot);
+        const auto dyn = schema.dynamic.find(section);
+        if (dyn != schema.dynamic.end()) {
+            const std::string rest = key.substr(dot + 1);
+            const auto last = rest.rfind('.');
+            if (last == std::string::npos) failUnnamed(origin, "key '" + key + "'", section);
+            const std::string name = rest.substr(0, last);
+            if (!isSectionName(name)) failSectionName(origin, "key '" + key + "': ", section, name);
+            res.rule = Schema::findIn(dyn->second, rest.substr(last + 1));
+            if (!res.rule) failUnknown(schema, key, origin);
+            res.dynamicSection = section;
+            res.name = name;
+            return res;
+        }
+    }
+    failUnknown(schema, key, origin);
+}
+
+// ---------------------------------------------------------------------------
+// Collected values
+
+struct Entry {
+    std::string text;
+    std::string origin;  ///< where the text came from: the scene's origin or "--set"
+};
+
+/// Final values with typed getters; errors name the key and where its value came from.
+class Values {
+public:
+    std::map<std::string, Entry> entries;
+
+    const Entry& at(const std::string& key) const {
+        const auto it = entries.find(key);
+        if (it == entries.end()) throw std::logic_error("scene key '" + key + "' has no value");
+        return it->second;
+    }
+
+    [[noreturn]] void fail(const std::string& key, const std::string& what, const std::string& allowed) const {
+        const Entry& e = at(key);
+        failValue(e.origin, key, e.text, what, allowed);
+    }
+
+    const std::string& text(const std::string& key) const { return at(key).text; }
+    double real(const std::string& key) const {
+        const std::string& t = text(key);
+        if (isInfinityWord(t)) return kInf;
+        return parseDouble(t).value();
+    }
+    long long integer(const std::string& key) const {
+        const auto n = parseInteger(text(key));
+        if (!n->exact) fail(key, "is too large", "integer below 2^63");
+        return *n->exact;
+    }
+    std::uint64_t unsignedInteger(const std::string& key) const { return *parseInteger(text(key))->exactUnsigned; }
+    int smallInteger(const std::string& key) const {
+        const long long n = integer(key);
+        if (n > std::numeric_limits<int>::max()) fail(key, "is too large", "integer below 2^31");
+        return static_cast<int>(n);
+    }
+    bool boolean(const std::string& key) const { return text(key) == "true"; }
+    Vec3 vec(const std::string& key) const { return parseVector(text(key)).value(); }
+    bool empty(const std::string& key) const { return text(key).empty(); }
+};
+
+std::array<bool, 3> axesOf(const std::string& text) {
+    return {text.find('x') != std::string::npos, text.find('y') != std::string::npos,
+            text.find('z') != std::string::npos};
+}
+
+/// "wall.a .normal" → "wall.a.normal": Boost keeps blanks inside "[ wall.a ]".
+std::string normaliseKey(const std::string& key) {
+    std::string out;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t dot = key.find('.', start);
+        out += trim(std::string_view(key).substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos) break;
+        out += '.';
+        start = dot + 1;
+    }
+    return out;
+}
+
+struct IniContent {
+    std::vector<std::pair<std::string, std::string>> entries;  ///< (section.key, value) in file order
+    std::vector<std::string> sections;                         ///< every [header], trimmed, in file order
+};
+
+/// Parses `[section] key = value` text with Boost's config-file parser; the
+/// options description is empty and unregistered options are allowed, so every
+/// line comes back as (section.key, value) for our own validation. Section
+/// headers are collected by a pre-scan (Boost does not report them), so that
+/// a key-less `[wall.floor]` still makes a wall.
+IniContent parseIni(const std::string& text, const std::string& origin) {
+    namespace po = boost::program_options;
+    IniContent ini;
+    {
+        std::istringstream lines(text);
+        long lineNumber = 0;
+        for (std::string line; std::getline(lines, line);) {
+            ++lineNumber;
+            if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+            const std::string t = trim(line);
+            if (t.size() < 2 || t.front() != '[' || t.back() != ']') continue;
+            const std::string name = normaliseKey(t.substr(1, t.size() - 2));
+            // Boost reads an empty header "[]" past the end of the name; refuse it first.
+            if (name.empty())
+                throw InputError(origin + ": line " + std::to_string(lineNumber) + ": empty section header '" + t + "'");
+            ini.sections.push_back(name);
+        }
+    }
+    std::istringstream in(text);
+    po::options_description none;
+    po::parsed_options parsed(&none);
+    try {
+        parsed = po::parse_config_file(in, none, true);
+    } catch (const po::error& e) {
+        throw InputError(origin + ": " + e.what());
+    }
+    for (const po::option& o : parsed.options) {
+        const std::string value = o.value.empty() ? std::string() : o.value.front();
+        ini.entries.emplace_back(normaliseKey(o.string_key), unquote(trim(value)));
+    }
+    return ini;
+}
+
+// ---------------------------------------------------------------------------
+// Building the scene
+
+/// Adds schedule b to a; both must switch at the same time unless one is constant.
+bool addSchedule(ForceSchedule& a, const ForceSchedule& b) {
+    if (std::isinf(b.switchTime)) {
+        a.before += b.before;
+        a.after += b.before;
+    } else if (std::isinf(a.switchTime)) {
+        a.after = a.before + b.after;
+        a.before += b.before;
+        a.switchTime = b.switchTime;
+    } else if (a.switchTime == b.switchTime) {
+        a.before += b.before;
+        a.after += b.after;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::vector<std::size_t> pickGrains(const Values& v, const std::string& key, std::size_t n) {
+    std::vector<std::size_t> picked;
+    const auto count = static_cast<long long>(n);
+    for (const std::string& item : splitList(v.text(key))) {
+        if (item == "all") {
+            for (std::size_t i = 0; i < n; ++i) picked.push_back(i);
+        } else if (item == "first") {
+            picked.push_back(0);
+        } else if (item == "last") {
+            picked.push_back(n - 1);
+        } else {
+            long long i = *parseInteger(item)->exact;
+            if (i < 0) i += count;
+            if (i < 0 || i >= count)
+                v.fail(key, "selects a grain out of range",
+                       "first, last, all or indices in [" + std::to_string(-count) + ", " + std::to_string(count - 1) +
+                           "] for " + std::to_string(n) + " grains");
+            picked.push_back(static_cast<std::size_t>(i));
+        }
+    }
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    return picked;
+}
+
+std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint64_t seed,
+                                      const std::filesystem::path& sceneDir) {
+    const std::string& source = v.text("grains.source");
+    if (source == "chain") {
+        return makeChain(static_cast<std::size_t>(v.integer("chain.count")), v.real("chain.radius"),
+                         v.real("chain.spacing"), v.vec("chain.origin"));
+    }
+    if (source == "lattice") {
+        LatticeParams p;
+        const std::string& type = v.text("lattice.type");
+        p.type = type == "square" ? LatticeType::Square : type == "hex" ? LatticeType::Hex : LatticeType::Cubic;
+        if (p.type == LatticeType::Cubic && dimension != 3)
+            v.fail("lattice.type", "needs simulation.dimension = 3",
+                   dimension == 2 ? "square|hex in 2D" : "none in 1D; use grains.source = chain");
+        if (p.type != LatticeType::Cubic && dimension != 2)
+            v.fail("lattice.type", "needs simulation.dimension = 2",
+                   dimension == 3 ? "cubic in 3D" : "none in 1D; use grains.source = chain");
+        const auto words = splitWords(v.text("lattice.counts"), true);
+        p.counts = {1, 1, 1};
+        for (std::size_t k = 0; k < words.size(); ++k)
+            p.counts[k] = static_cast<std::size_t>(*parseInteger(words[k])->exact);
+        if (p.type == LatticeType::Cubic && words.size() < 3)
+            v.fail("lattice.counts", "gives no z count", "three positive integers 'nx ny nz' for cubic");
+        double total = static_cast<double>(p.counts[0]) * static_cast<double>(p.counts[1]) *
+                       (p.type == LatticeType::Cubic ? static_cast<double>(p.counts[2]) : 1.0);
+        if (total > kMaxGrains) v.fail("lattice.counts", "gives too many grains", "at most 1e8 grains");
+        p.radius = v.real("lattice.radius");
+        p.spacing = v.real("lattice.spacing");
+        p.origin = v.vec("lattice.origin");
+        p.jitter = v.real("lattice.jitter");
+        p.seed = seed;
+        return makeLattice(p);
+    }
+    if (source == "random") {
+        RandomPackingParams p;
+        p.count = static_cast<std::size_t>(v.integer("random.count"));
+        p.rMin = v.real("random.r_min");
+        p.rMax = v.real("random.r_max");
+        if (p.rMax < p.rMin)
+            v.fail("random.r_max", "is below random.r_min = " + v.text("random.r_min"), "real >= random.r_min");
+        p.boxMin = v.vec("random.box_min");
+        p.boxMax = v.vec("random.box_max");
+        for (int a = 0; a < dimension; ++a)
+            if (!(p.boxMax[a] - p.boxMin[a] >= 2.0 * p.rMax))
+                v.fail("random.box_max",
+                       std::string("leaves the box narrower than a grain diameter along ") +
+                           static_cast<char>('x' + a),
+                       "box_max >= box_min + 2 r_max on the axes of the dimension");
+        p.dimension = dimension;
+        p.seed = seed;
+        try {
+            return makeRandomLoosePacking(p);
+        } catch (const InputError& e) {
+            std::string why = e.what();
+            const std::string prefix = "random packing: ";
+            if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+            v.fail("random.count", "is too many: " + why, "fewer grains, or a larger random.box_min/box_max");
+        }
+    }
+    // source == "file"
+    const std::string& file = v.text("packing.file");
+    if (file.empty())
+        v.fail("packing.file", "is empty", "a packing file path (required when grains.source = file)");
+    std::filesystem::path path(file);
+    if (path.is_relative() && v.at("packing.file").origin != "--set") path = sceneDir / path;
+    return readPackingFile(path.lexically_normal().string());
+}
+
+void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
+                const std::set<std::string>& wallNames, const std::filesystem::path& sceneDir) {
+    World& world = scene.world;
+    const int dimension = v.smallInteger("simulation.dimension");
+    world.dimension = dimension;
+    world.gravity = v.vec("simulation.gravity");
+    world.muGrain = v.real("contact.mu");
+
+    // Periodic box.
+    const std::array<bool, 3> periodic = axesOf(v.text("periodic.axes"));
+    for (int a = dimension; a < 3; ++a)
+        if (periodic[a])
+            v.fail("periodic.axes", "names an axis outside the dimension",
+                   dimension == 1 ? "x" : "a subset of xy in 2D");
+    if (periodic[0] || periodic[1] || periodic[2]) {
+        for (const char* key : {"periodic.box_min", "periodic.box_max"})
+            if (v.empty(key)) v.fail(key, "is empty", "three numbers 'x y z' (required when periodic.axes is set)");
+        world.boxMin = v.vec("periodic.box_min");
+        world.boxMax = v.vec("periodic.box_max");
+        for (int a = 0; a < 3; ++a)
+            if (periodic[a] && !(world.boxMax[a] > world.boxMin[a]))
+                v.fail("periodic.box_max", std::string("is not above periodic.box_min along ") + static_cast<char>('x' + a),
+                       "box_max > box_min on the periodic axes");
+        world.periodic = periodic;
+    }
+
+    // Grains.
+    GrainShape shape = dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
+    const std::string& inertia = v.text("grains.inertia");
+    if (inertia == "disk") {
+        if (dimension == 3) v.fail("grains.inertia", "is not possible in 3D", "auto|sphere in 3D");
+        shape = GrainShape::Disk;
+    } else if (inertia == "sphere") {
+        shape = GrainShape::Sphere;
+    }
+    const std::vector<GrainSpec> grains = generateGrains(v, dimension, v.unsignedInteger("simulation.seed"), sceneDir);
+    addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
+    const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
+    for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
+
+    double rMin = kInf;
+    for (const GrainSpec& g : grains) rMin = std::min(rMin, g.radius);
+    scene.simulation.margin = v.real("contact.margin") * rMin;
+
+    // Forces on grains.
+    std::vector<std::string> forceOwner(world.numGrains);
+    for (const std::string& name : forceNames) {
+        const std::string p = "force." + name + ".";
+        ForceSchedule s;
+        s.before = v.vec(p + "value");
+        s.after = v.vec(p + "value_after");
+        s.switchTime = v.real(p + "change_time");
+        for (std::size_t i : pickGrains(v, p + "grains", world.numGrains)) {
+            if (!addSchedule(world.force[i], s))
+                v.fail(p + "change_time", "differs from that of [force." + forceOwner[i] + "] on grain " + std::to_string(i),
+                       "one change_time per grain (or inf)");
+            if (!std::isinf(s.switchTime) || forceOwner[i].empty()) forceOwner[i] = name;
+        }
+    }
+
+    // Walls, after all grains, in name order.
+    for (const std::string& name : wallNames) {
+        const std::string p = "wall." + name + ".";
+        WallShape shape;
+        const bool plane = v.text(p + "type") == "plane";
+        shape.kind = plane ? ShapeKind::Plane : ShapeKind::Cylinder;
+        const std::string dirKey = p + (plane ? "normal" : "axis");
+        const Vec3 direction = v.vec(dirKey);
+        if (!(direction.norm() > 0.0)) v.fail(dirKey, "is the zero vector", "a non-zero direction");
+        shape.direction = direction.normalized();
+        shape.radius = plane ? 0.0 : v.real(p + "radius");
+        shape.inside = v.text(p + "side") == "inside";
+        shape.mu = v.real(p + "mu");
+
+        const bool mobile = v.boolean(p + "mobile");
+        const double mass = v.real(p + "mass");
+        const std::array<bool, 3> free = axesOf(v.text(p + "free"));
+        if (mobile) {
+            if (!(mass > 0.0)) v.fail(p + "mass", "is not > 0 for a mobile wall", "real > 0 when mobile = true");
+            bool anyFree = false;
+            for (int a = 0; a < dimension; ++a) anyFree = anyFree || free[a];
+            if (!anyFree)
+                v.fail(p + "free", "leaves a mobile wall no axis to move along",
+                       dimension == 1 ? "x" : dimension == 2 ? "a non-empty subset of xy" : "a non-empty subset of xyz");
+        }
+        ForceSchedule force;
+        force.before = v.vec(p + "force");
+        force.after = v.vec(p + "force_after");
+        force.switchTime = v.real(p + "change_time");
+        if (!mobile && (force.before.norm() > 0.0 || (!std::isinf(force.switchTime) && force.after.norm() > 0.0)))
+            v.fail(p + "force", "acts on a fixed wall", "0 0 0 unless mobile = true");
+
+        const BodyId id = world.addWall(name, shape, v.vec(p + "point"), mobile, mass, free);
+        const auto b = static_cast<std::size_t>(id);
+        world.force[b] = force;
+        const Vec3 wallVelocity = v.vec(p + "velocity");
+        if (mobile) {
+            for (int a = 0; a < 3; ++a) world.v[b][a] = world.invMass[b][a] != 0.0 ? wallVelocity[a] : 0.0;
+        } else if (wallVelocity.norm() > 0.0) {
+            world.v[b] = cwise(wallVelocity, world.translationMask());
+            world.prescribed[b] = true;
+        }
+    }
+}
+
+Scene loadScene(const IniContent& ini, const std::string& origin, const std::vector<std::string>& sets,
+                const std::vector<KeySpec>& extraKeys, const std::filesystem::path& sceneDir) {
+    const Schema schema = makeSchema(extraKeys);
+    Values v;
+    std::map<std::string, std::set<std::string>> instances;  // "force" → names
+
+    for (const std::string& section : ini.sections)
+        if (const auto dynamic = checkSection(schema, section, origin))
+            instances[dynamic->first].insert(dynamic->second);
+
+    auto give = [&](const std::string& key, const std::string& value, const std::string& from) {
+        const Resolved r = resolveKey(schema, key, from);
+        v.entries[key] = {checkValue(*r.rule, key, value, from), from};
+        if (!r.dynamicSection.empty()) instances[r.dynamicSection].insert(r.name);
+    };
+
+    std::set<std::string> seen;
+    for (const auto& [key, value] : ini.entries) {
+        if (!seen.insert(key).second) throw InputError(origin + ": key '" + key + "' is given twice");
+        give(key, value, origin);
+    }
+    for (const std::string& set : sets) {
+        const auto eq = set.find('=');
+        const std::string key = eq == std::string::npos ? std::string() : trim(set.substr(0, eq));
+        if (eq == std::string::npos || key.empty())
+            throw InputError("--set: malformed '" + set + "' (expected section.key=value, e.g. cd.iterations=80)");
+        give(key, unquote(trim(set.substr(eq + 1))), "--set");
+    }
+
+    // Defaults of everything not given; derived defaults of dynamic keys.
+    for (const Rule& r : schema.fixed)
+        if (!v.entries.count(r.spec.key)) v.entries[r.spec.key] = {r.spec.defaultValue, origin};
+    for (const auto& [section, names] : instances)
+        for (const std::string& name : names)
+            for (const Rule& r : schema.dynamic.at(section)) {
+                const std::string key = section + "." + name + "." + r.spec.key;
+                if (!v.entries.count(key)) v.entries[key] = {r.spec.defaultValue, origin};
+            }
+    auto derive = [&](const std::string& key, const std::string& from) {
+        Entry& e = v.entries.at(key);
+        if (e.text.empty()) e = v.entries.at(from);
+    };
+    for (const std::string& name : instances["force"]) derive("force." + name + ".value_after", "force." + name + ".value");
+    for (const std::string& name : instances["wall"]) {
+        derive("wall." + name + ".mu", "contact.mu");
+        derive("wall." + name + ".force_after", "wall." + name + ".force");
+    }
+
+    Scene scene;
+    scene.origin = origin;
+    SimulationSettings& sim = scene.simulation;
+    sim.method = v.text("simulation.method") == "md" ? Method::MD : Method::CD;
+    sim.dt = v.real("simulation.dt");
+    sim.steps = static_cast<long>(v.integer("simulation.steps"));
+    sim.seed = v.unsignedInteger("simulation.seed");
+
+    CdSettings& cd = scene.cd;
+    cd.iterations = v.smallInteger("cd.iterations");
+    const std::string& criterion = v.text("cd.criterion");
+    cd.criterion = criterion == "local" ? Criterion::Local : criterion == "global" ? Criterion::Global : Criterion::Fixed;
+    cd.epsilon = v.real("cd.epsilon");
+    cd.delta = v.real("cd.delta");
+    cd.maxIterations = v.smallInteger("cd.max_iterations");
+    const std::string& order = v.text("cd.order");
+    cd.order = order == "shuffle-once"        ? SweepOrder::ShuffleOnce
+               : order == "fixed"             ? SweepOrder::Fixed
+               : order == "random-sequential" ? SweepOrder::RandomSequential
+                                              : SweepOrder::RandomSweep;
+    cd.warmStart = v.boolean("cd.warm_start");
+    cd.gapPositive = v.text("cd.gap") == "pos";
+
+    scene.output.every = static_cast<long>(v.integer("output.every"));
+    scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));
+
+    buildWorld(scene, v, instances["force"], instances["wall"], sceneDir);
+
+    for (const auto& [key, entry] : v.entries) scene.values[key] = entry.text;
+    return scene;
+}
+
+// ---------------------------------------------------------------------------
+// Reference text
+
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
+    std::string out, line;
+    for (const std::string& w : splitWords(text, false)) {
+        if (!line.empty() && indent.size() + line.size() + 1 + w.size() > width) {
+            out += indent + line + "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + w;
+    }
+    if (!line.empty()) out += indent + line + "\n";
+    return out;
+}
+
+void appendKey(std::string& out, const std::string& key, const Rule& r) {
+    const std::string& d = r.spec.defaultValue;
+    out += key + " = " + (d.empty() ? std::string("\"\"") : d) + "\n";
+    out += "    allowed: " + allowedText(r) + "\n";
+    out += wrap(r.spec.description, "    ", 79);
+}
+
+std::string referenceText(const Schema& schema) {
+    std::string out =
+        "Scene keys. A scene file has [section] headers and 'key = value' lines; '#'\n"
+        "starts a comment. On the command line, --set section.key=value overrides the\n"
+        "file. Every key has a default. Vectors are three numbers \"x y z\" (commas\n"
+        "allowed). Sections [force.NAME] and [wall.NAME] may appear any number of\n"
+        "times, NAME of letters, digits and '_'.\n";
+    std::string section;
+    for (const Rule& r : schema.fixed) {
+        const std::string s = r.spec.key.substr(0, r.spec.key.find('.'));
+        if (s != section) {
+            section = s;
+            out += "\n[" + section + "]\n";
+        }
+        appendKey(out, r.spec.key, r);
+    }
+    for (const char* dyn : {"force", "wall"}) {
+        out += std::string("\n[") + dyn + ".NAME]\n";
+        for (const Rule& r : schema.dynamic.at(dyn)) appendKey(out, std::string(dyn) + ".NAME." + r.spec.key, r);
+    }
+    return out;
+}
+
+std::string readWholeFile(const std::string& path, bool& ok) {
+    ok = false;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return {};
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return {};
+    ok = true;
+    return ss.str();
+}
+
+}  // namespace
+
+Scene loadSceneText(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
+                    const std::vector<KeySpec>& extraKeys) {
+    return loadScene(parseIni(text, origin), origin, sets, extraKeys, std::filesystem::path("."));
+}
+
+Scene loadSceneFile(const std::string& path, const std::vector<std::string>& sets,
+                    const std::vector<KeySpec>& extraKeys) {
+    bool ok = false;
+    const std::string text = readWholeFile(path, ok);
+    if (!ok) throw InputError("cannot read scene file '" + path + "'");
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    return loadScene(parseIni(text, path), path, sets, extraKeys, dir.empty() ? std::filesystem::path(".") : dir);
+}
+
+Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& sets,
+                       const std::vector<KeySpec>& extraKeys) {
+    const auto& scenes = embeddedScenes();
+    const auto it = scenes.find(name);
+    if (it == scenes.end()) {
+        std::string names;
+        for (const auto& [n, text] : scenes) names += (names.empty() ? "" : ", ") + n;
+        throw InputError("no built-in scene '" + name + "' (available: " + names + ")");
+    }
+    return loadSceneText(it->second, name, sets, extraKeys);
+}
+
+std::string sceneReference() { return referenceText(makeSchema({})); }
+
+std::string sceneReference(const std::vector<KeySpec>& extraKeys) { return referenceText(makeSchema(extraKeys)); }
+
+namespace {
+
+const std::string& valueOf(const Scene& scene, const std::string& key) {
+    const auto it = scene.values.find(key);
+    if (it == scene.values.end()) throw std::logic_error("scene has no key '" + key + "'");
+    return it->second;
+}
+
+[[noreturn]] void wrongType(const std::string& key, const std::string& text, const char* type) {
+    throw std::logic_error("scene key '" + key + "' = '" + text + "' is not " + type);
+}
+
+}  // namespace
+
+double sceneReal(const Scene& scene, const std::string& key) {
+    const std::string& t = valueOf(scene, key);
+    if (isInfinityWord(t)) return kInf;
+    const auto x = parseDouble(t);
+    if (!x) wrongType(key, t, "a number");
+    return *x;
+}
+
+long long sceneInteger(const Scene& scene, const std::string& key) {
+    const std::string& t = valueOf(scene, key);
+    const auto n = parseInteger(t);
+    if (!n || !n->exact) wrongType(key, t, "an integer");
+    return *n->exact;
+}
+
+bool sceneBool(const Scene& scene, const std::string& key) {
+    const std::string& t = valueOf(scene, key);
+    const auto b = parseBool(t);
+    if (!b) wrongType(key, t, "a boolean");
+    return *b;
+}
+
+Vec3 sceneVector(const Scene& scene, const std::string& key) {
+    const std::string& t = valueOf(scene, key);
+    const auto x = parseVector(t);
+    if (!x) wrongType(key, t, "a vector");
+    return *x;
+}
+
+const std::string& sceneText(const Scene& scene, const std::string& key) { return valueOf(scene, key); }
+
+}  // namespace moreau

@@ -1,0 +1,302 @@
+#include "moreau/model/generators.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <istream>
+#include <numbers>
+#include <sstream>
+#include <string_view>
+
+#include "moreau/core/error.hpp"
+#include "moreau/core/rng.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+namespace {
+
+std::string fmt(double x) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    return std::string(buf, r.ptr);
+}
+
+std::string fmtVec(const Vec3& v) { return fmt(v[0]) + " " + fmt(v[1]) + " " + fmt(v[2]); }
+
+}  // namespace
+
+std::vector<GrainSpec> makeChain(std::size_t count, double radius, double spacing, const Vec3& origin) {
+    if (count == 0) throw InputError("chain: count must be >= 1");
+    if (!(radius > 0.0)) throw InputError("chain: radius must be > 0, got " + fmt(radius));
+    if (!(spacing >= 0.0)) throw InputError("chain: spacing must be >= 0, got " + fmt(spacing));
+    const double pitch = 2.0 * radius + spacing;
+    std::vector<GrainSpec> grains(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        grains[i].position = origin + Vec3(pitch * static_cast<double>(i), 0.0, 0.0);
+        grains[i].radius = radius;
+    }
+    return grains;
+}
+
+std::vector<GrainSpec> makeLattice(const LatticeParams& p) {
+    if (!(p.radius > 0.0)) throw InputError("lattice: radius must be > 0, got " + fmt(p.radius));
+    if (!(p.spacing >= 0.0)) throw InputError("lattice: spacing must be >= 0, got " + fmt(p.spacing));
+    if (!(p.jitter >= 0.0)) throw InputError("lattice: jitter must be >= 0, got " + fmt(p.jitter));
+    const bool planar = p.type != LatticeType::Cubic;
+    const std::size_t nx = p.counts[0], ny = p.counts[1], nz = planar ? 1 : p.counts[2];
+    if (nx == 0 || ny == 0 || nz == 0) throw InputError("lattice: counts must be positive");
+
+    const double pitch = 2.0 * p.radius + p.spacing;
+    // Hexagonal rows touch their neighbours above and below: distance between
+    // row centres √3/2 pitch, odd rows shifted by half a pitch.
+    const double rowPitch = p.type == LatticeType::Hex ? pitch * std::sqrt(3.0) / 2.0 : pitch;
+    const Vec3 origin = planar ? Vec3(p.origin[0], p.origin[1], 0.0) : p.origin;
+
+    std::vector<GrainSpec> grains;
+    grains.reserve(nx * ny * nz);
+    for (std::size_t k = 0; k < nz; ++k)
+        for (std::size_t j = 0; j < ny; ++j)
+            for (std::size_t i = 0; i < nx; ++i) {
+                double x = pitch * static_cast<double>(i);
+                if (p.type == LatticeType::Hex && j % 2 == 1) x += 0.5 * pitch;
+                const Vec3 offset(x, rowPitch * static_cast<double>(j), pitch * static_cast<double>(k));
+                grains.push_back({origin + offset, p.radius});
+            }
+
+    if (p.jitter > 0.0) {
+        Rng rng = Rng::stream(p.seed, kLatticeJitterStream);
+        const int freeAxes = planar ? 2 : 3;
+        const double amplitude = p.jitter * p.radius;
+        for (GrainSpec& g : grains)
+            for (int a = 0; a < freeAxes; ++a) g.position[a] += rng.uniform(-amplitude, amplitude);
+    }
+    return grains;
+}
+
+namespace {
+
+/// Uniform grid over the box with a head/next linked list per cell; cells are
+/// at least 2 rMax wide, so a grain can only overlap grains of the 3^d cells
+/// around its own.
+class CellGrid {
+public:
+    CellGrid(const Vec3& lo, const Vec3& hi, int dimension, double minCell, std::size_t expected)
+        : lo_(lo), dimension_(dimension) {
+        for (int a = 0; a < 3; ++a) {
+            n_[a] = 1;
+            size_[a] = 1.0;
+            if (a < dimension) {
+                const double length = hi[a] - lo[a];
+                n_[a] = std::max<long>(1, static_cast<long>(std::floor(length / minCell)));
+                size_[a] = length / static_cast<double>(n_[a]);
+            }
+        }
+        // A huge box of small grains would make a grid larger than the packing:
+        // coarsen until there are at most a few cells per grain.
+        const double limit = 4.0 * static_cast<double>(expected) + 1024.0;
+        while (static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]) > limit) {
+            for (int a = 0; a < dimension; ++a) {
+                if (n_[a] > 1) {
+                    n_[a] = (n_[a] + 1) / 2;
+                    size_[a] = (hi[a] - lo[a]) / static_cast<double>(n_[a]);
+                }
+            }
+        }
+        head_.assign(static_cast<std::size_t>(n_[0] * n_[1] * n_[2]), -1);
+    }
+
+    std::array<long, 3> cellOf(const Vec3& x) const {
+        std::array<long, 3> c{0, 0, 0};
+        for (int a = 0; a < dimension_; ++a) {
+            const long i = static_cast<long>(std::floor((x[a] - lo_[a]) / size_[a]));
+            c[a] = std::clamp(i, 0L, n_[a] - 1);
+        }
+        return c;
+    }
+
+    void insert(const Vec3& x, std::int32_t id) {
+        const std::size_t cell = index(cellOf(x));
+        if (next_.size() <= static_cast<std::size_t>(id)) next_.resize(static_cast<std::size_t>(id) + 1, -1);
+        next_[static_cast<std::size_t>(id)] = head_[cell];
+        head_[cell] = id;
+    }
+
+    /// Calls f(id) for every grain in the cells around x; stops early if f returns true.
+    template <class F>
+    bool anyNear(const Vec3& x, F&& f) const {
+        const auto c = cellOf(x);
+        const long r0 = dimension_ > 0 ? 1 : 0, r1 = dimension_ > 1 ? 1 : 0, r2 = dimension_ > 2 ? 1 : 0;
+        for (long dz = -r2; dz <= r2; ++dz)
+            for (long dy = -r1; dy <= r1; ++dy)
+                for (long dx = -r0; dx <= r0; ++dx) {
+                    const std::array<long, 3> n{c[0] + dx, c[1] + dy, c[2] + dz};
+                    if (n[0] < 0 || n[1] < 0 || n[2] < 0 || n[0] >= n_[0] || n[1] >= n_[1] || n[2] >= n_[2])
+                        continue;
+                    for (std::int32_t id = head_[index(n)]; id >= 0; id = next_[static_cast<std::size_t>(id)])
+                        if (f(id)) return true;
+                }
+        return false;
+    }
+
+private:
+    std::size_t index(const std::array<long, 3>& c) const {
+        return static_cast<std::size_t>((c[2] * n_[1] + c[1]) * n_[0] + c[0]);
+    }
+
+    Vec3 lo_;
+    int dimension_;
+    std::array<long, 3> n_{};
+    std::array<double, 3> size_{};
+    std::vector<std::int32_t> head_;
+    std::vector<std::int32_t> next_;
+};
+
+}  // namespace
+
+std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
+    if (p.dimension < 1 || p.dimension > 3) throw InputError("random packing: dimension must be 1, 2 or 3");
+    if (p.count == 0) throw InputError("random packing: count must be >= 1");
+    if (p.count > static_cast<std::size_t>(INT32_MAX)) throw InputError("random packing: count too large");
+    if (!(p.rMin > 0.0) || !(p.rMax >= p.rMin) || !std::isfinite(p.rMax))
+        throw InputError("random packing: radii must satisfy 0 < r_min <= r_max, got " + fmt(p.rMin) + ", " +
+                         fmt(p.rMax));
+    for (int a = 0; a < p.dimension; ++a) {
+        if (!(p.boxMax[a] - p.boxMin[a] >= 2.0 * p.rMax) || !std::isfinite(p.boxMax[a] - p.boxMin[a]))
+            throw InputError("random packing: the box from (" + fmtVec(p.boxMin) + ") to (" + fmtVec(p.boxMax) +
+                             ") is narrower than one grain diameter (" + fmt(2.0 * p.rMax) + ") along " +
+                             std::string(1, static_cast<char>('x' + a)));
+    }
+
+    Rng rng = Rng::stream(p.seed, kRandomPackingStream);
+    CellGrid grid(p.boxMin, p.boxMax, p.dimension, 2.0 * p.rMax, p.count);
+    std::vector<GrainSpec> grains;
+    grains.reserve(p.count);
+    // All radii first, placed largest first: small grains then fill the holes
+    // between large ones, and polydisperse packings get much denser before
+    // jamming than in draw order (3D, radii in [0.25, 0.5], 10^5 grains: jams
+    // at packing fraction 0.27 in draw order; largest first reaches 0.40 in 2 s).
+    std::vector<double> radii(p.count, p.rMin);
+    if (p.rMax > p.rMin)
+        for (double& r : radii) r = rng.uniform(p.rMin, p.rMax);
+    std::sort(radii.begin(), radii.end(), std::greater<>());
+    for (std::size_t i = 0; i < p.count; ++i) {
+        const double r = radii[i];
+        bool placed = false;
+        for (std::size_t attempt = 0; attempt < p.maxAttemptsPerGrain && !placed; ++attempt) {
+            Vec3 x = Vec3::Zero();
+            for (int a = 0; a < p.dimension; ++a) x[a] = rng.uniform(p.boxMin[a] + r, p.boxMax[a] - r);
+            const bool overlaps = grid.anyNear(x, [&](std::int32_t j) {
+                const GrainSpec& g = grains[static_cast<std::size_t>(j)];
+                const double reach = r + g.radius;
+                return (g.position - x).squaredNorm() < reach * reach;
+            });
+            if (!overlaps) {
+                grid.insert(x, static_cast<std::int32_t>(grains.size()));
+                grains.push_back({x, r});
+                placed = true;
+            }
+        }
+        if (!placed) {
+            // Packing fraction reached, to tell the user how far off the box is.
+            double filled = 0.0, box = 1.0;
+            for (const GrainSpec& g : grains)
+                filled += p.dimension == 1   ? 2.0 * g.radius
+                          : p.dimension == 2 ? std::numbers::pi * g.radius * g.radius
+                                             : 4.0 / 3.0 * std::numbers::pi * g.radius * g.radius * g.radius;
+            for (int a = 0; a < p.dimension; ++a) box *= p.boxMax[a] - p.boxMin[a];
+            char fraction[32];
+            std::snprintf(fraction, sizeof fraction, "%.2f", filled / box);
+            throw InputError("random packing: only " + std::to_string(grains.size()) + " of " +
+                             std::to_string(p.count) + " grains fit in the box from (" + fmtVec(p.boxMin) + ") to (" +
+                             fmtVec(p.boxMax) + ") (packing fraction " + fraction + ", " +
+                             std::to_string(p.maxAttemptsPerGrain) +
+                             " attempts for the next grain); use a larger box or fewer grains");
+        }
+    }
+    return grains;
+}
+
+std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin) {
+    std::vector<GrainSpec> grains;
+    std::string line;
+    long lineNumber = 0;
+    auto bad = [&](const std::string& what) {
+        throw InputError("packing file '" + origin + "', line " + std::to_string(lineNumber) + ": " + what);
+    };
+    while (std::getline(in, line)) {
+        ++lineNumber;
+        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+        std::istringstream words(line);
+        std::vector<std::string> fields;
+        for (std::string w; words >> w;) fields.push_back(w);
+        if (fields.empty()) continue;
+        if (fields.size() != 4 && fields.size() != 5)
+            bad("expected 'x y z radius' or 'id x y z radius', found " + std::to_string(fields.size()) +
+                " fields");
+        const std::size_t first = fields.size() - 4;
+        if (first == 1) {
+            long long id = 0;
+            const std::string& f = fields[0];
+            const auto r = std::from_chars(f.data(), f.data() + f.size(), id);
+            if (r.ec != std::errc() || r.ptr != f.data() + f.size()) bad("id '" + f + "' is not an integer");
+        }
+        double v[4];
+        for (std::size_t k = 0; k < 4; ++k) {
+            std::string_view f = fields[first + k];
+            if (!f.empty() && f.front() == '+') f.remove_prefix(1);
+            const auto r = std::from_chars(f.data(), f.data() + f.size(), v[k]);
+            if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(v[k]))
+                bad("'" + fields[first + k] + "' is not a finite number");
+        }
+        if (!(v[3] > 0.0)) bad("radius " + fields.back() + " is not > 0");
+        grains.push_back({Vec3(v[0], v[1], v[2]), v[3]});
+    }
+    if (in.bad()) throw InputError("cannot read packing file '" + origin + "'");
+    if (grains.empty()) throw InputError("packing file '" + origin + "' has no grains");
+    return grains;
+}
+
+std::vector<GrainSpec> readPackingFile(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InputError("cannot read packing file '" + path + "'");
+    return parsePacking(in, path);
+}
+
+void writePackingFile(const std::string& path, const std::vector<GrainSpec>& grains) {
+    std::ofstream out(path);
+    if (!out) throw InputError("cannot write packing file '" + path + "'");
+    out << "# id x y z radius\n";
+    char buf[160];
+    for (std::size_t i = 0; i < grains.size(); ++i) {
+        const GrainSpec& g = grains[i];
+        std::snprintf(buf, sizeof buf, "%zu %.17g %.17g %.17g %.17g\n", i + 1, g.position[0], g.position[1],
+                      g.position[2], g.radius);
+        out << buf;
+    }
+    out.flush();
+    if (!out) throw InputError("cannot write packing file '" + path + "'");
+}
+
+double grainMass(GrainShape shape, double radius, double density) {
+    const double r2 = radius * radius;
+    return shape == GrainShape::Disk ? density * std::numbers::pi * r2
+                                     : density * (4.0 / 3.0) * std::numbers::pi * r2 * radius;
+}
+
+double grainInertia(GrainShape shape, double mass, double radius) {
+    return (shape == GrainShape::Disk ? 0.5 : 0.4) * mass * radius * radius;
+}
+
+void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape shape, double density,
+               double fixedMass) {
+    for (const GrainSpec& g : grains) {
+        const double m = fixedMass > 0.0 ? fixedMass : grainMass(shape, g.radius, density);
+        world.addGrain(g.position, g.radius, m, grainInertia(shape, m, g.radius));
+    }
+}
+
+}  // namespace moreau

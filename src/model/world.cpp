@@ -1,0 +1,61 @@
+#include "moreau/model/world.hpp"
+
+#include <cassert>
+
+namespace moreau {
+
+Vec3 World::translationMask() const {
+    if (dimension == 1) return {1, 0, 0};
+    if (dimension == 2) return {1, 1, 0};
+    return {1, 1, 1};
+}
+
+Vec3 World::rotationMask() const {
+    if (dimension == 1) return {0, 0, 0};
+    if (dimension == 2) return {0, 0, 1};
+    return {1, 1, 1};
+}
+
+BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
+    // Grains are always stored before walls so that ids of walls are stable.
+    assert(numWalls() == 0 && "add all grains before walls");
+    x.push_back(pos);
+    v.push_back(Vec3::Zero());
+    w.push_back(Vec3::Zero());
+    invMass.push_back(translationMask() / m);
+    invInertia.push_back(rotationMask() / I);
+    radius.push_back(r);
+    q.push_back(Quat::Identity());
+    mass.push_back(m);
+    inertia.push_back(I);
+    force.emplace_back();
+    prescribed.push_back(false);
+    ++numGrains;
+    return static_cast<BodyId>(x.size() - 1);
+}
+
+BodyId World::addWall(const std::string& name, const WallShape& shape, const Vec3& pos, bool mobile,
+                      double m, const std::array<bool, 3>& freeAxes) {
+    x.push_back(pos);
+    v.push_back(Vec3::Zero());
+    w.push_back(Vec3::Zero());
+    Vec3 im = Vec3::Zero();
+    if (mobile) {
+        const Vec3 dimMask = translationMask();
+        for (int k = 0; k < 3; ++k) im[k] = freeAxes[k] ? dimMask[k] / m : 0.0;
+    }
+    invMass.push_back(im);
+    invInertia.push_back(Vec3::Zero());  // walls never rotate (infinite inertia, CD §2.4.2)
+    radius.push_back(0.0);
+    q.push_back(Quat::Identity());
+    mass.push_back(mobile ? m : 0.0);
+    inertia.push_back(0.0);
+    force.emplace_back();
+    prescribed.push_back(false);
+    wallShape.push_back(shape);
+    wallName.push_back(name);
+    wallMobile.push_back(mobile);
+    return static_cast<BodyId>(x.size() - 1);
+}
+
+}  // namespace moreau

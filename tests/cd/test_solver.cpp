@@ -1,0 +1,274 @@
+/// Contact dynamics: the shock law (eq. 34) case by case, and small analytic
+/// scenes that exercise the whole step (implicit Euler, eqs. 1–2).
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <cmath>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/cd/solver.hpp"
+#include "moreau/contact/detection.hpp"
+#include "moreau/core/rng.hpp"
+#include "moreau/model/generators.hpp"
+
+using namespace moreau;
+using doctest::Approx;
+
+namespace {
+
+/// Detect, match and take one CD step.
+CdStepStats stepWorld(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt, double margin = 0.05,
+                      std::uint64_t seed = 7) {
+    static CellGridDetector detector;
+    std::vector<Contact> fresh;
+    detector.detect(w, margin, fresh);
+    matchContacts(contacts, fresh);
+    contacts.swap(fresh);
+    StepContext ctx;
+    ctx.dt = dt;
+    ctx.step = w.step;
+    ctx.seed = seed;
+    return solver.step(w, contacts, ctx);
+}
+
+BodyId addPlane(World& w, const Vec3& point, const Vec3& normal, double mu) {
+    WallShape s;
+    s.kind = ShapeKind::Plane;
+    s.direction = normal.normalized();
+    s.mu = mu;
+    return w.addWall("plane", s, point, false, 0.0, {false, false, false});
+}
+
+/// A row between two free spheres of unit mass along x, a at the origin.
+struct TwoSpheres {
+    std::vector<SolverBody> bodies;
+    std::vector<BodyMasks> masks;
+    std::vector<std::array<double, 6>> aniso;
+    SolverRow row{};
+    TwoSpheres(double r, double m, double I, double mu, double gap, double dt) {
+        bodies.resize(2);
+        masks.resize(2);
+        for (auto& b : bodies) {
+            b.v = b.w = Vec3::Zero();
+            b.invMass = 1.0 / m;
+            b.invInertia = 1.0 / I;
+        }
+        row.a = 0;
+        row.b = 1;
+        row.n = Vec3::UnitX();
+        row.ra = row.rb = r;
+        row.mn = m / 2.0;                            // eq. 17
+        row.mt = 1.0 / (2.0 / m + 2.0 * r * r / I);  // eq. 18
+        row.aniso = -1;
+        row.bias = std::max(gap, 0.0) / dt;
+        row.mu = mu;
+        row.P = Vec3::Zero();
+    }
+    void update() { CdSolver::updateRow(row, bodies, masks, aniso); }
+    Vec3 contactVelocity() const {
+        return bodies[1].v - bodies[0].v - (row.ra * bodies[0].w + row.rb * bodies[1].w).cross(row.n);
+    }
+};
+
+}  // namespace
+
+TEST_SUITE("cd") {
+    TEST_CASE("shock law: separating contact gets no force") {
+        TwoSpheres s(0.5, 1.0, 0.1, 0.5, 0.0, 1.0);
+        s.bodies[1].v = Vec3(0.3, 0.2, 0.0);  // b moves away from a
+        s.update();
+        CHECK(s.row.P.norm() == 0.0);
+        CHECK(s.bodies[1].v.x() == Approx(0.3));
+    }
+
+    TEST_CASE("shock law: small positive gap may close within the step, no more") {
+        const double dt = 0.5, gap = 0.1;
+        TwoSpheres s(0.5, 1.0, 0.1, 0.5, gap, dt);
+        s.bodies[1].v = Vec3(-1.0, 0, 0);  // approaching: U_n = -1
+        s.update();
+        // Eq. 24 with g_new = 0: V_n new = -g/dt.
+        CHECK(s.contactVelocity().x() == Approx(-gap / dt).epsilon(1e-14));
+        SUBCASE("too slow to close: no force") {
+            TwoSpheres slow(0.5, 1.0, 0.1, 0.5, gap, dt);
+            slow.bodies[1].v = Vec3(-0.1, 0, 0);  // U_n dt + g = 0.05 > 0
+            slow.update();
+            CHECK(slow.row.P.norm() == 0.0);
+        }
+    }
+
+    TEST_CASE("shock law: sticking contact stops the tangential motion") {
+        TwoSpheres s(0.5, 1.0, 0.1, 1.0, 0.0, 1.0);
+        s.bodies[1].v = Vec3(-1.0, 0.2, -0.1);  // approach with a little slip
+        s.update();
+        const Vec3 V = s.contactVelocity();
+        CHECK(V.norm() == Approx(0.0).epsilon(1e-14));
+        CHECK(s.row.P.x() == Approx(0.5));  // m_n |U_n|
+        const Vec3 Pt(0, s.row.P.y(), s.row.P.z());
+        CHECK(Pt.norm() < 1.0 * s.row.P.x());
+    }
+
+    TEST_CASE("shock law: sliding force is exactly mu R_n opposite the slip") {
+        const double mu = 0.3;
+        TwoSpheres s(0.5, 1.0, 0.1, mu, 0.0, 1.0);
+        s.bodies[1].v = Vec3(-1.0, 2.0, 1.0);  // strong slip
+        const Vec3 Ut = Vec3(0, 2.0, 1.0);
+        s.update();
+        const double Pn = s.row.P.x();
+        const Vec3 Pt(0, s.row.P.y(), s.row.P.z());
+        CHECK(Pn == Approx(0.5));
+        CHECK(Pt.norm() == Approx(mu * Pn).epsilon(1e-14));
+        CHECK(Pt.normalized().dot(-Ut.normalized()) == Approx(1.0).epsilon(1e-14));
+        // The contact still slides in the same direction, more slowly.
+        const Vec3 V = s.contactVelocity();
+        CHECK(V.x() == Approx(0.0).epsilon(1e-14));
+        CHECK(V.tail<2>().normalized().dot(Ut.tail<2>().normalized()) == Approx(1.0).epsilon(1e-12));
+        CHECK(V.tail<2>().norm() < Ut.norm());
+    }
+
+    TEST_CASE("shock law: wall contact uses the grain's mass alone (eq. 18, infinite wall inertia)") {
+        World w;
+        w.dimension = 3;
+        const double m = 2.0, r = 0.5, I = 0.4 * m * r * r;
+        w.addGrain(Vec3(0, 0, r), r, m, I);
+        addPlane(w, Vec3::Zero(), Vec3::UnitZ(), 10.0);
+        w.v[0] = Vec3(0.4, 0.0, -1.0);
+        CdSolver solver(CdSettings{});
+        std::vector<Contact> contacts;
+        stepWorld(w, solver, contacts, 0.1);
+        REQUIRE(contacts.size() == 1);
+        // Normal: the full momentum m |v_n| in one step; tangential: the
+        // contact point stops, the grain rolls (v = r ω) with v_t reduced by
+        // m_t/m = 1/(1 + m r²/I) = 2/7.
+        const double R_n = contacts[0].history.reaction.dot(contacts[0].n);
+        CHECK(R_n * 0.1 == Approx(m * 1.0));
+        CHECK(w.v[0].z() == Approx(0.0).epsilon(1e-14));
+        CHECK(w.v[0].x() == Approx(0.4 * 5.0 / 7.0).epsilon(1e-12));
+        CHECK(w.v[0].x() - w.w[0].y() * r == Approx(0.0).epsilon(1e-12));
+    }
+
+    TEST_CASE("two-grain head-on collision: zero relative normal velocity after two steps (§2.4.2)") {
+        World w;
+        w.dimension = 3;
+        const double r = 0.5, gap = 0.04, dt = 0.1;
+        w.addGrain(Vec3(0, 0, 0), r, 1.0, 0.1);
+        w.addGrain(Vec3(2 * r + gap, 0, 0), r, 1.0, 0.1);
+        w.v[0] = Vec3(1, 0, 0);
+        w.v[1] = Vec3(-1, 0, 0);
+        CdSolver solver(CdSettings{});
+        std::vector<Contact> contacts;
+        stepWorld(w, solver, contacts, dt);
+        // First step: the gap closes exactly, relative velocity -g/dt remains.
+        CHECK(w.v[1].x() - w.v[0].x() == Approx(-gap / dt).epsilon(1e-12));
+        CHECK((w.x[1] - w.x[0]).norm() - 2 * r == Approx(0.0).epsilon(1e-12));
+        stepWorld(w, solver, contacts, dt);
+        CHECK(w.v[1].x() - w.v[0].x() == Approx(0.0).epsilon(1e-12));
+        CHECK(w.v[0].x() + w.v[1].x() == Approx(0.0).epsilon(1e-14));  // momentum
+    }
+
+    TEST_CASE("grain at rest on a plane under gravity stays at rest with R_n = m g") {
+        World w;
+        w.dimension = 3;
+        const double m = 1.5, r = 0.5, g = 9.81, dt = 0.01;
+        w.gravity = Vec3(0, 0, -g);
+        w.addGrain(Vec3(0.3, -0.2, r), r, m, 0.4 * m * r * r);
+        addPlane(w, Vec3::Zero(), Vec3::UnitZ(), 0.5);
+        CdSolver solver(CdSettings{});
+        std::vector<Contact> contacts;
+        for (int s = 0; s < 50; ++s) stepWorld(w, solver, contacts, dt);
+        REQUIRE(contacts.size() == 1);
+        CHECK(contacts[0].history.reaction.dot(contacts[0].n) == Approx(m * g).epsilon(1e-12));
+        CHECK(w.v[0].norm() < 1e-12);
+        CHECK(w.x[0].z() == Approx(r).epsilon(1e-12));
+    }
+
+    TEST_CASE("slope: static friction holds below atan(mu), Coulomb sliding above") {
+        const double mu = 0.4, g = 9.81, dt = 0.01, r = 0.5, m = 1.0;
+        const int steps = 100;
+        auto slide = [&](double theta, bool rotation) {
+            World w;
+            w.dimension = 3;
+            w.gravity = Vec3(0, 0, -g);
+            const Vec3 nrm(-std::sin(theta), 0.0, std::cos(theta));
+            w.addGrain(r * nrm, r, m, 0.4 * m * r * r);
+            if (!rotation) w.invInertia[0] = Vec3::Zero();  // a sliding block
+            addPlane(w, Vec3::Zero(), nrm, mu);
+            CdSolver solver(CdSettings{});
+            std::vector<Contact> contacts;
+            for (int s = 0; s < steps; ++s) stepWorld(w, solver, contacts, dt);
+            const Vec3 down(-std::cos(theta), 0.0, -std::sin(theta));  // down-slope unit vector
+            return w.v[0].dot(down);
+        };
+        const double thetaC = std::atan(mu);
+        SUBCASE("non-rotating grain") {
+            CHECK(std::abs(slide(0.9 * thetaC, false)) < 1e-12);
+            const double th = 1.2 * thetaC;
+            // Implicit Euler is exact for a constant acceleration: v = a N dt.
+            CHECK(slide(th, false) == Approx(g * (std::sin(th) - mu * std::cos(th)) * steps * dt).epsilon(1e-10));
+        }
+        SUBCASE("rotating sphere rolls without slip below atan(7 mu / 2)") {
+            const double th = 1.2 * thetaC;  // above atan(mu), below atan(3.5 mu)
+            CHECK(slide(th, true) == Approx(5.0 / 7.0 * g * std::sin(th) * steps * dt).epsilon(1e-10));
+            const double steep = 1.1 * std::atan(3.5 * mu);
+            CHECK(slide(steep, true) == Approx(g * (std::sin(steep) - mu * std::cos(steep)) * steps * dt).epsilon(1e-10));
+        }
+    }
+
+    TEST_CASE("momentum is conserved without walls") {
+        RandomPackingParams p;
+        p.count = 300;
+        p.rMin = 0.3;
+        p.rMax = 0.5;
+        p.boxMax = Vec3(8, 8, 8);
+        World w;
+        w.dimension = 3;
+        w.muGrain = 0.3;
+        addGrains(w, makeRandomLoosePacking(p), GrainShape::Sphere, 1.0);
+        Rng rng(3);
+        for (std::size_t i = 0; i < w.numGrains; ++i) {
+            w.v[i] = Vec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+            w.w[i] = Vec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+        }
+        const Vec3 p0 = totalMomentum(w);
+        CdSolver solver(CdSettings{});
+        std::vector<Contact> contacts;
+        std::size_t maxContacts = 0;
+        for (int s = 0; s < 100; ++s) {
+            stepWorld(w, solver, contacts, 0.02);
+            maxContacts = std::max(maxContacts, contacts.size());
+        }
+        CHECK(maxContacts > 20);  // collisions happened
+        CHECK((totalMomentum(w) - p0).norm() < 1e-11 * (1.0 + p0.norm()) * static_cast<double>(w.numGrains));
+    }
+
+    TEST_CASE("parallel sweeps are bit-identical to the serial random sweep") {
+        auto run = [](int threads, SweepOrder order) {
+            omp_set_num_threads(threads);
+            LatticeParams lp;
+            lp.type = LatticeType::Cubic;
+            lp.counts = {18, 18, 18};  // ~17,000 contacts: above the parallel threshold
+            lp.jitter = 0.02;
+            lp.seed = 5;
+            World w;
+            w.dimension = 3;
+            w.muGrain = 0.5;
+            w.gravity = Vec3(0, 0, -9.81);
+            addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
+            addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+            CdSettings cs;
+            cs.iterations = 15;
+            cs.order = order;
+            CdSolver solver(cs);
+            std::vector<Contact> contacts;
+            for (int s = 0; s < 3; ++s) stepWorld(w, solver, contacts, 0.01);
+            return stateHash(w);
+        };
+        for (SweepOrder order : {SweepOrder::RandomSweep, SweepOrder::ShuffleOnce, SweepOrder::RandomSequential}) {
+            const auto h1 = run(1, order);
+            const auto h2 = run(2, order);
+            const auto h1b = run(1, order);
+            CHECK(h1 == h1b);
+            CHECK(h1 == h2);
+        }
+        omp_set_num_threads(omp_get_num_procs());
+    }
+}

@@ -1,0 +1,317 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "moreau/core/error.hpp"
+#include "moreau/io/output.hpp"
+
+using namespace moreau;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh folder under the system temporary directory, removed afterwards.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        static std::atomic<int> counter{0};
+        path = fs::temp_directory_path() /
+               ("moreau_test_output_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+std::string readText(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+std::vector<std::string> splitCommas(const std::string& line) {
+    std::vector<std::string> cells;
+    std::istringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    return cells;
+}
+
+double parseDouble(const std::string& s) {
+    char* end = nullptr;
+    const double value = std::strtod(s.c_str(), &end);
+    REQUIRE_MESSAGE(end == s.c_str() + s.size(), "not a number: '" << s << "'");
+    return value;
+}
+
+/// The integer value of the first `name="..."` attribute in `xml`.
+long attribute(const std::string& xml, const std::string& name) {
+    const auto at = xml.find(name + "=\"");
+    REQUIRE_MESSAGE(at != std::string::npos, "attribute " << name << " missing");
+    return std::stol(xml.substr(at + name.size() + 2));
+}
+
+/// The tag of the DataArray named `name` (from '<DataArray' to '>').
+std::string arrayTag(const std::string& xml, const std::string& name) {
+    const auto at = xml.find("Name=\"" + name + "\"");
+    REQUIRE_MESSAGE(at != std::string::npos, "DataArray " << name << " missing");
+    const auto begin = xml.rfind("<DataArray", at);
+    return xml.substr(begin, xml.find('>', at) - begin + 1);
+}
+
+/// The numbers inside the DataArray named `name`.
+std::vector<double> arrayValues(const std::string& xml, const std::string& name) {
+    const auto at = xml.find("Name=\"" + name + "\"");
+    REQUIRE_MESSAGE(at != std::string::npos, "DataArray " << name << " missing");
+    const auto begin = xml.find('>', at) + 1;
+    const auto end = xml.find("</DataArray>", begin);
+    std::istringstream in(xml.substr(begin, end - begin));
+    std::vector<double> values;
+    for (double value; in >> value;) values.push_back(value);
+    return values;
+}
+
+long count(const std::string& text, const std::string& what) {
+    long n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+/// Three grains and two walls (a fixed floor, a mobile piston).
+World smallWorld() {
+    World world;
+    world.addGrain({0.5, 0.5, 0.5}, 0.5, 1.0, 0.1);
+    world.addGrain({1.5, 0.5, 0.5}, 0.25, 2.0, 0.2);
+    world.addGrain({2.5, 0.5, 0.5}, 0.5, 1.0, 0.1);
+    world.addWall("floor", WallShape{}, {0, 0, 0}, false, 0.0, {false, false, false});
+    world.addWall("piston", WallShape{}, {0, 0, 3}, true, 4.0, {false, false, true});
+    world.v[1] = {0.1, -0.2, 0.3};
+    world.w[2] = {0, 1e-20, 7};
+    return world;
+}
+
+Contact makeContact(BodyId a, BodyId b, const Vec3& n, const Vec3& reaction) {
+    Contact c;
+    c.a = a;
+    c.b = b;
+    c.n = n;
+    c.history.reaction = reaction;
+    return c;
+}
+
+}  // namespace
+
+TEST_SUITE("io") {
+    TEST_CASE("series.csv: header and rows read back exactly") {
+        TempDir tmp;
+        const World world = smallWorld();
+        const fs::path file = tmp.path / "sub" / "series.csv";
+        StepRecord r;
+        r.step = 42;
+        r.time = 0.1 + 0.2;  // not a short decimal: needs all 17 digits
+        r.kineticEnergy = 1.0 / 3.0;
+        r.rotationalEnergy = 2.5e-310;  // subnormal
+        r.contacts = 17;
+        r.iterations = 80;
+        r.residual = 1e-9;
+        r.meanOverlap = 3.14159e-5;
+        r.maxOverlap = 0.001;
+        {
+            SeriesWriter series(file, world);
+            series.write(world, r);
+            World moved = world;
+            moved.x[4] = {0, 0, 2.9999999999999996};
+            StepRecord r2 = r;
+            r2.step = 43;
+            series.write(moved, r2);
+        }
+        const auto lines = splitLines(readText(file));
+        REQUIRE(lines.size() == 3);
+        CHECK(lines[0] ==
+              "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
+              "wall_piston_x,wall_piston_y,wall_piston_z");
+
+        const auto row = splitCommas(lines[1]);
+        REQUIRE(row.size() == 12);
+        CHECK(row[0] == "42");
+        CHECK(parseDouble(row[1]) == r.time);
+        CHECK(parseDouble(row[2]) == r.kineticEnergy);
+        CHECK(parseDouble(row[3]) == r.rotationalEnergy);
+        CHECK(row[4] == "17");
+        CHECK(row[5] == "80");
+        CHECK(parseDouble(row[6]) == r.residual);
+        CHECK(parseDouble(row[7]) == r.meanOverlap);
+        CHECK(parseDouble(row[8]) == r.maxOverlap);
+        CHECK(parseDouble(row[9]) == 0.0);
+        CHECK(parseDouble(row[10]) == 0.0);
+        CHECK(parseDouble(row[11]) == 3.0);
+
+        const auto row2 = splitCommas(lines[2]);
+        REQUIRE(row2.size() == 12);
+        CHECK(row2[0] == "43");
+        CHECK(parseDouble(row2[11]) == 2.9999999999999996);
+    }
+
+    TEST_CASE("series.csv without mobile walls has the nine columns only") {
+        TempDir tmp;
+        World world;
+        world.addGrain({0, 0, 0}, 0.5, 1.0, 0.1);
+        world.addWall("floor", WallShape{}, {0, 0, -1}, false, 0.0, {false, false, false});
+        { SeriesWriter series(tmp.path / "series.csv", world); }
+        const auto lines = splitLines(readText(tmp.path / "series.csv"));
+        REQUIRE(lines.size() == 1);
+        CHECK(splitCommas(lines[0]).size() == 9);
+    }
+
+    TEST_CASE("an unwritable path is an InputError that names it") {
+        TempDir tmp;
+        const fs::path blocker = tmp.path / "not_a_folder";
+        std::ofstream(blocker) << "x";
+        const fs::path file = blocker / "series.csv";
+        try {
+            SeriesWriter series(file, smallWorld());
+            FAIL("no exception");
+        } catch (const InputError& e) {
+            CHECK(std::string(e.what()).find(file.string()) != std::string::npos);
+        }
+        CHECK_THROWS_AS(writeJsonFile(blocker / "summary.json", nlohmann::json::object()), InputError);
+        CHECK_THROWS_AS(VtkWriter(blocker / "vtk"), InputError);
+    }
+
+    TEST_CASE("VTK snapshots of a small world with contacts") {
+        TempDir tmp;
+        World world = smallWorld();
+        const fs::path dir = tmp.path / "vtk";
+        std::vector<Contact> contacts{
+            makeContact(0, 1, {1, 0, 0}, {3, 1, 0}),            // loaded grain pair
+            makeContact(1, 2, {1, 0, 0}, Vec3::Zero()),         // unloaded: not drawn
+            makeContact(2, 3, {0, 0, -1}, {0.5, 0, -2}),        // grain on the floor
+        };
+        contacts[2].la = {0, 0, -0.5};
+        contacts[2].lb = {2.5, 0.5, 0};
+
+        VtkWriter vtk(dir);
+        vtk.write(world, contacts, 0, 0.0);
+        world.x[0][2] = 0.75;
+        vtk.write(world, contacts, 10, 0.5);
+
+        for (const char* name : {"grains_000000.vtp", "contacts_000000.vtp", "grains_000010.vtp",
+                                 "contacts_000010.vtp", "run.pvd"})
+            CHECK_MESSAGE(fs::exists(dir / name), name);
+        for (const auto& entry : fs::directory_iterator(dir))
+            CHECK_MESSAGE(entry.path().extension() != ".tmp", entry.path().string());
+
+        SUBCASE("grains: points, vertices and arrays") {
+            const std::string xml = readText(dir / "grains_000010.vtp");
+            CHECK(xml.find("type=\"PolyData\"") != std::string::npos);
+            CHECK(attribute(xml, "NumberOfPoints") == 3);
+            CHECK(attribute(xml, "NumberOfVerts") == 3);
+            CHECK(arrayTag(xml, "radius").find("Float64") != std::string::npos);
+            CHECK(arrayTag(xml, "velocity").find("NumberOfComponents=\"3\"") != std::string::npos);
+            CHECK(arrayTag(xml, "angular_velocity").find("NumberOfComponents=\"3\"") != std::string::npos);
+            CHECK(arrayTag(xml, "id").find("Int64") != std::string::npos);
+            CHECK(arrayValues(xml, "radius") == std::vector<double>{0.5, 0.25, 0.5});
+            CHECK(arrayValues(xml, "velocity") == std::vector<double>{0, 0, 0, 0.1, -0.2, 0.3, 0, 0, 0});
+            CHECK(arrayValues(xml, "angular_velocity") == std::vector<double>{0, 0, 0, 0, 0, 0, 0, 1e-20, 7});
+            CHECK(arrayValues(xml, "id") == std::vector<double>{0, 1, 2});
+            CHECK(arrayValues(xml, "Points") ==
+                  std::vector<double>{0.5, 0.5, 0.75, 1.5, 0.5, 0.5, 2.5, 0.5, 0.5});
+            CHECK(arrayValues(xml, "connectivity") == std::vector<double>{0, 1, 2});
+            CHECK(arrayValues(xml, "offsets") == std::vector<double>{1, 2, 3});
+        }
+
+        SUBCASE("contacts: one line per loaded contact, forces split along n") {
+            const std::string xml = readText(dir / "contacts_000000.vtp");
+            CHECK(attribute(xml, "NumberOfLines") == 2);
+            CHECK(attribute(xml, "NumberOfPoints") == 4);
+            CHECK(arrayValues(xml, "normal_force") == std::vector<double>{3, 0, 0, 0, 0, -2});
+            CHECK(arrayValues(xml, "tangential_force") == std::vector<double>{0, 1, 0, 0.5, 0, 0});
+            const auto magnitude = arrayValues(xml, "force_magnitude");
+            REQUIRE(magnitude.size() == 2);
+            CHECK(magnitude[0] == doctest::Approx(std::sqrt(10.0)).epsilon(1e-15));
+            CHECK(magnitude[1] == doctest::Approx(std::sqrt(4.25)).epsilon(1e-15));
+            // centre to centre, then grain centre to the contact point on the floor
+            CHECK(arrayValues(xml, "Points") ==
+                  std::vector<double>{0.5, 0.5, 0.5, 1.5, 0.5, 0.5, 2.5, 0.5, 0.5, 2.5, 0.5, 0});
+            CHECK(arrayValues(xml, "connectivity") == std::vector<double>{0, 1, 2, 3});
+            CHECK(arrayValues(xml, "offsets") == std::vector<double>{2, 4});
+            CHECK(xml.find("<CellData") != std::string::npos);
+        }
+
+        SUBCASE("run.pvd lists both series with their times") {
+            const std::string pvd = readText(dir / "run.pvd");
+            CHECK(pvd.find("type=\"Collection\"") != std::string::npos);
+            CHECK(count(pvd, "<DataSet ") == 4);
+            CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"0\" file=\"grains_000000.vtp\"") != std::string::npos);
+            CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"1\" file=\"contacts_000000.vtp\"") !=
+                  std::string::npos);
+            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"0\" file=\"grains_000010.vtp\"") !=
+                  std::string::npos);
+            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"1\" file=\"contacts_000010.vtp\"") !=
+                  std::string::npos);
+        }
+
+        SUBCASE("writing a step again replaces its entry") {
+            vtk.write(world, contacts, 10, 0.5);
+            CHECK(count(readText(dir / "run.pvd"), "<DataSet ") == 4);
+        }
+
+        SUBCASE("steps beyond six digits keep all of them") {
+            vtk.write(world, {}, 1234567, 2.0);
+            CHECK(fs::exists(dir / "grains_1234567.vtp"));
+            const std::string xml = readText(dir / "contacts_1234567.vtp");
+            CHECK(attribute(xml, "NumberOfLines") == 0);
+            CHECK(arrayValues(xml, "normal_force").empty());
+        }
+    }
+
+    TEST_CASE("VTK contact lines across a periodic boundary stay short") {
+        TempDir tmp;
+        World world;
+        world.periodic = {true, false, false};
+        world.boxMin = {0, 0, 0};
+        world.boxMax = {10, 1, 1};
+        world.addGrain({9.7, 0.5, 0.5}, 0.5, 1.0, 0.1);
+        world.addGrain({0.2, 0.5, 0.5}, 0.5, 1.0, 0.1);
+        VtkWriter vtk(tmp.path);
+        vtk.write(world, {makeContact(0, 1, {1, 0, 0}, {1, 0, 0})}, 3, 3.0);
+        const auto points = arrayValues(readText(tmp.path / "contacts_000003.vtp"), "Points");
+        REQUIRE(points.size() == 6);
+        CHECK(points[0] == 9.7);
+        CHECK(points[3] == doctest::Approx(10.2).epsilon(1e-12));
+    }
+
+    TEST_CASE("writeJsonFile: indented, parses back, no temporary left") {
+        TempDir tmp;
+        const nlohmann::json doc = {{"method", "cd"}, {"steps", 20}, {"wall_seconds", 0.125},
+                                    {"particles", 300}, {"mean_iterations", 40.5},
+                                    {"nested", {{"list", {1, 2, 3}}}}};
+        const fs::path file = tmp.path / "out" / "summary.json";
+        writeJsonFile(file, doc);
+        const std::string text = readText(file);
+        CHECK(nlohmann::json::parse(text) == doc);
+        CHECK(text.find("\n  \"method\": \"cd\"") != std::string::npos);
+        CHECK(!fs::exists(tmp.path / "out" / "summary.json.tmp"));
+
+        writeJsonFile(file, nlohmann::json{{"steps", 1}});
+        CHECK(nlohmann::json::parse(readText(file)) == nlohmann::json{{"steps", 1}});
+    }
+}

@@ -1,0 +1,202 @@
+/// The `moreau` command line (INTERFACE.md): run, experiment, bench, list.
+#include <omp.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "moreau/experiments/simulation.hpp"
+#include "moreau/io/output.hpp"
+#include "moreau/io/scene_file.hpp"
+
+namespace po = boost::program_options;
+using namespace moreau;
+
+namespace {
+
+constexpr const char* kUsage = R"(moreau — rigid (contact dynamics) and soft (MD) granular dynamics
+
+usage:
+  moreau run SCENE [--set KEY=VALUE]... [--out DIR] [--threads N] [--seed S] [--quiet]
+  moreau experiment NAME [--set KEY=VALUE]... [--out DIR] [--json FILE] [--threads N] [--seed S] [--quiet]
+  moreau bench NAME [--set KEY=VALUE]... [--json FILE] [--threads N] [--seed S]
+  moreau list [experiments|benches|force-laws|integrators|criteria|orders]
+  moreau --help | --version
+  moreau run --help        every scene key with its default, range and meaning
+
+KEY is section.key as in scene files, e.g. cd.iterations=80.
+Exit status: 0 success, 2 bad input, 3 the simulation diverged.
+)";
+
+struct Common {
+    std::vector<std::string> sets;
+    std::string out = "out";
+    std::string json;
+    int threads = 0;
+    std::optional<std::uint64_t> seed;
+    bool quiet = false;
+    bool help = false;
+    std::string target;
+};
+
+Common parseCommon(const std::string& command, const std::vector<std::string>& args, bool allowOut, bool allowJson) {
+    Common c;
+    po::options_description desc;
+    std::string seed;
+    desc.add_options()("set", po::value<std::vector<std::string>>(&c.sets)->composing(), "KEY=VALUE")(
+        "threads", po::value<int>(&c.threads), "OpenMP threads")("seed", po::value<std::string>(&seed), "seed")(
+        "quiet", po::bool_switch(&c.quiet), "no progress")("help,h", po::bool_switch(&c.help), "help")(
+        "target", po::value<std::string>(&c.target), "scene or name");
+    if (allowOut) desc.add_options()("out", po::value<std::string>(&c.out), "output directory");
+    if (allowJson) desc.add_options()("json", po::value<std::string>(&c.json), "JSON result file");
+    po::positional_options_description pos;
+    pos.add("target", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw InputError("moreau " + command + ": " + e.what() + " (see moreau --help)");
+    }
+    if (vm.count("threads") && c.threads < 1) throw InputError("--threads: must be an integer >= 1");
+    if (!seed.empty()) {
+        try {
+            std::size_t used = 0;
+            c.seed = std::stoull(seed, &used);
+            if (used != seed.size()) throw std::invalid_argument(seed);
+        } catch (const std::exception&) {
+            throw InputError("--seed: '" + seed + "' is not a non-negative integer");
+        }
+    }
+    if (c.threads > 0) omp_set_num_threads(c.threads);
+    return c;
+}
+
+const ExperimentInfo& findEntry(const std::vector<ExperimentInfo>& list, const std::string& name, const std::string& kind) {
+    for (const auto& e : list)
+        if (e.name == name) return e;
+    std::string names;
+    for (const auto& e : list) names += (names.empty() ? "" : ", ") + e.name;
+    throw InputError("unknown " + kind + " '" + name + "' (allowed: " + names + ")");
+}
+
+void writeResult(const nlohmann::json& doc, const std::string& jsonPath) {
+    if (!jsonPath.empty()) writeJsonFile(jsonPath, doc);
+    std::cout << doc.dump(2) << std::endl;
+}
+
+int cmdRun(const std::vector<std::string>& args) {
+    Common c = parseCommon("run", args, true, false);
+    if (c.help) {
+        std::cout << "moreau run SCENE [--set KEY=VALUE]... [--out DIR] [--threads N] [--seed S] [--quiet]\n\n"
+                  << "Scene keys (section.key = default):\n\n"
+                  << sceneReference();
+        return 0;
+    }
+    if (c.target.empty()) throw InputError("moreau run: missing SCENE file (see moreau run --help)");
+    if (c.seed) c.sets.push_back("simulation.seed=" + std::to_string(*c.seed));
+    Scene scene = loadSceneFile(c.target, c.sets);
+    RunOptions options;
+    options.outDir = c.out;
+    options.quiet = c.quiet;
+    const nlohmann::json summary = runScene(std::move(scene), options);
+    std::cout << summary.dump(2) << std::endl;
+    return 0;
+}
+
+int cmdExperiment(const std::vector<std::string>& args, bool bench) {
+    const std::string command = bench ? "bench" : "experiment";
+    Common c = parseCommon(command, args, !bench, true);
+    const auto& list = bench ? benches() : experiments();
+    if (c.help || c.target.empty()) {
+        std::cout << "moreau " << command << " NAME [--set KEY=VALUE]...\n\nAvailable:\n";
+        for (const auto& e : list) std::cout << "  " << e.name << "  —  " << e.description << "\n";
+        return c.target.empty() && !c.help ? 2 : 0;
+    }
+    const ExperimentInfo& entry = findEntry(list, c.target, command);
+    ExperimentOptions options;
+    options.sets = c.sets;
+    options.outDir = c.out;
+    options.seed = c.seed;
+    options.quiet = c.quiet;
+    nlohmann::json doc = entry.run(options);
+    if (!bench) {
+        // Human-readable summary of the checks on stderr, JSON on stdout.
+        if (!c.quiet)
+            for (const auto& chk : doc["checks"])
+                std::fprintf(stderr, "%-28s value %-12.6g expected %-12.6g tol %-8.3g %s\n",
+                             chk["name"].get<std::string>().c_str(), chk["value"].get<double>(),
+                             chk["expected"].get<double>(), chk["tolerance"].get<double>(),
+                             chk["pass"].get<bool>() ? "PASS" : "FAIL");
+    }
+    writeResult(doc, c.json);
+    return 0;
+}
+
+int cmdList(const std::vector<std::string>& args) {
+    const std::string what = args.empty() ? "all" : args[0];
+    bool known = false;
+    auto section = [&](const std::string& name, const std::vector<std::pair<std::string, std::string>>& items) {
+        if (what != "all" && what != name) return;
+        known = true;
+        std::cout << name << ":\n";
+        for (const auto& [k, v] : items) std::cout << "  " << k << (v.empty() ? "" : "  —  " + v) << "\n";
+    };
+    std::vector<std::pair<std::string, std::string>> ex, be;
+    for (const auto& e : experiments()) ex.emplace_back(e.name, e.description);
+    for (const auto& e : benches()) be.emplace_back(e.name, e.description);
+    section("experiments", ex);
+    section("benches", be);
+    section("criteria", {{"fixed", "N_I sweeps per step (CD eq. 37), cd.iterations"},
+                         {"local", "every contact |ΔR| <= ε|R| + δ (CD eq. 35), cd.epsilon, cd.delta, cd.max_iterations"},
+                         {"global", "Δ<|R|> <= ε<|R|> (CD eq. 36), cd.epsilon, cd.max_iterations"}});
+    section("orders", {{"random-sweep", "a fresh random permutation every sweep (CD §2.5, default)"},
+                       {"shuffle-once", "one random permutation per time step"},
+                       {"fixed", "contacts in key order"},
+                       {"random-sequential", "random draws with replacement"}});
+    section("force-laws", {});
+    section("integrators", {});
+    if (!known)
+        throw InputError("moreau list: unknown category '" + what +
+                         "' (allowed: experiments, benches, force-laws, integrators, criteria, orders)");
+    if (what == "force-laws" || what == "integrators")
+        std::cerr << "(the MD module is not part of this build yet; only contact dynamics is available)\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+            std::cout << kUsage;
+            return args.empty() ? 2 : 0;
+        }
+        if (args[0] == "--version") {
+            std::cout << "moreau " << MOREAU_VERSION << "\n";
+            return 0;
+        }
+        const std::string command = args[0];
+        args.erase(args.begin());
+        if (command == "run") return cmdRun(args);
+        if (command == "experiment") return cmdExperiment(args, false);
+        if (command == "bench") return cmdExperiment(args, true);
+        if (command == "list") return cmdList(args);
+        throw InputError("unknown command '" + command + "' (allowed: run, experiment, bench, list; see moreau --help)");
+    } catch (const InputError& e) {
+        std::cerr << "moreau: error: " << e.what() << "\n";
+        return 2;
+    } catch (const DivergenceError& e) {
+        std::cerr << "moreau: the simulation diverged: " << e.what() << "\n";
+        return 3;
+    } catch (const std::exception& e) {
+        std::cerr << "moreau: internal error: " << e.what() << "\n";
+        return 1;
+    }
+}
