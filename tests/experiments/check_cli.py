@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""The command line contract of INTERFACE.md, end to end through the built
+program: exit statuses and one-line errors for bad input (nothing written),
+same seed -> same bits for any thread count, JSON shapes of experiments and
+benches.
+
+usage: check_cli.py MOREAU_BINARY SOURCE_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MOREAU, SRC = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def run(*args, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run([MOREAU, *args], capture_output=True, text=True, env=e, timeout=600)
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def bad_input(args, must_mention, tmp):
+    out = os.path.join(tmp, "bad_out")
+    p = run(*args, "--out", out, "--quiet") if args[0] in ("run", "experiment") else run(*args)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    expect(p.returncode == 2, f"{args}: exit {p.returncode}, wanted 2 (stderr: {p.stderr.strip()})")
+    expect(len(lines) == 1, f"{args}: wanted one line on stderr, got {lines}")
+    for word in must_mention:
+        expect(word in p.stderr, f"{args}: stderr does not name '{word}': {p.stderr.strip()}")
+    expect(not os.path.exists(out), f"{args}: bad input left {out} behind")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    chain = os.path.join(SRC, "examples", "chain_1d.ini")
+    box = os.path.join(SRC, "examples", "box_3d.ini")
+
+    # --- bad input: status 2, one line naming file/key and what is allowed ---
+    bad_input(["run", chain, "--set", "cd.iteratons=5"], ["cd.iteratons", "cd.iterations"], tmp)
+    bad_input(["run", chain, "--set", "cd.iterations=abc"], ["cd.iterations", "abc"], tmp)
+    bad_input(["run", chain, "--set", "cd.iterations=0"], ["cd.iterations", ">= 1"], tmp)
+    bad_input(["run", chain, "--set", "cd.order=spiral"], ["cd.order", "random-sweep"], tmp)
+    bad_input(["run", chain, "--set", "nonsense"], ["nonsense"], tmp)
+    bad_input(["run", os.path.join(tmp, "missing.ini")], ["missing.ini"], tmp)
+    bad_input(["run", chain, "--bogus-option"], ["bogus"], tmp)
+    bad_input(["experiment", "no-such-experiment"], ["no-such-experiment", "sound-wave-1d"], tmp)
+    bad_input(["bench", "cd-sweep", "--set", "bench.particles=-3"], ["bench.particles"], tmp)
+    bad_input(["list", "colours"], ["colours"], tmp)
+    broken = os.path.join(tmp, "broken.ini")
+    with open(broken, "w") as f:
+        f.write("[simulation]\ndt = -1\n")
+    bad_input(["run", broken], ["broken.ini", "simulation.dt"], tmp)
+    packing = os.path.join(tmp, "pack.txt")
+    with open(packing, "w") as f:
+        f.write("# x y z r\n0 0 0 0.5\n1 0 zero 0.5\n")
+    bad_input(["run", chain, "--set", "grains.source=file", "--set", f"packing.file={packing}"],
+              ["pack.txt", "3"], tmp)
+
+    # --- a run: outputs of INTERFACE.md; same seed, same bits, any threads ---
+    hashes = []
+    for threads in ("1", "2", "1"):
+        out = os.path.join(tmp, f"box_{threads}_{len(hashes)}")
+        p = run("run", box, "--set", "simulation.steps=40", "--threads", threads, "--seed", "11",
+                "--out", out, "--quiet")
+        expect(p.returncode == 0, f"box run failed: {p.stderr}")
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        for key in ("method", "steps", "wall_seconds", "particles", "mean_iterations"):
+            expect(key in s, f"summary.json lacks {key}")
+        hashes.append(s["state_hash"])
+        with open(os.path.join(out, "series.csv")) as f:
+            header = f.readline().strip().split(",")
+        for col in "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap".split(","):
+            expect(col in header, f"series.csv lacks column {col}")
+    expect(len(set(hashes)) == 1, f"same seed gave different states: {hashes}")
+    p = run("run", box, "--set", "simulation.steps=40", "--seed", "12", "--out", os.path.join(tmp, "other"), "--quiet")
+    with open(os.path.join(tmp, "other", "summary.json")) as f:
+        expect(json.load(f)["state_hash"] != hashes[0], "a different seed gave the same state")
+
+    # Mobile walls get position columns.
+    out = os.path.join(tmp, "piston")
+    p = run("run", os.path.join(SRC, "examples", "piston_2d.ini"), "--set", "simulation.steps=5", "--out", out, "--quiet")
+    expect(p.returncode == 0, f"piston run failed: {p.stderr}")
+    with open(os.path.join(out, "series.csv")) as f:
+        header = f.readline()
+    expect("_y" in header and "wall_" in header, f"no mobile wall column in {header}")
+
+    # --- experiment JSON ---
+    js = os.path.join(tmp, "sw.json")
+    p = run("experiment", "sound-wave-1d", "--set", "cd.iterations=20", "--json", js, "--out",
+            os.path.join(tmp, "sw"), "--quiet")
+    expect(p.returncode == 0, f"sound-wave-1d failed: {p.stderr}")
+    with open(js) as f:
+        doc = json.load(f)
+    expect(doc["experiment"] == "sound-wave-1d", "experiment name")
+    for key in ("omega_fit", "tau_fit", "omega_theory", "tau_theory", "q", "r2"):
+        expect(key in doc["results"], f"sound-wave-1d results lack {key}")
+    for c in doc["checks"]:
+        for key in ("name", "value", "expected", "tolerance", "pass"):
+            expect(key in c, f"check lacks {key}")
+    expect(os.path.exists(os.path.join(tmp, "sw", "sound_wave_1d.csv")), "sound-wave-1d CSV missing")
+
+    # --- bench JSON: same hash for 1 and 2 threads ---
+    bench_hashes = []
+    for threads in ("1", "2"):
+        bj = os.path.join(tmp, f"bench{threads}.json")
+        p = run("bench", "cd-sweep", "--set", "bench.particles=20000", "--set", "bench.steps=2",
+                "--threads", threads, "--json", bj)
+        expect(p.returncode == 0, f"bench failed: {p.stderr}")
+        with open(bj) as f:
+            b = json.load(f)
+        for key in ("contacts", "sweeps", "seconds", "contact_updates_per_second", "state_hash"):
+            expect(key in b["results"], f"cd-sweep results lack {key}")
+        expect(b["threads"] == int(threads), "bench threads")
+        bench_hashes.append(b["results"]["state_hash"])
+    expect(bench_hashes[0] == bench_hashes[1], f"cd-sweep hash differs between threads: {bench_hashes}")
+
+    p = run("list")
+    expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
+    p = run("--version")
+    expect(p.returncode == 0 and p.stdout.startswith("moreau"), "--version")
+
+if failures:
+    print(f"{len(failures)} failure(s)", file=sys.stderr)
+    sys.exit(1)
+print("command line contract: all checks passed")
