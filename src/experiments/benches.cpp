@@ -128,6 +128,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     double sweepSeconds = 0.0, solveSeconds = 0.0;
     std::size_t updates = 0, totalContacts = 0;
     long sweeps = 0;
+    double levels = 0.0;
     for (long s = 0; s < steps; ++s) {
         ctx.step = world.step;
         detector.detect(world, b.scene.simulation.margin, candidates);
@@ -140,6 +141,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         updates += contacts.size() * static_cast<std::size_t>(st.iterations);
         totalContacts += contacts.size();
         sweeps += st.iterations;
+        levels += solver.levelsPerSweep();
     }
     const double n = static_cast<double>(world.numGrains);
     const double meanContacts = static_cast<double>(totalContacts) / static_cast<double>(steps);
@@ -149,6 +151,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"contacts", meanContacts},
         {"contacts_per_particle", meanContacts / n},
         {"sweeps", sweeps},
+        {"levels_per_sweep", levels / static_cast<double>(steps)},
         {"seconds", sweepSeconds},
         {"contact_updates_per_second", static_cast<double>(updates) / sweepSeconds},
         {"solve_seconds", solveSeconds},

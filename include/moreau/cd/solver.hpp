@@ -81,6 +81,9 @@ public:
     /// Wall seconds the last step spent in its sweeps (orders, levels and
     /// shock-law updates; not prepare/store/integrate). For `moreau bench`.
     double lastSweepSeconds() const { return sweepSeconds_; }
+    /// Mean number of dependency levels per sweep in the last step (0 when the
+    /// sweeps ran serially).
+    double levelsPerSweep() const { return levelsPerSweep_; }
     /// Number of rows (contacts) of the last step.
     std::size_t rows() const { return rows_.size(); }
 
@@ -97,11 +100,27 @@ public:
 private:
     void prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx);
     void warmStart(const std::vector<Contact>& contacts, double dt);
-    void buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const;
-    void buildLevels(const std::vector<std::int32_t>& order, std::vector<std::int32_t>& seq,
-                     std::vector<std::int32_t>& levelStart, std::vector<std::int32_t>& scratch) const;
-    void sweepSerial(const std::vector<std::int32_t>& order);
-    void sweepLevels(const std::vector<std::int32_t>& seq, const std::vector<std::int32_t>& levelStart);
+    /// One sweep's order; on the parallel path regrouped by dependency level.
+    struct SweepPlan {
+        std::vector<std::int32_t> seq;         ///< rows in update order (level by level)
+        std::vector<std::int32_t> levelStart;  ///< level L is seq[levelStart[L], levelStart[L+1])
+    };
+    /// A row of a sweep's order with its two bodies (a sink slot for bodies
+    /// the solver never moves), so the level pass reads memory in sequence.
+    struct OrderEntry {
+        std::int32_t row, a, b;
+    };
+    /// Per-thread scratch of the planning (18 bytes per contact, 4 per body).
+    struct PlanScratch {
+        std::vector<OrderEntry> entries;
+        std::vector<std::int32_t> level, last, fill, buckets;
+        std::vector<std::uint16_t> bucketOf;
+    };
+    template <class T, class Make>
+    void buildOrder(std::vector<T>& order, PlanScratch& scratch, const StepContext& ctx, int sweep, Make make) const;
+    void planSweep(SweepPlan& plan, PlanScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
+    void buildLevels(SweepPlan& plan, PlanScratch& scratch) const;
+    void sweepLevels(const SweepPlan& plan);
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
     void store(std::vector<Contact>& contacts, double dt) const;
     void integrate(World& world, double dt) const;
@@ -115,8 +134,12 @@ private:
     std::vector<double> residualHistory_;
     bool recordHistory_ = false;
     double sweepSeconds_ = 0.0;
-    // Orders and dependency levels of a batch of sweeps (parallel path).
-    std::vector<std::vector<std::int32_t>> orders_, seqs_, levelStarts_, scratch_;
+    /// Bodies of each row, −1 where the solver never moves the body (fixed
+    /// walls): the dependency levels read this instead of the 128-byte rows.
+    std::vector<std::array<std::int32_t, 2>> pairs_;
+    std::vector<SweepPlan> plans_;        ///< a batch of sweeps planned ahead, one per thread
+    std::vector<PlanScratch> scratch_;    ///< one per thread
+    double levelsPerSweep_ = 0.0;
 };
 
 }  // namespace moreau
