@@ -154,7 +154,7 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         const Vec3& ii = world.invInertia[i];
         s.v = world.v[i];
         s.w = world.w[i];
-        const Vec3 F = world.force[i].at(tNew);
+        const Vec3 F = world.appliedForce(static_cast<BodyId>(i), tNew);
         for (int k = 0; k < 3; ++k)
             if (im[k] > 0.0) s.v[k] += ctx.dt * (im[k] * F[k] + world.gravity[k]);
         // Scalar inverse masses; locked axes (zero entries among non-zero

@@ -119,7 +119,7 @@ nlohmann::json soundWave1d(const ExperimentOptions& options) {
     const DampedSine fit = fitDampedSine(tf, xf, guess);
 
     nlohmann::json params = {{"particles", n}, {"iterations", NI}, {"dt", dt}, {"d", d},
-                             {"mass", sim.world().mass[0]}, {"force", sim.world().force[static_cast<std::size_t>(last)].before.norm()},
+                             {"mass", sim.world().mass[0]}, {"force", sim.world().appliedForce(last, 0.0).norm()},
                              {"order", sim.scene().values.at("cd.order")}, {"seed", sim.scene().simulation.seed},
                              {"fit_start", tSettled + fitDelay}, {"fit_end", tSettled + fitDelay + fitLength}};
     nlohmann::json results = {{"omega_fit", fit.omega}, {"tau_fit", fit.tau}, {"omega_theory", th.omega},

@@ -973,7 +973,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         s.after = v.vec(p + "value_after");
         s.switchTime = v.real(p + "change_time");
         for (std::size_t i : pickGrains(v, p + "grains", world.numGrains)) {
-            if (!addSchedule(world.force[i], s))
+            if (!addSchedule(world.forceSchedule(static_cast<BodyId>(i)), s))
                 v.fail(p + "change_time", "differs from that of [force." + forceOwner[i] + "] on grain " + std::to_string(i),
                        "one change_time per grain (or inf)");
             if (!std::isinf(s.switchTime) || forceOwner[i].empty()) forceOwner[i] = name;
@@ -1014,7 +1014,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
 
         const BodyId id = world.addWall(name, shape, v.vec(p + "point"), mobile, mass, free);
         const auto b = static_cast<std::size_t>(id);
-        world.force[b] = force;
+        if (force.before.norm() > 0.0 || force.after.norm() > 0.0) world.forceSchedule(static_cast<BodyId>(b)) = force;
         const Vec3 wallVelocity = v.vec(p + "velocity");
         if (mobile) {
             for (int a = 0; a < 3; ++a) world.v[b][a] = world.invMass[b][a] != 0.0 ? wallVelocity[a] : 0.0;

@@ -19,6 +19,7 @@ Vec3 World::rotationMask() const {
 BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     // Grains are always stored before walls so that ids of walls are stable.
     assert(numWalls() == 0 && "add all grains before walls");
+    if (!force.empty()) force.emplace_back();
     x.push_back(pos);
     v.push_back(Vec3::Zero());
     w.push_back(Vec3::Zero());
@@ -28,7 +29,6 @@ BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     q.push_back(Quat::Identity());
     mass.push_back(m);
     inertia.push_back(I);
-    force.emplace_back();
     prescribed.push_back(false);
     ++numGrains;
     return static_cast<BodyId>(x.size() - 1);
@@ -50,8 +50,8 @@ BodyId World::addWall(const std::string& name, const WallShape& shape, const Vec
     q.push_back(Quat::Identity());
     mass.push_back(mobile ? m : 0.0);
     inertia.push_back(0.0);
-    force.emplace_back();
     prescribed.push_back(false);
+    if (!force.empty()) force.emplace_back();
     wallShape.push_back(shape);
     wallName.push_back(name);
     wallMobile.push_back(mobile);

@@ -329,10 +329,10 @@ TEST_CASE("force sections choose grains and sum") {
     const Scene s = loadSceneText(text, "t.ini", {});
     const World& w = s.world;
     REQUIRE(w.numGrains == 5);
-    CHECK(w.force[4].at(0.0).isApprox(Vec3(0.95, 0, -1)));
-    CHECK(w.force[4].at(10.0).isApprox(Vec3(1.95, 0, -1)));
-    CHECK(w.force[0].at(0.0).isApprox(Vec3(1, 0, -1)));
-    CHECK(w.force[0].at(20.0).isApprox(Vec3(2, 0, -1)));
+    CHECK(w.appliedForce(4, 0.0).isApprox(Vec3(0.95, 0, -1)));
+    CHECK(w.appliedForce(4, 10.0).isApprox(Vec3(1.95, 0, -1)));
+    CHECK(w.appliedForce(0, 0.0).isApprox(Vec3(1, 0, -1)));
+    CHECK(w.appliedForce(0, 20.0).isApprox(Vec3(2, 0, -1)));
     CHECK(w.force[2].at(0.0).isApprox(Vec3(0, 0, -1)));
     CHECK(w.force[2].at(1e9).isApprox(Vec3(0, 0, -1)));
     CHECK(std::isinf(w.force[2].switchTime));

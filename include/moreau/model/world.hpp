@@ -54,7 +54,10 @@ struct World {
     std::vector<Quat> q;               ///< orientation (integrated, used for output/analysis)
     std::vector<double> mass;          ///< mass (walls: their finite mass or 0 if fixed)
     std::vector<double> inertia;       ///< scalar moment of inertia (spheres/disks)
-    std::vector<ForceSchedule> force;  ///< applied external force, gravity excluded
+    /// Applied external forces (gravity excluded), one per body, or empty
+    /// when no body has one (saves 56 bytes per grain in large packings).
+    /// Write through forceSchedule(), read through appliedForce().
+    std::vector<ForceSchedule> force;
     std::vector<bool> prescribed;      ///< velocity is prescribed (walls moved kinematically)
     std::vector<WallShape> wallShape;  ///< indexed by body - numGrains
     std::vector<std::string> wallName; ///< indexed by body - numGrains
@@ -94,6 +97,17 @@ struct World {
     /// `freeAxes` (others locked). Returns its id.
     BodyId addWall(const std::string& name, const WallShape& shape, const Vec3& pos, bool mobile,
                    double m, const std::array<bool, 3>& freeAxes);
+
+    /// The force schedule of body b, for writing (allocates `force` on first use).
+    ForceSchedule& forceSchedule(BodyId b) {
+        if (force.size() < numBodies()) force.resize(numBodies());
+        return force[static_cast<std::size_t>(b)];
+    }
+    /// Applied force on body b at time t (zero when none was set).
+    Vec3 appliedForce(BodyId b, double t) const {
+        const auto i = static_cast<std::size_t>(b);
+        return i < force.size() ? force[i].at(t) : Vec3::Zero();
+    }
 
     /// Per-axis masks for the dimension: translation and rotation.
     Vec3 translationMask() const;
