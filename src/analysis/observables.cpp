@@ -84,10 +84,10 @@ Mat3 loveStress(const World& world, const std::vector<Contact>& contacts, double
     Mat3 sum = Mat3::Zero();
     for (const Contact& c : contacts) {
         if (!carriesForce(c)) continue;
-        const Vec3 branch = world.isWall(c.a) || world.isWall(c.b)
-                                ? Vec3(c.la - c.lb)
-                                : world.minimumImage(world.x[static_cast<std::size_t>(c.b)] -
-                                                     world.x[static_cast<std::size_t>(c.a)]);
+        // Grain–wall: the grain's centre to the contact point, r_a n (see the header).
+        const Vec3 branch = world.isWall(c.b) ? Vec3(contactPoint(world, c) - world.x[static_cast<std::size_t>(c.a)])
+                                              : world.minimumImage(world.x[static_cast<std::size_t>(c.b)] -
+                                                                   world.x[static_cast<std::size_t>(c.a)]);
         sum += c.history.reaction * branch.transpose();
     }
     return sum / volume;

@@ -84,10 +84,10 @@ inline bool sphereSphereGap(const World& world, const Vec3& xa, double ra, const
 }
 
 /// Grain–wall kernel; with Fill = false only the decision (gap < margin), with
-/// the same arithmetic, for the first pass of the cell grid. The wall's lever
-/// arm lb is taken from the minimum image of the grain, so it stays bounded
-/// when a grain has drifted many periods along a wall parallel to a periodic
-/// axis (the only sensible combination); gap and n do not depend on it.
+/// the same arithmetic, for the first pass of the cell grid. gap and n depend
+/// only on the grain's offset from the plane or axis, so taking the minimum
+/// image of the grain (a grain that drifted many periods along a wall parallel
+/// to a periodic axis) changes neither.
 template <bool Fill>
 inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, double margin, Contact* c) {
     const auto ig = static_cast<std::size_t>(grain), iw = static_cast<std::size_t>(wall);
@@ -96,7 +96,7 @@ inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, doub
     if (world.anyPeriodic()) rel = minimumImage(world, rel);
     const double r = world.radius[ig];
     double gap = 0.0;
-    Vec3 n, lb;
+    Vec3 n;
     switch (shape.kind) {
         case ShapeKind::Plane: {
             // Infinite plane; a centre behind it (s < 0) is a deep overlap, kept.
@@ -106,7 +106,6 @@ inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, doub
             if (!(gap < margin)) return false;
             if constexpr (!Fill) return true;
             n = -N;
-            lb = rel - s * N;  // foot of the centre on the plane
             break;
         }
         case ShapeKind::Cylinder: {
@@ -122,7 +121,6 @@ inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, doub
             // direction; any one ⊥ A will do.
             const Vec3 e = rho > 1e-14 * rel.norm() ? Vec3(radial / rho) : Vec3(A.unitOrthogonal());
             n = shape.inside ? e : -e;
-            lb = axial * A + shape.radius * e;  // point of the surface on the radial line
             break;
         }
         default:
@@ -134,8 +132,6 @@ inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, doub
         c->a = grain;
         c->b = wall;
         c->n = n;
-        c->la = r * n;
-        c->lb = lb;
         c->gap = gap;
     }
     return true;
@@ -162,8 +158,8 @@ inline std::size_t hashCell(const std::array<std::int32_t, 3>& c, int bits) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Narrow phase (CD paper §2.4: n from a to b, la/lb from the centres of mass
-// to the contact point, gap < 0 an overlap).
+// Narrow phase (CD paper §2.4: n from a to b, gap < 0 an overlap; lever arms
+// and the contact point follow from n and the radii, see contact.hpp).
 
 bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, Contact& c) {
     if (b < a) std::swap(a, b);
@@ -178,8 +174,6 @@ bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, C
     c.a = a;
     c.b = b;
     c.n = n;
-    c.la = ra * n;
-    c.lb = -rb * n;
     c.gap = gap;
     return true;
 }
@@ -430,7 +424,7 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
     // grains in id order and writes full contacts at prefix-sum offsets, which
     // is key order directly: no global sort, and bit-identical output for any
     // number of threads. The narrow phase runs twice for accepted pairs; that
-    // is cheaper than storing ~160-byte contacts and copying them.
+    // is cheaper than storing 80-byte contacts and copying them.
     const std::size_t numChunks =
         std::max<std::size_t>(1, std::min<std::size_t>(n, static_cast<std::size_t>(omp_get_max_threads()) *
                                                               kChunksPerThread));
@@ -496,20 +490,30 @@ void detectBruteForce(const World& world, double margin, std::vector<Contact>& o
 }
 
 void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current) {
+    matchContacts(previous, current, nullptr);
+}
+
+void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
+                   std::vector<std::int32_t>* previousIndex) {
     assert(std::is_sorted(previous.begin(), previous.end(),
                           [](const Contact& l, const Contact& r) { return l.key < r.key; }));
     assert(std::is_sorted(current.begin(), current.end(),
                           [](const Contact& l, const Contact& r) { return l.key < r.key; }));
+    if (previousIndex) previousIndex->resize(current.size());
     std::size_t p = 0;
-    for (Contact& c : current) {
+    for (std::size_t k = 0; k < current.size(); ++k) {
+        Contact& c = current[k];
         while (p < previous.size() && previous[p].key < c.key) ++p;
+        std::int32_t from = -1;
         if (p < previous.size() && previous[p].key == c.key) {
             c.history = previous[p].history;
             ++c.history.age;
+            from = static_cast<std::int32_t>(p);
             ++p;
         } else {
             c.history = ContactHistory{};
         }
+        if (previousIndex) (*previousIndex)[k] = from;
     }
 }
 

@@ -191,14 +191,12 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
         if (!world.isWall(c.a) && !world.isWall(c.b)) {
             from = world.x[a];
             to = world.x[a] + world.minimumImage(world.x[b] - world.x[a]);
-        } else if (world.isWall(c.b)) {
-            // The contact point x_b + lb, reached from the grain's side: the same
-            // point, and it stays next to the grain when positions wrap.
-            from = world.x[a];
-            to = world.x[a] + c.la;
         } else {
-            from = world.x[b];
-            to = world.x[b] + c.lb;
+            // Grain–wall (a is the grain): to the contact point on the grain's
+            // surface, x_a + r_a n, which stays next to the grain when
+            // positions wrap.
+            from = world.x[a];
+            to = contactPoint(world, c);
         }
         points.push_back(from);
         points.push_back(to);

@@ -160,15 +160,28 @@ TEST_SUITE("analysis") {
             CHECK((s - expected).norm() == doctest::Approx(0.0).epsilon(1e-15));
         }
 
-        SUBCASE("grain-wall contact uses la - lb, unloaded ones are ignored") {
+        SUBCASE("grain-wall contact uses r_a n, unloaded ones are ignored") {
             Contact wall = makeContact(0, 3, 0.0, {0, 0, -3});
             wall.n = {0, 0, -1};
-            wall.la = {0, 0, -0.5};
-            wall.lb = Vec3::Zero();
             const std::vector<Contact> contacts{wall, makeContact(0, 2, 0.0, Vec3::Zero())};
             const Mat3 s = loveStress(world, contacts, volume);
-            CHECK(s(2, 2) == doctest::Approx(1.5 / volume).epsilon(1e-15));
+            CHECK(s(2, 2) == doctest::Approx(1.5 / volume).epsilon(1e-15));  // (−3)(−0.5)
             CHECK(s.norm() == doctest::Approx(1.5 / volume).epsilon(1e-15));
+        }
+
+        SUBCASE("grain-wall branch does not depend on where the wall's point lies") {
+            // A tilted force on a grain resting on the floor: ℓ = r_a n = (0, 0, −0.5)
+            // whatever point of the plane the wall body sits at.
+            Contact wall = makeContact(0, 3, 0.0, {1, 0, -3});
+            wall.n = {0, 0, -1};
+            const Mat3 before = loveStress(world, {wall}, volume);
+            world.x[3] = {7, -2, -0.5};
+            const Mat3 after = loveStress(world, {wall}, volume);
+            Mat3 expected = Mat3::Zero();
+            expected(0, 2) = -0.5 / volume;  // f_x ℓ_z
+            expected(2, 2) = 1.5 / volume;   // f_z ℓ_z
+            CHECK((before - expected).norm() == doctest::Approx(0.0).epsilon(1e-15));
+            CHECK(after == before);
         }
 
         SUBCASE("periodic pair uses the minimum image") {

@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ BodyId addFixedWall(World& world, const std::string& name, const WallShape& shap
 /// Vectors equal to an absolute tolerance.
 bool near(const Vec3& u, const Vec3& v, double eps = 1e-12) { return (u - v).norm() <= eps; }
 
+/// Distance of `point` from the line through `p` along the unit vector `A`.
+double distanceFromAxis(const Vec3& point, const Vec3& p, const Vec3& A) {
+    const Vec3 rel = point - p;
+    return (rel - rel.dot(A) * A).norm();
+}
+
 /// The cell grid must give exactly the brute-force set of keys, and the same
 /// geometry to 1e-12. Reports the first mismatch instead of thousands.
 void checkSameContacts(const std::vector<Contact>& got, const std::vector<Contact>& want) {
@@ -49,7 +56,7 @@ void checkSameContacts(const std::vector<Contact>& got, const std::vector<Contac
         const Contact& g = got[i];
         const Contact& w = want[i];
         const bool same = g.key == w.key && g.a == w.a && g.b == w.b && std::abs(g.gap - w.gap) <= 1e-12 &&
-                          near(g.n, w.n) && near(g.la, w.la) && near(g.lb, w.lb) && g.history.age == 0;
+                          near(g.n, w.n) && g.history.age == 0;
         if (!same) {
             if (bad == 0) firstBad = i;
             ++bad;
@@ -59,9 +66,20 @@ void checkSameContacts(const std::vector<Contact>& got, const std::vector<Contac
     CHECK(bad == 0);
 }
 
-/// Conventions every candidate must satisfy (CD §2.4): a < b, key, unit
-/// normal from a to b, la = r_a n, and the two contact points are separated
-/// by gap·n (minimum image), gap < margin.
+/// Signed distance of `point` from the surface of `wall` (plane: along its
+/// normal; cylinder: radial distance from the axis minus the radius), with the
+/// minimum image of point − x_wall.
+double wallSurfaceDistance(const World& world, BodyId wall, const Vec3& point) {
+    const WallShape& shape = world.wall(wall);
+    const Vec3 rel = world.minimumImage(point - world.x[static_cast<std::size_t>(wall)]);
+    if (shape.kind == ShapeKind::Plane) return rel.dot(shape.direction);
+    return (rel - rel.dot(shape.direction) * shape.direction).norm() - shape.radius;
+}
+
+/// Conventions every candidate must satisfy (CD §2.4): a < b, key, a is a
+/// grain, unit normal from a to b, gap < margin, and going gap·n from the
+/// contact point on a's surface (x_a + r_a n) reaches b's surface: x_b − r_b n
+/// for a grain (minimum image), a point of the plane or cylinder for a wall.
 void checkConventions(const World& world, const std::vector<Contact>& contacts, double margin) {
     std::size_t bad = 0, firstBad = contacts.size();
     for (std::size_t i = 0; i < contacts.size(); ++i) {
@@ -70,8 +88,14 @@ void checkConventions(const World& world, const std::vector<Contact>& contacts, 
         const Vec3 rel = world.minimumImage(world.x[ib] - world.x[ia]);
         const double scale = 1.0 + rel.norm();
         bool ok = c.a < c.b && c.key == makeContactKey(c.a, c.b) && !world.isWall(c.a) && c.gap < margin &&
-                  std::abs(c.n.norm() - 1.0) < 1e-12 && near(c.la, world.radius[ia] * c.n) &&
-                  near(rel + c.lb - c.la, c.gap * c.n, 1e-11 * scale);
+                  std::abs(c.n.norm() - 1.0) < 1e-12;
+        if (ok) {
+            const Vec3 onA = contactPoint(world, c);
+            const Vec3 onB = onA + c.gap * c.n;
+            ok = near(onA, world.x[ia] + world.radius[ia] * c.n) &&
+                 (world.isWall(c.b) ? std::abs(wallSurfaceDistance(world, c.b, onB)) <= 1e-11 * scale
+                                    : near(onB, world.x[ia] + rel - world.radius[ib] * c.n, 1e-11 * scale));
+        }
         if (i > 0) ok = ok && contacts[i - 1].key < c.key;
         if (!ok) {
             if (bad == 0) firstBad = i;
@@ -128,7 +152,7 @@ struct ThreadCount {
 
 TEST_SUITE("contact") {
 
-TEST_CASE("sphere-sphere kernel: gap, normal from lower to higher id, lever arms") {
+TEST_CASE("sphere-sphere kernel: gap, normal from lower to higher id, contact point") {
     World world;
     const Vec3 xa{1.0, -2.0, 0.5};
     const Vec3 d{1.0, 2.0, 2.0};  // |d| = 3
@@ -144,8 +168,10 @@ TEST_CASE("sphere-sphere kernel: gap, normal from lower to higher id, lever arms
         CHECK(c.key == makeContactKey(0, 1));
         CHECK(c.gap == doctest::Approx(0.5).epsilon(1e-14));
         CHECK(near(c.n, n));
-        CHECK(near(c.la, 1.0 * n));
-        CHECK(near(c.lb, -1.5 * n));
+        CHECK(near(contactPoint(world, c), xa + 1.0 * n));
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, world.x[1] - 1.5 * n));
+        CHECK(near(leverArm(world, c, 0), 1.0 * n));
+        CHECK(near(leverArm(world, c, 1), -1.5 * n));
     }
     SUBCASE("arguments in either order give the same contact") {
         Contact c1, c2;
@@ -154,7 +180,8 @@ TEST_CASE("sphere-sphere kernel: gap, normal from lower to higher id, lever arms
         CHECK(c2.a == 0);
         CHECK(c2.b == 1);
         CHECK(near(c2.n, c1.n, 0.0));
-        CHECK(near(c2.lb, c1.lb, 0.0));
+        CHECK(c2.gap == c1.gap);
+        CHECK(near(contactPoint(world, c2), contactPoint(world, c1), 0.0));
     }
     SUBCASE("outside the margin") {
         Contact c;
@@ -173,8 +200,8 @@ TEST_CASE("sphere-sphere kernel: gap, normal from lower to higher id, lever arms
         REQUIRE(narrowSphereSphere(world, 0, 1, 0.0, c));
         CHECK(c.gap == doctest::Approx(-2.5).epsilon(1e-14));
         CHECK(c.n.norm() == doctest::Approx(1.0).epsilon(1e-14));
-        CHECK(near(c.la, c.n));
-        CHECK(near(c.lb, -1.5 * c.n));
+        CHECK(near(contactPoint(world, c), xa + c.n));
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, world.x[1] - 1.5 * c.n));
     }
 }
 
@@ -190,8 +217,10 @@ TEST_CASE("sphere-sphere kernel across a periodic boundary uses the minimum imag
     REQUIRE(narrowSphereSphere(world, 0, 1, 0.0, c));
     CHECK(c.gap == doctest::Approx(-0.2).epsilon(1e-12));
     CHECK(near(c.n, {-1.0, 0.0, 0.0}));  // from grain 0 towards the image of grain 1 at -0.1
-    CHECK(near(c.la, {-0.25, 0.0, 0.0}));
-    CHECK(near(c.lb, {0.25, 0.0, 0.0}));
+    // On grain 0's side of the boundary, next to it; b's surface point in the image.
+    CHECK(near(contactPoint(world, c), {-0.05, 1.0, 1.0}));
+    CHECK(near(contactPoint(world, c) + c.gap * c.n, Vec3(9.9 - 10.0, 1.0, 1.0) - 0.25 * c.n));
+    CHECK(near(leverArm(world, c, 1), {0.25, 0.0, 0.0}));
     REQUIRE(narrowSphereSphere(world, 0, 2, 0.0, c));
     CHECK(c.gap == doctest::Approx(-0.4).epsilon(1e-12));
     CHECK(near(c.n, {1.0, 0.0, 0.0}));
@@ -213,8 +242,12 @@ TEST_CASE("sphere-plane kernel") {
         CHECK(c.key == makeContactKey(g, w));
         CHECK(c.gap == doctest::Approx(0.3).epsilon(1e-14));
         CHECK(near(c.n, -N));
-        CHECK(near(c.la, -0.5 * N));
-        CHECK(near(c.lb, t));  // foot of the centre on the plane, from p
+        CHECK(near(contactPoint(world, c), p + 0.3 * N + t));
+        // gap·n further: the foot of the centre on the plane
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, p + t));
+        CHECK(std::abs((contactPoint(world, c) + c.gap * c.n - p).dot(N)) < 1e-14);
+        CHECK(near(leverArm(world, c, g), -0.5 * N));
+        CHECK(leverArm(world, c, w) == Vec3::Zero());  // walls never rotate
         CHECK_FALSE(narrowSphereWall(world, g, w, 0.29, c));
     }
     SUBCASE("centre behind the plane is a deep overlap, not dropped") {
@@ -223,7 +256,8 @@ TEST_CASE("sphere-plane kernel") {
         REQUIRE(narrowSphereWall(world, g, w, 0.0, c));
         CHECK(c.gap == doctest::Approx(-0.7).epsilon(1e-14));
         CHECK(near(c.n, -N));
-        CHECK(near(c.lb, t));
+        CHECK(near(contactPoint(world, c), p - 0.7 * N + t));
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, p + t));
     }
     SUBCASE("planes are infinite") {
         world.x[0] = p + 0.1 * N + 1e6 * t;
@@ -248,8 +282,9 @@ TEST_CASE("sphere-cylinder kernel, inside and outside") {
         CHECK(c.b == drum);
         CHECK(c.gap == doctest::Approx(1.0).epsilon(1e-14));
         CHECK(near(c.n, e));
-        CHECK(near(c.la, e));
-        CHECK(near(c.lb, 2.5 * A + 5.0 * e));
+        CHECK(near(contactPoint(world, c), p + 2.5 * A + 4.0 * e));
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, p + 2.5 * A + 5.0 * e));
+        CHECK(distanceFromAxis(contactPoint(world, c) + c.gap * c.n, p, A) == doctest::Approx(5.0).epsilon(1e-14));
         CHECK_FALSE(narrowSphereWall(world, 0, drum, 0.99, c));
     }
     SUBCASE("outside: gap = rho - R - r, n = -e") {
@@ -258,8 +293,9 @@ TEST_CASE("sphere-cylinder kernel, inside and outside") {
         CHECK(c.b == post);
         CHECK(c.gap == doctest::Approx(0.5).epsilon(1e-14));
         CHECK(near(c.n, -e));
-        CHECK(near(c.la, -e));
-        CHECK(near(c.lb, 2.5 * A + 1.5 * e));
+        CHECK(near(contactPoint(world, c), p + 2.5 * A + 2.0 * e));
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, p + 2.5 * A + 1.5 * e));
+        CHECK(distanceFromAxis(contactPoint(world, c) + c.gap * c.n, p, A) == doctest::Approx(1.5).epsilon(1e-14));
         CHECK_FALSE(narrowSphereWall(world, 0, post, 0.49, c));
     }
     SUBCASE("grain beyond the inside wall overlaps deeply") {
@@ -268,7 +304,8 @@ TEST_CASE("sphere-cylinder kernel, inside and outside") {
         REQUIRE(narrowSphereWall(world, 0, drum, 0.0, c));
         CHECK(c.gap == doctest::Approx(-1.5).epsilon(1e-14));
         CHECK(near(c.n, e));
-        CHECK(near(c.lb, -4.0 * A + 5.0 * e));
+        CHECK(near(contactPoint(world, c), p - 4.0 * A + 6.5 * e));
+        CHECK(near(contactPoint(world, c) + c.gap * c.n, p - 4.0 * A + 5.0 * e));
     }
     SUBCASE("centre on the axis: any radial unit normal") {
         world.x[0] = p + 1.0 * A;
@@ -277,6 +314,7 @@ TEST_CASE("sphere-cylinder kernel, inside and outside") {
         CHECK(c.gap == doctest::Approx(-2.5).epsilon(1e-14));
         CHECK(c.n.norm() == doctest::Approx(1.0).epsilon(1e-14));
         CHECK(std::abs(c.n.dot(A)) < 1e-14);
+        CHECK(distanceFromAxis(contactPoint(world, c) + c.gap * c.n, p, A) == doctest::Approx(1.5).epsilon(1e-14));
     }
 }
 
@@ -530,7 +568,7 @@ TEST_CASE("detection is identical for 1, 2 and 3 threads, and buffers are reused
             const Contact& g = out[i];
             const Contact& r = reference[i];
             // Bit-identical, not merely close.
-            diff += !(g.key == r.key && g.gap == r.gap && g.n == r.n && g.la == r.la && g.lb == r.lb);
+            diff += !(g.key == r.key && g.a == r.a && g.b == r.b && g.gap == r.gap && g.n == r.n);
         }
         CHECK(diff == 0);
     }
@@ -548,9 +586,7 @@ TEST_CASE("matchContacts carries history, starts new contacts clean and drops va
         c.a = a;
         c.b = b;
         c.key = makeContactKey(a, b);
-        c.history.reaction = {reactionX, 0.0, 0.0};
-        c.history.spring = {0.0, reactionX, 0.0};
-        c.history.plastic = 2.0 * reactionX;
+        c.history.reaction = {reactionX, 2.0 * reactionX, -reactionX};
         c.history.age = age;
         return c;
     };
@@ -561,9 +597,7 @@ TEST_CASE("matchContacts carries history, starts new contacts clean and drops va
     current[1].history.reaction = {9.0, 9.0, 9.0};  // stale data in a new contact is cleared
     matchContacts(previous, current);
     REQUIRE(current.size() == 6);
-    CHECK(current[0].history.reaction.x() == 1.0);
-    CHECK(current[0].history.spring.y() == 1.0);
-    CHECK(current[0].history.plastic == 2.0);
+    CHECK(current[0].history.reaction == Vec3(1.0, 2.0, -1.0));
     CHECK(current[0].history.age == 5);
     CHECK(current[1].history.reaction == Vec3::Zero());
     CHECK(current[1].history.age == 0);
@@ -584,6 +618,63 @@ TEST_CASE("matchContacts carries history, starts new contacts clean and drops va
     CHECK(fresh[0].history.age == 0);
 }
 
+TEST_CASE("matchContacts reports where each contact came from, for a method's own arrays") {
+    const auto make = [](BodyId a, BodyId b, double reactionX) {
+        Contact c;
+        c.a = a;
+        c.b = b;
+        c.key = makeContactKey(a, b);
+        c.history.reaction = {reactionX, 0.0, 0.0};
+        return c;
+    };
+    const std::vector<Contact> previous{make(0, 1, 1.0), make(0, 3, 2.0), make(2, 5, 3.0), make(7, 9, 4.0)};
+    // Per-contact memory of some method, indexed like `previous` (an MD spring).
+    const std::vector<Vec3> previousMemory{{1, 0, 0}, {2, 0, 0}, {3, 0, 0}, {4, 0, 0}};
+    const std::vector<Contact> candidates{make(0, 1, 0.0), make(1, 2, 0.0), make(2, 5, 0.0),
+                                          make(6, 7, 0.0), make(7, 9, 0.0), make(8, 9, 0.0)};
+
+    SUBCASE("indices of matched contacts, -1 for new ones; history as without the index") {
+        std::vector<Contact> current = candidates, plain = candidates;
+        std::vector<std::int32_t> previousIndex(17, 42);  // stale size and content are replaced
+        matchContacts(previous, current, &previousIndex);
+        matchContacts(previous, plain);
+        CHECK(previousIndex == std::vector<std::int32_t>{0, -1, 2, -1, 3, -1});
+        REQUIRE(current.size() == plain.size());
+        for (std::size_t k = 0; k < current.size(); ++k) {
+            CAPTURE(k);
+            CHECK(current[k].key == plain[k].key);
+            CHECK(current[k].history.reaction == plain[k].history.reaction);
+            CHECK(current[k].history.age == plain[k].history.age);
+        }
+
+        // A method carries its own array by the same merge.
+        std::vector<Vec3> carried(current.size());
+        for (std::size_t k = 0; k < current.size(); ++k)
+            carried[k] = previousIndex[k] < 0 ? Vec3::Zero()
+                                              : previousMemory[static_cast<std::size_t>(previousIndex[k])];
+        CHECK(carried == std::vector<Vec3>{{1, 0, 0}, Vec3::Zero(), {3, 0, 0}, Vec3::Zero(), {4, 0, 0}, Vec3::Zero()});
+        // The index points at the contact of the same key.
+        for (std::size_t k = 0; k < current.size(); ++k)
+            if (previousIndex[k] >= 0)
+                CHECK(previous[static_cast<std::size_t>(previousIndex[k])].key == current[k].key);
+    }
+    SUBCASE("empty lists") {
+        std::vector<std::int32_t> previousIndex{5, 6};
+        std::vector<Contact> none;
+        matchContacts(previous, none, &previousIndex);
+        CHECK(previousIndex.empty());
+        std::vector<Contact> current = candidates;
+        matchContacts({}, current, &previousIndex);
+        CHECK(previousIndex == std::vector<std::int32_t>(candidates.size(), -1));
+    }
+    SUBCASE("a null index is the two-argument version") {
+        std::vector<Contact> current = candidates;
+        matchContacts(previous, current, nullptr);
+        CHECK(current[4].history.reaction.x() == 4.0);
+        CHECK(current[4].history.age == 1);
+    }
+}
+
 TEST_CASE("detect, match, detect: contacts persist through the store") {
     World world;
     addSphere(world, {0, 0, 0}, 0.5);
@@ -595,12 +686,18 @@ TEST_CASE("detect, match, detect: contacts persist through the store") {
     REQUIRE(previous.size() == 2);
     previous[0].history.reaction = {1, 2, 3};
     world.x[2] = {3.0, 0, 0};  // the (1, 2) contact opens beyond the margin
+    addSphere(world, {3.0, 1.05, 0}, 0.5);  // a new (2, 3) contact
     detector.detect(world, 0.1, current);
-    matchContacts(previous, current);
-    REQUIRE(current.size() == 1);
+    std::vector<std::int32_t> previousIndex;
+    matchContacts(previous, current, &previousIndex);
+    REQUIRE(current.size() == 2);
     CHECK(current[0].key == makeContactKey(0, 1));
     CHECK(current[0].history.reaction == Vec3(1, 2, 3));
     CHECK(current[0].history.age == 1);
+    CHECK(current[1].key == makeContactKey(2, 3));
+    CHECK(current[1].history.reaction == Vec3::Zero());
+    CHECK(current[1].history.age == 0);
+    CHECK(previousIndex == std::vector<std::int32_t>{0, -1});
 }
 
 }  // TEST_SUITE

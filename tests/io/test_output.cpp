@@ -205,8 +205,6 @@ TEST_SUITE("io") {
             makeContact(1, 2, {1, 0, 0}, Vec3::Zero()),         // unloaded: not drawn
             makeContact(2, 3, {0, 0, -1}, {0.5, 0, -2}),        // grain on the floor
         };
-        contacts[2].la = {0, 0, -0.5};
-        contacts[2].lb = {2.5, 0.5, 0};
 
         VtkWriter vtk(dir);
         vtk.write(world, contacts, 0, 0.0);

@@ -46,9 +46,15 @@ std::string hex64(std::uint64_t value);
 /// Love–Weber average stress of the contact network,
 ///   σ = (1/V) Σ_c f_c ⊗ ℓ_c,   σ_ij = (1/V) Σ_c f_i ℓ_j,
 /// with f_c = history.reaction (the force on body b) and ℓ_c the branch
-/// vector from a's centre to b's centre: the minimum image of x_b − x_a for
-/// grain pairs, la − lb when a wall is involved (both equal the centre-to-centre
-/// vector through the contact point). A repulsive contact gives f ∥ ℓ, so
+/// vector: for grain pairs from a's centre to b's centre (minimum image of
+/// x_b − x_a); for grain–wall contacts from the grain's centre to the contact
+/// point, contactPoint − x_a = r_a n. A wall has no centre: x_b is an arbitrary
+/// point of its plane or axis, so x_b − x_a would add a tangential part that
+/// depends on where the wall was placed. With ℓ = r_a n a wall contact adds
+/// the grain's term of the grain-based form σ = −(1/V) Σ_grains Σ_contacts
+/// f_g ⊗ (x_contact − x_grain) (f_g the force on that grain), the mean stress
+/// inside the grains; a grain pair's centre-to-centre branch is the sum of its
+/// two grains' terms, up to the gap. A repulsive contact gives f ∥ ℓ, so
 /// compression is positive (the soil-mechanics sign). `volume` is the volume
 /// (2D: area, 1D: length) that the average refers to.
 Mat3 loveStress(const World& world, const std::vector<Contact>& contacts, double volume);

@@ -122,6 +122,8 @@ private:
     void buildLevels(SweepPlan& plan, PlanScratch& scratch) const;
     void sweepLevels(const SweepPlan& plan);
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
+    void checkFinite(const World& world, const StepContext& ctx);
+    void releaseBuffers();
     void store(std::vector<Contact>& contacts, double dt) const;
     void integrate(World& world, double dt) const;
 

@@ -1,9 +1,13 @@
 #pragma once
 /// Contact candidates and their persistent history, shared by CD and MD.
+///
+/// Hot record: Contact is 80 bytes (see the static_assert below).
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
 #include "moreau/core/types.hpp"
+#include "moreau/model/world.hpp"
 
 namespace moreau {
 
@@ -15,27 +19,55 @@ inline ContactKey makeContactKey(BodyId a, BodyId b, std::uint32_t feature = 0) 
     return (static_cast<std::uint64_t>(a) << 34) | (static_cast<std::uint64_t>(b) << 4) | (feature & 0xFu);
 }
 
-/// What survives from one step to the next for one contact. CD keeps its
-/// reaction for the warm start; MD fields are added by the MD module.
+/// What survives from one step to the next for one contact, common to every
+/// method. Method-specific memory (MD tangential springs, plastic memory) is
+/// not stored here: a method keeps its own per-contact arrays and carries them
+/// over with matchContacts(previous, current, &previousIndex).
 struct ContactHistory {
-    Vec3 reaction = Vec3::Zero();  ///< CD: last reaction force R acting on body b (CD eq. 6)
-    Vec3 spring = Vec3::Zero();    ///< MD: tangential spring / displacement
-    double plastic = 0.0;          ///< MD: plastic memory (Walton–Braun ξ₀, max force)
+    Vec3 reaction = Vec3::Zero();  ///< last contact force acting on body b (CD: reaction R, CD eq. 6)
     std::uint32_t age = 0;         ///< steps this contact has existed
 };
 
 /// One contact candidate: geometry from the narrow phase plus history.
 /// Conventions (CD paper §2.4): n points from body a to body b, the reaction
-/// acts on body b, gap < 0 is an overlap, la/lb point from the centres of mass
-/// to the contact point.
+/// acts on body b, gap < 0 is an overlap. Body a is always a grain (the lower
+/// id; walls come after the grains), body b a grain or a wall.
+///
+/// Lever arms are not stored: they follow from n and the radii. For spheres
+/// the arm of a is r_a n and the arm of b is −r_b n (see leverArm); walls never
+/// rotate, so a wall's arm is never needed (its radius is 0, and leverArm
+/// returns 0 for it). The contact point is contactPoint().
 struct Contact {
     ContactKey key = 0;
     BodyId a = 0, b = 0;
     Vec3 n = Vec3::UnitX();
-    Vec3 la = Vec3::Zero();
-    Vec3 lb = Vec3::Zero();
     double gap = 0.0;
     ContactHistory history;
 };
+
+// key 8 + a, b 8 + n 24 + gap 8 + history (reaction 24 + age 4, padded to 32)
+// = 80 bytes, half of the 160 it took with stored lever arms la/lb and the MD
+// spring/plastic fields. Each grain of a dense packing owns several candidate
+// contacts, held both as this step's and last step's list, so this record
+// decides whether memory per grain stays under 1 KB in 100k-grain runs.
+static_assert(sizeof(Contact) <= 80, "Contact is a hot record: keep it at 80 bytes or less");
+
+/// Lever arm of `body` (c.a or c.b) from its centre of mass to the contact
+/// point: r_a n for a, −r_b n for b. For a wall it is 0 (radius 0): walls
+/// never rotate, so no arm of theirs enters any equation.
+inline Vec3 leverArm(const World& world, const Contact& c, BodyId body) {
+    assert(body == c.a || body == c.b);
+    return body == c.a ? Vec3(world.radius[static_cast<std::size_t>(c.a)] * c.n)
+                       : Vec3(-world.radius[static_cast<std::size_t>(c.b)] * c.n);
+}
+
+/// The contact point on grain a's surface, x_a + r_a n. It lies next to x_a
+/// even in a periodic world (no minimum image needed). On b's side the point
+/// is x_a + (r_a + gap) n: for a wall it lies on the wall's surface, for a
+/// grain it is x_b − r_b n in the minimum image.
+inline Vec3 contactPoint(const World& world, const Contact& c) {
+    assert(!world.isWall(c.a));
+    return world.x[static_cast<std::size_t>(c.a)] + leverArm(world, c, c.a);
+}
 
 }  // namespace moreau

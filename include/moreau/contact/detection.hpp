@@ -82,8 +82,17 @@ private:
 void detectBruteForce(const World& world, double margin, std::vector<Contact>& out);
 
 /// Merge-join of last step's contacts (sorted by key) with this step's
-/// candidates (sorted by key) in O(n): matched contacts inherit the history,
-/// new ones start clean, vanished ones drop.
+/// candidates (sorted by key) in O(n): matched contacts inherit the history
+/// (age + 1), new ones start clean, vanished ones drop.
 void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current);
+
+/// The same merge-join. When `previousIndex` is non-null it is resized to
+/// current.size() and entry k is set to the index into `previous` of the
+/// contact current[k] was matched with, or −1 for a new contact, so that a
+/// method carries its own per-contact arrays (MD springs, plastic memory) by
+/// the same merge: mine[k] = previousIndex[k] < 0 ? fresh : old[previousIndex[k]].
+/// `previous` must hold fewer than 2³¹ contacts.
+void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
+                   std::vector<std::int32_t>* previousIndex);
 
 }  // namespace moreau

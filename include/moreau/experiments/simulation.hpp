@@ -18,8 +18,8 @@ public:
     /// Takes the scene; rejects methods this build cannot run (InputError).
     explicit Simulation(Scene scene);
 
-    /// One time step. Throws DivergenceError (the state before the step is
-    /// kept in lastGood()) when velocities or positions become non-finite.
+    /// One time step. Throws DivergenceError when velocities become
+    /// non-finite; the world is then left as it was before the step.
     const StepRecord& step();
 
     World& world() { return scene_.world; }
@@ -28,8 +28,6 @@ public:
     const std::vector<Contact>& contacts() const { return contacts_; }
     CdSolver& cd() { return cd_; }
     const StepRecord& record() const { return record_; }
-    /// Last finite state (positions, velocities, angular velocities of all bodies).
-    const World& lastGood() const { return lastGood_; }
 
     /// Diagnostics of the current state (no step): energies, overlaps, contacts.
     StepRecord observe() const;
@@ -40,7 +38,6 @@ private:
     std::vector<Contact> contacts_, candidates_;
     CdSolver cd_;
     StepRecord record_;
-    World lastGood_;
 };
 
 struct RunOptions {

@@ -56,9 +56,10 @@ public:
     /// Creates `dir` if needed; throws InputError naming it if that fails.
     explicit VtkWriter(const std::filesystem::path& dir);
     /// Grains: points with radius, velocity, angular_velocity (and id).
-    /// Contacts: lines between the two centres (grain–wall: to the contact
-    /// point) with normal_force and tangential_force (vectors, from
-    /// history.reaction split along n) for contacts with non-zero force.
+    /// Contacts: lines between the two centres (grain–wall: from the grain's
+    /// centre to the contact point on its surface) with normal_force and
+    /// tangential_force (vectors, from history.reaction split along n) for
+    /// contacts with non-zero force.
     /// Periodic pairs are drawn from x_a to x_a + minimum image, so lines
     /// never span the box. Writing the same step again replaces its entry.
     void write(const World& world, const std::vector<Contact>& contacts, long step, double time);
