@@ -1,4 +1,5 @@
 /// The `moreau` command line (INTERFACE.md): run, experiment, bench, list.
+#include <malloc.h>
 #include <omp.h>
 
 #include <boost/program_options.hpp>
@@ -172,6 +173,12 @@ int cmdList(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Per-step buffers of megabytes (contacts, solver rows) are allocated and
+    // released every step. A fixed mmap threshold keeps them out of the heap,
+    // so released memory goes back to the system instead of fragmenting the
+    // heap (glibc otherwise raises the threshold after the first release;
+    // measured: 1215 against 1073 bytes per grain at 100k grains).
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {

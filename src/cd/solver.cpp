@@ -111,7 +111,7 @@ namespace {
     const Vec3 dP = Pnew - r.P;
     r.P = Pnew;
     applyImpulse(r, bodies, masks, dP);
-    r.dP = dP.norm();
+    r.dP = static_cast<float>(dP.norm());
 }
 
 /// Updates rows idx[begin..end) in that order, prefetching ahead: the order is
@@ -125,6 +125,7 @@ void sweepRange(const std::int32_t* idx, std::size_t begin, std::size_t end, std
             const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16])]);
             __builtin_prefetch(p);
             __builtin_prefetch(p + 64);
+            __builtin_prefetch(p + 111);
         }
         if (k + 8 < end) {
             const SolverRow& ahead = rows[static_cast<std::size_t>(idx[k + 8])];
@@ -175,7 +176,8 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     }
     const std::size_t m = contacts.size();
     rows_.resize(m);
-    pairs_.resize(m);
+    // The pair list serves only the dependency levels of the parallel path.
+    if (omp_get_max_threads() > 1 && m > kParallelRows) pairs_.resize(m);
     aniso_.clear();
     const bool threeD = world.dimension == 3;
     std::vector<std::int32_t> anisoRows;
@@ -222,8 +224,8 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.bias = g / ctx.dt;
         r.mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
         r.P = Vec3::Zero();
-        r.dP = 0.0;
-        pairs_[c] = {mobile_[ia] ? k.a : -1, mobile_[ib] ? k.b : -1};
+        r.dP = 0.0f;
+        if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? k.a : -1, mobile_[ib] ? k.b : -1};
     }
 }
 
@@ -424,9 +426,9 @@ void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64
         const std::size_t end = std::min(m, (blk + 1) * kSumBlock);
         for (std::size_t c = blk * kSumBlock; c < end; ++c) {
             const double p = rows_[c].P.norm();
-            sdp += rows_[c].dP;
+            sdp += static_cast<double>(rows_[c].dP);
             sp += p;
-            if (rows_[c].dP > eps * p + impulseFloor) ++v;  // eq. 35 with floor, in impulse units
+            if (static_cast<double>(rows_[c].dP) > eps * p + impulseFloor) ++v;  // eq. 35 with floor, in impulse units
         }
         bdp[blk] = sdp;
         bp[blk] = sp;
@@ -483,7 +485,7 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
             for (int s = 0; s < count && !done; ++s, ++sweep) {
                 const SweepPlan& plan = plans_[oneOrder ? 0 : static_cast<std::size_t>(s)];
                 if (settings_.order == SweepOrder::RandomSequential)
-                    for (SolverRow& r : rows_) r.dP = 0.0;
+                    for (SolverRow& r : rows_) r.dP = 0.0f;
                 if (parallel) {
                     sweepLevels(plan);
                     levels += plan.levelStart.size() - 1;
