@@ -6,6 +6,7 @@
 
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
+#include "support/cd_steps.hpp"
 
 using namespace moreau;
 using doctest::Approx;
@@ -23,22 +24,9 @@ struct Column {
         world.dimension = 1;
         world.gravity = Vec3(-g, 0, 0);
         for (int i = 0; i < n; ++i) world.addGrain(Vec3(0.5 + i, 0, 0), 0.5, 1.0, 0.125);
-        WallShape s;
-        s.kind = ShapeKind::Plane;
-        s.direction = Vec3::UnitX();
-        world.addWall("floor", s, Vec3::Zero(), false, 0.0, {false, false, false});
+        moreau::test::addPlane(world, Vec3::Zero(), Vec3::UnitX());
     }
-    CdStepStats step(CdSolver& solver) {
-        CellGridDetector detector;
-        std::vector<Contact> fresh;
-        detector.detect(world, 0.05, fresh);
-        matchContacts(contacts, fresh);
-        contacts.swap(fresh);
-        StepContext ctx;
-        ctx.dt = dt;
-        ctx.step = world.step;
-        return solver.step(world, contacts, ctx);
-    }
+    CdStepStats step(CdSolver& solver) { return moreau::test::stepWorld(world, solver, contacts, dt); }
     /// Largest |R − exact| over the contacts, relative to the largest load n m g.
     double maxError() const {
         double err = 0.0;

@@ -10,34 +10,14 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/rng.hpp"
 #include "moreau/model/generators.hpp"
+#include "support/cd_steps.hpp"
 
 using namespace moreau;
 using doctest::Approx;
+using moreau::test::addPlane;
+using moreau::test::stepWorld;
 
 namespace {
-
-/// Detect, match and take one CD step.
-CdStepStats stepWorld(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt, double margin = 0.05,
-                      std::uint64_t seed = 7) {
-    static CellGridDetector detector;
-    std::vector<Contact> fresh;
-    detector.detect(w, margin, fresh);
-    matchContacts(contacts, fresh);
-    contacts.swap(fresh);
-    StepContext ctx;
-    ctx.dt = dt;
-    ctx.step = w.step;
-    ctx.seed = seed;
-    return solver.step(w, contacts, ctx);
-}
-
-BodyId addPlane(World& w, const Vec3& point, const Vec3& normal, double mu) {
-    WallShape s;
-    s.kind = ShapeKind::Plane;
-    s.direction = normal.normalized();
-    s.mu = mu;
-    return w.addWall("plane", s, point, false, 0.0, {false, false, false});
-}
 
 /// A row between two free spheres of unit mass along x, a at the origin.
 struct TwoSpheres {

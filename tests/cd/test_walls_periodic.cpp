@@ -6,30 +6,19 @@
 
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
+#include "support/cd_steps.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 
+using moreau::test::stepWorld;
+
 namespace {
 
-void stepOnce(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt) {
-    CellGridDetector detector;
-    std::vector<Contact> fresh;
-    detector.detect(w, 0.05, fresh);
-    matchContacts(contacts, fresh);
-    contacts.swap(fresh);
-    StepContext ctx;
-    ctx.dt = dt;
-    ctx.step = w.step;
-    solver.step(w, contacts, ctx);
-}
+WallShape plane(const Vec3& normal, double mu = 0.0) { return moreau::test::planeShape(normal, mu); }
 
-WallShape plane(const Vec3& normal, double mu = 0.0) {
-    WallShape s;
-    s.kind = ShapeKind::Plane;
-    s.direction = normal;
-    s.mu = mu;
-    return s;
+void stepOnce(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt) {
+    stepWorld(w, solver, contacts, dt);
 }
 
 }  // namespace

@@ -12,27 +12,15 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/io/output.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moreau;
 namespace fs = std::filesystem;
 
 namespace {
 
-/// A fresh folder under the system temporary directory, removed afterwards.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static std::atomic<int> counter{0};
-        path = fs::temp_directory_path() /
-               ("moreau_test_output_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using moreau::test::TempDir;
+
 
 std::string readText(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);

@@ -11,8 +11,10 @@
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moreau;
+using moreau::test::TempDir;
 
 namespace {
 
@@ -33,24 +35,6 @@ std::string loadError(const std::string& text, const std::vector<std::string>& s
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        static int counter = 0;
-        path = std::filesystem::temp_directory_path() /
-               ("moreau_scene_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        std::filesystem::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::filesystem::create_directories((path / name).parent_path());
-        std::ofstream(path / name) << text;
-        return (path / name).string();
-    }
-};
 
 const char* kSmallChain =
     "[simulation]\n"

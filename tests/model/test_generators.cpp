@@ -12,8 +12,10 @@
 #include "moreau/core/error.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/model/world.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moreau;
+using moreau::test::TempDir;
 
 namespace {
 
@@ -44,23 +46,6 @@ std::string errorOf(const std::function<void()>& f) {
     return "(no InputError)";
 }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        static int counter = 0;
-        path = std::filesystem::temp_directory_path() /
-               ("moreau_gen_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        std::filesystem::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name) << text;
-        return (path / name).string();
-    }
-};
 
 }  // namespace
 

@@ -1,0 +1,37 @@
+#pragma once
+/// Small helpers of the CD tests: whole steps (detect, match, solve) and walls.
+#include "moreau/cd/solver.hpp"
+#include "moreau/contact/detection.hpp"
+
+namespace moreau::test {
+
+/// Detect (margin 0.05 unless given), match with last step's contacts and
+/// take one CD step.
+inline CdStepStats stepWorld(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt,
+                             double margin = 0.05, std::uint64_t seed = 7) {
+    CellGridDetector detector;
+    std::vector<Contact> fresh;
+    detector.detect(w, margin, fresh);
+    matchContacts(contacts, fresh);
+    contacts.swap(fresh);
+    StepContext ctx;
+    ctx.dt = dt;
+    ctx.step = w.step;
+    ctx.seed = seed;
+    return solver.step(w, contacts, ctx);
+}
+
+inline WallShape planeShape(const Vec3& normal, double mu = 0.0) {
+    WallShape s;
+    s.kind = ShapeKind::Plane;
+    s.direction = normal.normalized();
+    s.mu = mu;
+    return s;
+}
+
+/// A fixed plane through `point`.
+inline BodyId addPlane(World& w, const Vec3& point, const Vec3& normal, double mu = 0.0) {
+    return w.addWall("plane", planeShape(normal, mu), point, false, 0.0, {false, false, false});
+}
+
+}  // namespace moreau::test
