@@ -240,78 +240,8 @@ void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
     }
 }
 
-namespace {
-
-/// Rows per bucket of the random permutation (12-byte entries: ~6 KB, L1).
-constexpr std::size_t kBucketRows = 512;
-/// At most this many buckets: more write streams than L1 holds lines make the
-/// scatter miss on every write (measured: 1024 buckets doubled its cost).
-constexpr std::uint32_t kMaxBuckets = 256;
-
-/// Uniform integer in [0, n) for n ≤ 2^32 from 32 random bits (Lemire 2019,
-/// with rejection: unbiased); `bits` hands out 32-bit halves of 64-bit draws.
-struct HalfDraws {
-    Rng& rng;
-    std::uint64_t word = 0;
-    bool half = false;
-    std::uint32_t next32() {
-        half = !half;
-        if (half) {
-            word = rng.next();
-            return static_cast<std::uint32_t>(word);
-        }
-        return static_cast<std::uint32_t>(word >> 32);
-    }
-    std::uint32_t below(std::uint32_t n) {
-        std::uint64_t m = static_cast<std::uint64_t>(next32()) * n;
-        if (static_cast<std::uint32_t>(m) < n) {
-            const std::uint32_t threshold = static_cast<std::uint32_t>(-n) % n;
-            while (static_cast<std::uint32_t>(m) < threshold) m = static_cast<std::uint64_t>(next32()) * n;
-        }
-        return static_cast<std::uint32_t>(m >> 32);
-    }
-};
-
-/// A uniformly random permutation of the rows 0..m−1 written through
-/// `make(row)` into `out`: every row draws one of B = 2^k buckets (16 random
-/// bits each, four per 64-bit draw), rows are scattered bucket by bucket, and
-/// each bucket is Fisher–Yates shuffled. This is a sort by i.i.d. uniform
-/// keys, hence uniform over permutations; unlike a plain Fisher–Yates every
-/// pass is sequential or cache-resident, so entries may carry payload (the
-/// row's bodies) at no cost. The same seed gives the same permutation for any
-/// payload type, which keeps the serial and the level-parallel sweeps equal.
 template <class T, class Make>
-void bucketPermutation(std::size_t m, const Rng& seedRng, std::vector<std::int32_t>& start,
-                       std::vector<std::uint16_t>& bucketOf, T* out, Make make) {
-    std::uint32_t B = 1;
-    while (B < kMaxBuckets && static_cast<std::size_t>(B) * kBucketRows < m) B *= 2;
-    const std::uint64_t mask = B - 1;
-    start.assign(static_cast<std::size_t>(B) + 1, 0);
-    bucketOf.resize(m);
-    Rng rng = seedRng;
-    for (std::size_t c = 0; c < m; c += 4) {
-        std::uint64_t w = rng.next();
-        for (std::size_t i = c; i < std::min(m, c + 4); ++i, w >>= 16) {
-            bucketOf[i] = static_cast<std::uint16_t>(w & mask);
-            ++start[(w & mask) + 1];
-        }
-    }
-    for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
-    std::vector<std::int32_t> fill(start.begin(), start.end() - 1);
-    for (std::size_t c = 0; c < m; ++c) out[fill[bucketOf[c]]++] = make(static_cast<std::int32_t>(c));
-    HalfDraws draws{rng};
-    for (std::uint32_t k = 0; k < B; ++k) {
-        T* first = out + start[k];
-        for (auto i = static_cast<std::uint32_t>(start[k + 1] - start[k]); i > 1; --i)
-            std::swap(first[i - 1], first[draws.below(i)]);
-    }
-}
-
-}  // namespace
-
-template <class T, class Make>
-void CdSolver::buildOrder(std::vector<T>& order, PlanScratch& scratch, const StepContext& ctx, int sweep,
-                          Make make) const {
+void CdSolver::buildOrder(std::vector<T>& order, const StepContext& ctx, int sweep, Make make) const {
     const std::size_t m = rows_.size();
     order.resize(m);
     const auto step = static_cast<std::uint64_t>(ctx.step);
@@ -323,7 +253,9 @@ void CdSolver::buildOrder(std::vector<T>& order, PlanScratch& scratch, const Ste
         case SweepOrder::RandomSweep: {
             // Shuffle-once draws the same stream for every sweep of the step.
             const auto s = static_cast<std::uint64_t>(settings_.order == SweepOrder::ShuffleOnce ? 0 : sweep);
-            bucketPermutation(m, Rng::stream(ctx.seed, step, s, 1), scratch.buckets, scratch.bucketOf, order.data(), make);
+            for (std::size_t i = 0; i < m; ++i) order[i] = make(static_cast<std::int32_t>(i));
+            Rng rng = Rng::stream(ctx.seed, step, s, 1);
+            rng.shuffle(std::span<T>(order));
             break;
         }
         case SweepOrder::RandomSequential: {
@@ -338,17 +270,11 @@ void CdSolver::buildOrder(std::vector<T>& order, PlanScratch& scratch, const Ste
 void CdSolver::planSweep(SweepPlan& plan, PlanScratch& scratch, const StepContext& ctx, int sweep,
                          bool levels) const {
     if (!levels) {
-        buildOrder(plan.seq, scratch, ctx, sweep, [](std::int32_t row) { return row; });
+        buildOrder(plan.seq, ctx, sweep, [](std::int32_t row) { return row; });
         plan.levelStart = {0, static_cast<std::int32_t>(plan.seq.size())};
         return;
     }
-    // Bodies the solver never moves point at a sink slot that is reset to −1
-    // after every contact: no branches in the level loop.
-    const auto sink = static_cast<std::int32_t>(bodies_.size());
-    buildOrder(scratch.entries, scratch, ctx, sweep, [&](std::int32_t row) {
-        const auto& p = pairs_[static_cast<std::size_t>(row)];
-        return OrderEntry{row, p[0] < 0 ? sink : p[0], p[1] < 0 ? sink : p[1]};
-    });
+    buildOrder(scratch.order, ctx, sweep, [](std::int32_t row) { return row; });
     buildLevels(plan, scratch);
 }
 
@@ -357,42 +283,44 @@ void CdSolver::buildLevels(SweepPlan& plan, PlanScratch& scratch) const {
     // contacts of this order sharing a mobile body with it. Contacts of one
     // level touch disjoint bodies, and every body sees its updates in the
     // order's sequence, so running level by level reproduces the serial sweep
-    // bit for bit. The entries carry their bodies: one sequential pass, with
-    // random access only to the per-body levels.
-    const std::size_t m = scratch.entries.size();
+    // bit for bit. One pass: the 8-byte body pairs are read well ahead of use
+    // (the order is known), each row goes straight into its level's list, and
+    // the lists are joined at the end (a sequential copy). Bodies the solver
+    // never moves point at a sink slot reset to −1 after every contact, so the
+    // loop has no branches.
+    // (Carrying the bodies inside the permutation's entries, or emitting each
+    // level in ascending row order, both measured slower.)
+    const std::vector<std::int32_t>& order = scratch.order;
+    const std::size_t m = order.size();
     const auto sink = static_cast<std::int32_t>(bodies_.size());
-    // (Emitting each level's rows in ascending row order instead — legal, as
-    // rows of one level share no body — made the sweep faster but the plan
-    // slower by more: 3.3e7 against 3.65e7 updates/s on 2 threads.)
     scratch.last.assign(bodies_.size() + 1, -1);
-    scratch.level.resize(m);
-    plan.seq.resize(m);
-    std::vector<std::int32_t>& count = plan.levelStart;  // becomes the level starts below
-    count.assign(64, 0);
     std::int32_t* last = scratch.last.data();
-    std::int32_t* level = scratch.level.data();
-    const OrderEntry* e = scratch.entries.data();
-    std::int32_t maxLevel = 0;
+    const std::array<std::int32_t, 2>* pairs = pairs_.data();
+    const std::int32_t* ord = order.data();
+    auto& lists = scratch.levelRows;
+    for (auto& l : lists) l.clear();
+    constexpr std::size_t kAhead = 32;
     for (std::size_t k = 0; k < m; ++k) {
-        const std::int32_t L = std::max(last[e[k].a], last[e[k].b]) + 1;
-        last[e[k].a] = L;
-        last[e[k].b] = L;
+        if (k + kAhead < m) __builtin_prefetch(&pairs[ord[k + kAhead]]);
+        const std::int32_t row = ord[k];
+        const std::int32_t a = pairs[row][0] < 0 ? sink : pairs[row][0];
+        const std::int32_t b = pairs[row][1] < 0 ? sink : pairs[row][1];
+        const std::int32_t L = std::max(last[a], last[b]) + 1;
+        last[a] = L;
+        last[b] = L;
         last[sink] = -1;
-        level[k] = L;
-        maxLevel = std::max(maxLevel, L);
-        if (L < 62) ++count[static_cast<std::size_t>(L) + 1];
+        if (static_cast<std::size_t>(L) >= lists.size()) lists.resize(static_cast<std::size_t>(L) + 1);
+        lists[static_cast<std::size_t>(L)].push_back(row);
     }
-    if (maxLevel >= 62) {  // rare (long chains in a fixed order): count again, unbounded
-        count.assign(static_cast<std::size_t>(maxLevel) + 2, 0);
-        for (std::size_t k = 0; k < m; ++k) ++count[static_cast<std::size_t>(level[k]) + 1];
+    std::size_t nLevels = lists.size();
+    while (nLevels > 0 && lists[nLevels - 1].empty()) --nLevels;
+    plan.seq.resize(m);
+    plan.levelStart.assign(nLevels + 1, 0);
+    std::int32_t* out = plan.seq.data();
+    for (std::size_t L = 0; L < nLevels; ++L) {
+        out = std::copy(lists[L].begin(), lists[L].end(), out);
+        plan.levelStart[L + 1] = static_cast<std::int32_t>(out - plan.seq.data());
     }
-    // Stable counting sort by level.
-    while (count.size() > 1 && count.back() == 0) count.pop_back();
-    for (std::size_t L = 1; L < count.size(); ++L) count[L] += count[L - 1];
-    scratch.fill.assign(count.begin(), count.end() - 1);
-    std::int32_t* fill = scratch.fill.data();
-    std::int32_t* seq = plan.seq.data();
-    for (std::size_t k = 0; k < m; ++k) seq[fill[level[k]]++] = e[k].row;
 }
 
 void CdSolver::sweepLevels(const SweepPlan& plan) {

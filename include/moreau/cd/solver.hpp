@@ -109,19 +109,13 @@ private:
         std::vector<std::int32_t> seq;         ///< rows in update order (level by level)
         std::vector<std::int32_t> levelStart;  ///< level L is seq[levelStart[L], levelStart[L+1])
     };
-    /// A row of a sweep's order with its two bodies (a sink slot for bodies
-    /// the solver never moves), so the level pass reads memory in sequence.
-    struct OrderEntry {
-        std::int32_t row, a, b;
-    };
-    /// Per-thread scratch of the planning (18 bytes per contact, 4 per body).
+    /// Per-thread scratch of the planning (8 bytes per contact, 4 per body).
     struct PlanScratch {
-        std::vector<OrderEntry> entries;
-        std::vector<std::int32_t> level, last, fill, buckets;
-        std::vector<std::uint16_t> bucketOf;
+        std::vector<std::int32_t> order, last;
+        std::vector<std::vector<std::int32_t>> levelRows;  ///< rows of each level, in order
     };
     template <class T, class Make>
-    void buildOrder(std::vector<T>& order, PlanScratch& scratch, const StepContext& ctx, int sweep, Make make) const;
+    void buildOrder(std::vector<T>& order, const StepContext& ctx, int sweep, Make make) const;
     void planSweep(SweepPlan& plan, PlanScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
     void buildLevels(SweepPlan& plan, PlanScratch& scratch) const;
     void sweepLevels(const SweepPlan& plan);
