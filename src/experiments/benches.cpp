@@ -15,6 +15,7 @@
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/md/md_solver.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau {
@@ -164,6 +165,71 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"state_hash", hex64(stateHash(world))},
     };
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
+}
+
+nlohmann::json benchMdStep(const ExperimentOptions& options) {
+    // The protocol of ../shared/packings/README.md (LAMMPS gran/hooke/history):
+    // k_n = 2e5, k_t = 2/7 k_n, γ_n = 50, γ_t = 25 as rates (F = m_eff γ v),
+    // μ = 0.5 for grains and walls, no clipping of the normal force, gravity,
+    // Δt = 7.191623e-5, 1000 untimed warm-up steps, 2000 timed ones.
+    const std::vector<KeySpec> extra = {
+        {"bench.warmup", KeyType::Integer, "1000", "untimed warm-up steps", 0, 1e9, {}},
+        {"bench.steps", KeyType::Integer, "2000", "timed steps", 1, 1e9, {}},
+        {"bench.dt", KeyType::Real, "7.191623e-5", "time step (t_n/50 of the protocol)", 0, kInf, {}},
+    };
+    std::vector<std::string> sets = options.sets;
+    bool muGiven = false;
+    for (const auto& s : sets) muGiven = muGiven || s.rfind("bench.mu=", 0) == 0;
+    if (!muGiven) sets.insert(sets.begin(), "bench.mu=0.5");
+    ExperimentOptions o = options;
+    o.sets = sets;
+    BenchSetup b = benchWorld(o, extra);
+    const auto& val = b.scene.values;
+    MdSettings md;
+    md.kn = 2e5;
+    md.kt = 2.0 / 7.0 * md.kn;
+    md.gammaN = 50.0;
+    md.gammaT = 25.0;
+    md.meff = EffectiveMass::Damping;
+    md.clipAttractive = false;
+    MdSolver solver(md);
+    World& world = b.scene.world;
+    CellGridDetector detector;
+    std::vector<Contact> contacts, candidates;
+    std::vector<std::int32_t> index;
+    StepContext ctx;
+    ctx.dt = std::stod(val.at("bench.dt"));
+    ctx.seed = b.scene.simulation.seed;
+    auto advance = [&](long steps) {
+        for (long s = 0; s < steps; ++s) {
+            ctx.step = world.step;
+            detector.detect(world, b.scene.simulation.margin, candidates);
+            matchContacts(contacts, candidates, &index);
+            contacts.swap(candidates);
+            solver.step(world, contacts, index, ctx);
+        }
+    };
+    advance(std::stol(val.at("bench.warmup")));
+    const long steps = std::stol(val.at("bench.steps"));
+    const auto t0 = std::chrono::steady_clock::now();
+    advance(steps);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::size_t touching = 0;
+    for (const Contact& c : contacts) touching += c.gap < 0.0 ? 1 : 0;
+    const double n = static_cast<double>(world.numGrains);
+    nlohmann::json results = {
+        {"particles", world.numGrains},
+        {"source", b.source},
+        {"steps", steps},
+        {"seconds", seconds},
+        {"particle_steps_per_second", n * static_cast<double>(steps) / seconds},
+        {"contacts_per_particle", static_cast<double>(touching) / n},
+        {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
+        {"kinetic_energy", kineticEnergy(world)},
+        {"peak_rss_bytes_per_particle", peakRssBytes() / n},
+        {"state_hash", hex64(stateHash(world))},
+    };
+    return {{"bench", "md-step"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
 nlohmann::json benchDetect(const ExperimentOptions& options) {

@@ -24,6 +24,8 @@ const std::vector<ExperimentInfo>& experiments() {
 const std::vector<ExperimentInfo>& benches() {
     static const std::vector<ExperimentInfo> list = {
         {"cd-sweep", "contact updates per second of frictional random sweeps on a dense 3D packing", benchCdSweep},
+        {"md-step", "particle-steps per second of soft-sphere MD on the LAMMPS protocol (shared/packings/README.md)",
+         benchMdStep},
         {"detect", "seconds per contact detection (cell grid) on a dense 3D packing", benchDetect},
     };
     return list;

@@ -26,10 +26,7 @@ StepContext contextOf(const Scene& scene) {
 
 }  // namespace
 
-Simulation::Simulation(Scene scene) : scene_(std::move(scene)), cd_(scene_.cd) {
-    if (scene_.simulation.method != Method::CD)
-        throw InputError(scene_.origin + ": key 'simulation.method': 'md' is not available yet in this build (allowed: cd)");
-}
+Simulation::Simulation(Scene scene) : scene_(std::move(scene)), cd_(scene_.cd), md_(scene_.md) {}
 
 StepRecord Simulation::observe() const {
     const World& w = scene_.world;
@@ -48,11 +45,28 @@ StepRecord Simulation::observe() const {
 const StepRecord& Simulation::step() {
     World& w = scene_.world;
     const StepContext ctx = contextOf(scene_);
-    detector_.detect(w, scene_.simulation.margin, candidates_);  // detect
-    matchContacts(contacts_, candidates_);                        // match: history carries over
-    contacts_.swap(candidates_);
-    std::vector<Contact>().swap(candidates_);  // last step's contacts: free them before the solve
-    const CdStepStats stats = cd_.step(w, contacts_, ctx);        // solve + advance (throws on divergence)
+    CdStepStats stats;  // MD: no iterations, no residual
+    if (scene_.simulation.method == Method::MD) {
+        const double t0 = w.time;
+        StepContext sub = ctx;
+        sub.dt = ctx.dt / scene_.md.substeps;
+        for (int k = 0; k < scene_.md.substeps; ++k) {
+            sub.step = w.step;
+            detector_.detect(w, scene_.simulation.margin, candidates_);          // detect
+            matchContacts(contacts_, candidates_, &previousIndex_);              // match: springs carry over
+            contacts_.swap(candidates_);
+            md_.step(w, contacts_, previousIndex_, sub);                        // forces + integrate
+        }
+        // The world counts simulation steps, not substeps.
+        w.step = ctx.step + 1;
+        w.time = t0 + ctx.dt;
+    } else {
+        detector_.detect(w, scene_.simulation.margin, candidates_);  // detect
+        matchContacts(contacts_, candidates_);                        // match: reactions carry over
+        contacts_.swap(candidates_);
+        std::vector<Contact>().swap(candidates_);  // last step's contacts: free them before the solve
+        stats = cd_.step(w, contacts_, ctx);       // solve + advance (throws on divergence)
+    }
     record_ = observe();
     record_.iterations = stats.iterations;
     record_.residual = stats.residual;

@@ -297,6 +297,27 @@ std::vector<Rule> fixedRules() {
                          "Gap in the shock law: g_pos = max(g, 0) (pos, eq. 33: overlaps are not pushed apart) or "
                          "the plain gap g.",
                          {"pos", "plain"}));
+    // [md]
+    r.push_back(realKey("md.kn", "2e5", "Normal stiffness k_n of the linear spring-dashpot (force schemes eq. 2).", 0.0,
+                        true));
+    r.push_back(realKey("md.gamma_n", "50", "Normal damping gamma_n (eq. 2; see md.meff for its units).", 0.0));
+    r.push_back(typedKey(K::Choice, "md.tangential", "spring",
+                         "Tangential force: Cundall-Strack spring limited by Coulomb (eqs. 16-17, spring kept in the "
+                         "tangent plane) or none.",
+                         {"spring", "none"}));
+    r.push_back(realKey("md.kt", "57142.857142857145", "Tangential spring stiffness k_t.", 0.0));
+    r.push_back(realKey("md.gamma_t", "25", "Tangential damping gamma_t (units as gamma_n).", 0.0));
+    r.push_back(typedKey(K::Choice, "md.meff", "none",
+                         "Where the effective mass enters: none (eq. 2 as written, F = -k xi - gamma xi'), damping "
+                         "(F = -k xi - m_eff gamma xi', gamma a rate as in LAMMPS gran/hooke) or both constants.",
+                         {"none", "damping", "both"}));
+    r.push_back(typedKey(K::Bool, "md.clip_attractive", "true",
+                         "Set a normal force that would turn attractive (late in a damped collision) to zero; "
+                         "false keeps eq. 2 as written until the overlap vanishes."));
+    r.push_back(intKey("md.substeps", "1",
+                       "MD steps per simulation step (each detects contacts anew): MD must resolve a collision "
+                       "(dt / substeps well below t_n, force schemes eq. 4) where CD takes simulation.dt as is.",
+                       1));
     // [output]
     r.push_back(intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0));
     r.push_back(intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0));
@@ -1095,6 +1116,17 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
                                               : SweepOrder::RandomSweep;
     cd.warmStart = v.boolean("cd.warm_start");
     cd.gapPositive = v.text("cd.gap") == "pos";
+
+    MdSettings& md = scene.md;
+    md.kn = v.real("md.kn");
+    md.gammaN = v.real("md.gamma_n");
+    md.tangentialSpring = v.text("md.tangential") == "spring";
+    md.kt = v.real("md.kt");
+    md.gammaT = v.real("md.gamma_t");
+    const std::string& meff = v.text("md.meff");
+    md.meff = meff == "damping" ? EffectiveMass::Damping : meff == "both" ? EffectiveMass::Both : EffectiveMass::None;
+    md.clipAttractive = v.boolean("md.clip_attractive");
+    md.substeps = v.smallInteger("md.substeps");
 
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));

@@ -40,5 +40,6 @@ bool runPlotScript(const std::string& script, const std::vector<std::string>& ar
 nlohmann::json soundWave1d(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
+nlohmann::json benchMdStep(const ExperimentOptions& options);
 
 }  // namespace moreau

@@ -9,13 +9,14 @@
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/io/output.hpp"
+#include "moreau/md/md_solver.hpp"
 #include "moreau/model/scene.hpp"
 
 namespace moreau {
 
 class Simulation {
 public:
-    /// Takes the scene; rejects methods this build cannot run (InputError).
+    /// Takes the scene and runs it with the method it names (simulation.method).
     explicit Simulation(Scene scene);
 
     /// One time step. Throws DivergenceError when velocities become
@@ -27,6 +28,7 @@ public:
     const Scene& scene() const { return scene_; }
     const std::vector<Contact>& contacts() const { return contacts_; }
     CdSolver& cd() { return cd_; }
+    MdSolver& md() { return md_; }
     const StepRecord& record() const { return record_; }
 
     /// Diagnostics of the current state (no step): energies, overlaps, contacts.
@@ -37,6 +39,8 @@ private:
     CellGridDetector detector_;
     std::vector<Contact> contacts_, candidates_;
     CdSolver cd_;
+    MdSolver md_;
+    std::vector<std::int32_t> previousIndex_;  ///< MD: this step's contact → last step's
     StepRecord record_;
 };
 

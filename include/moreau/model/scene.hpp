@@ -29,6 +29,27 @@ struct CdSettings {
     bool gapPositive = true;     ///< use g_pos = max(g, 0) (eq. 33) instead of g
 };
 
+/// How the effective mass m_eff = m_a m_b/(m_a + m_b) enters the linear
+/// spring–dashpot (force schemes §2, last paragraph): not at all (eq. 2 as
+/// written: F = −k_n ξ − γ_n ξ̇), on the damping only (γ a rate, LAMMPS's
+/// gran/hooke convention), or on both constants.
+enum class EffectiveMass { None, Damping, Both };
+
+/// Soft-sphere MD settings (first slice: linear spring–dashpot, Cundall–Strack
+/// tangential spring, velocity Verlet).
+struct MdSettings {
+    double kn = 2e5;          ///< normal stiffness (eq. 2)
+    double gammaN = 50.0;     ///< normal damping (eq. 2)
+    bool tangentialSpring = true;  ///< Cundall–Strack spring (eqs. 16–17); false: no tangential force
+    double kt = 2e5 * 2.0 / 7.0;   ///< tangential stiffness
+    double gammaT = 25.0;     ///< tangential damping
+    EffectiveMass meff = EffectiveMass::None;
+    bool clipAttractive = true;  ///< a normal force that would pull is set to zero
+    /// MD steps per simulation step: MD resolves each collision (Δt ≪ t_n),
+    /// CD does not need to, so one scene serves both with output on the same clock.
+    int substeps = 1;
+};
+
 struct SimulationSettings {
     Method method = Method::CD;
     double dt = 1.0;
@@ -47,6 +68,7 @@ struct Scene {
     std::string origin;   ///< file name or "<built-in NAME>" for messages
     SimulationSettings simulation;
     CdSettings cd;
+    MdSettings md;
     OutputSettings output;
     World world;
     /// Every key with its final value as text (defaults, file, --set), for

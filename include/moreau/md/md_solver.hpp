@@ -1,0 +1,55 @@
+#pragma once
+/// Soft-sphere molecular dynamics on the shared geometry (first slice):
+/// linear spring–dashpot normal force (force schemes eq. 2), Cundall–Strack
+/// tangential spring limited by Coulomb (eqs. 16–17) and velocity Verlet.
+///
+/// The step is the CD step's pipeline with a different solve stage:
+/// detect → match → computeForces → integrate. Velocity Verlet is written in
+/// its leapfrog form so that detection stays first: the world holds the
+/// half-step velocities v_{n−1/2}; forces at x_n use them for damping (as
+/// LAMMPS's gran styles do), then v_{n+1/2} = v_{n−1/2} + Δt F_n/m and
+/// x_{n+1} = x_n + Δt v_{n+1/2} — the same positions as velocity Verlet.
+#include <cstdint>
+#include <vector>
+
+#include "moreau/cd/step_context.hpp"
+#include "moreau/contact/contact.hpp"
+#include "moreau/model/scene.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+class MdSolver {
+public:
+    explicit MdSolver(const MdSettings& settings) : settings_(settings) {}
+
+    /// One step. `contacts` hold this step's geometry; `previousIndex` maps
+    /// each to last step's contact (−1: new), from matchContacts, so the
+    /// tangential springs carry over. On return history.reaction holds the
+    /// force on body b of each contact.
+    void step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+              const StepContext& ctx);
+
+    /// Elastic energy stored in the contacts at the last force evaluation:
+    /// Σ ½ k_n ξ² + ½ k_t |s|².
+    double elasticEnergy() const { return elastic_; }
+
+    const MdSettings& settings() const { return settings_; }
+
+private:
+    void computeForces(const World& world, const std::vector<Contact>& contacts,
+                       const std::vector<std::int32_t>& previousIndex, double dt);
+    void gather(const World& world, const std::vector<Contact>& contacts);
+    void integrate(World& world, double dt);
+
+    MdSettings settings_;
+    std::vector<Vec3> spring_, springNext_;  ///< tangential spring per contact (this method's history)
+    std::vector<Vec3> contactForce_;         ///< force on b per contact
+    std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
+    std::vector<double> contactElastic_;
+    std::vector<Vec3> force_, torque_;       ///< per body
+    std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
+    double elastic_ = 0.0;
+};
+
+}  // namespace moreau
