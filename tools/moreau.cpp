@@ -160,13 +160,16 @@ int cmdList(const std::vector<std::string>& args) {
                        {"shuffle-once", "one random permutation per time step"},
                        {"fixed", "contacts in key order"},
                        {"random-sequential", "random draws with replacement"}});
-    section("force-laws", {});
-    section("integrators", {});
+    section("force-laws", {{"linear", "normal: linear spring-dashpot (force schemes eq. 2), md.kn, md.gamma_n, md.meff"},
+                           {"spring", "tangential: Cundall-Strack spring limited by Coulomb (eqs. 16-17), md.kt, md.gamma_t"},
+                           {"none", "tangential: no tangential force"}});
+    section("integrators", {{"verlet", "velocity Verlet in leapfrog form (positions as velocity Verlet; damping "
+                                       "with half-step velocities, as LAMMPS)"}});
     if (!known)
         throw InputError("moreau list: unknown category '" + what +
                          "' (allowed: experiments, benches, force-laws, integrators, criteria, orders)");
     if (what == "force-laws" || what == "integrators")
-        std::cerr << "(the MD module is not part of this build yet; only contact dynamics is available)\n";
+        std::cerr << "(the MD module's first slice: more laws and integrators are to come)\n";
     return 0;
 }
 
