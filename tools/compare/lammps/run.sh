@@ -58,8 +58,8 @@ fi
 cmd=("$lmp" -in "$here/md_step.in" -var data packing.data -var L "$side" -log log.lammps -nocite)
 if [ "$nprocs" -gt 1 ]; then
     command -v mpirun >/dev/null 2>&1 || { echo "run.sh: mpirun not found (apt-get install -y openmpi-bin)" >&2; exit 1; }
-    # shellcheck disable=SC2086
-    cmd=(mpirun --allow-run-as-root -np "$nprocs" ${MPIRUN_FLAGS:-} "${cmd[@]}")
+    read -r -a extra <<< "${MPIRUN_FLAGS:-}"
+    cmd=(mpirun --allow-run-as-root -np "$nprocs" "${extra[@]}" "${cmd[@]}")
 fi
 
 load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo null)
