@@ -473,6 +473,35 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
 
 // ---------------------------------------------------------------------------
 
+void VerletListDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+    const std::size_t nb = world.numBodies();
+    bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
+    if (!rebuild) {
+        // Two bodies each moved at most skin/2 (minimum image on periodic
+        // axes) cannot have closed a gap of more than the skin.
+        const double limit2 = 0.25 * skin_ * skin_;
+        for (std::size_t i = 0; i < nb && !rebuild; ++i)
+            rebuild = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
+    }
+    if (rebuild) {
+        grid_.detect(world, margin + skin_, list_);
+        builtAt_ = world.x;
+        builtMargin_ = margin;
+        ++builds_;
+    }
+    // Narrow phase over the list, which is in key order: so is the output.
+    out.clear();
+    Contact c;
+    for (const Contact& l : list_) {
+        const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
+                                            : narrowSphereSphere(world, l.a, l.b, margin, c);
+        if (kept) {
+            c.history = ContactHistory{};
+            out.push_back(c);
+        }
+    }
+}
+
 void detectBruteForce(const World& world, double margin, std::vector<Contact>& out) {
     checkWalls(world);
     out.clear();

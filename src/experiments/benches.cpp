@@ -102,6 +102,7 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     double rmin = kInf;
     for (const auto& g : grains) rmin = std::min(rmin, g.radius);
     b.scene.simulation.margin = std::stod(val.at("contact.margin")) * rmin;
+    b.scene.simulation.skin = std::stod(val.at("contact.skin")) * rmin;
     return b;
 }
 
@@ -194,7 +195,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     md.clipAttractive = false;
     MdSolver solver(md);
     World& world = b.scene.world;
-    CellGridDetector detector;
+    VerletListDetector detector(b.scene.simulation.skin);
     std::vector<Contact> contacts, candidates;
     std::vector<std::int32_t> index;
     StepContext ctx;
@@ -223,6 +224,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"steps", steps},
         {"seconds", seconds},
         {"particle_steps_per_second", n * static_cast<double>(steps) / seconds},
+        {"list_builds", detector.builds()},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},

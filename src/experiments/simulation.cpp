@@ -26,7 +26,8 @@ StepContext contextOf(const Scene& scene) {
 
 }  // namespace
 
-Simulation::Simulation(Scene scene) : scene_(std::move(scene)), cd_(scene_.cd), md_(scene_.md) {}
+Simulation::Simulation(Scene scene)
+    : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {}
 
 StepRecord Simulation::observe() const {
     const World& w = scene_.world;

@@ -268,6 +268,11 @@ std::vector<Rule> fixedRules() {
     r.push_back(realKey("contact.mu", "0", "Coulomb friction coefficient of grain-grain contacts "
                                            "(grain-wall: wall.NAME.mu).",
                         0.0));
+    r.push_back(realKey("contact.skin", "0.2",
+                        "Verlet-list skin as a fraction of the smallest grain radius: pairs within margin + skin are "
+                        "listed, and the cell grid runs again only when a body has moved more than skin/2. Changes "
+                        "speed, never results; 0 detects from scratch every step.",
+                        0.0));
     r.push_back(realKey("contact.margin", "0.1",
                         "Detection margin as a fraction of the smallest grain radius: pairs whose gap is below it "
                         "become contact candidates (CD needs small positive gaps, eq. 25). Keep margin * r_min "
@@ -564,7 +569,8 @@ std::string checkValue(const Rule& rule, const std::string& key, const std::stri
         for (const std::string& w : words) {
             const auto n = parseInteger(w);
             if (!n || !n->exact || *n->exact < 1 || n->approx > kMaxGrains) fail("is not a list of positive integers");
-            canonical += (canonical.empty() ? "" : " ") + std::to_string(*n->exact);
+            if (!canonical.empty()) canonical += ' ';
+            canonical += std::to_string(*n->exact);
         }
         return canonical;
     }
@@ -984,6 +990,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     double rMin = kInf;
     for (const GrainSpec& g : grains) rMin = std::min(rMin, g.radius);
     scene.simulation.margin = v.real("contact.margin") * rMin;
+    scene.simulation.skin = v.real("contact.skin") * rMin;
 
     // Forces on grains.
     std::vector<std::string> forceOwner(world.numGrains);

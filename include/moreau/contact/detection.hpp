@@ -78,6 +78,28 @@ private:
     std::vector<Chunk> chunks_;
 };
 
+/// Verlet list on top of the cell grid: pairs within margin + skin are found
+/// by the grid only when some body has moved more than skin/2 since the last
+/// build; in between, each call re-runs the narrow phase over the listed
+/// pairs. The output equals CellGridDetector's for the same margin (a pair
+/// that came within the margin was within margin + skin at the build).
+class VerletListDetector {
+public:
+    /// skin: extra distance of the list, absolute length (0: rebuild every call).
+    explicit VerletListDetector(double skin = 0.0) : skin_(skin) {}
+    void setSkin(double skin) { skin_ = skin; }
+    void detect(const World& world, double margin, std::vector<Contact>& out);
+    /// Builds of the list so far (for benches and tests).
+    long builds() const { return builds_; }
+
+private:
+    CellGridDetector grid_;
+    std::vector<Contact> list_;
+    std::vector<Vec3> builtAt_;
+    double skin_ = 0.0, builtMargin_ = -1.0;
+    long builds_ = 0;
+};
+
 /// O(n²) reference used by the tests as the judge of the cell grid.
 void detectBruteForce(const World& world, double margin, std::vector<Contact>& out);
 

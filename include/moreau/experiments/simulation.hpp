@@ -36,7 +36,7 @@ public:
 
 private:
     Scene scene_;
-    CellGridDetector detector_;
+    VerletListDetector detector_;
     std::vector<Contact> contacts_, candidates_;
     CdSolver cd_;
     MdSolver md_;

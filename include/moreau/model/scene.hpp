@@ -57,6 +57,8 @@ struct SimulationSettings {
     std::uint64_t seed = 1;
     /// Detection margin: candidates with gap < margin are kept (absolute length).
     double margin = 0.0;
+    /// Verlet-list skin (absolute length): speed only, results are the same.
+    double skin = 0.0;
 };
 
 struct OutputSettings {
