@@ -485,16 +485,7 @@ void CdSolver::integrate(World& world, double dt) const {
         if (!moves) continue;
         world.v[i] = bodies_[i].v;
         world.w[i] = bodies_[i].w;
-        world.x[i] += dt * world.v[i];  // eq. 1 with the new velocity
-        const double angle = world.w[i].norm() * dt;
-        if (angle > 0.0) {
-            world.q[i] = (Quat(Eigen::AngleAxisd(angle, world.w[i] / world.w[i].norm())) * world.q[i]).normalized();
-        }
-        for (int k = 0; k < 3; ++k) {
-            if (!world.periodic[k]) continue;
-            const double L = world.boxMax[k] - world.boxMin[k];
-            world.x[i][k] -= L * std::floor((world.x[i][k] - world.boxMin[k]) / L);
-        }
+        world.advancePose(i, dt);  // eq. 1 with the new velocity
     }
     world.time += dt;
     ++world.step;

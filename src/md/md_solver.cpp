@@ -136,15 +136,7 @@ void MdSolver::integrate(World& world, double dt) {
         for (int k = 0; k < 3; ++k)
             if (im[k] > 0.0) world.v[i][k] += dt * (im[k] * F[k] + world.gravity[k]);
         world.w[i] += dt * ii.cwiseProduct(torque_[i]);
-        world.x[i] += dt * world.v[i];
-        const double angle = world.w[i].norm() * dt;
-        if (angle > 0.0)
-            world.q[i] = (Quat(Eigen::AngleAxisd(angle, world.w[i] / world.w[i].norm())) * world.q[i]).normalized();
-        for (int k = 0; k < 3; ++k) {
-            if (!world.periodic[k]) continue;
-            const double L = world.boxMax[k] - world.boxMin[k];
-            world.x[i][k] -= L * std::floor((world.x[i][k] - world.boxMin[k]) / L);
-        }
+        world.advancePose(i, dt);
     }
     world.time += dt;
     ++world.step;

@@ -109,6 +109,20 @@ struct World {
         return i < force.size() ? force[i].at(t) : Vec3::Zero();
     }
 
+    /// Move body i with its current velocities over dt: x += v dt (CD eq. 1),
+    /// the orientation by the exact rotation exp(ω dt), then the periodic
+    /// wrap. Shared by every method's integrate stage.
+    void advancePose(std::size_t i, double dt) {
+        x[i] += dt * v[i];
+        const double angle = w[i].norm() * dt;
+        if (angle > 0.0) q[i] = (Quat(Eigen::AngleAxisd(angle, w[i] / w[i].norm())) * q[i]).normalized();
+        for (int k = 0; k < 3; ++k) {
+            if (!periodic[k]) continue;
+            const double L = boxMax[k] - boxMin[k];
+            x[i][k] -= L * std::floor((x[i][k] - boxMin[k]) / L);
+        }
+    }
+
     /// Per-axis masks for the dimension: translation and rotation.
     Vec3 translationMask() const;
     Vec3 rotationMask() const;
