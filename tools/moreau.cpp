@@ -160,9 +160,17 @@ int cmdList(const std::vector<std::string>& args) {
                        {"shuffle-once", "one random permutation per time step"},
                        {"fixed", "contacts in key order"},
                        {"random-sequential", "random draws with replacement"}});
-    section("force-laws", {{"linear", "normal: linear spring-dashpot (force schemes eq. 2), md.kn, md.gamma_n, md.meff"},
-                           {"spring", "tangential: Cundall-Strack spring limited by Coulomb (eqs. 16-17), md.kt, md.gamma_t"},
-                           {"none", "tangential: no tangential force"}});
+    section("force-laws",
+            {{"linear", "normal (md.normal): linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff"},
+             {"hertz", "normal: Hertz, eq. 6; md.kn = k~_n"},
+             {"hertz-damped", "normal: Hertz with linear damping, eq. 8; md.kn, md.gamma_n"},
+             {"hkk", "normal: Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n"},
+             {"walton-braun", "normal: Walton-Braun, eq. 10, k2 = k1 + s F_max; md.kn = k1, md.s"},
+             {"coulomb", "tangential (md.tangential): Coulomb, eq. 13; contact.mu, wall.NAME.mu"},
+             {"viscous", "tangential: viscous, eq. 14; md.gamma_t = gamma_s"},
+             {"viscous-coulomb", "tangential: Coulomb-limited viscous, eq. 15"},
+             {"spring", "tangential: Cundall-Strack spring limited by Coulomb, eqs. 16-17; md.kt, md.gamma_t"},
+             {"none", "tangential: no tangential force"}});
     section("integrators", {{"verlet", "velocity Verlet in leapfrog form (positions as velocity Verlet; damping "
                                        "with half-step velocities, as LAMMPS)"}});
     if (!known)

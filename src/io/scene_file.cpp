@@ -303,13 +303,21 @@ std::vector<Rule> fixedRules() {
                          "the plain gap g.",
                          {"pos", "plain"}));
     // [md]
-    r.push_back(realKey("md.kn", "2e5", "Normal stiffness k_n of the linear spring-dashpot (force schemes eq. 2).", 0.0,
-                        true));
-    r.push_back(realKey("md.gamma_n", "50", "Normal damping gamma_n (eq. 2; see md.meff for its units).", 0.0));
+    r.push_back(typedKey(K::Choice, "md.normal", "linear",
+                         "Normal force (force schemes paper): linear spring-dashpot (eq. 2), hertz (eq. 6), "
+                         "hertz-damped (eq. 8), hkk: Hertz-Kuwabara-Kono (eq. 9), walton-braun (eq. 10).",
+                         {"linear", "hertz", "hertz-damped", "hkk", "walton-braun"}));
+    r.push_back(realKey("md.kn", "2e5",
+                        "Normal stiffness: k_n (linear, N/m), k~_n (Hertz family, N/m^1.5) or k_1 (Walton-Braun).",
+                        0.0, true));
+    r.push_back(realKey("md.gamma_n", "50",
+                        "Normal damping: gamma_n (linear, hertz-damped; see md.meff) or gamma~_n (hkk).", 0.0));
+    r.push_back(realKey("md.s", "0", "Walton-Braun: unloading stiffness k_2 = k_1 + s F_max (1/length).", 0.0));
     r.push_back(typedKey(K::Choice, "md.tangential", "spring",
                          "Tangential force: Cundall-Strack spring limited by Coulomb (eqs. 16-17, spring kept in the "
-                         "tangent plane) or none.",
-                         {"spring", "none"}));
+                         "tangent plane), coulomb (eq. 13), viscous (eq. 14, gamma_s = md.gamma_t), "
+                         "viscous-coulomb (eq. 15) or none.",
+                         {"spring", "coulomb", "viscous", "viscous-coulomb", "none"}));
     r.push_back(realKey("md.kt", "57142.857142857145", "Tangential spring stiffness k_t.", 0.0));
     r.push_back(realKey("md.gamma_t", "25", "Tangential damping gamma_t (units as gamma_n).", 0.0));
     r.push_back(typedKey(K::Choice, "md.meff", "none",
@@ -1127,7 +1135,19 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     MdSettings& md = scene.md;
     md.kn = v.real("md.kn");
     md.gammaN = v.real("md.gamma_n");
-    md.tangentialSpring = v.text("md.tangential") == "spring";
+    const std::string& normal = v.text("md.normal");
+    md.normal = normal == "hertz"          ? NormalLaw::Hertz
+                : normal == "hertz-damped" ? NormalLaw::HertzDamped
+                : normal == "hkk"          ? NormalLaw::HertzKuwabaraKono
+                : normal == "walton-braun" ? NormalLaw::WaltonBraun
+                                           : NormalLaw::Linear;
+    md.s = v.real("md.s");
+    const std::string& tangential = v.text("md.tangential");
+    md.tangential = tangential == "coulomb"           ? TangentialLaw::Coulomb
+                    : tangential == "viscous"         ? TangentialLaw::Viscous
+                    : tangential == "viscous-coulomb" ? TangentialLaw::ViscousCoulomb
+                    : tangential == "none"            ? TangentialLaw::None
+                                                      : TangentialLaw::Spring;
     md.kt = v.real("md.kt");
     md.gammaT = v.real("md.gamma_t");
     const std::string& meff = v.text("md.meff");

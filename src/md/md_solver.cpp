@@ -15,29 +15,103 @@ constexpr std::size_t kParallelContacts = 4096;
 
 }  // namespace
 
-void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts,
-                             const std::vector<std::int32_t>& previousIndex, double dt) {
+
+namespace {
+
+/// Constants of one contact after the effective-mass convention.
+struct Constants {
+    double kn, gn, s, kt, gt, mu;
+};
+
+/// Normal force on b along +n (force schemes eqs. 2, 6, 8, 9, 10) from the
+/// overlap ξ and its rate ξ̇ = −V_n; `plastic` is the Walton–Braun memory
+/// F_max of this contact.
+template <NormalLaw N>
+inline double normalForce(const Constants& c, double xi, double xiDot, double& plastic) {
+    if constexpr (N == NormalLaw::Linear) {
+        return c.kn * xi + c.gn * xiDot;
+    } else if constexpr (N == NormalLaw::Hertz) {
+        return c.kn * xi * std::sqrt(xi);
+    } else if constexpr (N == NormalLaw::HertzDamped) {
+        return c.kn * xi * std::sqrt(xi) + c.gn * xiDot;
+    } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
+        const double r = std::sqrt(xi);
+        return c.kn * xi * r + c.gn * r * xiDot;
+    } else {
+        // Walton–Braun: load along k₁ ξ while beyond every earlier load;
+        // otherwise unload (and reload) along k₂ (ξ − ξ₀), the line through
+        // (F_max/k₁, F_max) with k₂ = k₁ + s F_max; ξ₀ is the permanent set.
+        const double virgin = c.kn * xi;
+        if (xiDot >= 0.0 && virgin >= plastic) {
+            plastic = virgin;
+            return virgin;
+        }
+        const double k2 = c.kn + c.s * plastic;
+        const double xi0 = plastic / c.kn - plastic / k2;
+        return std::max(0.0, k2 * (xi - xi0));
+    }
+}
+
+/// Tangential force (force schemes eqs. 13–17) from the tangential velocity
+/// V_t of b against a and the normal force; `spring` is this contact's
+/// Cundall–Strack spring, already carried into the current tangent plane.
+template <TangentialLaw T>
+inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn, double dt, Vec3& spring) {
+    const double limit = c.mu * std::abs(Fn);
+    if constexpr (T == TangentialLaw::None) {
+        return Vec3::Zero();
+    } else if constexpr (T == TangentialLaw::Coulomb) {
+        const double v = Vt.norm();
+        return v > 0.0 ? Vec3(-limit / v * Vt) : Vec3::Zero();
+    } else if constexpr (T == TangentialLaw::Viscous) {
+        return -c.gt * Vt;
+    } else if constexpr (T == TangentialLaw::ViscousCoulomb) {
+        const double v = Vt.norm();
+        return v > 0.0 ? Vec3(-std::min(c.gt * v, limit) / v * Vt) : Vec3::Zero();
+    } else {
+        spring += Vt * dt;  // eq. 17: ζ = ∫ v_s dt
+        Vec3 Ft = -c.kt * spring - c.gt * Vt;
+        const double ft = Ft.norm();
+        if (ft > limit) {
+            // Coulomb (eq. 16): the force slides at μ|F_n|; the spring is
+            // shortened to the length that gives exactly that force.
+            Ft *= limit / ft;
+            spring = c.kt > 0.0 ? Vec3(-(Ft + c.gt * Vt) / c.kt) : Vec3::Zero();
+        }
+        return Ft;
+    }
+}
+
+}  // namespace
+
+template <NormalLaw N, TangentialLaw T>
+void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts,
+                         const std::vector<std::int32_t>& previousIndex, double dt) {
     const std::size_t m = contacts.size();
-    springNext_.resize(m);
-    contactForce_.resize(m);
-    contactTorque_.resize(m);
-    contactElastic_.resize(m);
     const MdSettings& s = settings_;
-#pragma omp parallel for schedule(static) if (m > kParallelContacts)
+#pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-        const double overlap = -k.gap;
+        const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
         Vec3& spring = springNext_[c];
+        double& plastic = plasticNext_[c];
         spring = Vec3::Zero();
+        plastic = prev >= 0 ? plastic_[static_cast<std::size_t>(prev)] : 0.0;
         contactForce_[c] = contactTorque_[c] = Vec3::Zero();
         contactElastic_[c] = 0.0;
-        if (overlap <= 0.0) continue;  // the contact ends when the overlap vanishes; its spring is forgotten
+        const double overlap = -k.gap;
+        if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
+            plastic = 0.0;
+            continue;
+        }
         // Effective mass: walls (fixed or mobile) count with their own mass, fixed ones as infinite.
         const double invMb = world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0;
         const double meff = 1.0 / (1.0 / world.mass[ia] + invMb);
         const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
         const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
+        const Constants cst{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT,
+                            world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain};
         const double ra = world.radius[ia], rb = world.radius[ib];
         const Vec3& n = k.n;
         // Relative velocity of b's contact point against a's (CD eq. 3 with
@@ -45,38 +119,55 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
         const Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
         const double Vn = n.dot(V);
         const Vec3 Vt = V - Vn * n;
-        // Normal (eq. 2): ξ = overlap, ξ̇ = −V_n; force on b along +n.
-        const double kn = kScale * s.kn, gn = gScale * s.gammaN;
-        double Fn = kn * overlap - gn * Vn;
+        double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
         if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
-        Vec3 Ft = Vec3::Zero();
-        double springEnergy = 0.0;
-        if (s.tangentialSpring) {
-            const double kt = kScale * s.kt, gt = gScale * s.gammaT;
-            const double mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
-            if (c < previousIndex.size() && previousIndex[c] >= 0) {
+        if constexpr (T == TangentialLaw::Spring) {
+            if (prev >= 0) {
                 // Carry the spring over, turned into the new tangent plane
                 // with its length kept (the contact frame rotates with the pair).
-                const Vec3& old = spring_[static_cast<std::size_t>(previousIndex[c])];
+                const Vec3& old = spring_[static_cast<std::size_t>(prev)];
                 const Vec3 inPlane = old - n.dot(old) * n;
                 const double len = old.norm(), lenIn = inPlane.norm();
                 if (lenIn > 0.0) spring = inPlane * (len / lenIn);
             }
-            spring += Vt * dt;  // eq. 17: ζ = ∫ v_s dt
-            Ft = -kt * spring - gt * Vt;
-            const double limit = mu * std::abs(Fn);
-            const double ft = Ft.norm();
-            if (ft > limit) {
-                // Coulomb (eq. 16): the force slides at μ|F_n|; the spring is
-                // shortened to the length that gives exactly that force.
-                Ft *= ft > 0.0 ? limit / ft : 0.0;
-                spring = kt > 0.0 ? Vec3(-(Ft + gt * Vt) / kt) : Vec3::Zero();
-            }
-            springEnergy = 0.5 * kt * spring.squaredNorm();
         }
+        const Vec3 Ft = tangentialForce<T>(cst, Vt, Fn, dt, spring);
         contactForce_[c] = Fn * n + Ft;
         contactTorque_[c] = n.cross(Ft);
-        contactElastic_[c] = 0.5 * kn * overlap * overlap + springEnergy;
+        // Stored energy of the linear springs (0.4 k̃ ξ^{5/2} for the Hertz family).
+        const double normalEnergy = N == NormalLaw::Linear || N == NormalLaw::WaltonBraun
+                                        ? 0.5 * cst.kn * overlap * overlap
+                                        : 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
+        contactElastic_[c] = normalEnergy + (T == TangentialLaw::Spring ? 0.5 * cst.kt * spring.squaredNorm() : 0.0);
+    }
+}
+
+void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts,
+                             const std::vector<std::int32_t>& previousIndex, double dt) {
+    const std::size_t m = contacts.size();
+    springNext_.resize(m);
+    plasticNext_.resize(m);
+    contactForce_.resize(m);
+    contactTorque_.resize(m);
+    contactElastic_.resize(m);
+    // The law pair is chosen once per step; the loop is compiled for it.
+    auto withTangential = [&]<NormalLaw N>() {
+        switch (settings_.tangential) {
+            case TangentialLaw::None: forceLoop<N, TangentialLaw::None>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::Coulomb: forceLoop<N, TangentialLaw::Coulomb>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::Viscous: forceLoop<N, TangentialLaw::Viscous>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::ViscousCoulomb:
+                forceLoop<N, TangentialLaw::ViscousCoulomb>(world, contacts, previousIndex, dt);
+                break;
+            case TangentialLaw::Spring: forceLoop<N, TangentialLaw::Spring>(world, contacts, previousIndex, dt); break;
+        }
+    };
+    switch (settings_.normal) {
+        case NormalLaw::Linear: withTangential.template operator()<NormalLaw::Linear>(); break;
+        case NormalLaw::Hertz: withTangential.template operator()<NormalLaw::Hertz>(); break;
+        case NormalLaw::HertzDamped: withTangential.template operator()<NormalLaw::HertzDamped>(); break;
+        case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
+        case NormalLaw::WaltonBraun: withTangential.template operator()<NormalLaw::WaltonBraun>(); break;
     }
     elastic_ = 0.0;
     for (double e : contactElastic_) elastic_ += e;
@@ -155,6 +246,7 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vec
     }
     for (std::size_t c = 0; c < contacts.size(); ++c) contacts[c].history.reaction = contactForce_[c];
     spring_.swap(springNext_);
+    plastic_.swap(plasticNext_);
     integrate(world, ctx.dt);
 }
 

@@ -34,6 +34,36 @@ struct Collision {
     double restitution, duration;
 };
 
+/// Head-on collision of two unit-mass grains (m_eff = 1/2) at relative speed
+/// `speed` with time step dt; duration from the first to the last step with
+/// overlap, refined by linear interpolation of the gap at both ends.
+Collision collideAt(const MdSettings& s, double dt, double speed) {
+    World w;
+    w.dimension = 1;
+    w.addGrain(Vec3(0, 0, 0), 0.5, 1.0, 0.1);
+    w.addGrain(Vec3(1.0 + 0.3 * speed * dt, 0, 0), 0.5, 1.0, 0.1);
+    w.v[0] = Vec3(0.5 * speed, 0, 0);
+    w.v[1] = Vec3(-0.5 * speed, 0, 0);
+    MdSolver solver(s);
+    std::vector<Contact> contacts;
+    std::vector<std::int32_t> index;
+    double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0;
+    for (int k = 0; k < 1000000; ++k) {
+        mdStep(w, solver, contacts, index, dt);
+        const double gap = w.x[1].x() - w.x[0].x() - 1.0;
+        if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
+        if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
+            // Walton–Braun leaves a permanent set: the grains part at gap 0
+            // only after the force ended; restitution is read off there.
+            const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
+            return {(w.v[1].x() - w.v[0].x()) / speed, tEnd - tStart};
+        }
+        prevGap = gap;
+        prevT = w.time;
+    }
+    return {0.0, 0.0};
+}
+
 /// Head-on collision of two unit-mass grains at relative speed 1; duration
 /// from the first to the last step with overlap, refined by linear
 /// interpolation of the gap at both ends.
@@ -72,7 +102,7 @@ TEST_SUITE("md") {
     TEST_CASE("linear spring-dashpot: restitution and contact time of eqs. 3-4") {
         MdSettings s;
         s.kn = 7.32e6 / 1.48e-4 * 1e-3;  // a stiffness of the paper's order, per unit mass
-        s.tangentialSpring = false;
+        s.tangential = TangentialLaw::None;
         s.clipAttractive = false;  // eq. 2 as written, as eqs. 3-4 assume
         // γ for e_n = 0.87 (eq. 3): γ/(2 m_eff) t_n = −ln e_n.
         const double meff = 0.5, en = 0.87;
@@ -94,11 +124,99 @@ TEST_SUITE("md") {
         }
     }
 
+    TEST_CASE("Hertz: elastic, with the contact time of eq. 7") {
+        MdSettings s;
+        s.normal = NormalLaw::Hertz;
+        s.kn = 1e4;
+        s.tangential = TangentialLaw::None;
+        for (double v : {0.1, 1.0, 10.0}) {
+            CAPTURE(v);
+            const double tn = 3.21 * std::pow(0.5 / s.kn, 0.4) * std::pow(v, -0.2);  // eq. 7
+            const Collision c = collideAt(s, tn / 2000.0, v);
+            CHECK(c.restitution == Approx(1.0).epsilon(1e-4));
+            CHECK(c.duration == Approx(tn).epsilon(2e-3));  // eq. 7's 3.21 is rounded (3.2145…)
+        }
+    }
+
+    TEST_CASE("Walton-Braun: e_n = (s v sqrt(m_eff/k1) + 1)^(-1/2)") {
+        MdSettings s;
+        s.normal = NormalLaw::WaltonBraun;
+        s.kn = 1e4;
+        s.s = 50.0;
+        s.tangential = TangentialLaw::None;
+        const double tn = M_PI * std::sqrt(0.5 / s.kn);
+        for (double v : {0.1, 1.0, 5.0}) {
+            CAPTURE(v);
+            const double en = 1.0 / std::sqrt(s.s * v * std::sqrt(0.5 / s.kn) + 1.0);
+            CHECK(collideAt(s, tn / 2000.0, v).restitution == Approx(en).epsilon(2e-3));
+        }
+        SUBCASE("s = 0: no dissipation") {
+            s.s = 0.0;
+            CHECK(collideAt(s, tn / 2000.0, 1.0).restitution == Approx(1.0).epsilon(1e-4));
+        }
+    }
+
+    TEST_CASE("damped Hertz grows more elastic with speed, Kuwabara-Kono less (force schemes Fig. 2)") {
+        MdSettings s;
+        s.kn = 1e4;
+        s.tangential = TangentialLaw::None;
+        s.clipAttractive = true;
+        auto en = [&](double v) {
+            const double tn = 3.21 * std::pow(0.5 / s.kn, 0.4) * std::pow(v, -0.2);
+            return collideAt(s, tn / 500.0, v).restitution;
+        };
+        s.normal = NormalLaw::HertzDamped;
+        s.gammaN = 5.0;
+        const double d1 = en(0.1), d2 = en(10.0);
+        CHECK(d1 < d2);
+        CHECK(d2 < 1.0);
+        s.normal = NormalLaw::HertzKuwabaraKono;
+        s.gammaN = 20.0;
+        const double k1 = en(0.1), k2 = en(10.0);
+        CHECK(k1 > k2);
+        CHECK(k1 < 1.0);
+    }
+
+    TEST_CASE("Coulomb friction: a sphere sliding into a wall slides through or ends rolling") {
+        // Linear normal law with e_n; a sphere hits a fixed plane with normal
+        // speed vn and tangential speed vt, no spin. Theory: with normal
+        // impulse J = m (1 + e_n) vn it slides throughout if μ J < (2/7) m vt
+        // (v_t' = vt − μ (1 + e_n) vn), else it ends rolling (v_t' = 5/7 vt).
+        const double mu = 0.25, m = 1.0, r = 0.5, vn = 1.0;
+        auto impact = [&](double vt, double& slip) {
+            World w;
+            w.dimension = 3;
+            w.addGrain(Vec3(0, 0, r + 1e-4), r, m, 0.4 * m * r * r);
+            moreau::test::addPlane(w, Vec3::Zero(), Vec3::UnitZ(), mu);
+            w.v[0] = Vec3(vt, 0, -vn);
+            MdSettings s;
+            s.kn = 1e5;
+            s.gammaN = 20.0;
+            s.tangential = TangentialLaw::Coulomb;
+            MdSolver solver(s);
+            std::vector<Contact> contacts;
+            std::vector<std::int32_t> index;
+            const double dt = M_PI * std::sqrt(m / s.kn) / 2000.0;
+            for (int k = 0; k < 8000; ++k) mdStep(w, solver, contacts, index, dt);
+            slip = w.v[0].x() - r * w.w[0].y();  // contact point speed (ω_y > 0 rolls along +x)
+            return w.v[0].x();
+        };
+        // e_n of this normal law (eq. 3 with m_eff = m against a fixed wall):
+        const double g = 20.0 / (2.0 * m), tn = M_PI / std::sqrt(1e5 / m - g * g), en = std::exp(-g * tn);
+        double slip = 0.0;
+        const double fast = 3.0;  // μ(1+e)vn = 0.47 < 2/7·3 = 0.86: slides throughout
+        CHECK(impact(fast, slip) == Approx(fast - mu * (1.0 + en) * vn).epsilon(2e-3));
+        CHECK(slip > 0.1);
+        const double slow = 0.5;  // 0.47 > 2/7·0.5: ends rolling
+        CHECK(impact(slow, slip) == Approx(5.0 / 7.0 * slow).epsilon(1e-2));
+        CHECK(std::abs(slip) < 1e-2 * slow);
+    }
+
     TEST_CASE("undamped collision conserves energy to second order in the time step") {
         MdSettings s;
         s.kn = 1e4;
         s.gammaN = 0.0;
-        s.tangentialSpring = false;
+        s.tangential = TangentialLaw::None;
         const Collision coarse = collide(s, 50.0), fine = collide(s, 100.0);
         const double e1 = std::abs(coarse.restitution - 1.0), e2 = std::abs(fine.restitution - 1.0);
         CHECK(e2 < 1e-3);

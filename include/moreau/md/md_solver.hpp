@@ -1,7 +1,9 @@
 #pragma once
-/// Soft-sphere molecular dynamics on the shared geometry (first slice):
-/// linear spring–dashpot normal force (force schemes eq. 2), Cundall–Strack
-/// tangential spring limited by Coulomb (eqs. 16–17) and velocity Verlet.
+/// Soft-sphere molecular dynamics on the shared geometry: the normal laws of
+/// the force-schemes paper (eqs. 2, 6, 8, 9, 10), tangential Coulomb,
+/// viscous, Coulomb-limited viscous and Cundall–Strack spring laws (eqs.
+/// 13–17), and velocity Verlet. The law pair is chosen once per step and the
+/// per-contact loop is compiled for it (no branch on the law per contact).
 ///
 /// The step is the CD step's pipeline with a different solve stage:
 /// detect → match → computeForces → integrate. Velocity Verlet is written in
@@ -39,11 +41,15 @@ public:
 private:
     void computeForces(const World& world, const std::vector<Contact>& contacts,
                        const std::vector<std::int32_t>& previousIndex, double dt);
+    template <NormalLaw N, TangentialLaw T>
+    void forceLoop(const World& world, const std::vector<Contact>& contacts,
+                   const std::vector<std::int32_t>& previousIndex, double dt);
     void gather(const World& world, const std::vector<Contact>& contacts);
     void integrate(World& world, double dt);
 
     MdSettings settings_;
-    std::vector<Vec3> spring_, springNext_;  ///< tangential spring per contact (this method's history)
+    std::vector<Vec3> spring_, springNext_;     ///< tangential spring per contact (this method's history)
+    std::vector<double> plastic_, plasticNext_;  ///< Walton–Braun F_max per contact
     std::vector<Vec3> contactForce_;         ///< force on b per contact
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
     std::vector<double> contactElastic_;

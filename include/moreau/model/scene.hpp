@@ -35,14 +35,33 @@ struct CdSettings {
 /// gran/hooke convention), or on both constants.
 enum class EffectiveMass { None, Damping, Both };
 
-/// Soft-sphere MD settings (first slice: linear spring–dashpot, Cundall–Strack
-/// tangential spring, velocity Verlet).
+/// Normal force laws of the force-schemes paper (eq. numbers there).
+enum class NormalLaw {
+    Linear,             ///< eq. 2: k_n ξ + γ_n ξ̇
+    Hertz,              ///< eq. 6: k̃ ξ^{3/2}
+    HertzDamped,        ///< eq. 8: k̃ ξ^{3/2} + γ_n ξ̇
+    HertzKuwabaraKono,  ///< eq. 9: k̃ ξ^{3/2} + γ̃ ξ^{1/2} ξ̇
+    WaltonBraun,        ///< eq. 10: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, k₂ = k₁ + s F_max
+};
+
+/// Tangential force laws (force schemes §3).
+enum class TangentialLaw {
+    None,
+    Coulomb,         ///< eq. 13: −μ F_n v̂_s
+    Viscous,         ///< eq. 14: −γ_s v_s
+    ViscousCoulomb,  ///< eq. 15: −min(γ_s |v_s|, μ F_n) v̂_s
+    Spring,          ///< eqs. 16–17: Cundall–Strack spring, Coulomb-limited
+};
+
+/// Soft-sphere MD settings.
 struct MdSettings {
-    double kn = 2e5;          ///< normal stiffness (eq. 2)
-    double gammaN = 50.0;     ///< normal damping (eq. 2)
-    bool tangentialSpring = true;  ///< Cundall–Strack spring (eqs. 16–17); false: no tangential force
-    double kt = 2e5 * 2.0 / 7.0;   ///< tangential stiffness
-    double gammaT = 25.0;     ///< tangential damping
+    NormalLaw normal = NormalLaw::Linear;
+    double kn = 2e5;          ///< k_n (linear), k̃_n (Hertz family) or k₁ (Walton–Braun)
+    double gammaN = 50.0;     ///< γ_n (linear, Hertz damped) or γ̃_n (Kuwabara–Kono)
+    double s = 0.0;           ///< Walton–Braun: k₂ = k₁ + s F_max
+    TangentialLaw tangential = TangentialLaw::Spring;
+    double kt = 2e5 * 2.0 / 7.0;   ///< tangential spring stiffness
+    double gammaT = 25.0;     ///< tangential damping γ_t (spring) or γ_s (viscous laws)
     EffectiveMass meff = EffectiveMass::None;
     bool clipAttractive = true;  ///< a normal force that would pull is set to zero
     /// MD steps per simulation step: MD resolves each collision (Δt ≪ t_n),
