@@ -40,6 +40,7 @@ StepRecord Simulation::observe() const {
     r.contacts = o.contacts;
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
+    if (scene_.simulation.method == Method::MD) r.elasticEnergy = md_.elasticEnergy();
     return r;
 }
 

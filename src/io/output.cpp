@@ -243,7 +243,8 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
     if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
 
     std::string header =
-        "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap";
+        "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
+        "elastic_energy";
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         if (!world.wallMobile[k]) continue;
         mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
@@ -266,7 +267,7 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     appendInt(row, r.contacts);
     row += ',';
     appendInt(row, r.iterations);
-    for (double value : {r.residual, r.meanOverlap, r.maxOverlap}) {
+    for (double value : {r.residual, r.meanOverlap, r.maxOverlap, r.elasticEnergy}) {
         row += ',';
         appendNumber(row, value);
     }

@@ -122,6 +122,7 @@ TEST_SUITE("io") {
         r.residual = 1e-9;
         r.meanOverlap = 3.14159e-5;
         r.maxOverlap = 0.001;
+        r.elasticEnergy = 0.25;
         {
             SeriesWriter series(file, world);
             series.write(world, r);
@@ -135,10 +136,10 @@ TEST_SUITE("io") {
         REQUIRE(lines.size() == 3);
         CHECK(lines[0] ==
               "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
-              "wall_piston_x,wall_piston_y,wall_piston_z");
+              "elastic_energy,wall_piston_x,wall_piston_y,wall_piston_z");
 
         const auto row = splitCommas(lines[1]);
-        REQUIRE(row.size() == 12);
+        REQUIRE(row.size() == 13);
         CHECK(row[0] == "42");
         CHECK(parseDouble(row[1]) == r.time);
         CHECK(parseDouble(row[2]) == r.kineticEnergy);
@@ -148,17 +149,18 @@ TEST_SUITE("io") {
         CHECK(parseDouble(row[6]) == r.residual);
         CHECK(parseDouble(row[7]) == r.meanOverlap);
         CHECK(parseDouble(row[8]) == r.maxOverlap);
-        CHECK(parseDouble(row[9]) == 0.0);
+        CHECK(parseDouble(row[9]) == r.elasticEnergy);
         CHECK(parseDouble(row[10]) == 0.0);
-        CHECK(parseDouble(row[11]) == 3.0);
+        CHECK(parseDouble(row[11]) == 0.0);
+        CHECK(parseDouble(row[12]) == 3.0);
 
         const auto row2 = splitCommas(lines[2]);
-        REQUIRE(row2.size() == 12);
+        REQUIRE(row2.size() == 13);
         CHECK(row2[0] == "43");
-        CHECK(parseDouble(row2[11]) == 2.9999999999999996);
+        CHECK(parseDouble(row2[12]) == 2.9999999999999996);
     }
 
-    TEST_CASE("series.csv without mobile walls has the nine columns only") {
+    TEST_CASE("series.csv without mobile walls has the ten fixed columns only") {
         TempDir tmp;
         World world;
         world.addGrain({0, 0, 0}, 0.5, 1.0, 0.1);
@@ -166,7 +168,7 @@ TEST_SUITE("io") {
         { SeriesWriter series(tmp.path / "series.csv", world); }
         const auto lines = splitLines(readText(tmp.path / "series.csv"));
         REQUIRE(lines.size() == 1);
-        CHECK(splitCommas(lines[0]).size() == 9);
+        CHECK(splitCommas(lines[0]).size() == 10);
     }
 
     TEST_CASE("an unwritable path is an InputError that names it") {

@@ -24,10 +24,11 @@ struct StepRecord {
     double residual = 0.0;          ///< CD relative change of the last sweep (MD: 0)
     double meanOverlap = 0.0;       ///< mean of max(−gap, 0) over force-carrying contacts
     double maxOverlap = 0.0;
+    double elasticEnergy = 0.0;     ///< MD: energy stored in the contact springs (CD: 0, rigid grains)
 };
 
 /// series.csv: header `step,time,kinetic_energy,rotational_energy,contacts,
-/// iterations,residual,mean_overlap,max_overlap` then one
+/// iterations,residual,mean_overlap,max_overlap,elastic_energy` then one
 /// `wall_<name>_x,_y,_z` triple per mobile wall (body order). Numbers are
 /// written in the shortest form that reads back to the same double.
 class SeriesWriter {
