@@ -13,8 +13,10 @@
 ///   sweeps    — orders per policy; each update removes its own impulse,
 ///               applies eq. 34, scatters the change (O(1) per update)
 ///   criterion — fixed (eq. 37), local (eq. 35 + δ), global (eq. 36)
+///   check     — a non-finite velocity throws before anything is written back
 ///   store     — reactions back into the contacts' history
 ///   integrate — positions with the new velocities (eq. 1), quaternions
+///   release   — the per-step buffers go back (memory, see SolverRow)
 #include <array>
 #include <cstdint>
 #include <vector>
