@@ -174,10 +174,24 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
 }
 
 void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) {
-    // Per-body sums in a fixed order (contacts where the body is a, then where
-    // it is b, each in key order): the same bits for any thread count, no
-    // atomics on doubles (STYLE.md §8).
+    // Per-body sums in one fixed order, no atomics on doubles (STYLE.md §8):
+    // the contacts in key order. For body i the keys (j, i), j < i, come
+    // before (i, j), so its sum is: contacts where it is b, then where it is
+    // a, each in key order. One thread scatters in that order directly; more
+    // threads gather per body through a CSR in the same order: the same bits.
     const std::size_t nb = world.numBodies(), m = contacts.size();
+    force_.assign(nb, Vec3::Zero());
+    torque_.assign(nb, Vec3::Zero());
+    if (omp_get_max_threads() == 1 || nb <= kParallelContacts) {
+        for (std::size_t c = 0; c < m; ++c) {
+            const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
+            force_[ib] += contactForce_[c];
+            torque_[ib] -= world.radius[ib] * contactTorque_[c];
+            force_[ia] -= contactForce_[c];
+            torque_[ia] -= world.radius[ia] * contactTorque_[c];
+        }
+        return;
+    }
     aStart_.assign(nb + 1, 0);
     bStart_.assign(nb + 1, 0);
     for (const Contact& c : contacts) {
@@ -194,21 +208,19 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
         for (std::size_t c = 0; c < m; ++c)
             byB_[static_cast<std::size_t>(fill[static_cast<std::size_t>(contacts[c].b)]++)] = static_cast<std::int32_t>(c);
     }
-    force_.resize(nb);
-    torque_.resize(nb);
-#pragma omp parallel for schedule(static) if (nb > kParallelContacts)
+#pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < nb; ++i) {
         Vec3 f = Vec3::Zero(), t = Vec3::Zero();
         const double r = world.radius[i];
-        // Contacts are sorted by a, so those where i is a are contiguous.
-        for (auto c = aStart_[i]; c < aStart_[i + 1]; ++c) {
-            f -= contactForce_[static_cast<std::size_t>(c)];
-            t -= r * contactTorque_[static_cast<std::size_t>(c)];
-        }
         for (auto k = bStart_[i]; k < bStart_[i + 1]; ++k) {
             const auto c = static_cast<std::size_t>(byB_[static_cast<std::size_t>(k)]);
             f += contactForce_[c];
             t -= r * contactTorque_[c];
+        }
+        // Contacts are sorted by a, so those where i is a are contiguous.
+        for (auto c = aStart_[i]; c < aStart_[i + 1]; ++c) {
+            f -= contactForce_[static_cast<std::size_t>(c)];
+            t -= r * contactTorque_[static_cast<std::size_t>(c)];
         }
         force_[i] = f;
         torque_[i] = t;
