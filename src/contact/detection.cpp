@@ -496,16 +496,27 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
         ++builds_;
     }
     // Narrow phase over the list, which is in key order: so is the output.
-    out.clear();
-    Contact c;
-    for (const Contact& l : list_) {
-        const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
-                                            : narrowSphereSphere(world, l.a, l.b, margin, c);
-        if (kept) {
-            c.history = ContactHistory{};
-            out.push_back(c);
+    // Fixed chunks (independent of the thread count), concatenated in order.
+    constexpr std::size_t kChunk = 8192;
+    const std::size_t L = list_.size(), chunks = (L + kChunk - 1) / kChunk;
+    if (chunkOut_.size() < chunks) chunkOut_.resize(chunks);
+#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
+    for (std::size_t ch = 0; ch < chunks; ++ch) {
+        std::vector<Contact>& part = chunkOut_[ch];
+        part.clear();
+        Contact c;
+        for (std::size_t k = ch * kChunk; k < std::min(L, (ch + 1) * kChunk); ++k) {
+            const Contact& l = list_[k];
+            const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
+                                                : narrowSphereSphere(world, l.a, l.b, margin, c);
+            if (kept) {
+                c.history = ContactHistory{};
+                part.push_back(c);
+            }
         }
     }
+    out.clear();
+    for (std::size_t ch = 0; ch < chunks; ++ch) out.insert(out.end(), chunkOut_[ch].begin(), chunkOut_[ch].end());
 }
 
 void detectBruteForce(const World& world, double margin, std::vector<Contact>& out) {

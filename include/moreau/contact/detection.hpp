@@ -95,6 +95,7 @@ public:
 private:
     CellGridDetector grid_;
     std::vector<Contact> list_;
+    std::vector<std::vector<Contact>> chunkOut_;  ///< narrow-phase output per fixed chunk of the list
     std::vector<Vec3> builtAt_;
     double skin_ = 0.0, builtMargin_ = -1.0;
     long builds_ = 0;
