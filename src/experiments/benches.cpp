@@ -54,21 +54,20 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
     BenchSetup b;
     b.scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench", sets, keys);
-    const auto& val = b.scene.values;
     std::vector<GrainSpec> grains;
-    const std::string packing = val.at("bench.packing");
+    const std::string packing = sceneText(b.scene, "bench.packing");
     if (!packing.empty()) {
         grains = readPackingFile(packing);
         b.source = packing;
     } else {
-        const auto n = static_cast<std::size_t>(std::stoll(val.at("bench.particles")));
+        const auto n = static_cast<std::size_t>(sceneInteger(b.scene, "bench.particles"));
         const auto side = static_cast<std::size_t>(std::max(1.0, std::round(std::cbrt(static_cast<double>(n)))));
         LatticeParams lp;
         lp.type = LatticeType::Cubic;
         lp.counts = {side, side, (n + side * side - 1) / (side * side)};
         lp.radius = 0.5;
         lp.origin = Vec3(0.5, 0.5, 0.5);
-        lp.jitter = std::stod(val.at("bench.jitter"));
+        lp.jitter = sceneReal(b.scene, "bench.jitter");
         lp.seed = b.scene.simulation.seed;
         grains = makeLattice(lp);
         grains.resize(n);
@@ -82,7 +81,7 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
         lo = lo.cwiseMin(g.position - Vec3::Constant(g.radius));
         hi = hi.cwiseMax(g.position + Vec3::Constant(g.radius));
     }
-    const double mu = std::stod(val.at("bench.mu"));
+    const double mu = sceneReal(b.scene, "bench.mu");
     w.muGrain = mu;
     w.gravity = Vec3(0, 0, -9.81);
     auto plane = [&](const std::string& name, const Vec3& p, const Vec3& nrm) {
@@ -101,8 +100,8 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     // Margin: 0.1 of the smallest radius, as scenes default to.
     double rmin = kInf;
     for (const auto& g : grains) rmin = std::min(rmin, g.radius);
-    b.scene.simulation.margin = std::stod(val.at("contact.margin")) * rmin;
-    b.scene.simulation.skin = std::stod(val.at("contact.skin")) * rmin;
+    b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
+    b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
     return b;
 }
 
@@ -115,17 +114,16 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"bench.dt", KeyType::Real, "0.001", "time step", 0, kInf, {}},
     };
     BenchSetup b = benchWorld(options, extra);
-    const auto& val = b.scene.values;
-    const long steps = std::stol(val.at("bench.steps"));
+    const long steps = sceneInteger(b.scene, "bench.steps");
     CdSettings cds = b.scene.cd;
     cds.criterion = Criterion::Fixed;
-    cds.iterations = std::stoi(val.at("bench.sweeps"));
+    cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
     CdSolver solver(cds);
     World& world = b.scene.world;
     CellGridDetector detector;
     std::vector<Contact> contacts, candidates;
     StepContext ctx;
-    ctx.dt = std::stod(val.at("bench.dt"));
+    ctx.dt = sceneReal(b.scene, "bench.dt");
     ctx.seed = b.scene.simulation.seed;
     double sweepSeconds = 0.0, solveSeconds = 0.0;
     std::size_t updates = 0, totalContacts = 0;
@@ -185,7 +183,6 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     ExperimentOptions o = options;
     o.sets = sets;
     BenchSetup b = benchWorld(o, extra);
-    const auto& val = b.scene.values;
     MdSettings md;
     md.kn = 2e5;
     md.kt = 2.0 / 7.0 * md.kn;
@@ -199,7 +196,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     std::vector<Contact> contacts, candidates;
     std::vector<std::int32_t> index;
     StepContext ctx;
-    ctx.dt = std::stod(val.at("bench.dt"));
+    ctx.dt = sceneReal(b.scene, "bench.dt");
     ctx.seed = b.scene.simulation.seed;
     auto advance = [&](long steps) {
         for (long s = 0; s < steps; ++s) {
@@ -210,8 +207,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
             solver.step(world, contacts, index, ctx);
         }
     };
-    advance(std::stol(val.at("bench.warmup")));
-    const long steps = std::stol(val.at("bench.steps"));
+    advance(sceneInteger(b.scene, "bench.warmup"));
+    const long steps = sceneInteger(b.scene, "bench.steps");
     const auto t0 = std::chrono::steady_clock::now();
     advance(steps);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -239,7 +236,7 @@ nlohmann::json benchDetect(const ExperimentOptions& options) {
         {"bench.repeats", KeyType::Integer, "20", "detections timed", 1, 1e6, {}},
     };
     BenchSetup b = benchWorld(options, extra);
-    const long repeats = std::stol(b.scene.values.at("bench.repeats"));
+    const long repeats = sceneInteger(b.scene, "bench.repeats");
     CellGridDetector detector;
     std::vector<Contact> out;
     detector.detect(b.scene.world, b.scene.simulation.margin, out);  // warm-up: buffers sized

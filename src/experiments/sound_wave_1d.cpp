@@ -69,8 +69,8 @@ nlohmann::json soundWave1d(const ExperimentOptions& options) {
     const int NI = scene.cd.iterations;
     const ChainTheory th = chainTheory(NI, d, dt, L);
 
-    const double fitDelayKey = std::stod(scene.values.at("experiment.fit_delay"));
-    const double fitLengthKey = std::stod(scene.values.at("experiment.fit_length"));
+    const double fitDelayKey = sceneReal(scene, "experiment.fit_delay");
+    const double fitLengthKey = sceneReal(scene, "experiment.fit_length");
     const double fitDelay = fitDelayKey >= 0 ? fitDelayKey : 2.0 * th.tau;
     const double fitLength = fitLengthKey > 0 ? fitLengthKey : 3.0 * th.tau;
 
