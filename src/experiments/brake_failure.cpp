@@ -8,11 +8,18 @@
 /// paper's k_n, γ_n) and t_n ten times longer (k_n/100, γ_n/10, same e_n).
 ///
 /// Choices where the paper is silent: sphere–sphere (m_eff = m/2, which
-/// gives its 27 m/s), the §3 standard set (linear law, e_n = 0.87, Coulomb
-/// friction eq. 13 with μ = 0.25: "for all simulations except where
-/// explicitly stated otherwise"), spheres moving in a plane with I = 2/5 m R².
-/// The measured v_bf is where |Δv_x| peaks (a parabola through the largest
-/// point and its neighbours on the log–log curve).
+/// gives its 27 m/s), the linear law of §2 (e_n = 0.87) as written (no
+/// clipping of attractive forces), no friction: eq. 25 is about the normal
+/// stiffness alone. (`--set md.tangential=coulomb --set contact.mu=0.25` gives
+/// the §3 set with friction; see docs/experiments-md.md for its numbers.) The
+/// measured v_bf is where |Δv_x| peaks (a parabola through the largest point
+/// and its neighbours on the log–log curve).
+///
+/// Beyond the paper: far above v_bf the grains cross on a nearly straight
+/// path; the elastic impulse along x then cancels between entry and exit, and
+/// what remains is the dashpot's, γ_n ∫ n_x dξ = (γ_n/m_eff) 2 (c − b atan(c/b))
+/// with b = 2R sin ϑ, c = sqrt(4R² − b²): a plateau independent of v^i, not the
+/// paper's 1/v^i. The experiment checks the plateau against this value.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -34,11 +41,11 @@ const char* kBrakeScene = R"(
 method = md
 dimension = 2
 [contact]
-mu = 0.25
+mu = 0
 margin = 0.1
 [md]
 normal = linear
-tangential = coulomb
+tangential = none
 meff = none
 clip_attractive = false
 [grains]
@@ -149,11 +156,11 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
         velocities.push_back(vMin * std::pow(vMax / vMin, static_cast<double>(i) / (points - 1)));
 
     struct Case {
-        double kn, gamma, tn, vbfPredicted, vbfMeasured = 0, slopeLow = 0, slopeHigh = 0;
+        double kn, gamma, tn, vbfPredicted, vbfMeasured = 0, slopeLow = 0, slopeHigh = 0, plateau = 0;
         std::vector<double> dvx;
     };
     const double kn = sceneReal(base, "experiment.kn"), gn = sceneReal(base, "experiment.gamma_n");
-    std::vector<Case> cases = {{kn, gn, 0, 0, 0, 0, 0, {}}, {kn / (factor * factor), gn / factor, 0, 0, 0, 0, 0, {}}};
+    std::vector<Case> cases = {{kn, gn, 0, 0, 0, 0, 0, 0, {}}, {kn / (factor * factor), gn / factor, 0, 0, 0, 0, 0, 0, {}}};
     long steps = 0;
     for (Case& c : cases) {
         const double under = c.kn / meff - std::pow(c.gamma / (2 * meff), 2);
@@ -169,20 +176,23 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
             c.dvx.push_back(obliqueDeltaVx(scene, v, theta, dt, steps));
         }
         c.vbfMeasured = peakLocation(velocities, c.dvx);
-        // Asymptotic slopes: the decade at each end of the sweep.
+        // Slopes: the hard-sphere regime from v_min to v_bf/5, the decline from 2 v_bf to 20 v_bf.
         std::vector<double> vl, dl, vh, dh;
         for (std::size_t i = 0; i < velocities.size(); ++i) {
-            if (velocities[i] <= vMin * 10.0) {
+            if (velocities[i] <= c.vbfMeasured / 5.0) {
                 vl.push_back(velocities[i]);
                 dl.push_back(c.dvx[i]);
             }
-            if (velocities[i] >= vMax / 10.0) {
+            if (velocities[i] >= 2.0 * c.vbfMeasured && velocities[i] <= 20.0 * c.vbfMeasured) {
                 vh.push_back(velocities[i]);
                 dh.push_back(c.dvx[i]);
             }
         }
-        c.slopeLow = logSlope(vl, dl);
-        c.slopeHigh = logSlope(vh, dh);
+        c.slopeLow = vl.size() >= 2 ? logSlope(vl, dl) : std::nan("");
+        c.slopeHigh = vh.size() >= 2 ? logSlope(vh, dh) : std::nan("");
+        // The dashpot's plateau far above v_bf (straight crossing).
+        const double b = 2.0 * R * std::sin(theta), cc = 2.0 * R * std::cos(theta);
+        c.plateau = -c.gamma / meff * 2.0 * (cc - b * std::atan(cc / b));
     }
     const Case& stiff = cases[0];
     const Case& soft = cases[1];
@@ -199,20 +209,29 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
                               {"v_bf_predicted_soft", soft.vbfPredicted},
                               {"slope_low_v", stiff.slopeLow}, {"slope_high_v", stiff.slopeHigh},
                               {"slope_low_v_soft", soft.slopeLow}, {"slope_high_v_soft", soft.slopeHigh},
+                              {"dashpot_plateau", stiff.plateau}, {"dashpot_plateau_soft", soft.plateau},
                               {"v_bf_ratio_measured", stiff.vbfMeasured / soft.vbfMeasured}, {"md_steps", steps}};
     nlohmann::json checks = nlohmann::json::array();
     // Paper: 35 m/s measured against 27 m/s from eq. 25 (an estimate, "good agreement").
     checks.push_back(makeCheck("v_bf measured vs paper's 35 m/s (t_n = 1e-5 s)", stiff.vbfMeasured, 35.0, 0.25));
-    checks.push_back(makeCheck("v_bf measured vs eq. 25 (an order-of-magnitude estimate; paper 35 vs 27)",
-                               stiff.vbfMeasured, stiff.vbfPredicted, 0.5));
+    checks.push_back(makeCheck("v_bf measured vs eq. 25", stiff.vbfMeasured, stiff.vbfPredicted, 0.25));
     checks.push_back(makeCheck("v_bf stiff / v_bf soft (paper: tenfold drop)", stiff.vbfMeasured / soft.vbfMeasured,
                                factor, 0.15));
-    checks.push_back(makeCheck("hard-sphere regime: slope of log|dv_x| vs log v (theory +1)", stiff.slopeLow, 1.0, 0.1,
-                               false));
-    checks.push_back(makeCheck("brake-failure regime: slope of log|dv_x| vs log v (theory -1)", stiff.slopeHigh, -1.0,
-                               0.1, false));
+    checks.push_back(makeCheck("hard-sphere regime: slope of log|dv_x| vs log v below v_bf/5 (theory +1)",
+                               stiff.slopeLow, 1.0, 0.1, false));
     checks.push_back(makeCheck("soft grains: hard-sphere slope (theory +1)", soft.slopeLow, 1.0, 0.1, false));
-    checks.push_back(makeCheck("soft grains: brake-failure slope (theory -1)", soft.slopeHigh, -1.0, 0.1, false));
+    auto falls = [](const std::string& name, double v) {
+        return nlohmann::json{{"name", name}, {"value", v}, {"expected", -0.3}, {"tolerance", 0.0},
+                              {"relation", "<"}, {"pass", std::isfinite(v) && v < -0.3}};
+    };
+    checks.push_back(falls("brake failure: slope of log|dv_x| from 2 to 20 v_bf (falls; paper: -1)", stiff.slopeHigh));
+    checks.push_back(falls("soft grains: slope from 2 to 20 v_bf (falls; paper: -1)", soft.slopeHigh));
+    if (vMax >= 30.0 * stiff.vbfMeasured)
+        checks.push_back(makeCheck("dv_x at v_max vs the dashpot plateau (gamma/m_eff) 2(c - b atan(c/b))",
+                                   stiff.dvx.back(), stiff.plateau, 0.05));
+    if (vMax >= 30.0 * soft.vbfMeasured)
+        checks.push_back(makeCheck("soft grains: dv_x at v_max vs the dashpot plateau", soft.dvx.back(), soft.plateau,
+                                   0.05));
 
     if (options.writeFiles) {
         std::filesystem::create_directories(options.outDir);
