@@ -70,7 +70,9 @@ ColumnResult runColumn(const Scene& base, double s0, double v0, double dt, doubl
     scene.simulation.dt = dt;
     World& w = scene.world;
     const std::size_t n = w.numGrains;
-    double x = w.radius[0];
+    // The first grain touches the wall a millionth of a step before t = 0:
+    // the contact begins on a grid point with its dashpot force.
+    double x = w.radius[0] - 1e-6 * v0 * dt;
     for (std::size_t i = 0; i < n; ++i) {
         if (i > 0) x += w.radius[i - 1] + s0 + w.radius[i];
         w.x[i] = Vec3(x, 0, 0);

@@ -166,7 +166,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         {"experiment.schemes", KeyType::Text, "cd",
          "integration schemes, comma separated, of: fe, ty2, ty3, ty4, rk, cd, pv, babab, bababab, ve, ab2..ab5, "
          "ab2-am3, ab3-am4, ab4-am5, d12, t12, t16, gpc3, gpc4, gear5 (all: every one)"},
-        {"experiment.steps", KeyType::Text, "5-100",
+        {"experiment.steps", KeyType::Text, "5-30,35-100:5",
          "steps per collision n (dt = t_f/n): integers, ranges a-b or a-b:step, comma separated"},
         {"experiment.angles", KeyType::Integer, "100",
          "impact angles alpha_i = 90 deg (i - 1/2)/N, i = 1..N (N = 100 in eq. 23)", 1, 100000},
