@@ -32,7 +32,7 @@ def main():
     ax.set_xlabel(r"initial relative velocity $v^i$ (m/s)")
     ax.set_ylabel(r"braking $-\Delta v_x$ (m/s)")
     ax.set_title(f"Brake failure at $\\vartheta$ = {theta:g}° (cf. force schemes Fig. 8)")
-    ax.legend(fontsize=8, loc="lower center")
+    ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(png, dpi=130)
 
