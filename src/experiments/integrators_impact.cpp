@@ -245,14 +245,18 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     }
 
     struct SchemeRun {
-        std::vector<double> en, et, beta, omega, gEn, gEt, gBeta, gOmega, cpu;
+        std::vector<double> en, et, beta, omega, gEn, gEt, gBeta, gOmega, dEn, cpu;
     };
     std::vector<SchemeRun> runs;
     long mdSteps = 0;
+    // Every scheme's scene first, so that a bad name stops the run before any work.
+    std::vector<Scene> bases;
     for (const std::string& scheme : schemes) {
         std::vector<std::string> s = sets;
         if (scheme != "cd") s.push_back("md.integrator=" + scheme);
-        const Scene base = loadSceneText(kImpactScene, "<integrators>", s, extra);
+        bases.push_back(loadSceneText(kImpactScene, "<integrators>", s, extra));
+    }
+    for (const Scene& base : bases) {
         SchemeRun run;
         for (int n : steps) {
             std::vector<double> en, et, beta, om, den, det, dbeta, dom;
@@ -285,6 +289,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
                 run.gEt.push_back(ard(det, et));
                 run.gBeta.push_back(ard(dbeta, beta));
                 run.gOmega.push_back(ard(dom, om));
+                run.dEn.push_back(ard(den, exEn));
             }
         }
         runs.push_back(std::move(run));
@@ -310,6 +315,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
             results["grid_et_" + S] = r.gEt;
             results["grid_beta_" + S] = r.gBeta;
             results["grid_omega_" + S] = r.gOmega;
+            results["ard_en_delayed_" + S] = r.dEn;  // the onset a step late, against the exact solution
         }
     }
 
