@@ -21,6 +21,8 @@ def main():
     fig, ax = plt.subplots(figsize=(7, 4.4))
     ax.plot(d["t0_over_tn"], d["e_total"], "o-", color="k", mfc="none", label=f"column of N = {n:g}")
     ax.axhline(en, ls=":", color="C3", label=f"binary $e_n$ = {en:.3f}")
+    ax.axhline(d["e_total_hard_sphere"][0], ls="--", color="C1", lw=1,
+               label=f"hard spheres, event-driven: {d['e_total_hard_sphere'][0]:.3f}")
     ax.axhline(1.0, ls="-", color="0.7", lw=0.8)
     ax.axvline(1.0 / n, ls="--", color="C0", lw=1, label="$t_0/t_n = 1/N$")
     ax.axvline(1.0, ls="--", color="C2", lw=1, label="$t_0/t_n = 1$")

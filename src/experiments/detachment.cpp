@@ -101,6 +101,48 @@ ColumnResult runColumn(const Scene& base, double s0, double v0, double dt, doubl
     return r;
 }
 
+/// The limit t₀/t_n → ∞: instantaneous binary collisions with restitution e
+/// (grain–grain and grain–wall alike), event by event, for N point grains a
+/// distance s apart moving at −v₀ with the first at the wall. Returns e_tot
+/// (NaN if the events do not end: inelastic collapse).
+double hardSphereCascade(std::size_t n, double e, double s, double v0) {
+    std::vector<double> q(n), v(n, -v0);
+    for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<double>(i) * s;
+    for (long event = 0; event < 10000000; ++event) {
+        double tBest = std::numeric_limits<double>::infinity();
+        long which = -2;  // -1: the wall, i >= 0: the pair (i, i+1)
+        if (v[0] < 0.0) {
+            tBest = std::max(0.0, -q[0] / v[0]);
+            which = -1;
+        }
+        for (std::size_t i = 0; i + 1 < n; ++i)
+            if (v[i] > v[i + 1]) {
+                const double t = std::max(0.0, (q[i + 1] - q[i]) / (v[i] - v[i + 1]));
+                if (t < tBest) {
+                    tBest = t;
+                    which = static_cast<long>(i);
+                }
+            }
+        if (which == -2) {
+            double sum = 0.0;
+            for (double x : v) sum += x;
+            return sum / (static_cast<double>(n) * v0);
+        }
+        for (std::size_t i = 0; i < n; ++i) q[i] += v[i] * tBest;
+        if (which == -1) {
+            q[0] = 0.0;
+            v[0] = -e * v[0];
+        } else {
+            const auto i = static_cast<std::size_t>(which);
+            q[i + 1] = q[i];
+            const double a = v[i], b = v[i + 1];
+            v[i] = 0.5 * ((1.0 - e) * a + (1.0 + e) * b);
+            v[i + 1] = 0.5 * ((1.0 + e) * a + (1.0 - e) * b);
+        }
+    }
+    return std::nan("");
+}
+
 }  // namespace
 
 nlohmann::json detachment(const ExperimentOptions& options) {
@@ -170,6 +212,7 @@ nlohmann::json detachment(const ExperimentOptions& options) {
             ++highN;
         }
     }
+    const double eHard = hardSphereCascade(n, en, 1.0, 1.0);
     const double eDetach = lowN > 0 ? lowSum / lowN : std::nan("");
     const double eCascade = highN > 0 ? highSum / highN : std::nan("");
 
@@ -179,6 +222,7 @@ nlohmann::json detachment(const ExperimentOptions& options) {
     nlohmann::json results = {{"t0_over_tn", ratios}, {"e_total", eTot}, {"durations", durations},
                               {"final_velocities", finals}, {"e_n", en},
                               {"e_total_detachment_regime", eDetach}, {"e_total_cascade_regime", eCascade},
+                              {"e_total_hard_sphere", eHard},
                               {"md_steps", steps}};
     nlohmann::json checks = nlohmann::json::array();
     // N = 1: the column is one grain and e_tot must be the binary e_n (eq. 3).
@@ -198,17 +242,21 @@ nlohmann::json detachment(const ExperimentOptions& options) {
                                    eDetach, en, true));
             checks.push_back(makeCheck("detachment regime: e_tot close to 1 (within 0.1)", eDetach, 1.0, 0.1, false));
         }
-        if (highN > 0)
+        if (highN > 0) {
             checks.push_back(bound("cascade regime t0/t_n >= 10: e_tot below e_n - 0.05", eCascade, en - 0.05, false));
+            // The limit t0/t_n -> infinity: event-driven instantaneous collisions with the same e_n.
+            checks.push_back(makeCheck("cascade regime: e_tot vs event-driven hard spheres with e_n", eCascade, eHard,
+                                       0.01));
+        }
     }
 
     if (options.writeFiles) {
         std::filesystem::create_directories(options.outDir);
         const auto csv = options.outDir / "detachment.csv";
         std::ofstream out(csv);
-        out << "t0_over_tn,e_total,e_n,duration\n" << std::setprecision(12);
+        out << "t0_over_tn,e_total,e_n,e_total_hard_sphere,duration\n" << std::setprecision(12);
         for (std::size_t i = 0; i < ratios.size(); ++i)
-            out << ratios[i] << ',' << eTot[i] << ',' << en << ',' << durations[i] << '\n';
+            out << ratios[i] << ',' << eTot[i] << ',' << en << ',' << eHard << ',' << durations[i] << '\n';
         out.close();
         runPlotScript("detachment",
                       {csv.string(), (options.outDir / "detachment.png").string(), std::to_string(n),

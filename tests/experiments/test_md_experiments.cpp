@@ -70,6 +70,9 @@ TEST_SUITE("experiments") {
         const double en = r["e_n"].get<double>();
         CHECK(r["e_total"].front().get<double>() > en);
         CHECK(r["e_total"].back().get<double>() < en - 0.3);
+        // t0/t_n = 10 is already the hard-sphere cascade (event-driven, same e_n): 0.206 for N = 10.
+        CHECK(r["e_total"].back().get<double>() == Approx(r["e_total_hard_sphere"].get<double>()).epsilon(0.01));
+        CHECK(r["e_total_hard_sphere"].get<double>() == Approx(0.2062).epsilon(1e-3));
         SUBCASE("one grain: the binary e_n") {
             const auto one = runSmall(detachment, {"experiment.points=2", "experiment.ratio_max=10", "chain.count=1"});
             allChecksPass(one);
