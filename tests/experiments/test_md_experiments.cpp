@@ -81,7 +81,7 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("integrators: the MD impact converges to the exact solution, first order for cd") {
-        const auto doc = runSmall(integratorsImpact, {"experiment.angles=12", "experiment.steps=10,20,80"});
+        const auto doc = runSmall(integratorsImpact, {"experiment.angles=12", "experiment.steps=10,20,80,320"});
         allChecksPass(doc);
         const auto& r = doc["results"];
         const auto& en = r["ard_en_cd"];
@@ -92,6 +92,13 @@ TEST_SUITE("experiments") {
         CHECK(et[2].get<double>() < 1.0);
         CHECK(r["ard_beta_cd"][2].get<double>() < 1.5);
         CHECK(r["ard_omega_cd"][2].get<double>() < 2.0);
+        // Every quantity converges to the exact solution at first order: a
+        // wrong stick/slip switch or spring clip would leave an error floor.
+        for (const char* q : {"ard_en_cd", "ard_et_cd", "ard_beta_cd", "ard_omega_cd"}) {
+            CAPTURE(q);
+            CHECK(r[q][3].get<double>() / r[q][2].get<double>() == Approx(0.25).epsilon(0.1));
+            CHECK(r[q][3].get<double>() < 0.3);
+        }
         CHECK(r["grid_en_cd"][2].get<double>() < 1.0);  // §4.2: below the 1% model error for n > 75
         CHECK(r["grid_en_cd"][0].get<double>() > r["grid_en_cd"][2].get<double>());
         // Checks on schemes that did not run are listed as skipped, not made.
