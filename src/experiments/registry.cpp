@@ -17,6 +17,13 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
 const std::vector<ExperimentInfo>& experiments() {
     static const std::vector<ExperimentInfo> list = {
         {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
+        {"restitution", "force schemes Fig. 2: e_n vs impact velocity for the linear, damped Hertz, HKK and "
+                        "Walton-Braun laws", restitution},
+        {"brake-failure", "force schemes §4 Fig. 8, eq. 25: braking dv_x vs speed of a grazing impact, two stiffnesses",
+         brakeFailure},
+        {"detachment", "force schemes §4: restitution of a column of N grains hitting a wall vs t0/t_n", detachment},
+        {"integrators", "integration schemes §4: ARD of e_n, e_t, beta, omega_f vs the exact impact, per scheme and "
+                        "steps per collision; fixed-grid error and CPU time", integratorsImpact},
     };
     return list;
 }

@@ -1,0 +1,433 @@
+/// Integration-schemes paper (Kruggel-Emden et al. 2008) §4: the Gorham–Kharaz
+/// alumina sphere (m = 0.26 g, R = 2.5 mm) hits an aluminium plate at 3.85 m/s
+/// under 100 impact angles; for each integration scheme and each number n of
+/// steps per collision (Δt = t_f/n), the average relative deviation (eq. 23)
+/// of e_n, e_t, the rebound angle β and the final spin ω_f from the exact
+/// solution (analysis/impact_exact.hpp), the fixed-time-grid error of §4.2 and
+/// the CPU time per scheme (Figs. 2, 3, 5–8).
+///
+/// Each collision runs through the real MD pipeline: one sphere (I = 2/5 m R²,
+/// moving in the x–y plane) and a fixed plane wall; linear normal law with
+/// K_y(v_y0), γ_y(v_y0) from χ₁…χ₄ and eqs. 3–4, the contact ending where the
+/// normal force reaches zero (md.clip_attractive); Cundall–Strack spring K_x =
+/// κ m π²/t_f² with γ_t = 0, its elongation held at the Coulomb bound μ F_n/K_x.
+///
+/// Schemes: `experiment.schemes`, a comma list of Table 4's names. `cd` (the
+/// solver's leapfrog velocity Verlet) runs as the scene is; any other name is
+/// passed to the solver as `md.integrator=NAME` (a scene key the MD module
+/// gains with its integrator family; until then such a name is reported as an
+/// unknown key).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "moreau/analysis/impact_exact.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "moreau/experiments/simulation.hpp"
+#include "moreau/io/scene_file.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Table 4 of the paper, lower case, in its order.
+const std::vector<std::string> kSchemes = {"fe",      "ty2",     "ty3",     "ty4", "rk",  "cd",  "pv",    "babab",
+                                           "bababab", "ve",      "ab2",     "ab3", "ab4", "ab5", "ab2-am3", "ab3-am4",
+                                           "ab4-am5", "d12",     "t12",     "t16", "gpc3", "gpc4", "gear5"};
+
+const char* kImpactScene = R"(
+[simulation]
+method = md
+dimension = 2
+[contact]
+mu = 0.18
+margin = 0.1
+skin = 0
+[md]
+normal = linear
+tangential = spring
+gamma_t = 0
+meff = none
+clip_attractive = true
+[grains]
+source = chain
+mass = 0.26e-3
+inertia = sphere
+[chain]
+count = 1
+radius = 2.5e-3
+[wall.plate]
+type = plane
+point = 0 0 0
+normal = 0 1 0
+mu = 0.18
+)";
+
+std::vector<std::string> splitList(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+/// "5-100", "5,10,20", "5-20,25-100:5".
+std::vector<int> parseSteps(const std::string& text) {
+    std::vector<int> out;
+    const std::string err = "integrators: key 'experiment.steps': '" + text +
+                            "' is not a list of steps per collision (allowed: integers >= 2, ranges a-b or a-b:step, "
+                            "comma separated)";
+    for (const std::string& item : splitList(text)) {
+        int a = 0, b = 0, step = 1;
+        char dash = 0, colon = 0;
+        std::istringstream in(item);
+        if (!(in >> a)) throw InputError(err);
+        b = a;
+        if (in >> dash) {
+            if (dash != '-' || !(in >> b)) throw InputError(err);
+            if (in >> colon && (colon != ':' || !(in >> step) || step < 1)) throw InputError(err);
+        }
+        if (!in.eof() && in.peek() != EOF) throw InputError(err);
+        if (a < 2 || b < a) throw InputError(err);
+        for (int n = a; n <= b; n += step) out.push_back(n);
+    }
+    if (out.empty()) throw InputError(err);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+struct Outcome {
+    double en, et, beta, omega;
+    double seconds;  ///< wall time of the time steps alone (no scene copy, no setup)
+};
+
+/// One collision through the MD pipeline. `offset`: the sphere's initial gap
+/// in units of v_y0 Δt (negative: an overlap), so −ε puts the touch just
+/// before t = 0 (the contact starts on a grid point) and +ε just after (the
+/// contact is seen one step late, §4.2). A scheme that diverges (the solver
+/// throws) or holds the sphere for 200 t_f gives NaN: recorded, not fatal.
+Outcome mdImpact(const Scene& base, const ImpactModel& m, double vx0, double vy0, double tf, double dt,
+                 double offset, long& steps) {
+    Scene scene = base;
+    scene.simulation.dt = dt;
+    scene.md.kn = m.ky;
+    scene.md.gammaN = m.gammaY;
+    scene.md.kt = m.kx;
+    scene.md.gammaT = 0.0;
+    World& w = scene.world;
+    const double R = w.radius[0];
+    w.x[0] = Vec3(0.0, R + offset * vy0 * dt, 0.0);
+    w.v[0] = Vec3(vx0, -vy0, 0.0);
+    w.w[0] = Vec3::Zero();
+    Simulation sim(std::move(scene));
+    bool touched = false;
+    const auto cap = static_cast<long>(200.0 * tf / dt) + 100;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double nan = std::nan("");
+    for (long k = 0; k < cap; ++k) {
+        try {
+            sim.step();
+        } catch (const DivergenceError&) {
+            return {nan, nan, nan, nan, nan};
+        }
+        ++steps;
+        const World& s = sim.world();
+        const double gap = s.x[0].y() - R;
+        if (gap < 0.0) {
+            touched = true;
+        } else if (touched) {
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const double vxf = s.v[0].x(), vyf = s.v[0].y();
+            return {vyf / vy0, vxf / vx0, std::atan(vxf / vyf) * 180.0 / M_PI, s.w[0].z(), seconds};
+        }
+    }
+    return {nan, nan, nan, nan, nan};
+}
+
+double ard(const std::vector<double>& num, const std::vector<double>& exact) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < num.size(); ++i) sum += 100.0 * std::abs((num[i] - exact[i]) / exact[i]);
+    return sum / static_cast<double>(num.size());  // eq. 23
+}
+
+/// A one-sided check: value above (or below) a bound.
+nlohmann::json boundCheck(const std::string& name, double value, double bound, bool above) {
+    const bool pass = std::isfinite(value) && (above ? value > bound : value < bound);
+    return {{"name", name}, {"value", value}, {"expected", bound}, {"tolerance", 0.0},
+            {"relation", above ? ">" : "<"}, {"pass", pass}};
+}
+
+}  // namespace
+
+nlohmann::json integratorsImpact(const ExperimentOptions& options) {
+    const std::vector<KeySpec> extra = {
+        {"experiment.schemes", KeyType::Text, "cd",
+         "integration schemes, comma separated, of: fe, ty2, ty3, ty4, rk, cd, pv, babab, bababab, ve, ab2..ab5, "
+         "ab2-am3, ab3-am4, ab4-am5, d12, t12, t16, gpc3, gpc4, gear5 (all: every one)"},
+        {"experiment.steps", KeyType::Text, "5-30,35-100:5",
+         "steps per collision n (dt = t_f/n): integers, ranges a-b or a-b:step, comma separated"},
+        {"experiment.angles", KeyType::Integer, "100",
+         "impact angles alpha_i = 90 deg (i - 1/2)/N, i = 1..N (N = 100 in eq. 23)", 1, 100000},
+        {"experiment.speed", KeyType::Real, "3.85", "impact speed (m/s)", 0.0, kInf, {}, true},
+        {"experiment.kappa", KeyType::Real, "0.8035", "tangential to normal stiffness ratio: K_x = kappa m pi^2/t_f^2",
+         0.0, kInf, {}, true},
+        {"experiment.chi1", KeyType::Real, "0.8377", "e_n = chi1 (v + v00)^-chi2, v00 = chi1^(1/chi2)", 0.0, 1.0, {},
+         true},
+        {"experiment.chi2", KeyType::Real, "0.2121", "see chi1", 0.0, kInf, {}, true},
+        {"experiment.chi3", KeyType::Real, "0.000017", "t_f = chi3 v^-chi4 (s)", 0.0, kInf, {}, true},
+        {"experiment.chi4", KeyType::Real, "0.1907", "see chi3", -kInf, kInf},
+        {"experiment.grid", KeyType::Bool, "true",
+         "also run every collision with its onset just after a grid point (fixed-time-grid error, §4.2)"},
+        {"experiment.grid_offset", KeyType::Real, "1e-6",
+         "how far off the grid point the onset lies, in steps (aligned: just before it; delayed: just after)", 0.0, 0.5,
+         {}, true},
+    };
+    std::vector<std::string> sets = options.sets;
+    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
+    const Scene probe = loadSceneText(kImpactScene, "<integrators>", sets, extra);
+    std::vector<std::string> schemes = splitList(sceneText(probe, "experiment.schemes"));
+    if (schemes.size() == 1 && schemes[0] == "all") schemes = kSchemes;
+    if (schemes.empty()) throw InputError("integrators: key 'experiment.schemes' is empty");
+    for (const std::string& s : schemes)
+        if (std::find(kSchemes.begin(), kSchemes.end(), s) == kSchemes.end()) {
+            std::string allowed;
+            for (const auto& k : kSchemes) allowed += (allowed.empty() ? "" : ", ") + k;
+            throw InputError("integrators: key 'experiment.schemes': unknown scheme '" + s + "' (allowed: " + allowed +
+                             ", or all)");
+        }
+    const std::vector<int> steps = parseSteps(sceneText(probe, "experiment.steps"));
+    const auto nAngles = static_cast<int>(sceneInteger(probe, "experiment.angles"));
+    const bool grid = sceneBool(probe, "experiment.grid");
+    const double eps = sceneReal(probe, "experiment.grid_offset");
+    if (probe.world.numGrains != 1 || probe.world.numWalls() != 1 || probe.world.dimension != 2)
+        throw InputError("integrators: needs one grain (chain.count = 1), one wall and simulation.dimension = 2");
+
+    GorhamKharaz gk;
+    gk.mass = probe.world.mass[0];
+    gk.radius = probe.world.radius[0];
+    gk.speed = sceneReal(probe, "experiment.speed");
+    gk.kappa = sceneReal(probe, "experiment.kappa");
+    gk.chi1 = sceneReal(probe, "experiment.chi1");
+    gk.chi2 = sceneReal(probe, "experiment.chi2");
+    gk.chi3 = sceneReal(probe, "experiment.chi3");
+    gk.chi4 = sceneReal(probe, "experiment.chi4");
+    gk.mu = probe.world.wallShape[0].mu;
+    const double inertia = probe.world.inertia[0];
+
+    // The exact solution per angle.
+    std::vector<double> angles, vx0s, vy0s, exEn, exEt, exBeta, exOmega, exTf;
+    std::vector<int> exPhases;
+    std::vector<ImpactModel> models;
+    for (int i = 1; i <= nAngles; ++i) {
+        const double a = 90.0 * (i - 0.5) / nAngles;
+        const double vx0 = gk.speed * std::sin(a * M_PI / 180.0), vy0 = gk.speed * std::cos(a * M_PI / 180.0);
+        ImpactModel m;
+        try {
+            m = gk.model(vy0);
+        } catch (const std::invalid_argument& e) {
+            throw InputError(std::string("integrators: the chi parameters give no underdamped normal law at v_y0 = ") +
+                             std::to_string(vy0) + " m/s (" + e.what() + ")");
+        }
+        m.inertia = inertia;
+        const ImpactResult r = exactImpact(m, vx0, vy0);
+        angles.push_back(a);
+        vx0s.push_back(vx0);
+        vy0s.push_back(vy0);
+        models.push_back(m);
+        exEn.push_back(r.en);
+        exEt.push_back(r.et);
+        exBeta.push_back(r.beta);
+        exOmega.push_back(r.omegaFinal);
+        exTf.push_back(r.contactTime);
+        exPhases.push_back(static_cast<int>(r.phases.size()));
+    }
+
+    struct SchemeRun {
+        std::vector<double> en, et, beta, omega, gEn, gEt, gBeta, gOmega, dEn, cpu;
+        std::vector<int> failed;  ///< collisions that diverged or never ended (their ARD is NaN)
+    };
+    std::vector<SchemeRun> runs;
+    long mdSteps = 0;
+    // Every scheme's scene first, so that a bad name stops the run before any work.
+    std::vector<Scene> bases;
+    for (const std::string& scheme : schemes) {
+        std::vector<std::string> s = sets;
+        if (scheme != "cd") s.push_back("md.integrator=" + scheme);
+        bases.push_back(loadSceneText(kImpactScene, "<integrators>", s, extra));
+    }
+    for (const Scene& base : bases) {
+        SchemeRun run;
+        for (int n : steps) {
+            std::vector<double> en, et, beta, om, den, det, dbeta, dom;
+            double seconds = 0.0;
+            int failed = 0;
+            for (std::size_t i = 0; i < angles.size(); ++i) {
+                const double dt = exTf[i] / n;
+                const Outcome o = mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], dt, -eps, mdSteps);
+                if (std::isfinite(o.seconds))
+                    seconds += o.seconds;
+                else
+                    ++failed;
+                en.push_back(o.en);
+                et.push_back(o.et);
+                beta.push_back(o.beta);
+                om.push_back(o.omega);
+                if (grid) {
+                    const Outcome d = mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], dt, +eps, mdSteps);
+                    den.push_back(d.en);
+                    det.push_back(d.et);
+                    dbeta.push_back(d.beta);
+                    dom.push_back(d.omega);
+                }
+            }
+            run.en.push_back(ard(en, exEn));
+            run.et.push_back(ard(et, exEt));
+            run.beta.push_back(ard(beta, exBeta));
+            run.omega.push_back(ard(om, exOmega));
+            run.cpu.push_back(seconds);
+            run.failed.push_back(failed);
+            if (grid) {
+                // §4.2: deviation of the delayed onset from the onset on a grid point.
+                run.gEn.push_back(ard(den, en));
+                run.gEt.push_back(ard(det, et));
+                run.gBeta.push_back(ard(dbeta, beta));
+                run.gOmega.push_back(ard(dom, om));
+                run.dEn.push_back(ard(den, exEn));
+            }
+        }
+        runs.push_back(std::move(run));
+    }
+
+    nlohmann::json params = {{"mass", gk.mass}, {"radius", gk.radius}, {"inertia", inertia}, {"speed", gk.speed},
+                             {"mu", gk.mu}, {"kappa", gk.kappa}, {"chi", {gk.chi1, gk.chi2, gk.chi3, gk.chi4}},
+                             {"angles", nAngles}, {"schemes", schemes}, {"grid", grid}, {"grid_offset", eps},
+                             {"geometry", "sphere (I = 2/5 m R^2) on a fixed plane wall, motion in a plane"}};
+    nlohmann::json results = {{"steps", steps}, {"angles_deg", angles}, {"exact_en", exEn}, {"exact_et", exEt},
+                              {"exact_beta", exBeta}, {"exact_omega", exOmega}, {"exact_tf", exTf},
+                              {"exact_phases", exPhases}, {"md_steps", mdSteps}};
+    for (std::size_t k = 0; k < schemes.size(); ++k) {
+        const std::string& S = schemes[k];
+        const SchemeRun& r = runs[k];
+        results["ard_en_" + S] = r.en;
+        results["ard_et_" + S] = r.et;
+        results["ard_beta_" + S] = r.beta;
+        results["ard_omega_" + S] = r.omega;
+        results["cpu_seconds_" + S] = r.cpu;
+        results["failed_collisions_" + S] = r.failed;
+        if (grid) {
+            results["grid_en_" + S] = r.gEn;
+            results["grid_et_" + S] = r.gEt;
+            results["grid_beta_" + S] = r.gBeta;
+            results["grid_omega_" + S] = r.gOmega;
+            results["ard_en_delayed_" + S] = r.dEn;  // the onset a step late, against the exact solution
+        }
+    }
+
+    // Checks against the paper's statements (§4.1, §4.2), for the schemes that ran.
+    nlohmann::json checks = nlohmann::json::array();
+    nlohmann::json skipped = nlohmann::json::array();
+    auto ran = [&](const std::string& s) -> const SchemeRun* {
+        for (std::size_t k = 0; k < schemes.size(); ++k)
+            if (schemes[k] == s) return &runs[k];
+        return nullptr;
+    };
+    auto firstBelow = [&](const std::vector<double>& v, double thr) {
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (v[i] < thr) return static_cast<double>(steps[i]);
+        return kInf;
+    };
+    auto minOver = [&](const std::vector<double>& v, int nMin, int nMax) {
+        double m = kInf;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (steps[i] >= nMin && steps[i] <= nMax) m = std::min(m, v[i]);
+        return m;
+    };
+    auto maxOver = [&](const std::vector<double>& v, int nMin) {
+        double m = -kInf;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (steps[i] >= nMin) m = std::max(m, v[i]);
+        return m;
+    };
+    const bool coversSmall = steps.front() <= 6, coversLarge = steps.back() >= 100;
+    auto want = [&](const std::string& name, const std::string& s, bool covered) {
+        if (ran(s) && covered) return true;
+        skipped.push_back(name + (ran(s) ? " (steps do not cover it)" : " (scheme not run)"));
+        return false;
+    };
+    for (const std::string s : {"fe", "ty2"}) {
+        const std::string name = s + ": ARD(e_n) never below 1% for n <= 100 (min over n, %)";
+        if (want(name, s, coversLarge)) checks.push_back(boundCheck(name, minOver(ran(s)->en, 0, 100), 1.0, true));
+    }
+    for (const std::string s : {"rk", "bababab"}) {
+        const std::string name = s + ": ARD(e_n) below 1% by n = 6 (first n below 1%, within 6 +- 1)";
+        if (want(name, s, coversSmall)) checks.push_back(makeCheck(name, firstBelow(ran(s)->en, 1.0), 6.0, 1.0, false));
+    }
+    {
+        const std::string name = "pv: ARD(e_n) below 1% at n = 10 (first n below 1%, within 10 +- 2)";
+        if (want(name, "pv", steps.front() <= 8 && steps.back() >= 12))
+            checks.push_back(makeCheck(name, firstBelow(ran("pv")->en, 1.0), 10.0, 2.0, false));
+    }
+    {
+        const std::string name = "cd: ARD(e_n) below 1% at around n = 75 (first n below 1%, within 75 +- 15)";
+        if (want(name, "cd", steps.front() <= 60 && steps.back() >= 90))
+            checks.push_back(makeCheck(name, firstBelow(ran("cd")->en, 1.0), 75.0, 15.0, false));
+    }
+    for (const std::string s : {"ve", "d12", "t16"}) {
+        const std::string name = s + ": ARD(e_t) above 10% for every n (min over n, %)";
+        if (want(name, s, true)) checks.push_back(boundCheck(name, minOver(ran(s)->et, 0, 1 << 30), 10.0, true));
+    }
+    if (grid && steps.back() >= 76) {
+        for (std::size_t k = 0; k < schemes.size(); ++k) {
+            checks.push_back(boundCheck(schemes[k] + ": fixed-grid error of e_n below 1% for n > 75 (max, %)",
+                                        maxOver(runs[k].gEn, 76), 1.0, false));
+        }
+    }
+    if (grid && steps.back() >= 21) {
+        for (std::size_t k = 0; k < schemes.size(); ++k)
+            checks.push_back(boundCheck(schemes[k] + ": fixed-grid error of e_t below 4% for n > 20 (max, %)",
+                                        maxOver(runs[k].gEt, 21), 4.0, false));
+    }
+    results["checks_skipped"] = skipped;
+
+    if (options.writeFiles) {
+        std::filesystem::create_directories(options.outDir);
+        const auto csv = options.outDir / "integrators.csv";
+        std::ofstream out(csv);
+        out << "scheme,steps,ard_en,ard_et,ard_beta,ard_omega,grid_en,grid_et,grid_beta,grid_omega,cpu_seconds\n"
+            << std::setprecision(10);
+        for (std::size_t k = 0; k < schemes.size(); ++k)
+            for (std::size_t i = 0; i < steps.size(); ++i) {
+                const SchemeRun& r = runs[k];
+                auto g = [&](const std::vector<double>& v) { return grid ? v[i] : std::nan(""); };
+                out << schemes[k] << ',' << steps[i] << ',' << r.en[i] << ',' << r.et[i] << ',' << r.beta[i] << ','
+                    << r.omega[i] << ',' << g(r.gEn) << ',' << g(r.gEt) << ',' << g(r.gBeta) << ',' << g(r.gOmega)
+                    << ',' << r.cpu[i] << '\n';
+            }
+        out.close();
+        const auto exact = options.outDir / "integrators_exact.csv";
+        std::ofstream ex(exact);
+        ex << "angle_deg,vx0,vy0,t_f,e_n,e_t,beta_deg,omega_f,phases\n" << std::setprecision(12);
+        for (std::size_t i = 0; i < angles.size(); ++i)
+            ex << angles[i] << ',' << vx0s[i] << ',' << vy0s[i] << ',' << exTf[i] << ',' << exEn[i] << ',' << exEt[i]
+               << ',' << exBeta[i] << ',' << exOmega[i] << ',' << exPhases[i] << '\n';
+        ex.close();
+        runPlotScript("integrators",
+                      {csv.string(), exact.string(), (options.outDir / "integrators.png").string(),
+                       (options.outDir / "integrators_exact.png").string()},
+                      options.quiet);
+    }
+    return {{"experiment", "integrators"}, {"params", params}, {"results", results}, {"checks", checks}};
+}
+
+}  // namespace moreau

@@ -1,0 +1,114 @@
+/// Small versions of the soft-sphere experiments of the force-schemes paper
+/// (restitution, brake-failure, detachment) and of the integration-schemes
+/// impact (integrators): each fails when the physics is wrong.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+
+using namespace moreau;
+using doctest::Approx;
+
+namespace {
+
+nlohmann::json runSmall(nlohmann::json (*fn)(const ExperimentOptions&), std::vector<std::string> sets) {
+    ExperimentOptions options;
+    options.sets = std::move(sets);
+    options.writeFiles = false;
+    options.quiet = true;
+    return fn(options);
+}
+
+void allChecksPass(const nlohmann::json& doc) {
+    for (const auto& check : doc["checks"]) {
+        CAPTURE(check.dump());
+        CHECK(check["pass"].get<bool>());
+    }
+}
+
+}  // namespace
+
+TEST_SUITE("experiments") {
+    TEST_CASE("restitution: e_n(v) of the four normal laws (force schemes Fig. 2)") {
+        const auto doc = runSmall(restitution, {"experiment.points=6"});
+        allChecksPass(doc);
+        const auto& r = doc["results"];
+        REQUIRE(r["velocities"].size() == 6);
+        for (double e : r["e_linear"]) CHECK(e == Approx(0.870).epsilon(1e-3));  // eq. 3
+        // Walton–Braun closed form at 100 m/s: (2e5 * 100 * sqrt(7.4e-5/7.32e6) + 1)^-1/2 = 0.1244.
+        CHECK(r["e_walton_braun"].back().get<double>() == Approx(0.1244).epsilon(5e-3));
+        CHECK(r["e_hertz_damped"].front().get<double>() < r["e_hertz_damped"].back().get<double>());
+        CHECK(r["e_hkk"].front().get<double>() > r["e_hkk"].back().get<double>());
+        CHECK(doc["checks"].size() == 8);
+    }
+
+    TEST_CASE("restitution: a stiffer linear spring at the same damping is more elastic") {
+        const auto doc = runSmall(restitution, {"experiment.points=2", "experiment.linear_kn=2e7"});
+        const double e = doc["results"]["e_linear"][0].get<double>();
+        CHECK(e > 0.9);
+        CHECK(e == Approx(doc["results"]["e_linear_theory"].get<double>()).epsilon(1e-3));
+    }
+
+    TEST_CASE("brake-failure: transition near eq. 25 and a tenfold drop for softer grains") {
+        const auto doc = runSmall(brakeFailure, {"experiment.points=21"});
+        allChecksPass(doc);
+        const auto& r = doc["results"];
+        CHECK(r["v_bf_predicted"].get<double>() == Approx(27.25).epsilon(2e-3));  // paper: 27 m/s
+        CHECK(r["v_bf_measured"].get<double>() == Approx(r["v_bf_predicted"].get<double>()).epsilon(0.25));
+        CHECK(r["v_bf_measured"].get<double>() / r["v_bf_measured_soft"].get<double>() == Approx(10.0).epsilon(0.05));
+        // Hard-sphere limit: the normal velocity reverses, dv_x = -(1 + e_n) v cos^2(theta).
+        const double c = std::cos(87.4 * M_PI / 180.0);
+        CHECK(r["delta_vx"][0].get<double>() == Approx(-(1.0 + 0.870) * 0.1 * c * c).epsilon(0.03));
+    }
+
+    TEST_CASE("detachment: a column rings as one for t0 << t_n, cascades for t0 >> t_n") {
+        const auto doc = runSmall(detachment, {"experiment.points=5", "experiment.ratio_max=10"});
+        allChecksPass(doc);
+        const auto& r = doc["results"];
+        const double en = r["e_n"].get<double>();
+        CHECK(r["e_total"].front().get<double>() > en);
+        CHECK(r["e_total"].back().get<double>() < en - 0.3);
+        // t0/t_n = 10 is already the hard-sphere cascade (event-driven, same e_n): 0.206 for N = 10.
+        CHECK(r["e_total"].back().get<double>() == Approx(r["e_total_hard_sphere"].get<double>()).epsilon(0.01));
+        CHECK(r["e_total_hard_sphere"].get<double>() == Approx(0.2062).epsilon(1e-3));
+        SUBCASE("one grain: the binary e_n") {
+            const auto one = runSmall(detachment, {"experiment.points=2", "experiment.ratio_max=10", "chain.count=1"});
+            allChecksPass(one);
+            CHECK(one["results"]["e_total"][0].get<double>() == Approx(en).epsilon(3e-3));
+        }
+    }
+
+    TEST_CASE("integrators: the MD impact converges to the exact solution, first order for cd") {
+        const auto doc = runSmall(integratorsImpact, {"experiment.angles=12", "experiment.steps=10,20,80,320"});
+        allChecksPass(doc);
+        const auto& r = doc["results"];
+        const auto& en = r["ard_en_cd"];
+        const auto& et = r["ard_et_cd"];
+        // Leapfrog with half-step damping velocity: ARD(e_n) ∝ 1/n.
+        CHECK(en[1].get<double>() / en[0].get<double>() == Approx(0.5).epsilon(0.2));
+        CHECK(en[2].get<double>() < 1.0);
+        CHECK(et[2].get<double>() < 1.0);
+        CHECK(r["ard_beta_cd"][2].get<double>() < 1.5);
+        CHECK(r["ard_omega_cd"][2].get<double>() < 2.0);
+        // Every quantity converges to the exact solution at first order: a
+        // wrong stick/slip switch or spring clip would leave an error floor.
+        for (const char* q : {"ard_en_cd", "ard_et_cd", "ard_beta_cd", "ard_omega_cd"}) {
+            CAPTURE(q);
+            CHECK(r[q][3].get<double>() / r[q][2].get<double>() == Approx(0.25).epsilon(0.1));
+            CHECK(r[q][3].get<double>() < 0.3);
+        }
+        CHECK(r["grid_en_cd"][2].get<double>() < 1.0);  // §4.2: below the 1% model error for n > 75
+        CHECK(r["grid_en_cd"][0].get<double>() > r["grid_en_cd"][2].get<double>());
+        // Checks on schemes that did not run are listed as skipped, not made.
+        CHECK(r["checks_skipped"].size() >= 8);
+        for (const auto& c : doc["checks"]) CHECK(c["name"].get<std::string>().rfind("cd:", 0) == 0);
+    }
+
+    TEST_CASE("integrators: bad scheme names and step lists are input errors") {
+        CHECK_THROWS_AS(runSmall(integratorsImpact, {"experiment.schemes=cd,foo"}), InputError);
+        CHECK_THROWS_AS(runSmall(integratorsImpact, {"experiment.steps=1-5"}), InputError);
+        CHECK_THROWS_AS(runSmall(integratorsImpact, {"experiment.steps=5-x"}), InputError);
+    }
+}
