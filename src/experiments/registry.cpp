@@ -17,6 +17,9 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
 const std::vector<ExperimentInfo>& experiments() {
     static const std::vector<ExperimentInfo> list = {
         {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
+        {"oblique-impact",
+         "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
+         obliqueImpact},
     };
     return list;
 }
