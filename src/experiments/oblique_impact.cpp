@@ -309,10 +309,9 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
     // Saw-tooth: reversal, over a smaller region than the spring's.
     const double sawEnd = reversalEnd(psiIn, curve("saw_tooth").psiOut);
     results["reversal_end_saw_tooth"] = std::isfinite(sawEnd) ? nlohmann::json(sawEnd) : nlohmann::json(nullptr);
-    checks.push_back({{"name", "saw-tooth reverses over a smaller psi_i range than the 2/7 spring"},
-                      {"value", sawEnd},
-                      {"expected", reversal27},
-                      {"pass", std::isfinite(sawEnd) && std::isfinite(reversal27) && sawEnd < reversal27}});
+    // (value within [0, reversal end of the spring]: expected the middle, tolerance half of it)
+    checks.push_back(makeCheck("saw-tooth reversal end lies in (0, spring 2/7 reversal end)", sawEnd, 0.5 * reversal27,
+                               0.5 * reversal27, false));
     // Combined law (15) with large γ_s approaches Coulomb (13).
     {
         double worst = 0.0;
