@@ -68,7 +68,7 @@ def main():
     fig.suptitle("Oblique impacts of two acetate spheres, linear normal law e_n = 0.87, μ = 0.25 "
                  "(force schemes Figs. 3-5; grey: Coulomb impulse theory)", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(png, dpi=110)
+    fig.savefig(png, dpi=90)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,10 @@ const std::vector<ExperimentInfo>& experiments() {
         {"oblique-impact",
          "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
          obliqueImpact},
+        {"kuhn-slip-direction",
+         "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
+         "refined algorithm vs add-then-project",
+         kuhnSlipDirection},
     };
     return list;
 }

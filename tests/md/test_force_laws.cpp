@@ -6,16 +6,19 @@
 /// objectivity, work), Peña's geometric update, the dissipated-work
 /// diagnostic, and the oblique-impact experiment's small version.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/force_laws.hpp"
 #include "moreau/md/md_solver.hpp"
+#include "moreau/model/generators.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
@@ -417,6 +420,39 @@ TEST_SUITE("md") {
         CHECK((vc - vp).norm() < 1e-8);
         CHECK((wc - wp).norm() < 1e-7);
         CHECK(std::abs(vc.x() - 1.0) > 0.01);  // friction acted
+    }
+
+    TEST_CASE("history laws give the same bits for 1 and 2 threads") {
+        for (TangentialLaw law : {TangentialLaw::WaltonBraun, TangentialLaw::SawTooth, TangentialLaw::Kuhn,
+                                  TangentialLaw::Pena}) {
+            CAPTURE(static_cast<int>(law));
+            auto run = [law](int threads) {
+                omp_set_num_threads(threads);
+                LatticeParams lp;
+                lp.counts = {18, 18, 18};
+                lp.jitter = 0.05;
+                World w;
+                w.dimension = 3;
+                w.gravity = Vec3(0, 0, -9.81);
+                w.muGrain = 0.5;
+                addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
+                moreau::test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+                MdSettings s;
+                s.tangential = law;
+                s.muStaticRatio = 1.2;
+                s.meff = EffectiveMass::Damping;
+                MdSolver solver(s);
+                std::vector<Contact> contacts;
+                std::vector<std::int32_t> index;
+                for (int k = 0; k < 20; ++k) step(w, solver, contacts, index, 7e-5);
+                return std::pair{stateHash(w), solver.dissipatedWork()};
+            };
+            const auto [h1, d1] = run(1);
+            const auto [h2, d2] = run(2);
+            CHECK(h1 == h2);
+            CHECK(d1 == d2);
+        }
+        omp_set_num_threads(omp_get_num_procs());
     }
 
     TEST_CASE("moreau list force-laws names every law and convention") {

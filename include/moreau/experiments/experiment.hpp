@@ -39,6 +39,7 @@ bool runPlotScript(const std::string& script, const std::vector<std::string>& ar
 // The experiments and benches.
 nlohmann::json soundWave1d(const ExperimentOptions& options);
 nlohmann::json obliqueImpact(const ExperimentOptions& options);
+nlohmann::json kuhnSlipDirection(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);
