@@ -306,6 +306,12 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
     for (const std::string key : {"cundall_1", "cundall_1_5"})
         checks.push_back(makeCheck("reversal end " + key + " vs 2/7", reversalEnd(psiIn, curve(key).psiOut), reversal27,
                                    0.2, false));
+    // Walton–Braun (20): "quite similar to those of force (16)"; Fig. 5 at
+    // 1 m/s (t_s = t_n there): "very similar to those of Figure 3d".
+    checks.push_back(makeCheck("reversal end walton_braun_2_3 vs spring 2/7",
+                               reversalEnd(psiIn, curve("walton_braun_2_3").psiOut), reversal27, 0.2, false));
+    checks.push_back(makeCheck("reversal end HKK + spring at 1 m/s vs linear spring 2/7",
+                               reversalEnd(psiIn, curve("hkk_v1").psiOut), reversal27, 0.2, false));
     // Saw-tooth: reversal, over a smaller region than the spring's.
     const double sawEnd = reversalEnd(psiIn, curve("saw_tooth").psiOut);
     results["reversal_end_saw_tooth"] = std::isfinite(sawEnd) ? nlohmann::json(sawEnd) : nlohmann::json(nullptr);

@@ -39,38 +39,40 @@ void step(World& w, MdSolver& solver, std::vector<Contact>& contacts, std::vecto
 }
 
 struct Collision {
-    double restitution, duration, kineticLoss, dissipated;
+    double restitution, duration, kineticLoss, dissipated, maxOverlap;
 };
 
 /// Head-on collision of grains of masses ma, mb (radius 0.5) at relative
 /// speed 1; restitution and duration (gap interpolated at both ends), the
 /// kinetic energy lost and the solver's dissipated-work diagnostic.
-Collision collide(const MdSettings& s, double ma, double mb, double dt) {
+Collision collide(const MdSettings& s, double ma, double mb, double dt, double speed = 1.0) {
     World w;
     w.dimension = 1;
     w.addGrain(Vec3(0, 0, 0), 0.5, ma, 0.1);
-    w.addGrain(Vec3(1.0 + 0.3 * dt, 0, 0), 0.5, mb, 0.1);
-    w.v[0] = Vec3(mb / (ma + mb), 0, 0);
-    w.v[1] = Vec3(-ma / (ma + mb), 0, 0);
+    w.addGrain(Vec3(1.0 + 0.3 * speed * dt, 0, 0), 0.5, mb, 0.1);
+    w.v[0] = Vec3(speed * mb / (ma + mb), 0, 0);
+    w.v[1] = Vec3(-speed * ma / (ma + mb), 0, 0);
     auto kinetic = [&] { return 0.5 * (ma * w.v[0].squaredNorm() + mb * w.v[1].squaredNorm()); };
     const double k0 = kinetic();
     MdSolver solver(s);
     std::vector<Contact> contacts;
     std::vector<std::int32_t> index;
-    double tStart = -1.0, prevGap = 0.3 * dt, prevT = 0.0;
+    double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0, maxOverlap = 0.0;
     for (int k = 0; k < 10000000; ++k) {
         step(w, solver, contacts, index, dt);
         const double gap = w.x[1].x() - w.x[0].x() - 1.0;
+        maxOverlap = std::max(maxOverlap, -gap);
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
             const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
             step(w, solver, contacts, index, dt);  // the contact's last work (its force falls to zero)
-            return {w.v[1].x() - w.v[0].x(), tEnd - tStart, k0 - kinetic(), solver.dissipatedWork()};
+            return {(w.v[1].x() - w.v[0].x()) / speed, tEnd - tStart, k0 - kinetic(), solver.dissipatedWork(),
+                    maxOverlap};
         }
         prevGap = gap;
         prevT = w.time;
     }
-    return {0, 0, 0, 0};
+    return {0, 0, 0, 0, 0};
 }
 
 /// A block (no rotation) on a slope of angle theta with friction mu_d, the
@@ -159,6 +161,44 @@ TEST_SUITE("md") {
         CHECK(en(EffectiveMass::None, 4.0) > en(EffectiveMass::None, 1.0) + 0.01);
         CHECK(en(EffectiveMass::Damping, 4.0) < en(EffectiveMass::Damping, 1.0) - 0.01);
         CHECK(en(EffectiveMass::Both, 4.0) == Approx(en(EffectiveMass::Both, 1.0)).epsilon(1e-6));
+    }
+
+    TEST_CASE("Walton-Braun: e_n = sqrt(k1/k2) with k2 = k1 + s F_max of the collision (eq. 10)") {
+        MdSettings s;
+        s.normal = NormalLaw::WaltonBraun;
+        s.kn = 1e4;
+        s.s = 300.0;
+        s.tangential = TangentialLaw::None;
+        for (double v : {0.3, 3.0}) {
+            CAPTURE(v);
+            const Collision c = collide(s, 1.0, 1.0, M_PI * std::sqrt(0.5 / s.kn) / 4000.0, v);
+            const double k2 = s.kn + s.s * s.kn * c.maxOverlap;
+            CHECK(c.restitution == Approx(std::sqrt(s.kn / k2)).epsilon(2e-3));
+            CHECK(c.restitution < 0.95);
+        }
+    }
+
+    TEST_CASE("weakly damped Hertz laws: 1 - e_n grows as v^(1/5) (Kuwabara-Kono), falls as v^(-1/5) (damped)") {
+        // Force schemes §2: eq. 9 gives (1 − e_n) ∝ v^{1/5}, eq. 8 (1 − e_n) ∝ v^{−1/5}
+        // for e_n close to 1; over a factor 100 in speed: 100^{±1/5} = 2.51, 0.398.
+        MdSettings s;
+        s.kn = 1e4;
+        s.tangential = TangentialLaw::None;
+        s.clipAttractive = false;
+        auto loss = [&](double v) {
+            const double tn = 3.21 * std::pow(0.5 / s.kn, 0.4) * std::pow(v, -0.2);  // eq. 7
+            return 1.0 - collide(s, 1.0, 1.0, tn / 4000.0, v).restitution;
+        };
+        s.normal = NormalLaw::HertzKuwabaraKono;
+        s.gammaN = 2.0;
+        const double k1 = loss(0.1), k2 = loss(10.0);
+        CHECK(k2 < 0.05);
+        CHECK(k2 / k1 == Approx(std::pow(100.0, 0.2)).epsilon(0.03));
+        s.normal = NormalLaw::HertzDamped;
+        s.gammaN = 0.4;
+        const double d1 = loss(0.1), d2 = loss(10.0);
+        CHECK(d1 < 0.05);
+        CHECK(d2 / d1 == Approx(std::pow(100.0, -0.2)).epsilon(0.03));
     }
 
     TEST_CASE("dissipated-work diagnostic balances the kinetic energy lost in a collision") {
