@@ -1,9 +1,12 @@
 #pragma once
 /// Soft-sphere molecular dynamics on the shared geometry: the normal laws of
 /// the force-schemes paper (eqs. 2, 6, 8, 9, 10), tangential Coulomb,
-/// viscous, Coulomb-limited viscous and Cundall–Strack spring laws (eqs.
-/// 13–17), and velocity Verlet. The law pair is chosen once per step and the
-/// per-contact loop is compiled for it (no branch on the law per contact).
+/// viscous, Coulomb-limited viscous, Cundall–Strack spring, Walton–Braun/
+/// Mindlin spring and saw-tooth laws (eqs. 13–22), Kuhn's refined 3D
+/// algorithm and Peña's geometric spring (md/force_laws.hpp,
+/// docs/md-force-laws.md), and velocity Verlet. The law pair is chosen once
+/// per step and the per-contact loop is compiled for it (no branch on the
+/// law per contact).
 ///
 /// The step is the CD step's pipeline with a different solve stage:
 /// detect → match → computeForces → integrate. Velocity Verlet is written in
