@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Figures 3-5 of the force-schemes paper: psi_f against psi_i (top two rows)
+"""Figures 3-6 of the force-schemes paper: psi_f against psi_i (top two rows)
 and the total restitution e against sin(theta) (bottom two rows) for every
-tangential law and parameter set, plus Fig. 5's Hertz-Kuwabara-Kono + spring
+tangential law and parameter set, plus Figs. 5-6's Hertz-Kuwabara-Kono + spring
 curves at three impact speeds. The Coulomb panels carry the impulse theory
 (rolling and sliding branches) as thin grey lines.
 
@@ -58,7 +58,7 @@ def main():
         ax_psi.set_xlabel("ψ_i")
         ax_psi.set_ylabel("ψ_f = v_s^f / |v_n^i|")
         ax_psi.legend(fontsize=7, loc="upper left")
-        ax_e.set_title(title, fontsize=10)
+        ax_e.set_title(title.replace("Fig. 5", "Fig. 6"), fontsize=10)
         ax_e.set_xlabel("sin ϑ")
         ax_e.set_ylabel("e")
         ax_e.set_xlim(0, 1)
@@ -66,7 +66,7 @@ def main():
     for ax in (axes[1][3], axes[3][3]):
         ax.axis("off")
     fig.suptitle("Oblique impacts of two acetate spheres, linear normal law e_n = 0.87, μ = 0.25 "
-                 "(force schemes Figs. 3-5; grey: Coulomb impulse theory)", fontsize=12)
+                 "(force schemes Figs. 3-6; grey: Coulomb impulse theory)", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(png, dpi=90)
 
