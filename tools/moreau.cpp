@@ -181,6 +181,8 @@ int cmdList(const std::vector<std::string>& args) {
              {"md.tangential=pena", "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, "
                                     "md.pena_translation"},
              {"md.tangential=none", "no tangential force"},
+             {"md.mu_static_ratio", "static over dynamic friction for spring, walton-braun, kuhn, pena (mu = "
+                                    "contact.mu / wall.NAME.mu is the dynamic one)"},
              {"md.meff=none|damping|both", "where m_eff enters the constants (force schemes section 2, last "
                                            "paragraph)"}});
     section("integrators", {{"verlet", "velocity Verlet in leapfrog form (positions as velocity Verlet; damping "
