@@ -161,23 +161,36 @@ int cmdList(const std::vector<std::string>& args) {
                        {"fixed", "contacts in key order"},
                        {"random-sequential", "random draws with replacement"}});
     section("force-laws",
-            {{"linear", "normal (md.normal): linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff"},
-             {"hertz", "normal: Hertz, eq. 6; md.kn = k~_n"},
-             {"hertz-damped", "normal: Hertz with linear damping, eq. 8; md.kn, md.gamma_n"},
-             {"hkk", "normal: Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n"},
-             {"walton-braun", "normal: Walton-Braun, eq. 10, k2 = k1 + s F_max; md.kn = k1, md.s"},
-             {"coulomb", "tangential (md.tangential): Coulomb, eq. 13; contact.mu, wall.NAME.mu"},
-             {"viscous", "tangential: viscous, eq. 14; md.gamma_t = gamma_s"},
-             {"viscous-coulomb", "tangential: Coulomb-limited viscous, eq. 15"},
-             {"spring", "tangential: Cundall-Strack spring limited by Coulomb, eqs. 16-17; md.kt, md.gamma_t"},
-             {"none", "tangential: no tangential force"}});
+            {{"md.normal=linear", "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and "
+                                  "md.tn (eqs. 3-4)"},
+             {"md.normal=hertz", "Hertz, eq. 6; md.kn = k~_n"},
+             {"md.normal=hertz-damped", "Hertz with linear damping, eq. 8; md.kn, md.gamma_n"},
+             {"md.normal=hkk", "Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n"},
+             {"md.normal=walton-braun", "Walton-Braun, eq. 10, k2 = k1 + s F_max, xi_0 kept per contact; md.kn = k1, "
+                                        "md.s"},
+             {"md.tangential=coulomb", "Coulomb, eq. 13; contact.mu, wall.NAME.mu"},
+             {"md.tangential=viscous", "viscous, eq. 14; md.gamma_t = gamma_s"},
+             {"md.tangential=viscous-coulomb", "Coulomb-limited viscous, eq. 15; md.gamma_t, mu"},
+             {"md.tangential=spring", "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, "
+                                      "md.gamma_t, mu, md.mu_static_ratio (default)"},
+             {"md.tangential=walton-braun", "Walton-Braun/Mindlin variable spring, eqs. 20-21; md.kt = k_s^0, mu"},
+             {"md.tangential=saw-tooth", "Brilliantov saw-tooth, eq. 22; md.zeta0, mu"},
+             {"md.tangential=kuhn", "Kuhn et al. refined 3D linear-frictional algorithm (Fig. 1) with work "
+                                    "increments; md.kt, mu, md.kuhn_onset, md.kuhn_slip_onset, md.kuhn_slip_rotation, "
+                                    "md.kuhn_projection, md.kuhn_twirl"},
+             {"md.tangential=pena", "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, "
+                                    "md.pena_translation"},
+             {"md.tangential=none", "no tangential force"},
+             {"md.mu_static_ratio", "static over dynamic friction for spring, walton-braun, kuhn, pena (mu = "
+                                    "contact.mu / wall.NAME.mu is the dynamic one)"},
+             {"md.meff=none|damping|both", "where m_eff enters the constants (force schemes section 2, last "
+                                           "paragraph)"}});
     section("integrators", {{"verlet", "velocity Verlet in leapfrog form (positions as velocity Verlet; damping "
                                        "with half-step velocities, as LAMMPS)"}});
     if (!known)
         throw InputError("moreau list: unknown category '" + what +
                          "' (allowed: experiments, benches, force-laws, integrators, criteria, orders)");
-    if (what == "force-laws" || what == "integrators")
-        std::cerr << "(the MD module's first slice: more laws and integrators are to come)\n";
+    if (what == "integrators") std::cerr << "(the MD module's first slice: more integrators are to come)\n";
     return 0;
 }
 

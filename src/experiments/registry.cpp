@@ -24,6 +24,13 @@ const std::vector<ExperimentInfo>& experiments() {
         {"detachment", "force schemes §4: restitution of a column of N grains hitting a wall vs t0/t_n", detachment},
         {"integrators", "integration schemes §4: ARD of e_n, e_t, beta, omega_f vs the exact impact, per scheme and "
                         "steps per collision; fixed-grid error and CPU time", integratorsImpact},
+        {"oblique-impact",
+         "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
+         obliqueImpact},
+        {"kuhn-slip-direction",
+         "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
+         "refined algorithm vs add-then-project",
+         kuhnSlipDirection},
     };
     return list;
 }

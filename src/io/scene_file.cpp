@@ -20,6 +20,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
+#include "moreau/md/force_laws.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau {
@@ -316,14 +317,44 @@ std::vector<Rule> fixedRules() {
     r.push_back(typedKey(K::Choice, "md.tangential", "spring",
                          "Tangential force: Cundall-Strack spring limited by Coulomb (eqs. 16-17, spring kept in the "
                          "tangent plane), coulomb (eq. 13), viscous (eq. 14, gamma_s = md.gamma_t), "
-                         "viscous-coulomb (eq. 15) or none.",
-                         {"spring", "coulomb", "viscous", "viscous-coulomb", "none"}));
+                         "viscous-coulomb (eq. 15), walton-braun: Mindlin variable spring (eqs. 20-21, k_s^0 = "
+                         "md.kt), saw-tooth (eq. 22, md.zeta0), kuhn: refined 3D linear-frictional algorithm (Kuhn "
+                         "et al. Fig. 1, k^t = md.kt, switches md.kuhn_*), pena: spring from positions and angles "
+                         "(Pena et al. eqs. 14-15) or none.",
+                         {"spring", "coulomb", "viscous", "viscous-coulomb", "walton-braun", "saw-tooth", "kuhn", "pena",
+                          "none"}));
     r.push_back(realKey("md.kt", "57142.857142857145", "Tangential spring stiffness k_t.", 0.0));
     r.push_back(realKey("md.gamma_t", "25", "Tangential damping gamma_t (units as gamma_n).", 0.0));
     r.push_back(typedKey(K::Choice, "md.meff", "none",
                          "Where the effective mass enters: none (eq. 2 as written, F = -k xi - gamma xi'), damping "
                          "(F = -k xi - m_eff gamma xi', gamma a rate as in LAMMPS gran/hooke) or both constants.",
                          {"none", "damping", "both"}));
+    r.push_back(realKey("md.en", "0",
+                        "Linear law from eqs. 3-4: restitution e_n in (0, 1]; with md.tn it replaces md.kn and "
+                        "md.gamma_n per contact (m_eff on both constants). 0: use md.kn, md.gamma_n.",
+                        0.0, false, 1.0));
+    r.push_back(realKey("md.tn", "0", "Linear law from eqs. 3-4: contact duration t_n (with md.en). 0: unused.", 0.0));
+    r.push_back(realKey("md.mu_static_ratio", "1",
+                        "Static over dynamic friction, mu_s/mu_d >= 1: contact.mu and wall.NAME.mu are the dynamic "
+                        "coefficients; the history laws (spring, walton-braun, kuhn, pena) stick up to mu_s F_n and "
+                        "slide at mu_d F_n.",
+                        1.0));
+    r.push_back(realKey("md.zeta0", "1e-8", "Saw-tooth period zeta_0 (length, eq. 22).", 0.0, true));
+    r.push_back(typedKey(K::Bool, "md.kuhn_onset", "true",
+                         "Kuhn: only the movement after the touch loads a contact that starts within the step."));
+    r.push_back(typedKey(K::Bool, "md.kuhn_slip_onset", "true",
+                         "Kuhn: elastic movement before slip starts within the step (eqs. 9-15)."));
+    r.push_back(typedKey(K::Bool, "md.kuhn_slip_rotation", "true",
+                         "Kuhn: the force turns towards the movement while sliding (eqs. 16-21); false adds the "
+                         "increment and scales back onto the friction circle."));
+    r.push_back(typedKey(K::Bool, "md.kuhn_projection", "true",
+                         "Kuhn: project the tangential force onto the new tangent plane (eq. 22)."));
+    r.push_back(typedKey(K::Bool, "md.kuhn_twirl", "true",
+                         "Kuhn: turn the tangential force with the pair's mean spin about the normal (eq. 23)."));
+    r.push_back(typedKey(K::Choice, "md.pena_translation", "slip",
+                         "Pena: translation part of eq. 14 from the full change of the centre line (slip: agrees "
+                         "with v_t dt as dt -> 0) or weighted by a_i/(a_i + a_j) as printed (paper).",
+                         {"slip", "paper"}));
     r.push_back(typedKey(K::Bool, "md.clip_attractive", "true",
                          "Set a normal force that would turn attractive (late in a damped collision) to zero; "
                          "false keeps eq. 2 as written until the overlap vanishes."));
@@ -1147,11 +1178,38 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
                     : tangential == "viscous"         ? TangentialLaw::Viscous
                     : tangential == "viscous-coulomb" ? TangentialLaw::ViscousCoulomb
                     : tangential == "none"            ? TangentialLaw::None
+                    : tangential == "walton-braun"    ? TangentialLaw::WaltonBraun
+                    : tangential == "saw-tooth"       ? TangentialLaw::SawTooth
+                    : tangential == "kuhn"            ? TangentialLaw::Kuhn
+                    : tangential == "pena"            ? TangentialLaw::Pena
                                                       : TangentialLaw::Spring;
     md.kt = v.real("md.kt");
     md.gammaT = v.real("md.gamma_t");
     const std::string& meff = v.text("md.meff");
     md.meff = meff == "damping" ? EffectiveMass::Damping : meff == "both" ? EffectiveMass::Both : EffectiveMass::None;
+    md.en = v.real("md.en");
+    md.tn = v.real("md.tn");
+    if ((md.en > 0.0) != (md.tn > 0.0))
+        throw InputError(std::string("key '") + (md.en > 0.0 ? "md.tn" : "md.en") +
+                         "': md.en and md.tn go together (eqs. 3-4); set both or neither");
+    if (md.tn > 0.0) {
+        if (md.normal != NormalLaw::Linear)
+            throw InputError("key 'md.en': (e_n, t_n) define the linear law only; md.normal is '" + normal + "'");
+        // Per unit effective mass, with m_eff on both constants: every pair
+        // gets this e_n and t_n whatever its masses.
+        const LinearConstants lc = linearFromRestitution(md.en, md.tn, 1.0);
+        md.kn = lc.kn;
+        md.gammaN = lc.gammaN;
+        md.meff = EffectiveMass::Both;
+    }
+    md.muStaticRatio = v.real("md.mu_static_ratio");
+    md.zeta0 = v.real("md.zeta0");
+    md.kuhnOnset = v.boolean("md.kuhn_onset");
+    md.kuhnSlipOnset = v.boolean("md.kuhn_slip_onset");
+    md.kuhnSlipRotation = v.boolean("md.kuhn_slip_rotation");
+    md.kuhnProjection = v.boolean("md.kuhn_projection");
+    md.kuhnTwirl = v.boolean("md.kuhn_twirl");
+    md.penaTranslation = v.text("md.pena_translation") == "paper" ? PenaTranslation::Paper : PenaTranslation::Slip;
     md.clipAttractive = v.boolean("md.clip_attractive");
     md.substeps = v.smallInteger("md.substeps");
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "moreau/core/error.hpp"
+#include "moreau/md/force_laws.hpp"
 
 namespace moreau {
 
@@ -17,11 +18,6 @@ constexpr std::size_t kParallelContacts = 4096;
 
 
 namespace {
-
-/// Constants of one contact after the effective-mass convention.
-struct Constants {
-    double kn, gn, s, kt, gt, mu;
-};
 
 /// Normal force on b along +n (force schemes eqs. 2, 6, 8, 9, 10) from the
 /// overlap ξ and its rate ξ̇ = −V_n; `plastic` is the Walton–Braun memory
@@ -52,15 +48,12 @@ inline double normalForce(const Constants& c, double xi, double xiDot, double& p
     }
 }
 
-/// Tangential force (force schemes eqs. 13–17) from the tangential velocity
-/// V_t of b against a and the normal force; `spring` is this contact's
-/// Cundall–Strack spring, already carried into the current tangent plane.
+/// Tangential force of the velocity laws (force schemes eqs. 13–15) from
+/// the tangential velocity V_t of b against a and the normal force.
 template <TangentialLaw T>
-inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn, double dt, Vec3& spring) {
+inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn) {
     const double limit = c.mu * std::abs(Fn);
-    if constexpr (T == TangentialLaw::None) {
-        return Vec3::Zero();
-    } else if constexpr (T == TangentialLaw::Coulomb) {
+    if constexpr (T == TangentialLaw::Coulomb) {
         const double v = Vt.norm();
         return v > 0.0 ? Vec3(-limit / v * Vt) : Vec3::Zero();
     } else if constexpr (T == TangentialLaw::Viscous) {
@@ -69,17 +62,45 @@ inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn, doubl
         const double v = Vt.norm();
         return v > 0.0 ? Vec3(-std::min(c.gt * v, limit) / v * Vt) : Vec3::Zero();
     } else {
-        spring += Vt * dt;  // eq. 17: ζ = ∫ v_s dt
-        Vec3 Ft = -c.kt * spring - c.gt * Vt;
-        const double ft = Ft.norm();
-        if (ft > limit) {
-            // Coulomb (eq. 16): the force slides at μ|F_n|; the spring is
-            // shortened to the length that gives exactly that force.
-            Ft *= limit / ft;
-            spring = c.kt > 0.0 ? Vec3(-(Ft + c.gt * Vt) / c.kt) : Vec3::Zero();
-        }
-        return Ft;
+        return Vec3::Zero();
     }
+}
+
+/// Cundall–Strack spring (force schemes eqs. 16–17) with damping −γ_t V_t:
+/// `spring` is ζ, already carried into the current tangent plane, advanced
+/// here by `dxi` (V_t Δt, or Peña's geometric increment). The contact
+/// sticks up to μ_s |F_n| (μ_d once it slides) and slides at μ_d |F_n|.
+inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
+                          bool& sliding) {
+    spring += dxi;  // eq. 17: ζ = ∫ v_s dt
+    Vec3 Ft = -c.kt * spring - c.gt * Vt;
+    const double ft = Ft.norm();
+    const double limit = (sliding ? c.mu : c.muStatic) * std::abs(Fn);
+    sliding = ft > limit;
+    if (sliding) {
+        // Coulomb (eq. 16): the force slides at μ|F_n|; the spring is
+        // shortened to the length that gives exactly that force.
+        Ft *= c.mu * std::abs(Fn) / ft;
+        spring = c.kt > 0.0 ? Vec3(-(Ft + c.gt * Vt) / c.kt) : Vec3::Zero();
+    }
+    return Ft;
+}
+
+/// `f` scaled down to length `limit` if longer.
+inline Vec3 capped(const Vec3& f, double limit) {
+    const double len = f.norm();
+    return len > limit ? Vec3(f * (limit / len)) : f;
+}
+
+/// Doubles of per-contact memory a tangential law needs besides the spring
+/// vector (MdSolver::aux_): Walton–Braun d̂, F_s*, sign; Kuhn f^{n,t} and its
+/// accumulated dissipation; Peña R, q_a, q_b at the last evaluation.
+constexpr std::size_t lawAux(TangentialLaw t) {
+    return t == TangentialLaw::WaltonBraun ? 5 : t == TangentialLaw::Kuhn ? 2 : t == TangentialLaw::Pena ? 11 : 0;
+}
+constexpr bool hasSlidingState(TangentialLaw t) {
+    return t == TangentialLaw::Spring || t == TangentialLaw::WaltonBraun || t == TangentialLaw::Kuhn ||
+           t == TangentialLaw::Pena;
 }
 
 }  // namespace
@@ -89,20 +110,38 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                          const std::vector<std::int32_t>& previousIndex, double dt) {
     const std::size_t m = contacts.size();
     const MdSettings& s = settings_;
+    const std::size_t stride = auxStride_;
+    constexpr std::size_t slideAt = lawAux(T);  // the sliding flag's slot when stride > lawAux(T)
+    const KuhnSwitches kuhnSwitches{s.kuhnOnset, s.kuhnSlipOnset, s.kuhnSlipRotation, s.kuhnProjection, s.kuhnTwirl};
 #pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
         const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
+        const auto p = static_cast<std::size_t>(prev);
         Vec3& spring = springNext_[c];
         double& plastic = plasticNext_[c];
         spring = Vec3::Zero();
-        plastic = prev >= 0 ? plastic_[static_cast<std::size_t>(prev)] : 0.0;
+        plastic = prev >= 0 ? plastic_[p] : 0.0;
+        double* aux = stride > 0 ? &auxNext_[c * stride] : nullptr;
+        if (stride > 0) {
+            if (prev >= 0) std::copy_n(&aux_[p * stride], stride, aux);
+            else std::fill_n(aux, stride, 0.0);
+        }
         contactForce_[c] = contactTorque_[c] = Vec3::Zero();
         contactElastic_[c] = 0.0;
+        contactWork_[c] = 0.0;
+        if constexpr (T == TangentialLaw::Kuhn) kuhnWorkStep_[c] = Vec3::Zero();
         const double overlap = -k.gap;
         if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
             plastic = 0.0;
+            if (stride > 0) std::fill_n(aux, stride, 0.0);
+            if (k.history.reaction.squaredNorm() > 0.0) {
+                // Last step's force did work while the contact opened.
+                const Vec3 V = world.v[ib] - world.v[ia] -
+                               (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+                contactWork_[c] = -0.5 * k.history.reaction.dot(V) * dt;
+            }
             continue;
         }
         // Effective mass: walls (fixed or mobile) count with their own mass, fixed ones as infinite.
@@ -110,8 +149,9 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
         const double meff = 1.0 / (1.0 / world.mass[ia] + invMb);
         const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
         const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
+        const double mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
         const Constants cst{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT,
-                            world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain};
+                            mu, s.muStaticRatio * mu};
         const double ra = world.radius[ia], rb = world.radius[ib];
         const Vec3& n = k.n;
         // Relative velocity of b's contact point against a's (CD eq. 3 with
@@ -121,24 +161,131 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
         const Vec3 Vt = V - Vn * n;
         double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
         if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
+        bool sliding = false;
+        if constexpr (hasSlidingState(T))
+            if (stride > slideAt) sliding = aux[slideAt] != 0.0;
+        Vec3 Ft = Vec3::Zero();
+        double tangentialEnergy = 0.0;
+        double work = 0.0;  // Kuhn: tangential work from the algorithm itself
         if constexpr (T == TangentialLaw::Spring) {
+            // Carry the spring over, turned into the new tangent plane with
+            // its length kept (the contact frame rotates with the pair).
+            if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
+            Ft = cundallSpring(cst, Vt, Vt * dt, Fn, spring, sliding);
+            tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
+        } else if constexpr (T == TangentialLaw::Pena) {
+            // Peña eqs. 14–15: the increment from the change of the centre
+            // line and of the orientations since the last evaluation, not
+            // from V_t Δt; the first step of a contact has no reference yet.
+            const Vec3 R = world.minimumImage(world.x[ib] - world.x[ia]);
+            const Quat& qa = world.q[ia];
+            const Quat& qb = world.q[ib];
+            Vec3 dxi = Vt * dt;
             if (prev >= 0) {
-                // Carry the spring over, turned into the new tangent plane
-                // with its length kept (the contact frame rotates with the pair).
-                const Vec3& old = spring_[static_cast<std::size_t>(prev)];
-                const Vec3 inPlane = old - n.dot(old) * n;
-                const double len = old.norm(), lenIn = inPlane.norm();
-                if (lenIn > 0.0) spring = inPlane * (len / lenIn);
+                spring = rotateIntoPlane(spring_[p], n);
+                const Quat qaOld(aux[3], aux[4], aux[5], aux[6]), qbOld(aux[7], aux[8], aux[9], aux[10]);
+                if (qaOld.squaredNorm() > 0.0) {
+                    const double weight = s.penaTranslation == PenaTranslation::Paper ? ra / (ra + rb) : 1.0;
+                    dxi = penaIncrement(R - Vec3(aux[0], aux[1], aux[2]), qaOld, qa, qbOld, qb, ra, rb, n, weight);
+                }
             }
+            Ft = cundallSpring(cst, Vt, dxi, Fn, spring, sliding);
+            tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
+            aux[0] = R.x(), aux[1] = R.y(), aux[2] = R.z();
+            aux[3] = qa.w(), aux[4] = qa.x(), aux[5] = qa.y(), aux[6] = qa.z();
+            aux[7] = qb.w(), aux[8] = qb.x(), aux[9] = qb.y(), aux[10] = qb.z();
+        } else if constexpr (T == TangentialLaw::SawTooth) {
+            if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
+            spring += Vt * dt;  // ζ of eq. 17, never truncated
+            Ft = sawToothForce(spring, cst.mu, Fn, s.zeta0);
+            // The current tooth stores |F|²/(2 k_tooth), k_tooth = μ F_n/ζ₀.
+            const double muFn = cst.mu * Fn;
+            tangentialEnergy = muFn > 0.0 ? Ft.squaredNorm() * s.zeta0 / (2.0 * muFn) : 0.0;
+        } else if constexpr (T == TangentialLaw::WaltonBraun) {
+            // The spring force T on a (b feels −T) with its Mindlin memory.
+            MindlinState st;
+            if (prev >= 0) {
+                spring = rotateIntoPlane(spring_[p], n);
+                const Vec3 d = Vec3(aux[0], aux[1], aux[2]);
+                const Vec3 dIn = d - n.dot(d) * n;
+                if (dIn.squaredNorm() > 0.0) st.direction = dIn.normalized();
+                st.reversalForce = aux[3];
+                st.lastSign = aux[4] < 0.0 ? -1.0 : 1.0;
+            }
+            // A sliding contact (at μ_d) slides on while it keeps moving
+            // along its force; a sticking one starts to slide at μ_s.
+            const Vec3 dxi = Vt * dt;
+            const bool forward = dxi.dot(spring) > 0.0;
+            spring = mindlinStep(spring, dxi, cst.kt, sliding ? cst.mu : cst.muStatic, Fn, st);
+            const double len = spring.norm(), limitD = cst.mu * std::max(Fn, 0.0);
+            if (sliding) sliding = forward && len >= limitD * (1.0 - 1e-3);
+            else sliding = Fn > 0.0 && len >= cst.muStatic * Fn * (1.0 - 1e-9);
+            if (sliding && len > limitD) spring *= limitD / len;
+            // Contact damping while the contact sticks, the total within
+            // μ_s F_n; a sliding contact feels μ_d F_n only.
+            Ft = sliding ? Vec3(-spring) : capped(Vec3(-spring - cst.gt * Vt), cst.muStatic * std::max(Fn, 0.0));
+            tangentialEnergy = cst.kt > 0.0 ? 0.5 * spring.squaredNorm() / cst.kt : 0.0;
+            aux[0] = st.direction.x(), aux[1] = st.direction.y(), aux[2] = st.direction.z();
+            aux[3] = st.reversalForce;
+            aux[4] = st.lastSign;
+        } else if constexpr (T == TangentialLaw::Kuhn) {
+            // Kuhn et al. Fig. 1; the memory is the tangential force on a,
+            // f^{t,t}, and the normal force f^{n,t} at the last evaluation.
+            KuhnInput in;
+            in.forceStart = prev >= 0 ? spring_[p] : Vec3::Zero();
+            in.normalStart = prev >= 0 ? aux[0] : 0.0;
+            in.normalEnd = Fn;
+            in.overlapEnd = overlap;
+            // Δū of eq. 5 with Kuhn's contact vectors, which end at the
+            // contact point in the middle of the overlap (r − ξ/2): then a
+            // rigid rotation of an overlapping pair moves nothing.
+            in.movement = (V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(n)) * dt;
+            in.n = n;
+            in.twirlAngle = dt * (world.w[ia] + world.w[ib]).dot(n);
+            in.kt = cst.kt;
+            in.muStatic = cst.muStatic;
+            in.mu = cst.mu;
+            in.slidingBefore = sliding;
+            const KuhnOutput out = kuhnStep(in, kuhnSwitches);
+            spring = out.force;
+            sliding = out.sliding;
+            aux[0] = std::max(Fn, 0.0);
+            aux[1] += out.workDissipated;
+            kuhnWorkStep_[c] = Vec3(out.work, out.workElastic, out.workDissipated);
+            // Contact damping (Kuhn §2, last paragraph: −γ_t ΔU/Δt, here its
+            // tangential part) while the contact sticks; a sliding contact
+            // feels μ_d F_n only, as with the spring law.
+            const double damping = out.sliding ? 0.0 : cst.gt;
+            Ft = -out.force - damping * Vt;
+            if (!out.sliding) Ft = capped(Ft, cst.muStatic * std::max(Fn, 0.0));
+            tangentialEnergy = cst.kt > 0.0 ? 0.5 * out.force.squaredNorm() / cst.kt : 0.0;
+            work = out.work + damping * Vt.squaredNorm() * dt;
+        } else {
+            Ft = tangentialForce<T>(cst, Vt, Fn);
         }
-        const Vec3 Ft = tangentialForce<T>(cst, Vt, Fn, dt, spring);
+        if constexpr (hasSlidingState(T))
+            if (stride > slideAt) aux[slideAt] = sliding ? 1.0 : 0.0;
         contactForce_[c] = Fn * n + Ft;
         contactTorque_[c] = n.cross(Ft);
-        // Stored energy of the linear springs (0.4 k̃ ξ^{5/2} for the Hertz family).
-        const double normalEnergy = N == NormalLaw::Linear || N == NormalLaw::WaltonBraun
-                                        ? 0.5 * cst.kn * overlap * overlap
-                                        : 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-        contactElastic_[c] = normalEnergy + (T == TangentialLaw::Spring ? 0.5 * cst.kt * spring.squaredNorm() : 0.0);
+        // Stored energy: ½ k_n ξ² (linear), 0.4 k̃ ξ^{5/2} (Hertz family),
+        // F²/(2 k₂) for Walton–Braun (what unloading gives back).
+        double normalEnergy;
+        if constexpr (N == NormalLaw::Linear) {
+            normalEnergy = 0.5 * cst.kn * overlap * overlap;
+        } else if constexpr (N == NormalLaw::WaltonBraun) {
+            normalEnergy = Fn > 0.0 ? 0.5 * Fn * Fn / (cst.kn + cst.s * plastic) : 0.0;
+        } else {
+            normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
+        }
+        contactElastic_[c] = normalEnergy + tangentialEnergy;
+        // Work delivered to the contact over the step, trapezoidal in the
+        // force (history.reaction holds last step's force on b).
+        if constexpr (T == TangentialLaw::Kuhn) {
+            const double fnPrev = k.history.reaction.dot(n);
+            contactWork_[c] = -0.5 * (fnPrev + Fn) * Vn * dt + work;
+        } else {
+            contactWork_[c] = -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
+        }
     }
 }
 
@@ -150,6 +297,11 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
     contactForce_.resize(m);
     contactTorque_.resize(m);
     contactElastic_.resize(m);
+    contactWork_.resize(m);
+    const TangentialLaw t = settings_.tangential;
+    auxStride_ = lawAux(t) + (hasSlidingState(t) && settings_.muStaticRatio != 1.0 ? 1 : 0);
+    auxNext_.resize(m * auxStride_);
+    if (t == TangentialLaw::Kuhn) kuhnWorkStep_.resize(m);
     // The law pair is chosen once per step; the loop is compiled for it.
     auto withTangential = [&]<NormalLaw N>() {
         switch (settings_.tangential) {
@@ -160,6 +312,14 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
                 forceLoop<N, TangentialLaw::ViscousCoulomb>(world, contacts, previousIndex, dt);
                 break;
             case TangentialLaw::Spring: forceLoop<N, TangentialLaw::Spring>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::WaltonBraun:
+                forceLoop<N, TangentialLaw::WaltonBraun>(world, contacts, previousIndex, dt);
+                break;
+            case TangentialLaw::SawTooth:
+                forceLoop<N, TangentialLaw::SawTooth>(world, contacts, previousIndex, dt);
+                break;
+            case TangentialLaw::Kuhn: forceLoop<N, TangentialLaw::Kuhn>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::Pena: forceLoop<N, TangentialLaw::Pena>(world, contacts, previousIndex, dt); break;
         }
     };
     switch (settings_.normal) {
@@ -171,6 +331,31 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
     }
     elastic_ = 0.0;
     for (double e : contactElastic_) elastic_ += e;
+}
+
+void MdSolver::commitContacts(std::vector<Contact>& contacts) {
+    // The work of the step counts once, when its forces are committed
+    // (sums in contact order: the same bits for any thread count).
+    for (double w : contactWork_) workIn_ += w;
+    if (settings_.tangential == TangentialLaw::Kuhn)
+        for (const Vec3& w : kuhnWorkStep_) {
+            kuhnWork_.total += w[0];
+            kuhnWork_.elastic += w[1];
+            kuhnWork_.dissipated += w[2];
+        }
+    for (std::size_t c = 0; c < contacts.size(); ++c) contacts[c].history.reaction = contactForce_[c];
+    spring_.swap(springNext_);
+    plastic_.swap(plasticNext_);
+    aux_.swap(auxNext_);
+}
+
+std::vector<double> MdSolver::kuhnContactDissipation() const {
+    std::vector<double> out;
+    if (settings_.tangential != TangentialLaw::Kuhn || auxStride_ == 0) return out;
+    const std::size_t m = aux_.size() / auxStride_;
+    out.resize(m);
+    for (std::size_t c = 0; c < m; ++c) out[c] = aux_[c * auxStride_ + 1];
+    return out;
 }
 
 void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) {
@@ -256,9 +441,7 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vec
                               " became non-finite; the time step may be too large for md.kn (keep dt below t_n/20, "
                               "eq. 4)");
     }
-    for (std::size_t c = 0; c < contacts.size(); ++c) contacts[c].history.reaction = contactForce_[c];
-    spring_.swap(springNext_);
-    plastic_.swap(plasticNext_);
+    commitContacts(contacts);
     integrate(world, ctx.dt);
 }
 

@@ -42,6 +42,8 @@ nlohmann::json restitution(const ExperimentOptions& options);
 nlohmann::json brakeFailure(const ExperimentOptions& options);
 nlohmann::json detachment(const ExperimentOptions& options);
 nlohmann::json integratorsImpact(const ExperimentOptions& options);
+nlohmann::json obliqueImpact(const ExperimentOptions& options);
+nlohmann::json kuhnSlipDirection(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);

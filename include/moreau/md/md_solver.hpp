@@ -1,9 +1,12 @@
 #pragma once
 /// Soft-sphere molecular dynamics on the shared geometry: the normal laws of
 /// the force-schemes paper (eqs. 2, 6, 8, 9, 10), tangential Coulomb,
-/// viscous, Coulomb-limited viscous and Cundall–Strack spring laws (eqs.
-/// 13–17), and velocity Verlet. The law pair is chosen once per step and the
-/// per-contact loop is compiled for it (no branch on the law per contact).
+/// viscous, Coulomb-limited viscous, Cundall–Strack spring, Walton–Braun/
+/// Mindlin spring and saw-tooth laws (eqs. 13–22), Kuhn's refined 3D
+/// algorithm and Peña's geometric spring (md/force_laws.hpp,
+/// docs/md-force-laws.md), and velocity Verlet. The law pair is chosen once
+/// per step and the per-contact loop is compiled for it (no branch on the
+/// law per contact).
 ///
 /// The step is the CD step's pipeline with a different solve stage:
 /// detect → match → computeForces → integrate. Velocity Verlet is written in
@@ -38,18 +41,49 @@ public:
 
     const MdSettings& settings() const { return settings_; }
 
+    /// Work delivered to the contacts since the solver started (trapezoidal
+    /// in each step: −½ (F_prev + F) · ΔU, ΔU the relative displacement of
+    /// the contact points; Kuhn's law uses its own tangential increments).
+    double contactWork() const { return workIn_; }
+    /// Energy the contacts have dissipated so far: contactWork() minus what
+    /// they store now (damping, friction, plastic set, springs of ended contacts).
+    double dissipatedWork() const { return workIn_ - elastic_; }
+    /// Kuhn's law: the sums of its tangential work increments over all steps
+    /// and contacts (Fig. 1, lines 45, 52 and 53); zero for the other laws.
+    struct TangentialWork {
+        double total = 0.0, elastic = 0.0, dissipated = 0.0;
+    };
+    const TangentialWork& kuhnWork() const { return kuhnWork_; }
+    /// Per contact of the last step (same order as the contacts): Kuhn's
+    /// dissipated tangential work accumulated over the contact's life.
+    std::vector<double> kuhnContactDissipation() const;
+
 private:
     void computeForces(const World& world, const std::vector<Contact>& contacts,
                        const std::vector<std::int32_t>& previousIndex, double dt);
     template <NormalLaw N, TangentialLaw T>
     void forceLoop(const World& world, const std::vector<Contact>& contacts,
                    const std::vector<std::int32_t>& previousIndex, double dt);
+    /// Makes this evaluation's contact memory the committed one (springs,
+    /// plastic memory, aux_, work sums) and stores the forces in history.reaction.
+    void commitContacts(std::vector<Contact>& contacts);
     void gather(const World& world, const std::vector<Contact>& contacts);
     void integrate(World& world, double dt);
 
     MdSettings settings_;
     std::vector<Vec3> spring_, springNext_;     ///< tangential spring per contact (this method's history)
     std::vector<double> plastic_, plasticNext_;  ///< Walton–Braun F_max per contact
+    /// Further memory of the laws that need it, auxStride_ doubles per
+    /// contact (0 for the default linear + spring pair with μ_s = μ_d):
+    /// Walton–Braun tangential: d̂, F_s*, sign; Kuhn: f^{n,t}, dissipated
+    /// work; Peña: R and both orientations at the last evaluation; then a
+    /// sliding flag when μ_s ≠ μ_d.
+    std::vector<double> aux_, auxNext_;
+    std::size_t auxStride_ = 0;
+    std::vector<double> contactWork_;           ///< work delivered to each contact in the step
+    std::vector<Vec3> kuhnWorkStep_;            ///< Kuhn per contact: (ΔW^t, rev, irrev) of the step
+    double workIn_ = 0.0;
+    TangentialWork kuhnWork_;
     std::vector<Vec3> contactForce_;         ///< force on b per contact
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
     std::vector<double> contactElastic_;

@@ -51,7 +51,16 @@ enum class TangentialLaw {
     Viscous,         ///< eq. 14: −γ_s v_s
     ViscousCoulomb,  ///< eq. 15: −min(γ_s |v_s|, μ F_n) v̂_s
     Spring,          ///< eqs. 16–17: Cundall–Strack spring, Coulomb-limited
+    WaltonBraun,     ///< eqs. 20–21: Walton–Braun/Mindlin variable spring
+    SawTooth,        ///< eq. 22: Brilliantov saw-tooth of period ζ₀
+    Kuhn,            ///< Kuhn et al. Fig. 1: refined 3D linear–frictional algorithm
+    Pena,            ///< Peña et al. eqs. 14–15: spring from positions and angles
 };
+
+/// Peña's eq. 14 weights the change of the centre line by a_i/(a_i + a_j)
+/// (the distance the contact point travels on grain i); `Slip` uses the full
+/// relative displacement, which agrees with v_t Δt as Δt → 0.
+enum class PenaTranslation { Slip, Paper };
 
 /// Soft-sphere MD settings.
 struct MdSettings {
@@ -63,6 +72,16 @@ struct MdSettings {
     double kt = 2e5 * 2.0 / 7.0;   ///< tangential spring stiffness
     double gammaT = 25.0;     ///< tangential damping γ_t (spring) or γ_s (viscous laws)
     EffectiveMass meff = EffectiveMass::None;
+    /// Linear law from eqs. 3–4: when tn > 0, k_n and γ_n follow from (e_n,
+    /// t_n) per contact with its own m_eff (meff is then Both).
+    double en = 0.0, tn = 0.0;
+    /// μ_s/μ_d: the friction coefficients of contact.mu and wall.NAME.mu are
+    /// the dynamic ones; history laws stick up to this multiple of them.
+    double muStaticRatio = 1.0;
+    double zeta0 = 1e-8;      ///< saw-tooth period ζ₀ (eq. 22)
+    bool kuhnOnset = true, kuhnSlipOnset = true, kuhnSlipRotation = true;  ///< Kuhn's refinements 1–3
+    bool kuhnProjection = true, kuhnTwirl = true;                         ///< Kuhn's refinement 4 (eqs. 22–23)
+    PenaTranslation penaTranslation = PenaTranslation::Slip;
     bool clipAttractive = true;  ///< a normal force that would pull is set to zero
     /// MD steps per simulation step: MD resolves each collision (Δt ≪ t_n),
     /// CD does not need to, so one scene serves both with output on the same clock.

@@ -1,0 +1,368 @@
+/// Force schemes paper §3, Figs. 3–5: oblique impacts of two equal spheres
+/// for every tangential force law.
+///
+/// Two cellulose-acetate spheres (R = 3 mm, m = 1.48e-4 kg, I = 2/5 m R²,
+/// no initial spin) meet with relative speed v_rel at impact angle ϑ, ψ_i =
+/// v_s/|v_n| = tan ϑ, in the x–y plane (two translations and one rotation, as
+/// in the paper). Normal force: the linear spring–dashpot with e_n = 0.87,
+/// t_n = 1e-5 s (eqs. 3–4: k_n = 7.32e6 N/m, γ_n = 2.06 kg/s), as written in
+/// eq. 2 (the attractive end of the collision kept, so that e_n is exactly
+/// eq. 3's). For each law and parameter set of Fig. 3 the experiment
+/// measures ψ_f = v_s^f/|v_n^i| (so that e_s = ψ_f/ψ_i, as the paper reads
+/// it) and the total restitution e of the centre-of-mass energy (Fig. 4);
+/// Fig. 5 repeats the spring with the Hertz–Kuwabara–Kono normal force at
+/// three impact speeds. v_s is the slip velocity of the contact points,
+/// spins included, along s = ẑ × n with n the line of centres at the end of
+/// the contact.
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <stdexcept>
+#include <tuple>
+
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "moreau/io/scene_file.hpp"
+#include "moreau/md/force_laws.hpp"
+#include "moreau/md/md_solver.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr double kRadius = 3e-3, kMass = 1.48e-4, kEn = 0.87, kTn = 1e-5;
+
+struct ImpactResult {
+    double psiOut;      ///< v_s^f / |v_n^i|
+    double psiOutVnf;   ///< v_s^f / v_n^f (the paper's written definition)
+    double eTotal;      ///< sqrt(E_f/E_i) in the centre-of-mass frame
+    double contactTime; ///< steps with a contact force times Δt
+};
+
+/// One binary impact; the contact is built directly from the two centres
+/// (what the narrow phase gives for two spheres) so each step is cheap.
+ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, double dt) {
+    World w;
+    w.dimension = 2;
+    w.muGrain = mu;
+    const double I = 0.4 * kMass * kRadius * kRadius;
+    const double theta = std::atan(psiIn);
+    const Vec3 u(-vRel * std::cos(theta), vRel * std::sin(theta), 0.0);  // v_2 − v_1, n = +x at the touch
+    const double lead = 2.0 * dt;  // first touch two steps in
+    w.addGrain(0.5 * u * lead, kRadius, kMass, I);
+    w.addGrain(Vec3(2.0 * kRadius, 0.0, 0.0) - 0.5 * u * lead, kRadius, kMass, I);
+    w.v[0] = -0.5 * u;
+    w.v[1] = 0.5 * u;
+    const double vnIn = std::abs(u.x());
+    const double eIn = 0.25 * kMass * u.squaredNorm();
+
+    MdSolver solver(md);
+    std::vector<Contact> contacts(1);
+    contacts[0].key = makeContactKey(0, 1);
+    contacts[0].a = 0;
+    contacts[0].b = 1;
+    std::vector<std::int32_t> previous{-1};
+    bool touched = false;
+    long forceSteps = 0;
+    StepContext ctx;
+    ctx.dt = dt;
+    const long maxSteps = 200000;
+    for (long s = 0; s < maxSteps; ++s) {
+        const Vec3 d = w.x[1] - w.x[0];
+        const double dist = d.norm();
+        contacts[0].n = d / dist;
+        contacts[0].gap = dist - 2.0 * kRadius;
+        ctx.step = w.step;
+        solver.step(w, contacts, previous, ctx);
+        previous[0] = 0;
+        if (contacts[0].history.reaction.squaredNorm() > 0.0) {
+            touched = true;
+            ++forceSteps;
+        }
+        if (touched && (w.x[1] - w.x[0]).norm() > 2.0 * kRadius) break;  // apart: the next force is zero
+    }
+    if (!touched) throw InputError("oblique-impact: the spheres never touched (internal setup error)");
+    const Vec3 d = w.x[1] - w.x[0];
+    const Vec3 n = d / d.norm();
+    const Vec3 s = Vec3::UnitZ().cross(n);
+    const Vec3 V = w.v[1] - w.v[0] - (kRadius * w.w[0] + kRadius * w.w[1]).cross(n);
+    const Vec3 uf = w.v[1] - w.v[0];
+    const double eOut = 0.25 * kMass * uf.squaredNorm() + 0.5 * I * (w.w[0].squaredNorm() + w.w[1].squaredNorm());
+    return {V.dot(s) / vnIn, V.dot(s) / V.dot(n), std::sqrt(eOut / eIn), static_cast<double>(forceSteps) * dt};
+}
+
+/// Coulomb law (eq. 13) for two equal spheres, from impulses: the normal
+/// impulse J_n = (m/2)(1 + e_n)|v_n|; the tangential one reduces the slip
+/// velocity at the rate 7/m (1/m_eff + 2R²/I), so it either slides
+/// throughout (J_t = μ J_n) or ends rolling (slip 0, J_t = m v_s/7).
+struct CoulombTheory {
+    double psiOut, eTotal;
+};
+CoulombTheory coulombTheory(double mu, double psiIn, double en) {
+    const double vn = 1.0 / std::sqrt(1.0 + psiIn * psiIn), vs = psiIn * vn;  // |v_rel| = 1
+    const double Jn = 0.5 * kMass * (1.0 + en) * vn;
+    const double Jt = std::min(mu * Jn, kMass * vs / 7.0);
+    const double slip = vs - 7.0 * Jt / kMass;
+    const double ut = vs - 2.0 * Jt / kMass;
+    const double eOut = 0.25 * kMass * (en * en * vn * vn + ut * ut) + 2.5 * Jt * Jt / kMass;
+    return {slip / vn, std::sqrt(eOut / (0.25 * kMass))};
+}
+
+/// ψ_i where the velocity reversal (ψ_f < 0) ends: the first crossing of
+/// ψ_f from negative to non-negative, interpolated linearly; NaN if none.
+double reversalEnd(const std::vector<double>& psiIn, const std::vector<double>& psiOut) {
+    for (std::size_t i = 1; i < psiIn.size(); ++i)
+        if (psiOut[i - 1] < 0.0 && psiOut[i] >= 0.0)
+            return psiIn[i - 1] + (psiIn[i] - psiIn[i - 1]) * (-psiOut[i - 1]) / (psiOut[i] - psiOut[i - 1]);
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+struct Curve {
+    std::string key;     ///< results key suffix, e.g. "cundall_2_7"
+    std::string law;     ///< panel: coulomb, viscous, viscous_coulomb, cundall, walton_braun, saw_tooth, hkk_spring
+    std::string label;   ///< legend text
+    MdSettings md;
+    double mu, vRel, dt;
+    std::vector<double> psiOut, psiOutVnf, eTotal, contactTime;
+};
+
+}  // namespace
+
+nlohmann::json obliqueImpact(const ExperimentOptions& options) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<KeySpec> keys = {
+        {"experiment.psi_max", KeyType::Real, "7", "largest psi_i = tan(theta) of the sweep", 0.0, inf, {}, true},
+        {"experiment.psi_step", KeyType::Real, "0.1", "spacing of psi_i", 0.0, inf, {}, true},
+        {"experiment.steps_per_tn", KeyType::Integer, "500",
+         "time steps per normal contact duration t_n (the paper: 100 with a 5th-order predictor-corrector; "
+         "velocity Verlet needs more for the same accuracy)",
+         20.0, 1e6, {}},
+        {"experiment.v_rel", KeyType::Real, "1", "relative impact speed |v_2 - v_1| (m/s) of the linear-law curves",
+         0.0, inf, {}, true},
+    };
+    std::vector<std::string> sets;
+    for (const std::string& set : options.sets) {
+        if (set.rfind("experiment.", 0) != 0)
+            throw InputError("oblique-impact: '" + set.substr(0, set.find('=')) +
+                             "': this experiment runs the paper's laws and parameters; only experiment.* keys "
+                             "(psi_max, psi_step, steps_per_tn, v_rel) can be set");
+        sets.push_back(set);
+    }
+    const Scene scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "oblique-impact", sets, keys);
+    const double psiMax = sceneReal(scene, "experiment.psi_max");
+    const double psiStep = sceneReal(scene, "experiment.psi_step");
+    const long stepsPerTn = static_cast<long>(sceneInteger(scene, "experiment.steps_per_tn"));
+    const double vRel = sceneReal(scene, "experiment.v_rel");
+
+    std::vector<double> psiIn;
+    for (long i = 0;; ++i) {
+        const double p = static_cast<double>(i) * psiStep;
+        if (p > psiMax * (1.0 + 1e-12)) break;
+        psiIn.push_back(p);
+    }
+    if (psiIn.size() < 3) throw InputError("oblique-impact: key 'experiment.psi_step': fewer than 3 impacts up to psi_max");
+
+    // The paper's linear law (eqs. 3–4 with m_eff = m/2).
+    const LinearConstants lc = linearFromRestitution(kEn, kTn, 0.5 * kMass);
+    MdSettings linear;
+    linear.normal = NormalLaw::Linear;
+    linear.kn = lc.kn;
+    linear.gammaN = lc.gammaN;
+    linear.meff = EffectiveMass::None;
+    linear.clipAttractive = false;
+    linear.gammaT = 0.0;
+    const double dtLinear = kTn / static_cast<double>(stepsPerTn);
+
+    std::vector<Curve> curves;
+    auto add = [&](std::string key, std::string law, std::string label, MdSettings md, double mu, double v, double dt) {
+        curves.push_back({std::move(key), std::move(law), std::move(label), md, mu, v, dt, {}, {}, {}, {}});
+    };
+    for (auto [mu, tag] : {std::pair{0.15, "0_15"}, {0.25, "0_25"}, {0.35, "0_35"}}) {
+        MdSettings md = linear;
+        md.tangential = TangentialLaw::Coulomb;
+        add(std::string("coulomb_") + tag, "coulomb", "mu = " + std::to_string(mu).substr(0, 4), md, mu, vRel, dtLinear);
+    }
+    for (auto [g, tag] : {std::pair{1.0, "1"}, {3.0, "3"}, {20.0, "20"}}) {
+        MdSettings md = linear;
+        md.tangential = TangentialLaw::Viscous;
+        md.gammaT = g;
+        add(std::string("viscous_") + tag, "viscous", std::string("gamma_s = ") + tag + " kg/s", md, 0.25, vRel,
+            dtLinear);
+        md.tangential = TangentialLaw::ViscousCoulomb;
+        add(std::string("viscous_coulomb_") + tag, "viscous_coulomb", std::string("gamma_s = ") + tag + " kg/s", md,
+            0.25, vRel, dtLinear);
+    }
+    for (auto [r, tag, text] : {std::tuple{1.0, "1", "1"}, {2.0 / 7.0, "2_7", "2/7"}, {0.2, "1_5", "1/5"}}) {
+        MdSettings md = linear;
+        md.tangential = TangentialLaw::Spring;
+        md.kt = r * lc.kn;
+        add(std::string("cundall_") + tag, "cundall", std::string("k_s/k_n = ") + text, md, 0.25, vRel, dtLinear);
+    }
+    for (auto [r, tag, text] : {std::tuple{1.0, "1", "1"}, {2.0 / 3.0, "2_3", "2/3"}, {1.0 / 3.0, "1_3", "1/3"}}) {
+        MdSettings md = linear;
+        md.tangential = TangentialLaw::WaltonBraun;
+        md.kt = r * lc.kn;
+        add(std::string("walton_braun_") + tag, "walton_braun", std::string("k_s0/k_n = ") + text, md, 0.25, vRel,
+            dtLinear);
+    }
+    {
+        MdSettings md = linear;
+        md.tangential = TangentialLaw::SawTooth;
+        md.zeta0 = 1e-8;
+        add("saw_tooth", "saw_tooth", "zeta_0 = 1e-8 m", md, 0.25, vRel, dtLinear);
+    }
+    // Fig. 5: Hertz–Kuwabara–Kono (k~_n = 9.0e7 N/m^1.5, gamma~_n = 190 of
+    // Fig. 2) with the spring k_s = 9.43e4 N/m (t_s = t_n at 1 m/s, eq. 24).
+    const double kHertz = 9.0e7;
+    for (auto [v, tag] : {std::pair{0.1, "v0_1"}, {1.0, "v1"}, {10.0, "v10"}}) {
+        MdSettings md;
+        md.normal = NormalLaw::HertzKuwabaraKono;
+        md.kn = kHertz;
+        md.gammaN = 190.0;
+        md.meff = EffectiveMass::None;
+        md.clipAttractive = false;
+        md.tangential = TangentialLaw::Spring;
+        md.kt = 9.43e4;
+        md.gammaT = 0.0;
+        const double tn = 3.21 * std::pow(0.5 * kMass / kHertz, 0.4) * std::pow(v, -0.2);  // eq. 7
+        add(std::string("hkk_") + tag, "hkk_spring", "v_rel = " + std::to_string(v).substr(0, 4) + " m/s", md, 0.25, v,
+            tn / static_cast<double>(stepsPerTn));
+    }
+
+    for (Curve& c : curves)
+        for (double p : psiIn) {
+            const ImpactResult r = impact(c.md, c.mu, p, c.vRel, c.dt);
+            c.psiOut.push_back(r.psiOut);
+            c.psiOutVnf.push_back(r.psiOutVnf);
+            c.eTotal.push_back(r.eTotal);
+            c.contactTime.push_back(r.contactTime);
+        }
+    auto curve = [&](const std::string& key) -> const Curve& {
+        for (const Curve& c : curves)
+            if (c.key == key) return c;
+        throw std::logic_error("oblique-impact: no curve " + key);
+    };
+
+    nlohmann::json results = {{"psi_in", psiIn}};
+    std::vector<double> sinTheta;
+    for (double p : psiIn) sinTheta.push_back(p / std::sqrt(1.0 + p * p));
+    results["sin_theta"] = sinTheta;
+    for (const Curve& c : curves) {
+        results["psi_out_" + c.key] = c.psiOut;
+        results["e_total_" + c.key] = c.eTotal;
+    }
+    // One curve per law under the law's own name: the paper's middle value.
+    const std::vector<std::pair<std::string, std::string>> mainCurves = {
+        {"coulomb", "coulomb_0_25"}, {"viscous", "viscous_3"}, {"viscous_coulomb", "viscous_coulomb_3"},
+        {"cundall", "cundall_2_7"},  {"walton_braun", "walton_braun_2_3"}, {"saw_tooth", "saw_tooth"},
+        {"hkk_spring", "hkk_v1"}};
+    for (const auto& [law, key] : mainCurves) {
+        results["psi_out_" + law] = curve(key).psiOut;
+        results["e_total_" + law] = curve(key).eTotal;
+    }
+    nlohmann::json reversal = nlohmann::json::object();
+    for (const Curve& c : curves) {
+        if (c.law != "cundall" && c.law != "walton_braun" && c.law != "saw_tooth" && c.law != "hkk_spring") continue;
+        const double end = reversalEnd(psiIn, c.psiOut);
+        reversal[c.key] = std::isfinite(end) ? nlohmann::json(end) : nlohmann::json(nullptr);
+    }
+    results["reversal_end"] = reversal;
+    const double reversal27 = reversalEnd(psiIn, curve("cundall_2_7").psiOut);
+    results["reversal_end_cundall_2_7"] = std::isfinite(reversal27) ? nlohmann::json(reversal27) : nlohmann::json(nullptr);
+    results["coulomb_transition_theory"] = 3.5 * 0.25 * (1.0 + kEn);
+
+    nlohmann::json checks = nlohmann::json::array();
+    // Normal impact: e = e_n (eq. 3).
+    checks.push_back(makeCheck("e_total at psi=0 (coulomb 0.25) = e_n", curve("coulomb_0_25").eTotal[0], kEn, 2e-3));
+    // Coulomb: the rolling branch ψ_f = 0 and the sliding branch ψ_f = ψ_i − 3.5 μ (1 + e_n).
+    for (const std::string key : {"coulomb_0_15", "coulomb_0_25", "coulomb_0_35"}) {
+        const Curve& c = curve(key);
+        double worst = 0.0, worstE = 0.0;
+        for (std::size_t i = 0; i < psiIn.size(); ++i) {
+            const CoulombTheory th = coulombTheory(c.mu, psiIn[i], kEn);
+            worst = std::max(worst, std::abs(c.psiOut[i] - th.psiOut));
+            worstE = std::max(worstE, std::abs(c.eTotal[i] - th.eTotal));
+        }
+        results["coulomb_max_dev_psi_" + key.substr(8)] = worst;
+        results["coulomb_max_dev_e_" + key.substr(8)] = worstE;
+        checks.push_back(makeCheck(key + ": max |psi_f - rolling/sliding theory|", worst, 0.0, 0.02, false));
+        checks.push_back(makeCheck(key + ": max |e - impulse theory|", worstE, 0.0, 5e-3, false));
+    }
+    // Viscous (eq. 14): the slip decays as exp(−7 γ_s t/m) while the grains touch.
+    for (const std::string key : {"viscous_1", "viscous_3"}) {
+        const Curve& c = curve(key);
+        double worst = 0.0;
+        for (std::size_t i = 1; i < psiIn.size(); ++i) {
+            const double es = c.psiOut[i] / psiIn[i];
+            const double th = std::exp(-7.0 * c.md.gammaT * c.contactTime[i] / kMass);
+            worst = std::max(worst, std::abs(es / th - 1.0));
+        }
+        checks.push_back(makeCheck(key + ": max rel. dev. of e_s from exp(-7 gamma_s t_c/m)", worst, 0.0, 0.01, false));
+    }
+    // The spring with k_s/k_n = 2/7: reversal up to ψ_i ≈ 1.6 (paper, §3).
+    checks.push_back(makeCheck("reversal end, spring k_s/k_n = 2/7 (paper: psi_i ~ 1.6)", reversal27, 1.6, 0.1));
+    // "For k_s/k_n smaller or higher than 2/7 the extension of the e_s < 0 region is unchanged."
+    for (const std::string key : {"cundall_1", "cundall_1_5"})
+        checks.push_back(makeCheck("reversal end " + key + " vs 2/7", reversalEnd(psiIn, curve(key).psiOut), reversal27,
+                                   0.2, false));
+    // Walton–Braun (20): "quite similar to those of force (16)"; Fig. 5 at
+    // 1 m/s (t_s = t_n there): "very similar to those of Figure 3d".
+    checks.push_back(makeCheck("reversal end walton_braun_2_3 vs spring 2/7",
+                               reversalEnd(psiIn, curve("walton_braun_2_3").psiOut), reversal27, 0.2, false));
+    checks.push_back(makeCheck("reversal end HKK + spring at 1 m/s vs linear spring 2/7",
+                               reversalEnd(psiIn, curve("hkk_v1").psiOut), reversal27, 0.2, false));
+    // Saw-tooth: reversal, over a smaller region than the spring's.
+    const double sawEnd = reversalEnd(psiIn, curve("saw_tooth").psiOut);
+    results["reversal_end_saw_tooth"] = std::isfinite(sawEnd) ? nlohmann::json(sawEnd) : nlohmann::json(nullptr);
+    // (value within [0, reversal end of the spring]: expected the middle, tolerance half of it)
+    checks.push_back(makeCheck("saw-tooth reversal end lies in (0, spring 2/7 reversal end)", sawEnd, 0.5 * reversal27,
+                               0.5 * reversal27, false));
+    // Combined law (15) with large γ_s approaches Coulomb (13).
+    {
+        double worst = 0.0;
+        for (std::size_t i = 0; i < psiIn.size(); ++i)
+            worst = std::max(worst, std::abs(curve("viscous_coulomb_20").psiOut[i] - curve("coulomb_0_25").psiOut[i]));
+        checks.push_back(makeCheck("viscous-coulomb gamma_s=20 vs coulomb: max |d psi_f|", worst, 0.0, 0.05, false));
+    }
+
+    nlohmann::json params = {{"radius", kRadius}, {"mass", kMass}, {"inertia", 0.4 * kMass * kRadius * kRadius},
+                             {"e_n", kEn}, {"t_n", kTn}, {"k_n", lc.kn}, {"gamma_n", lc.gammaN}, {"mu", 0.25},
+                             {"v_rel", vRel}, {"dt", dtLinear}, {"steps_per_tn", stepsPerTn},
+                             {"psi_max", psiMax}, {"psi_step", psiStep}, {"hkk_k_n", kHertz}, {"hkk_gamma_n", 190.0},
+                             {"hkk_k_s", 9.43e4}, {"zeta_0", 1e-8},
+                             {"psi_out_definition", "v_s^f/|v_n^i| (e_s = psi_f/psi_i)"}};
+    nlohmann::json curveList = nlohmann::json::array();
+    for (const Curve& c : curves)
+        curveList.push_back({{"key", c.key}, {"law", c.law}, {"label", c.label}, {"mu", c.mu}, {"v_rel", c.vRel},
+                             {"dt", c.dt}});
+    params["curves"] = curveList;
+
+    if (options.writeFiles) {
+        std::filesystem::create_directories(options.outDir);
+        const auto csv = options.outDir / "oblique_impact.csv";
+        std::ofstream out(csv);
+        out << "curve,law,label,psi_in,sin_theta,psi_out,psi_out_vnf,e_total,contact_time,psi_theory,e_theory\n"
+            << std::setprecision(10);
+        for (const Curve& c : curves)
+            for (std::size_t i = 0; i < psiIn.size(); ++i) {
+                double pth = std::nan(""), eth = std::nan("");
+                if (c.law == "coulomb") {
+                    const CoulombTheory th = coulombTheory(c.mu, psiIn[i], kEn);
+                    pth = th.psiOut;
+                    eth = th.eTotal;
+                }
+                out << c.key << ',' << c.law << ',' << c.label << ',' << psiIn[i] << ',' << sinTheta[i] << ','
+                    << c.psiOut[i] << ',' << c.psiOutVnf[i] << ',' << c.eTotal[i] << ',' << c.contactTime[i] << ','
+                    << pth << ',' << eth << '\n';
+            }
+        out.close();
+        runPlotScript("oblique_impact",
+                      {csv.string(), (options.outDir / "oblique_impact.png").string(),
+                       std::isfinite(reversal27) ? std::to_string(reversal27) : "nan"},
+                      options.quiet);
+    }
+    return {{"experiment", "oblique-impact"}, {"params", params}, {"results", results}, {"checks", checks}};
+}
+
+}  // namespace moreau

@@ -1,0 +1,43 @@
+/// Force schemes §3, Figs. 3–5: the small, fast version of `moreau
+/// experiment oblique-impact`.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+
+using namespace moreau;
+using doctest::Approx;
+
+TEST_SUITE("experiments") {
+    TEST_CASE("oblique-impact (small): Coulomb branches, viscous decay, spring reversal end near 1.6") {
+        ExperimentOptions options;
+        options.sets = {"experiment.psi_step=0.25", "experiment.psi_max=3", "experiment.steps_per_tn=200"};
+        options.writeFiles = false;
+        options.quiet = true;
+        const nlohmann::json doc = obliqueImpact(options);
+        const auto& r = doc["results"];
+        for (const auto& check : doc["checks"]) {
+            CAPTURE(check.dump());
+            CHECK(check["pass"].get<bool>());
+        }
+        CHECK(r["reversal_end_cundall_2_7"].get<double>() == Approx(1.6).epsilon(0.1));
+        // Rolling branch of Coulomb μ = 0.25 below ψ_i = 3.5 μ (1 + e_n) ≈ 1.64, sliding above.
+        const auto psiIn = r["psi_in"].get<std::vector<double>>();
+        const auto psiOut = r["psi_out_coulomb"].get<std::vector<double>>();
+        for (std::size_t i = 0; i < psiIn.size(); ++i) {
+            CAPTURE(psiIn[i]);
+            const double theory = std::max(0.0, psiIn[i] - 3.5 * 0.25 * 1.87);
+            CHECK(std::abs(psiOut[i] - theory) < 0.02);
+        }
+        CHECK_THROWS_AS(
+            [] {
+                ExperimentOptions bad;
+                bad.sets = {"md.kn=5"};
+                bad.writeFiles = false;
+                obliqueImpact(bad);
+            }(),
+            InputError);
+    }
+}
