@@ -14,6 +14,7 @@
 #include "moreau/experiments/simulation.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/md/integrators.hpp"
 
 namespace po = boost::program_options;
 using namespace moreau;
@@ -171,13 +172,27 @@ int cmdList(const std::vector<std::string>& args) {
              {"viscous-coulomb", "tangential: Coulomb-limited viscous, eq. 15"},
              {"spring", "tangential: Cundall-Strack spring limited by Coulomb, eqs. 16-17; md.kt, md.gamma_t"},
              {"none", "tangential: no tangential force"}});
-    section("integrators", {{"verlet", "velocity Verlet in leapfrog form (positions as velocity Verlet; damping "
-                                       "with half-step velocities, as LAMMPS)"}});
+    {
+        std::vector<std::pair<std::string, std::string>> in;
+        for (const IntegratorInfo& i : integrators()) {
+            std::string needs;
+            if (i.timeDerivatives >= 1) needs = "da/dt";
+            if (i.timeDerivatives >= 2) needs += ", d2a/dt2";
+            if (i.timeDerivatives >= 3) needs += ", d3a/dt3";
+            if (i.needsPositionJacobian) needs += needs.empty() ? "da/dr" : ", da/dr";
+            in.emplace_back(i.name, std::string(i.label) + ", eq. " + i.equation + "; order " + std::to_string(i.order) +
+                                        ", " + std::to_string(i.forceEvaluations) + " force evaluation" +
+                                        (i.forceEvaluations > 1 ? "s" : "") + "/step, history " +
+                                        std::to_string(i.historySteps) + " step" + (i.historySteps == 1 ? "" : "s") +
+                                        ", needs " + (needs.empty() ? "no derivatives" : needs) + "; " +
+                                        i.description);
+        }
+        section("integrators", in);
+    }
     if (!known)
         throw InputError("moreau list: unknown category '" + what +
                          "' (allowed: experiments, benches, force-laws, integrators, criteria, orders)");
-    if (what == "force-laws" || what == "integrators")
-        std::cerr << "(the MD module's first slice: more laws and integrators are to come)\n";
+    if (what == "force-laws") std::cerr << "(the MD module's first slice: more laws are to come)\n";
     return 0;
 }
 

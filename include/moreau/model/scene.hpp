@@ -53,6 +53,13 @@ enum class TangentialLaw {
     Spring,          ///< eqs. 16–17: Cundall–Strack spring, Coulomb-limited
 };
 
+/// Time-integration schemes of the MD step (integration-schemes paper, Table
+/// 4, plus Gear's fifth order); names, orders and costs in md/integrators.hpp.
+enum class Integrator {
+    FE, TY2, TY3, TY4, RK, CD, PV, BABAB, BABABAB, VE,
+    AB2, AB3, AB4, AB5, AB2AM3, AB3AM4, AB4AM5, D12, T12, T16, GPC3, GPC4, Gear5,
+};
+
 /// Soft-sphere MD settings.
 struct MdSettings {
     NormalLaw normal = NormalLaw::Linear;
@@ -67,6 +74,8 @@ struct MdSettings {
     /// MD steps per simulation step: MD resolves each collision (Δt ≪ t_n),
     /// CD does not need to, so one scene serves both with output on the same clock.
     int substeps = 1;
+    /// Time integration; cd (central difference in leapfrog form) is the fast default.
+    Integrator integrator = Integrator::CD;
 };
 
 struct SimulationSettings {
