@@ -51,42 +51,44 @@ const char* derivativeName(int k) {
 const std::vector<IntegratorInfo>& integrators() {
     using I = Integrator;
     static const std::vector<IntegratorInfo> table = {
-        {I::FE, "fe", "FE", "5", 1, 1, 0, 0, false, "forward Euler"},
-        {I::TY2, "ty2", "TY2", "6", 1, 1, 0, 0, false,
+        {I::FE, "fe", "FE", "5", 1, 1, 1, 0, 0, false, "forward Euler"},
+        {I::TY2, "ty2", "TY2", "6", 1, 1, 1, 0, 0, false,
          "2nd-order Taylor expansion of the positions, Euler velocities (global order 1)"},
-        {I::TY3, "ty3", "TY3", "7", 3, 1, 0, 1, false, "3rd-order Taylor expansion with b = da/dt"},
-        {I::TY4, "ty4", "TY4", "8", 4, 1, 0, 2, false, "4th-order Taylor expansion with b = da/dt, c = db/dt"},
-        {I::RK, "rk", "RK", "9", 4, 4, 0, 0, false, "classical 4-stage Runge-Kutta"},
-        {I::CD, "cd", "CD", "10", 2, 1, 0, 0, false,
+        {I::TY3, "ty3", "TY3", "7", 2, 2, 1, 0, 1, false,
+         "3rd-order Taylor expansion with b = da/dt (velocities one term shorter: global order 2)"},
+        {I::TY4, "ty4", "TY4", "8", 3, 3, 1, 0, 2, false,
+         "4th-order Taylor expansion with b = da/dt, c = db/dt (velocities one term shorter: global order 3)"},
+        {I::RK, "rk", "RK", "9", 4, 4, 4, 0, 0, false, "classical 4-stage Runge-Kutta"},
+        {I::CD, "cd", "CD", "10", 2, 1, 1, 0, 0, false,
          "central difference (leapfrog velocity Verlet): half-step velocities, damping with v(t - dt/2); default"},
-        {I::PV, "pv", "PV", "11", 2, 1, 0, 0, false, "position Verlet: forces at the half-step positions"},
-        {I::BABAB, "babab", "BABAB", "12", 2, 2, 0, 0, false,
+        {I::PV, "pv", "PV", "11", 2, 1, 1, 0, 0, false, "position Verlet: forces at the half-step positions"},
+        {I::BABAB, "babab", "BABAB", "12", 2, 1, 2, 0, 0, false,
          "Omelyan's optimized Verlet-like scheme, eps = 0.193183328; last kick implicit in the damping"},
-        {I::BABABAB, "bababab", "BABABAB", "13", 4, 3, 0, 0, false,
+        {I::BABABAB, "bababab", "BABABAB", "13", 4, 1, 3, 0, 0, false,
          "Forest-Ruth 4th-order symplectic scheme, eps = 0.175603596; last kick implicit in the damping"},
-        {I::VE, "ve", "VE", "14", 2, 1, 1, 0, false,
+        {I::VE, "ve", "VE", "14", 2, 2, 1, 1, 0, false,
          "Verlet: r(t+dt) = 2r - r(t-dt) + a dt^2; velocity by the 2nd-order backward difference"},
-        {I::AB2, "ab2", "AB2", "15, Table 1", 2, 1, 1, 0, false, "2-step Adams-Bashforth"},
-        {I::AB3, "ab3", "AB3", "15, Table 1", 3, 1, 2, 0, false, "3-step Adams-Bashforth"},
-        {I::AB4, "ab4", "AB4", "15, Table 1", 4, 1, 3, 0, false, "4-step Adams-Bashforth"},
-        {I::AB5, "ab5", "AB5", "15, Table 1", 5, 1, 4, 0, false, "5-step Adams-Bashforth"},
-        {I::AB2AM3, "ab2-am3", "AB2+AM3", "15, 19, Tables 1-2", 3, 2, 1, 0, false,
+        {I::AB2, "ab2", "AB2", "15, Table 1", 2, 2, 1, 1, 0, false, "2-step Adams-Bashforth"},
+        {I::AB3, "ab3", "AB3", "15, Table 1", 3, 3, 1, 2, 0, false, "3-step Adams-Bashforth"},
+        {I::AB4, "ab4", "AB4", "15, Table 1", 4, 4, 1, 3, 0, false, "4-step Adams-Bashforth"},
+        {I::AB5, "ab5", "AB5", "15, Table 1", 5, 5, 1, 4, 0, false, "5-step Adams-Bashforth"},
+        {I::AB2AM3, "ab2-am3", "AB2+AM3", "15, 19, Tables 1-2", 3, 3, 2, 1, 0, false,
          "Adams-Bashforth 2 predictor, Adams-Moulton 3 corrector (PECE)"},
-        {I::AB3AM4, "ab3-am4", "AB3+AM4", "15, 19, Tables 1-2", 4, 2, 2, 0, false,
+        {I::AB3AM4, "ab3-am4", "AB3+AM4", "15, 19, Tables 1-2", 4, 4, 2, 2, 0, false,
          "Adams-Bashforth 3 predictor, Adams-Moulton 4 corrector (PECE)"},
-        {I::AB4AM5, "ab4-am5", "AB4+AM5", "15, 19, Tables 1-2", 5, 2, 3, 0, false,
+        {I::AB4AM5, "ab4-am5", "AB4+AM5", "15, 19, Tables 1-2", 5, 5, 2, 3, 0, false,
          "Adams-Bashforth 4 predictor, Adams-Moulton 5 corrector (PECE)"},
-        {I::D12, "d12", "D12", "17", 3, 1, 1, 0, true,
+        {I::D12, "d12", "D12", "17", 3, 2, 1, 1, 0, true,
          "Khakimov D12: positions from r(t-dt), divided by 1 - (da/dr) dt^2/12; AM3 velocities"},
-        {I::T12, "t12", "T12", "16", 3, 1, 1, 0, true,
+        {I::T12, "t12", "T12", "16", 3, 2, 1, 1, 0, true,
          "Khakimov T12: positions divided by 1 - (da/dr) dt^2/12; AM3 velocities"},
-        {I::T16, "t16", "T16", "18", 3, 1, 0, 0, true,
+        {I::T16, "t16", "T16", "18", 3, 1, 1, 0, 0, true,
          "Khakimov T16: (da/dr) v replaces da/dt; velocities divided by 1 - (da/dr)(t+dt) dt^2/6"},
-        {I::GPC3, "gpc3", "GPC3", "20-22, Table 3", 3, 1, 0, 1, false,
+        {I::GPC3, "gpc3", "GPC3", "20-22, Table 3", 3, 3, 1, 0, 1, false,
          "Gear predictor-corrector, 4 values (r, v, a, b); b = da/dt at start-up"},
-        {I::GPC4, "gpc4", "GPC4", "20-22, Table 3", 4, 1, 0, 2, false,
+        {I::GPC4, "gpc4", "GPC4", "20-22, Table 3", 4, 4, 1, 0, 2, false,
          "Gear predictor-corrector, 5 values (r ... c); b, c from the force law at start-up"},
-        {I::Gear5, "gear5", "Gear 5th order", "Pena et al., appendix", 5, 1, 0, 3, false,
+        {I::Gear5, "gear5", "Gear 5th order", "Pena et al., appendix", 5, 5, 1, 0, 3, false,
          "Gear predictor-corrector, 6 values, alpha = 3/16, 251/360, 1, 11/18, 1/6, 1/60"},
     };
     return table;
@@ -235,6 +237,7 @@ std::vector<double> adamsMoulton(int order) {
 
 void MdSolver::reset() {
     history_ = 0;
+    haveSignature_ = false;
     pendingKick_ = 0.0;
     gearA_.clear();
 }
@@ -420,10 +423,37 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
     const double kick = pendingKick_;
     pendingKick_ = 0.0;
     bool recordHistory = needHistory > 0;
+    const bool gear = scheme == Integrator::GPC3 || scheme == Integrator::GPC4 || scheme == Integrator::Gear5;
+
+    // A contact that opens or closes between the last step and this one, or
+    // within this step (its overlap extrapolated with the relative normal
+    // velocity changes sign): the force has a kink there. Multi-step and Gear
+    // schemes would extrapolate their history across it (O(Δt²) errors
+    // whatever their order); they take this step with RK4 and start afresh.
+    bool kink = false;
+    if (settings_.restartOnContactChange && (needHistory > 0 || gear)) {
+        std::uint64_t signature = 0;
+        for (const Contact& k : contacts) {
+            const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+            const Vec3 V = world.v[ib] - world.v[ia] -
+                           (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+            const double overlap = -k.gap, next = overlap - h * k.n.dot(V);
+            if ((overlap > 0.0) != (next > 0.0)) kink = true;
+            if (overlap > 0.0) signature += (k.key * 0x9e3779b97f4a7c15ULL) | 1u;
+        }
+        if (haveSignature_ && signature != touchingSignature_) kink = true;
+        touchingSignature_ = signature;
+        haveSignature_ = true;
+        if (kink) {
+            history_ = 0;
+            gearA_.clear();
+            recordHistory = false;
+        }
+    }
 
     // Start-up of multi-step schemes: classical RK4 steps (order 4, local
     // error O(Δt⁵) on a fixed number of steps: no loss of order up to 5).
-    if (needHistory > history_) {
+    if (needHistory > history_ || kink) {
         rungeKutta(world, V0, A0, t, h, X1, V1);
     } else {
         switch (scheme) {

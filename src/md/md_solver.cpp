@@ -304,16 +304,20 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         const Contact& k = contacts[c];
         dF[c] = Vec3::Zero();
         const double overlap = -k.gap;
-        if (overlap <= 0.0) continue;
+        if (overlap < 0.0) continue;
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-        const Constants cst = contactConstants(s, world, k);
         const Vec3& n = k.n;
         const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
+        // Exactly touching: the derivative the step ahead sees is the closing side's.
+        if (overlap == 0.0 && !(n.dot(V) < 0.0)) continue;
+        const Constants cst = contactConstants(s, world, k);
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
         normalRates<N>(cst, overlap, -n.dot(V), plasticNext_[c], kU, kV);
-        if (s.clipAttractive && Fn <= 0.0) kU = kV = 0.0;  // clipped: no force, no rate
+        double plastic = plasticNext_[c];
+        if (s.clipAttractive && normalForce<N>(cst, overlap, -n.dot(V), plastic) < 0.0)
+            kU = kV = 0.0;  // clipped: no force, no rate
         const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();
         const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
         const double dFn = -kU * n.dot(u) - kV * n.dot(v);  // ξ = −gap, so δξ = −n·δu

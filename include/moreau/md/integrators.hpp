@@ -19,6 +19,7 @@ struct IntegratorInfo {
     const char* label;       ///< the paper's abbreviation (Table 4)
     const char* equation;    ///< equations of the paper that define it
     int order;               ///< formal global order of convergence (positions and velocities)
+    int dampedOrder;         ///< order with velocity-dependent (dashpot) forces, as the scheme is written
     int forceEvaluations;    ///< force-law evaluations per step, as implemented here
     int historySteps;        ///< earlier steps kept (multi-step schemes); 0 for one-step schemes
     int timeDerivatives;     ///< highest d^k a/dt^k the scheme needs (0: none; Gear: at start-up)

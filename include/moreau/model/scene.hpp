@@ -76,6 +76,9 @@ struct MdSettings {
     int substeps = 1;
     /// Time integration; cd (central difference in leapfrog form) is the fast default.
     Integrator integrator = Integrator::CD;
+    /// Multi-step and Gear schemes take an RK4 step and restart their history
+    /// when a contact opens or closes, so it never spans a force law's kink.
+    bool restartOnContactChange = true;
 };
 
 struct SimulationSettings {
