@@ -80,6 +80,32 @@ double oscillatorError(Integrator scheme, int N, double gamma = 0.0, bool tangen
     return std::abs(w.x[0].z() - zExact) / (kVz / omega) + std::abs(w.x[0].x() - xExact) / (kVx / ws);
 }
 
+/// Two grains pressed between two walls along x (1D, preload overlap δ₀ at
+/// all three contacts), the first pushed: grain–grain coupling, so da/dr and
+/// the derivatives act across contacts. Normal modes ω₁² = k/m, ω₂² = 3k/m:
+/// u₁,₂ = (v₀/2)(sin ω₁t/ω₁ ± sin ω₂t/ω₂). Position error at t = 9/8 · 2π/ω₁.
+double chainError(Integrator scheme, int N) {
+    const double k = kKn, m = 1.0, d0 = 2e-3, v0 = 0.05;  // amplitude v0/ω₁ = 5e-4 < δ₀
+    World w;
+    w.dimension = 1;
+    w.addGrain(Vec3(0.5 - d0, 0, 0), 0.5, m, 0.1);
+    w.addGrain(Vec3(1.5 - 2.0 * d0, 0, 0), 0.5, m, 0.1);
+    moreau::test::addPlane(w, Vec3::Zero(), Vec3::UnitX());
+    moreau::test::addPlane(w, Vec3(2.0 - 3.0 * d0, 0, 0), -Vec3::UnitX());
+    w.v[0] = Vec3(v0, 0, 0);
+    MdSettings s;
+    s.kn = k;
+    s.gammaN = 0.0;
+    s.tangential = TangentialLaw::None;
+    s.integrator = scheme;
+    Stepper st(s);
+    const double w1 = std::sqrt(k / m), w2 = std::sqrt(3.0 * k / m), dt = 2.0 * M_PI / w1 / N, T = 1.125 * N * dt;
+    for (int i = 0; i < 9 * N / 8; ++i) st.step(w, dt);
+    const double u1 = 0.5 * v0 * (std::sin(w1 * T) / w1 + std::sin(w2 * T) / w2);
+    const double u2 = 0.5 * v0 * (std::sin(w1 * T) / w1 - std::sin(w2 * T) / w2);
+    return (std::abs(w.x[0].x() - (0.5 - d0) - u1) + std::abs(w.x[1].x() - (1.5 - 2.0 * d0) - u2)) / (v0 / w1);
+}
+
 /// Least-squares slope of log error against log N.
 double slope(const std::vector<int>& Ns, const std::vector<double>& errors) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -151,6 +177,19 @@ TEST_SUITE("md") {
                                            << Ns.back() << ": " << errors.back());
             CHECK(p > info.order - 0.3);
             CHECK(p < info.order + 1.7);
+            // Two grains between two walls: contacts between mobile bodies.
+            // Twice the steps (the fast mode has √3 ω₁).
+            std::vector<int> Ns2;
+            std::vector<double> chain;
+            for (int N : Ns) {
+                Ns2.push_back(2 * N);
+                chain.push_back(chainError(info.id, 2 * N));
+            }
+            const double q = slope(Ns2, chain);
+            MESSAGE(std::string(info.name) << ": chain order " << q << ", error at N=" << Ns2.back() << ": "
+                                           << chain.back());
+            CHECK(q > info.order - 0.3);
+            CHECK(q < info.order + 1.7);
         }
     }
 
