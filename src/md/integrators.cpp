@@ -243,8 +243,10 @@ void MdSolver::reset() {
 }
 
 void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& X, std::vector<Vec3>& out) const {
-    out.resize(stage_.size());
-    for (std::size_t c = 0; c < stage_.size(); ++c) out[c] = relativeDisplacement(X, world, stage_[c]);
+    const std::size_t m = stage_.size();
+    out.resize(m);
+#pragma omp parallel for schedule(static) if (m > 4096)
+    for (std::size_t c = 0; c < m; ++c) out[c] = relativeDisplacement(X, world, stage_[c]);
 }
 
 void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,

@@ -300,7 +300,9 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
                                    const std::vector<Vec6>* dU, const std::vector<Vec6>* dV,
                                    std::vector<Vec3>& dF) const {
     const MdSettings& s = settings_;
-    for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const std::size_t m = contacts.size();
+#pragma omp parallel for schedule(static) if (m > kParallelContacts)
+    for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         dF[c] = Vec3::Zero();
         const double overlap = -k.gap;
