@@ -292,6 +292,7 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
         // Coulomb-limited springs of this evaluation become the step's base.
         for (std::size_t c = 0; c < m; ++c) springBase_[c] = springNext_[c] - disp_[c];
         plasticBase_ = plasticNext_;
+        elasticBase_ = elastic_;
     }
 }
 
@@ -377,6 +378,7 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const 
     spring_.resize(m);
     for (std::size_t c = 0; c < m; ++c) spring_[c] = springBase_[c] + disp_[c];
     plastic_ = plasticBase_;
+    elastic_ = elasticBase_;
     for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
     for (std::size_t i = 0; i < nb; ++i) {
         const Vec3 theta = X[i].tail<3>();

@@ -44,8 +44,9 @@ public:
     void step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
               const StepContext& ctx);
 
-    /// Elastic energy stored in the contacts at the last force evaluation:
-    /// Σ ½ k_n ξ² + ½ k_t |s|².
+    /// Elastic energy stored in the contacts at the step's force evaluation
+    /// (cd: at x_n, before the positions advance; other schemes: at the
+    /// evaluation whose springs start the step, see stepScheme): Σ ½ k_n ξ² + ½ k_t |s|².
     double elasticEnergy() const { return elastic_; }
 
     const MdSettings& settings() const { return settings_; }
@@ -118,6 +119,7 @@ private:
     std::vector<Vec6> pastDX_;                ///< displacement of the last step (Verlet, D12)
     std::vector<Vec6> gearA_, gearB_, gearC_, gearD_;  ///< Gear's Nordsieck derivatives
     double pendingKick_ = 0.0;                ///< c of v_t = v_pre + c Δt a_t still owed
+    double elasticBase_ = 0.0;                ///< elastic energy at that evaluation
     bool haveSignature_ = false;              ///< touchingSignature_ is from the last step
     std::uint64_t touchingSignature_ = 0;     ///< count and key sum of the touching contacts
     std::vector<Vec6> scratch_[12];
