@@ -207,11 +207,28 @@ void combine(Field& out, std::initializer_list<std::pair<double, const Field*>> 
 }
 
 
-Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k) {
+/// v turned into the plane ⊥ n with its length kept (v lies in the plane of
+/// the step's first normal: in 2D this is the exact rotation).
+Vec3 intoPlane(const Vec3& v, const Vec3& n) {
+    const Vec3 in = v - n.dot(v) * n;
+    const double len = v.norm(), lenIn = in.norm();
+    return lenIn > 0.0 ? Vec3(in * (len / lenIn)) : Vec3::Zero();
+}
+
+/// Tangential displacement of b's contact point against a's since the step
+/// start (n0 the normal then, k.n the stage's), in the stage's tangent plane.
+/// The Cundall spring grows by ∫ P_n(s) V ds with V = v_b − v_a − (r_a ω_a +
+/// r_b ω_b) × n(s); with a turning normal both the lever arms and the
+/// projection are taken at the mean normal n̄ (midpoint rule: O(Δt³) per step
+/// instead of O(Δt²) with the stage normal), then turned into the stage plane.
+Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k, const Vec3& n0) {
     const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    const Vec3 sum = n0 + k.n;
+    const double len = sum.norm();
+    const Vec3 mean = len > 0.0 ? Vec3(sum / len) : k.n;
     const Vec3 u = X[ib].head<3>() - X[ia].head<3>() -
-                   (world.radius[ia] * X[ia].tail<3>() + world.radius[ib] * X[ib].tail<3>()).cross(k.n);
-    return u - k.n.dot(u) * k.n;
+                   (world.radius[ia] * X[ia].tail<3>() + world.radius[ib] * X[ib].tail<3>()).cross(mean);
+    return intoPlane(u - mean.dot(u) * mean, k.n);
 }
 
 /// Adams–Bashforth coefficients of v_t, v_{t−Δt}, … (Table 1, signs included).
@@ -246,7 +263,7 @@ void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& 
     const std::size_t m = stage_.size();
     out.resize(m);
 #pragma omp parallel for schedule(static) if (m > 4096)
-    for (std::size_t c = 0; c < m; ++c) out[c] = relativeDisplacement(X, world, stage_[c]);
+    for (std::size_t c = 0; c < m; ++c) out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]);
 }
 
 void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,
@@ -262,7 +279,7 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
     // of the contact point since the step start (the scheme integrates it).
     contactDisplacement(world, X, disp_);
     stageSpring_.resize(m);
-    for (std::size_t c = 0; c < m; ++c) stageSpring_[c] = springBase_[c] + disp_[c];
+    for (std::size_t c = 0; c < m; ++c) stageSpring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
     // The laws read their input history from spring_/plastic_ through
     // previousIndex: hand them the stage's, indexed by contact, with dt = 0
     // (the elongation is already the stage's; no Euler increment).
@@ -376,7 +393,7 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const 
     refreshContactGeometry(world, stage_);
     contactDisplacement(world, X, disp_);
     spring_.resize(m);
-    for (std::size_t c = 0; c < m; ++c) spring_[c] = springBase_[c] + disp_[c];
+    for (std::size_t c = 0; c < m; ++c) spring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
     plastic_ = plasticBase_;
     elastic_ = elasticBase_;
     for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
@@ -402,6 +419,8 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
     if (!pastV_.empty() && !pastV_[0].empty() && pastV_[0].size() != nb) reset();
     x0_ = world.x;
     stage_ = contacts;
+    n0_.resize(m);
+    for (std::size_t c = 0; c < m; ++c) n0_[c] = contacts[c].n;
     identity_.resize(m);
     std::iota(identity_.begin(), identity_.end(), 0);
     springBase_.resize(m);

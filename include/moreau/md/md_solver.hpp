@@ -111,6 +111,7 @@ private:
     bool checked_ = false;
     std::vector<Vec3> x0_;                    ///< positions at the step start (unwrapped during the step)
     std::vector<Contact> stage_;              ///< the step's contacts, geometry at the current stage
+    std::vector<Vec3> n0_;                    ///< their normals at the step start
     std::vector<std::int32_t> identity_;      ///< 0, 1, …: stage springs are indexed by contact
     std::vector<Vec3> springBase_, stageSpring_, disp_;
     std::vector<double> plasticBase_;
