@@ -143,6 +143,17 @@ int tangentialLawTimeDerivatives(TangentialLaw law) {
     }
 }
 
+bool tangentialLawStagesSupported(TangentialLaw law) {
+    switch (law) {
+        case TangentialLaw::None:
+        case TangentialLaw::Coulomb:
+        case TangentialLaw::Viscous:
+        case TangentialLaw::ViscousCoulomb:
+        case TangentialLaw::Spring: return true;
+        default: return false;
+    }
+}
+
 bool normalLawPositionJacobian(NormalLaw law) { return normalLawTimeDerivatives(law) > 0; }
 bool tangentialLawPositionJacobian(TangentialLaw law) { return tangentialLawTimeDerivatives(law) > 0; }
 
@@ -158,6 +169,11 @@ void checkIntegratorLaws(const MdSettings& md) {
     };
     const std::string normals = need >= 2 ? "linear" : "linear|hertz|hertz-damped|hkk|walton-braun";
     const std::string tangentials = "none|coulomb|viscous|viscous-coulomb|spring";
+    if (md.integrator != Integrator::CD && !tangentialLawStagesSupported(md.tangential))
+        throw InputError("md.integrator '" + std::string(info.name) + "': md.tangential '" +
+                         tangentialName(md.tangential) +
+                         "' keeps per-contact state the multi-stage steps do not carry yet (allowed with it: "
+                         "md.integrator cd; or md.tangential " + tangentials + ")");
     if (need > 0) {
         if (normalLawTimeDerivatives(md.normal) < need)
             fail(derivativeName(need), "md.normal", normalName(md.normal), normals);

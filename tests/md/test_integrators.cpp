@@ -325,10 +325,15 @@ TEST_SUITE("md") {
             s.integrator = ok;
             CHECK_NOTHROW(checkIntegratorLaws(s));
         }
-        // Schemes without derivatives accept every law.
+        // Schemes without derivatives accept every law whose history the stages carry.
         s.integrator = Integrator::RK;
         s.normal = NormalLaw::WaltonBraun;
-        CHECK_NOTHROW(checkIntegratorLaws(s));
+        for (TangentialLaw t : {TangentialLaw::None, TangentialLaw::Coulomb, TangentialLaw::Viscous,
+                                TangentialLaw::ViscousCoulomb, TangentialLaw::Spring}) {
+            s.tangential = t;
+            CHECK(tangentialLawStagesSupported(t));
+            CHECK_NOTHROW(checkIntegratorLaws(s));
+        }
     }
 
     TEST_CASE("integrators: names, table and the geometry refresh of stages") {

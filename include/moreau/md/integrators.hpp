@@ -43,6 +43,12 @@ int tangentialLawTimeDerivatives(TangentialLaw law);
 bool normalLawPositionJacobian(NormalLaw law);
 bool tangentialLawPositionJacobian(TangentialLaw law);
 
+/// Whether the general schemes' stages carry this tangential law's history
+/// (the spring and plastic memory, remapped per contact in stepScheme). A law
+/// with other per-contact state must be added to stepScheme first; until then
+/// every scheme but cd refuses it.
+bool tangentialLawStagesSupported(TangentialLaw law);
+
 /// Throws InputError naming md.integrator, md.normal / md.tangential and
 /// what is allowed when the scheme needs a derivative a chosen law cannot give.
 void checkIntegratorLaws(const MdSettings& md);
