@@ -247,6 +247,17 @@ Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k, 
     return intoPlane(u - mean.dot(u) * mean, k.n);
 }
 
+/// Acceleration by gravity and applied forces at time t (no contacts).
+Vec6 externalAcceleration(const World& world, std::size_t i, double t) {
+    Vec6 a = Vec6::Zero();
+    const Vec3& im = world.invMass[i];
+    if (im.squaredNorm() + world.invInertia[i].squaredNorm() == 0.0) return a;
+    const Vec3 F = world.appliedForce(static_cast<BodyId>(i), t);
+    for (int k = 0; k < 3; ++k)
+        if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
+    return a;
+}
+
 /// Adams–Bashforth coefficients of v_t, v_{t−Δt}, … (Table 1, signs included).
 std::vector<double> adamsBashforth(int k) {
     switch (k) {
@@ -336,14 +347,19 @@ void MdSolver::implicitKick(World& world, const std::vector<Vec6>& X, std::vecto
     // v = v_pre + c Δt a(x, v): the forces are linear in v through the
     // dashpots, a(x, v_pre + δ) = a(x, v_pre) + G δ with G = ∂a/∂v from the
     // laws' linearisation (exact for linear dashpots); solve δ = cΔt (a + G δ).
+    // Gravity and applied forces were kicked at the end of the last step
+    // already (they do not depend on the state): only the contacts' part is owed.
     Field& delta = scratch_[10];
     Field& Gd = scratch_[11];
-    combine(delta, {{c * dt, &A}});
+    Field& Ac = scratch_[12];
+    Ac.resize(A.size());
+    for (std::size_t i = 0; i < A.size(); ++i) Ac[i] = A[i] - externalAcceleration(world, i, t);
+    combine(delta, {{c * dt, &Ac}});
     for (int it = 0; it < kFixedPointIterations; ++it) {
         forceDerivative(world, stage_, nullptr, &delta, Gd);
         double change = 0.0, size = 0.0;
         for (std::size_t i = 0; i < delta.size(); ++i) {
-            const Vec6 next = c * dt * (A[i] + Gd[i]);
+            const Vec6 next = c * dt * (Ac[i] + Gd[i]);
             change = std::max(change, (next - delta[i]).lpNorm<Eigen::Infinity>());
             size = std::max(size, next.lpNorm<Eigen::Infinity>());
             delta[i] = next;
@@ -683,6 +699,11 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
             case Integrator::CD: break;  // handled by MdSolver::step
         }
     }
+    // The owed kick's part from gravity and applied forces is known now (it
+    // does not depend on the state): give it at once, so that world.v of a
+    // grain out of contact is its velocity at t + Δt.
+    if (pendingKick_ != 0.0)
+        for (std::size_t i = 0; i < nb; ++i) V1[i] += pendingKick_ * h * externalAcceleration(world, i, t + h);
     if (recordHistory) {
         std::rotate(pastV_.begin(), pastV_.end() - 1, pastV_.end());
         std::rotate(pastA_.begin(), pastA_.end() - 1, pastA_.end());

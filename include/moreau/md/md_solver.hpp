@@ -119,11 +119,11 @@ private:
     std::vector<std::vector<Vec6>> pastV_, pastA_;  ///< [k]: values k+1 steps back
     std::vector<Vec6> pastDX_;                ///< displacement of the last step (Verlet, D12)
     std::vector<Vec6> gearA_, gearB_, gearC_, gearD_;  ///< Gear's Nordsieck derivatives
-    double pendingKick_ = 0.0;                ///< c of v_t = v_pre + c Δt a_t still owed
+    double pendingKick_ = 0.0;                ///< c of v_t = v_pre + c Δt a_t still owed (contact part)
     double elasticBase_ = 0.0;                ///< elastic energy at that evaluation
     bool haveSignature_ = false;              ///< touchingSignature_ is from the last step
     std::uint64_t touchingSignature_ = 0;     ///< count and key sum of the touching contacts
-    std::vector<Vec6> scratch_[12];
+    std::vector<Vec6> scratch_[13];
 };
 
 }  // namespace moreau
