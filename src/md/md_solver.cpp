@@ -69,7 +69,7 @@ inline void normalRates(const Constants& c, double xi, double xiDot, double plas
         kV = c.gn;
     } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
         const double r = std::sqrt(xi);
-        kU = 1.5 * c.kn * r + 0.5 * c.gn * xiDot / r;
+        kU = 1.5 * c.kn * r + (r > 0.0 ? 0.5 * c.gn * xiDot / r : 0.0);  // ∝ ξ^{-1/2}: singular at first touch
         kV = c.gn * r;
     } else {
         kV = 0.0;
