@@ -324,6 +324,23 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
         const double dFn = -kU * n.dot(u) - kV * n.dot(v);  // ξ = −gap, so δξ = −n·δu
         Vec3 d = dFn * n;
+        if (dU) {
+            // The normal turns with the centres: δn = ±P(δx_b − δx_a)/ρ, ρ the
+            // centre distance (sphere–sphere) or the centre's distance from a
+            // cylinder's axis (planes: ρ = ∞). Gives F_n δn (first derivative
+            // exact, geometric stiffness in da/dr).
+            Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
+            double rho = 0.0, sign = 1.0;
+            if (!world.isWall(k.b)) {
+                rho = world.radius[ia] + world.radius[ib] + k.gap;
+            } else if (world.wall(k.b).kind == ShapeKind::Cylinder) {
+                const WallShape& w = world.wall(k.b);
+                dx -= w.direction.dot(dx) * w.direction;
+                rho = w.inside ? w.radius - world.radius[ia] - k.gap : w.radius + world.radius[ia] + k.gap;
+                sign = w.inside ? -1.0 : 1.0;
+            }
+            if (rho > 0.0) d += (sign * Fn / rho) * (dx - n.dot(dx) * n);
+        }
         const Vec3 ut = u - n.dot(u) * n, vt = v - n.dot(v) * n;
         const Vec3 Ft = F - Fn * n;
         const double ft = Ft.norm(), limit = cst.mu * std::abs(Fn);

@@ -230,9 +230,8 @@ TEST_SUITE("md") {
         // order. With a sticking Cundall spring the stage elongation takes the
         // lever arms and the projection at the mean normal of the step
         // (midpoint rule), which limits a turning contact to order 2
-        // (docs/md-integrators.md). The derivative schemes hold the contact
-        // frame fixed over a step: their order is reported, not checked; cd
-        // takes the initial velocity as v(−Δt/2) (first order here).
+        // (docs/md-integrators.md). cd takes the initial velocity as v(−Δt/2)
+        // (first order here).
         for (const TangentialLaw law : {TangentialLaw::None, TangentialLaw::Spring}) {
             for (const IntegratorInfo& info : integrators()) {
                 CAPTURE(std::string(info.name));
@@ -245,9 +244,19 @@ TEST_SUITE("md") {
                 const double p = slope(Ns, errors);
                 MESSAGE(std::string(info.name) << std::string(law == TangentialLaw::None ? ": drum order " : ": drum+spring order ")
                                                << p << ", |x_N - x_2N| at N=" << Ns.back() << ": " << errors.back());
-                const bool derivatives = info.timeDerivatives > 0 || info.needsPositionJacobian;
-                if (derivatives || info.id == Integrator::CD) continue;
-                CHECK(p > (law == TangentialLaw::None ? info.order : std::min(info.order, 2)) - 0.3);
+                if (info.id == Integrator::CD) continue;
+                // da/dt and da/dr carry the normal's turning (F_n dn/dt); the
+                // higher derivatives hold the frame fixed, and T16's velocity
+                // update needs the curvature of a: those schemes reach 2.
+                // With the spring, its own turning (ξ carried into the new
+                // tangent plane) is not in the derivatives: the schemes whose
+                // velocity update uses them directly (ty3, ty4, t16) reach 1.
+                const bool frameFixed = info.timeDerivatives >= 2 || info.id == Integrator::T16;
+                const bool velocityFromDerivatives =
+                    info.id == Integrator::TY3 || info.id == Integrator::TY4 || info.id == Integrator::T16;
+                const int expected = law == TangentialLaw::Spring && velocityFromDerivatives ? 1
+                                     : std::min(info.order, law == TangentialLaw::Spring || frameFixed ? 2 : 99);
+                CHECK(p > expected - 0.3);
             }
         }
     }
