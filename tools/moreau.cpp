@@ -180,7 +180,8 @@ int cmdList(const std::vector<std::string>& args) {
             if (i.timeDerivatives >= 2) needs += ", d2a/dt2";
             if (i.timeDerivatives >= 3) needs += ", d3a/dt3";
             if (i.needsPositionJacobian) needs += needs.empty() ? "da/dr" : ", da/dr";
-            in.emplace_back(i.name, std::string(i.label) + ", eq. " + i.equation + "; order " + std::to_string(i.order) +
+            const bool numbered = i.equation[0] >= '0' && i.equation[0] <= '9';
+            in.emplace_back(i.name, std::string(i.label) + (numbered ? ", eq. " : ", ") + i.equation + "; order " + std::to_string(i.order) +
                                         (i.dampedOrder < i.order ? " (" + std::to_string(i.dampedOrder) + " with dashpots)" : "") +
                                         ", " + std::to_string(i.forceEvaluations) + " force evaluation" +
                                         (i.forceEvaluations > 1 ? "s" : "") + "/step, history " +

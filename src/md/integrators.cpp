@@ -88,7 +88,7 @@ const std::vector<IntegratorInfo>& integrators() {
          "Gear predictor-corrector, 4 values (r, v, a, b); b = da/dt at start-up"},
         {I::GPC4, "gpc4", "GPC4", "20-22, Table 3", 4, 4, 1, 0, 2, false,
          "Gear predictor-corrector, 5 values (r ... c); b, c from the force law at start-up"},
-        {I::Gear5, "gear5", "Gear 5th order", "Pena et al., appendix", 5, 5, 1, 0, 3, false,
+        {I::Gear5, "gear5", "Gear 5th order", "Pena et al. appendix", 5, 5, 1, 0, 3, false,
          "Gear predictor-corrector, 6 values, alpha = 3/16, 251/360, 1, 11/18, 1/6, 1/60"},
     };
     return table;
