@@ -14,6 +14,7 @@
 #include "moreau/experiments/simulation.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/md/integrators.hpp"
 
 namespace po = boost::program_options;
 using namespace moreau;
@@ -185,12 +186,28 @@ int cmdList(const std::vector<std::string>& args) {
                                     "contact.mu / wall.NAME.mu is the dynamic one)"},
              {"md.meff=none|damping|both", "where m_eff enters the constants (force schemes section 2, last "
                                            "paragraph)"}});
-    section("integrators", {{"verlet", "velocity Verlet in leapfrog form (positions as velocity Verlet; damping "
-                                       "with half-step velocities, as LAMMPS)"}});
+    {
+        std::vector<std::pair<std::string, std::string>> in;
+        for (const IntegratorInfo& i : integrators()) {
+            std::string needs;
+            if (i.timeDerivatives >= 1) needs = "da/dt";
+            if (i.timeDerivatives >= 2) needs += ", d2a/dt2";
+            if (i.timeDerivatives >= 3) needs += ", d3a/dt3";
+            if (i.needsPositionJacobian) needs += needs.empty() ? "da/dr" : ", da/dr";
+            const bool numbered = i.equation[0] >= '0' && i.equation[0] <= '9';
+            in.emplace_back(i.name, std::string(i.label) + (numbered ? ", eq. " : ", ") + i.equation + "; order " + std::to_string(i.order) +
+                                        (i.dampedOrder < i.order ? " (" + std::to_string(i.dampedOrder) + " with dashpots)" : "") +
+                                        ", " + std::to_string(i.forceEvaluations) + " force evaluation" +
+                                        (i.forceEvaluations > 1 ? "s" : "") + "/step, history " +
+                                        std::to_string(i.historySteps) + " step" + (i.historySteps == 1 ? "" : "s") +
+                                        ", needs " + (needs.empty() ? "no derivatives" : needs) + "; " +
+                                        i.description);
+        }
+        section("integrators", in);
+    }
     if (!known)
         throw InputError("moreau list: unknown category '" + what +
                          "' (allowed: experiments, benches, force-laws, integrators, criteria, orders)");
-    if (what == "integrators") std::cerr << "(the MD module's first slice: more integrators are to come)\n";
     return 0;
 }
 

@@ -189,6 +189,23 @@ bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double marg
     return sphereWallKernel<true>(world, grain, wall, margin, &c);
 }
 
+void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) {
+    const std::size_t m = contacts.size();
+#pragma omp parallel for schedule(static) if (m > kParallelGrains)
+    for (std::size_t k = 0; k < m; ++k) {
+        Contact& c = contacts[k];
+        Contact fresh;
+        const bool ok = world.isWall(c.b) ? narrowSphereWall(world, c.a, c.b, HUGE_VAL, fresh)
+                                          : narrowSphereSphere(world, c.a, c.b, HUGE_VAL, fresh);
+        if (ok) {
+            c.n = fresh.n;
+            c.gap = fresh.gap;
+        } else {
+            c.gap = HUGE_VAL;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Broad phase: uniform cell grid.
 

@@ -190,6 +190,9 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     md.gammaT = 25.0;
     md.meff = EffectiveMass::Damping;
     md.clipAttractive = false;
+    // The protocol's integrator is cd; --set md.integrator=NAME times another.
+    md.integrator = b.scene.md.integrator;
+    md.restartOnContactChange = b.scene.md.restartOnContactChange;
     MdSolver solver(md);
     World& world = b.scene.world;
     VerletListDetector detector(b.scene.simulation.skin);

@@ -21,6 +21,7 @@
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/md/force_laws.hpp"
+#include "moreau/md/integrators.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau {
@@ -362,6 +363,21 @@ std::vector<Rule> fixedRules() {
                        "MD steps per simulation step (each detects contacts anew): MD must resolve a collision "
                        "(dt / substeps well below t_n, force schemes eq. 4) where CD takes simulation.dt as is.",
                        1));
+    {
+        std::vector<std::string> names;
+        for (const IntegratorInfo& i : integrators()) names.emplace_back(i.name);
+        r.push_back(typedKey(K::Choice, "md.integrator", "cd",
+                             "Time integration (integration-schemes paper, Table 4; gear5: Pena et al., appendix). "
+                             "cd: central difference in leapfrog form, the fast default. ty3, ty4, gpc3, gpc4, gear5 "
+                             "need time derivatives of the force, d12, t12, t16 its position Jacobian, from the "
+                             "laws that provide them. See `moreau list integrators` and docs/md-integrators.md.",
+                             std::move(names)));
+    }
+    r.push_back(typedKey(K::Bool, "md.restart_on_contact_change", "true",
+                         "Multi-step (ve, ab*, ab*-am*, d12, t12) and Gear (gpc3, gpc4, gear5) schemes: take an RK4 "
+                         "step and restart their history when a contact opens or closes (or will within the step), "
+                         "so the history never spans the kink of a force law. Keeps their order through collisions; "
+                         "in dense packings, where some contact changes every step, they then cost as much as rk."));
     // [output]
     r.push_back(intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0));
     r.push_back(intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0));
@@ -1212,6 +1228,9 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     md.penaTranslation = v.text("md.pena_translation") == "paper" ? PenaTranslation::Paper : PenaTranslation::Slip;
     md.clipAttractive = v.boolean("md.clip_attractive");
     md.substeps = v.smallInteger("md.substeps");
+    md.integrator = integratorFromName(v.text("md.integrator")).value_or(Integrator::CD);
+    md.restartOnContactChange = v.boolean("md.restart_on_contact_change");
+    if (scene.simulation.method == Method::MD) checkIntegratorLaws(md);
 
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));

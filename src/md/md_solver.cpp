@@ -48,6 +48,37 @@ inline double normalForce(const Constants& c, double xi, double xiDot, double& p
     }
 }
 
+/// ∂F_n/∂ξ (kU) and ∂F_n/∂ξ̇ (kV) of the normal laws at (ξ, ξ̇): the
+/// linearisation the integrators use for da/dt, da/dr and the implicit kick
+/// of BABAB-type schemes. Exact for every derivative of the linear law; for
+/// the Hertz family and Walton–Braun only the first derivative follows from it.
+template <NormalLaw N>
+inline void normalRates(const Constants& c, double xi, double xiDot, double plastic, double& kU, double& kV) {
+    if constexpr (N == NormalLaw::Linear) {
+        kU = c.kn;
+        kV = c.gn;
+    } else if constexpr (N == NormalLaw::Hertz) {
+        kU = 1.5 * c.kn * std::sqrt(xi);
+        kV = 0.0;
+    } else if constexpr (N == NormalLaw::HertzDamped) {
+        kU = 1.5 * c.kn * std::sqrt(xi);
+        kV = c.gn;
+    } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
+        const double r = std::sqrt(xi);
+        kU = 1.5 * c.kn * r + (r > 0.0 ? 0.5 * c.gn * xiDot / r : 0.0);  // ∝ ξ^{-1/2}: singular at first touch
+        kV = c.gn * r;
+    } else {
+        kV = 0.0;
+        if (xiDot >= 0.0 && c.kn * xi >= plastic) {
+            kU = c.kn;
+        } else {
+            const double k2 = c.kn + c.s * plastic;
+            const double xi0 = plastic / c.kn - plastic / k2;
+            kU = xi > xi0 ? k2 : 0.0;
+        }
+    }
+}
+
 /// Tangential force of the velocity laws (force schemes eqs. 13–15) from
 /// the tangential velocity V_t of b against a and the normal force.
 template <TangentialLaw T>
@@ -101,6 +132,26 @@ constexpr std::size_t lawAux(TangentialLaw t) {
 constexpr bool hasSlidingState(TangentialLaw t) {
     return t == TangentialLaw::Spring || t == TangentialLaw::WaltonBraun || t == TangentialLaw::Kuhn ||
            t == TangentialLaw::Pena;
+}
+
+/// The constants of contact k after the effective-mass convention (as in forceLoop).
+inline Constants contactConstants(const MdSettings& s, const World& world, const Contact& k) {
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    const double invMb = world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0;
+    const double meff = 1.0 / (1.0 / world.mass[ia] + invMb);
+    const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
+    const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
+    const double mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
+    return Constants{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT, mu,
+                     s.muStaticRatio * mu};
+}
+
+/// Relative motion of b's contact point against a's for per-body 6-vectors P
+/// (translation, rotation), as CD eq. 3 does for velocities.
+inline Vec3 relativeAtContact(const std::vector<MdSolver::Vec6>& P, const World& world, const Contact& k) {
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    const Vec3 ta = P[ia].head<3>(), tb = P[ib].head<3>(), ra = P[ia].tail<3>(), rb = P[ib].tail<3>();
+    return tb - ta - (world.radius[ia] * ra + world.radius[ib] * rb).cross(k.n);
 }
 
 }  // namespace
@@ -430,8 +481,105 @@ void MdSolver::integrate(World& world, double dt) {
     ++world.step;
 }
 
+template <NormalLaw N>
+void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts,
+                                   const std::vector<Vec6>* dU, const std::vector<Vec6>* dV,
+                                   std::vector<Vec3>& dF) const {
+    const MdSettings& s = settings_;
+    const std::size_t m = contacts.size();
+#pragma omp parallel for schedule(static) if (m > kParallelContacts)
+    for (std::size_t c = 0; c < m; ++c) {
+        const Contact& k = contacts[c];
+        dF[c] = Vec3::Zero();
+        const double overlap = -k.gap;
+        if (overlap < 0.0) continue;
+        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+        const Vec3& n = k.n;
+        const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
+        // Exactly touching: the derivative the step ahead sees is the closing side's.
+        if (overlap == 0.0 && !(n.dot(V) < 0.0)) continue;
+        const Constants cst = contactConstants(s, world, k);
+        const Vec3 F = contactForce_[c];
+        const double Fn = n.dot(F);
+        double kU = 0.0, kV = 0.0;
+        normalRates<N>(cst, overlap, -n.dot(V), plasticNext_[c], kU, kV);
+        double plastic = plasticNext_[c];
+        if (s.clipAttractive && normalForce<N>(cst, overlap, -n.dot(V), plastic) < 0.0)
+            kU = kV = 0.0;  // clipped: no force, no rate
+        const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();
+        const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
+        const double dFn = -kU * n.dot(u) - kV * n.dot(v);  // ξ = −gap, so δξ = −n·δu
+        Vec3 d = dFn * n;
+        if (dU) {
+            // The normal turns with the centres: δn = ±P(δx_b − δx_a)/ρ, ρ the
+            // centre distance (sphere–sphere) or the centre's distance from a
+            // cylinder's axis (planes: ρ = ∞). Gives F_n δn (first derivative
+            // exact, geometric stiffness in da/dr).
+            Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
+            double rho = 0.0, sign = 1.0;
+            if (!world.isWall(k.b)) {
+                rho = world.radius[ia] + world.radius[ib] + k.gap;
+            } else if (world.wall(k.b).kind == ShapeKind::Cylinder) {
+                const WallShape& w = world.wall(k.b);
+                dx -= w.direction.dot(dx) * w.direction;
+                rho = w.inside ? w.radius - world.radius[ia] - k.gap : w.radius + world.radius[ia] + k.gap;
+                sign = w.inside ? -1.0 : 1.0;
+            }
+            if (rho > 0.0) d += (sign * Fn / rho) * (dx - n.dot(dx) * n);
+        }
+        const Vec3 ut = u - n.dot(u) * n, vt = v - n.dot(v) * n;
+        const Vec3 Ft = F - Fn * n;
+        const double ft = Ft.norm(), limit = cst.mu * std::abs(Fn);
+        const bool below = limit > 0.0 && ft < limit * (1.0 - 1e-12);
+        auto slide = [&] { return ft > 0.0 ? Vec3(Ft / ft * (cst.mu * (Fn < 0.0 ? -dFn : dFn))) : Vec3::Zero(); };
+        switch (s.tangential) {
+            case TangentialLaw::None: break;
+            case TangentialLaw::Coulomb: d += slide(); break;
+            case TangentialLaw::Viscous: d += -cst.gt * vt; break;
+            case TangentialLaw::ViscousCoulomb: d += below ? Vec3(-cst.gt * vt) : slide(); break;
+            case TangentialLaw::Spring: d += below ? Vec3(-cst.kt * ut - cst.gt * vt) : slide(); break;
+            default: break;  // laws without a declared linearisation (checkIntegratorLaws refuses them where needed)
+        }
+        dF[c] = d;
+    }
+}
+
+void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
+                               const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
+    std::vector<Vec3> dF(contacts.size());
+    switch (settings_.normal) {
+        case NormalLaw::Linear: forceDerivativeLoop<NormalLaw::Linear>(world, contacts, dU, dV, dF); break;
+        case NormalLaw::Hertz: forceDerivativeLoop<NormalLaw::Hertz>(world, contacts, dU, dV, dF); break;
+        case NormalLaw::HertzDamped: forceDerivativeLoop<NormalLaw::HertzDamped>(world, contacts, dU, dV, dF); break;
+        case NormalLaw::HertzKuwabaraKono:
+            forceDerivativeLoop<NormalLaw::HertzKuwabaraKono>(world, contacts, dU, dV, dF);
+            break;
+        case NormalLaw::WaltonBraun: forceDerivativeLoop<NormalLaw::WaltonBraun>(world, contacts, dU, dV, dF); break;
+    }
+    // One thread, contacts in key order: the same bits for any thread count.
+    const std::size_t nb = world.numBodies();
+    std::vector<Vec3> f(nb, Vec3::Zero()), t(nb, Vec3::Zero());
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+        const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
+        const Vec3 nxF = contacts[c].n.cross(dF[c]);
+        f[ib] += dF[c];
+        t[ib] -= world.radius[ib] * nxF;
+        f[ia] -= dF[c];
+        t[ia] -= world.radius[ia] * nxF;
+    }
+    out.resize(nb);
+    for (std::size_t i = 0; i < nb; ++i) {
+        out[i].head<3>() = world.invMass[i].cwiseProduct(f[i]);
+        out[i].tail<3>() = world.invInertia[i].cwiseProduct(t[i]);
+    }
+}
+
 void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
                     const StepContext& ctx) {
+    if (settings_.integrator != Integrator::CD) {
+        stepScheme(world, contacts, previousIndex, ctx);
+        return;
+    }
     computeForces(world, contacts, previousIndex, ctx.dt);
     gather(world, contacts);
     for (std::size_t i = 0; i < world.numBodies(); ++i) {

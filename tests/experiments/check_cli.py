@@ -126,6 +126,16 @@ with tempfile.TemporaryDirectory() as tmp:
 
     p = run("list")
     expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
+    p = run("list", "integrators")
+    names = ("fe ty2 ty3 ty4 rk cd pv babab bababab ve ab2 ab3 ab4 ab5 ab2-am3 ab3-am4 ab4-am5 "
+             "d12 t12 t16 gpc3 gpc4 gear5").split()
+    listed = [line.split()[0] for line in p.stdout.splitlines()[1:] if line.strip()]
+    expect(p.returncode == 0 and listed == names, f"moreau list integrators: {listed}")
+    expect(all("order" in line and "force evaluation" in line for line in p.stdout.splitlines()[1:]),
+           "moreau list integrators: order and force evaluations per scheme")
+    bad_input(["run", chain, "--set", "simulation.method=md", "--set", "md.integrator=ty4",
+               "--set", "md.normal=hertz"], ["md.integrator", "md.normal", "hertz", "linear"], tmp)
+    bad_input(["run", chain, "--set", "md.integrator=leapfrog"], ["md.integrator", "gear5"], tmp)
     p = run("--version")
     expect(p.returncode == 0 and p.stdout.startswith("moreau"), "--version")
 

@@ -16,6 +16,13 @@ namespace moreau {
 bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, Contact& c);
 bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double margin, Contact& c);
 
+/// Recomputes the geometry (n, gap) of every contact at the world's current
+/// positions, keeping keys, bodies and history: the narrow phase of each
+/// listed pair with no margin (periodic minimum image included). Multi-stage
+/// MD integrators evaluate forces at stage positions on the step's contact
+/// list this way. A pair the kernel rejects (non-finite positions) gets gap +∞.
+void refreshContactGeometry(const World& world, std::vector<Contact>& contacts);
+
 /// Uniform cell grid broad phase. Cell size = largest diameter + margin, so
 /// each grain only needs its own and neighbouring cells. Reuses its buffers
 /// between calls; call once per step.

@@ -14,6 +14,18 @@
 /// half-step velocities v_{n−1/2}; forces at x_n use them for damping (as
 /// LAMMPS's gran styles do), then v_{n+1/2} = v_{n−1/2} + Δt F_n/m and
 /// x_{n+1} = x_n + Δt v_{n+1/2} — the same positions as velocity Verlet.
+/// That is md.integrator = cd, the default and fast path.
+///
+/// Every other scheme of md/integrators.hpp runs through stepScheme
+/// (src/md/integrators.cpp; docs/md-integrators.md): the world's x, v, w are
+/// the state at the step start; each force evaluation sets the world to the
+/// stage's positions and velocities, refreshes the geometry of the step's
+/// contact list there, and evaluates the laws from the step-start contact
+/// history. The tangential spring of a stage is the committed spring plus the
+/// tangential relative displacement of the contact point since the step start
+/// (so it is integrated by the scheme itself); history is committed once, at
+/// the end of the step. Multi-step schemes keep their own history here and
+/// start with RK4 steps; reset() forgets it (call it after editing the world).
 #include <cstdint>
 #include <vector>
 
@@ -35,8 +47,9 @@ public:
     void step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
               const StepContext& ctx);
 
-    /// Elastic energy stored in the contacts at the last force evaluation:
-    /// Σ ½ k_n ξ² + ½ k_t |s|².
+    /// Elastic energy stored in the contacts at the step's force evaluation
+    /// (cd: at x_n, before the positions advance; other schemes: at the
+    /// evaluation whose springs start the step, see stepScheme): Σ ½ k_n ξ² + ½ k_t |s|².
     double elasticEnergy() const { return elastic_; }
 
     const MdSettings& settings() const { return settings_; }
@@ -57,6 +70,12 @@ public:
     /// Per contact of the last step (same order as the contacts): Kuhn's
     /// dissipated tangential work accumulated over the contact's life.
     std::vector<double> kuhnContactDissipation() const;
+    /// Forget multi-step history, Gear derivatives and a pending implicit kick:
+    /// the next step starts the scheme afresh from the world as it is.
+    void reset();
+
+    /// Per-body 6-vector: translation (x, v, a, ...) then rotation (θ, ω, α, ...).
+    using Vec6 = Eigen::Matrix<double, 6, 1>;
 
 private:
     void computeForces(const World& world, const std::vector<Contact>& contacts,
@@ -69,6 +88,36 @@ private:
     void commitContacts(std::vector<Contact>& contacts);
     void gather(const World& world, const std::vector<Contact>& contacts);
     void integrate(World& world, double dt);
+
+    // --- every scheme but cd (src/md/integrators.cpp) -----------------------
+    void stepScheme(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+                    const StepContext& ctx);
+    /// One classical RK4 step from (0, V0): the RK scheme and the start-up of multi-step schemes.
+    void rungeKutta(World& world, const std::vector<Vec6>& V0, std::vector<Vec6>& A0, double t, double dt,
+                    std::vector<Vec6>& X1, std::vector<Vec6>& V1);
+    /// z solving (1 − c J) z = y with J = da/dr at the current stage (fixed point).
+    void solvePositionJacobian(const World& world, double c, const std::vector<Vec6>& y, std::vector<Vec6>& z);
+    /// Accelerations A of every body with displacement X since the step start
+    /// and velocities V, at time t; `project` makes this evaluation the one
+    /// whose Coulomb-limited springs become the step's spring base.
+    void evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,
+                  std::vector<Vec6>& A, bool project);
+    /// out = M⁻¹ Σ_contacts δF for relative contact displacement rates from dU
+    /// (stiffness part) and dV (damping part), linearised at the last
+    /// evaluation (src/md/md_solver.cpp, next to the laws).
+    void forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
+                         const std::vector<Vec6>* dV, std::vector<Vec6>& out) const;
+    template <NormalLaw N>
+    void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
+                             const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
+    /// Tangential relative displacement of each contact point for body displacements X.
+    void contactDisplacement(const World& world, const std::vector<Vec6>& X, std::vector<Vec3>& out) const;
+    /// v = vPre + c Δt a(x, v), linear dashpot solved by fixed-point on δ (A gets a(x, v)).
+    void implicitKick(World& world, const std::vector<Vec6>& X, std::vector<Vec6>& V, double c, double dt,
+                      double t, std::vector<Vec6>& A);
+    long stepNumber_ = 0;  ///< for messages
+    void commitScheme(World& world, std::vector<Contact>& contacts, const std::vector<Vec6>& X,
+                      const std::vector<Vec6>& V, double dt);
 
     MdSettings settings_;
     std::vector<Vec3> spring_, springNext_;     ///< tangential spring per contact (this method's history)
@@ -90,6 +139,24 @@ private:
     std::vector<Vec3> force_, torque_;       ///< per body
     std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
     double elastic_ = 0.0;
+
+    // State of the general schemes.
+    bool checked_ = false;
+    std::vector<Vec3> x0_;                    ///< positions at the step start (unwrapped during the step)
+    std::vector<Contact> stage_;              ///< the step's contacts, geometry at the current stage
+    std::vector<Vec3> n0_;                    ///< their normals at the step start
+    std::vector<std::int32_t> identity_;      ///< 0, 1, …: stage springs are indexed by contact
+    std::vector<Vec3> springBase_, stageSpring_, disp_;
+    std::vector<double> plasticBase_;
+    long history_ = 0;                        ///< steps of multi-step history available
+    std::vector<std::vector<Vec6>> pastV_, pastA_;  ///< [k]: values k+1 steps back
+    std::vector<Vec6> pastDX_;                ///< displacement of the last step (Verlet, D12)
+    std::vector<Vec6> gearA_, gearB_, gearC_, gearD_;  ///< Gear's Nordsieck derivatives
+    double pendingKick_ = 0.0;                ///< c of v_t = v_pre + c Δt a_t still owed (contact part)
+    double elasticBase_ = 0.0;                ///< elastic energy at that evaluation
+    bool haveSignature_ = false;              ///< touchingSignature_ is from the last step
+    std::uint64_t touchingSignature_ = 0;     ///< count and key sum of the touching contacts
+    std::vector<Vec6> scratch_[13];
 };
 
 }  // namespace moreau

@@ -61,6 +61,12 @@ enum class TangentialLaw {
 /// (the distance the contact point travels on grain i); `Slip` uses the full
 /// relative displacement, which agrees with v_t Δt as Δt → 0.
 enum class PenaTranslation { Slip, Paper };
+/// Time-integration schemes of the MD step (integration-schemes paper, Table
+/// 4, plus Gear's fifth order); names, orders and costs in md/integrators.hpp.
+enum class Integrator {
+    FE, TY2, TY3, TY4, RK, CD, PV, BABAB, BABABAB, VE,
+    AB2, AB3, AB4, AB5, AB2AM3, AB3AM4, AB4AM5, D12, T12, T16, GPC3, GPC4, Gear5,
+};
 
 /// Soft-sphere MD settings.
 struct MdSettings {
@@ -86,6 +92,11 @@ struct MdSettings {
     /// MD steps per simulation step: MD resolves each collision (Δt ≪ t_n),
     /// CD does not need to, so one scene serves both with output on the same clock.
     int substeps = 1;
+    /// Time integration; cd (central difference in leapfrog form) is the fast default.
+    Integrator integrator = Integrator::CD;
+    /// Multi-step and Gear schemes take an RK4 step and restart their history
+    /// when a contact opens or closes, so it never spans a force law's kink.
+    bool restartOnContactChange = true;
 };
 
 struct SimulationSettings {

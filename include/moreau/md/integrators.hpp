@@ -1,0 +1,56 @@
+#pragma once
+/// The time-integration schemes of the integration-schemes paper (Kruggel-Emden
+/// et al. 2008, §3, Table 4) plus Gear's fifth-order predictor–corrector of the
+/// geometrical-friction paper (Peña et al., appendix): one record per scheme,
+/// read by the scene parser (md.integrator) and by `moreau list integrators`.
+/// How each scheme is stepped is in md_solver.hpp and docs/md-integrators.md.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "moreau/model/scene.hpp"
+
+namespace moreau {
+
+struct IntegratorInfo {
+    Integrator id;
+    const char* name;        ///< value of md.integrator (lower-case paper abbreviation)
+    const char* label;       ///< the paper's abbreviation (Table 4)
+    const char* equation;    ///< equations of the paper that define it
+    int order;               ///< formal global order of convergence (positions and velocities)
+    int dampedOrder;         ///< order with velocity-dependent (dashpot) forces, as the scheme is written
+    int forceEvaluations;    ///< force-law evaluations per step, as implemented here
+    int historySteps;        ///< earlier steps kept (multi-step schemes); 0 for one-step schemes
+    int timeDerivatives;     ///< highest d^k a/dt^k the scheme needs (0: none; Gear: at start-up)
+    bool needsPositionJacobian;  ///< needs da/dr (Khakimov schemes)
+    const char* description;
+};
+
+/// Every scheme, in the order of Table 4, then gear5.
+const std::vector<IntegratorInfo>& integrators();
+const IntegratorInfo& integratorInfo(Integrator id);
+std::optional<Integrator> integratorFromName(std::string_view name);
+/// "fe|ty2|...|gear5", for messages.
+std::string integratorNames();
+
+/// Highest time derivative of the acceleration the normal / tangential law
+/// can provide (d^k a/dt^k, k ≤ returned value; a large number for laws that
+/// are linear in the contact kinematics), and whether it provides da/dr.
+/// Laws that provide nothing return 0 / false.
+int normalLawTimeDerivatives(NormalLaw law);
+int tangentialLawTimeDerivatives(TangentialLaw law);
+bool normalLawPositionJacobian(NormalLaw law);
+bool tangentialLawPositionJacobian(TangentialLaw law);
+
+/// Whether the general schemes' stages carry this tangential law's history
+/// (the spring and plastic memory, remapped per contact in stepScheme). A law
+/// with other per-contact state must be added to stepScheme first; until then
+/// every scheme but cd refuses it.
+bool tangentialLawStagesSupported(TangentialLaw law);
+
+/// Throws InputError naming md.integrator, md.normal / md.tangential and
+/// what is allowed when the scheme needs a derivative a chosen law cannot give.
+void checkIntegratorLaws(const MdSettings& md);
+
+}  // namespace moreau

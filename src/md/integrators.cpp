@@ -1,0 +1,722 @@
+#include "moreau/md/integrators.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "moreau/contact/detection.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/md/md_solver.hpp"
+
+namespace moreau {
+
+namespace {
+
+/// Derivative order of laws linear in the contact kinematics: any.
+constexpr int kAnyOrder = 99;
+
+const char* normalName(NormalLaw law) {
+    switch (law) {
+        case NormalLaw::Linear: return "linear";
+        case NormalLaw::Hertz: return "hertz";
+        case NormalLaw::HertzDamped: return "hertz-damped";
+        case NormalLaw::HertzKuwabaraKono: return "hkk";
+        case NormalLaw::WaltonBraun: return "walton-braun";
+    }
+    return "the chosen law";
+}
+
+const char* tangentialName(TangentialLaw law) {
+    switch (law) {
+        case TangentialLaw::None: return "none";
+        case TangentialLaw::Coulomb: return "coulomb";
+        case TangentialLaw::Viscous: return "viscous";
+        case TangentialLaw::ViscousCoulomb: return "viscous-coulomb";
+        case TangentialLaw::Spring: return "spring";
+        default: return "the chosen law";
+    }
+}
+
+const char* derivativeName(int k) {
+    switch (k) {
+        case 1: return "the time derivative da/dt of the acceleration";
+        case 2: return "the second time derivative d2a/dt2 of the acceleration";
+        default: return "the third time derivative d3a/dt3 of the acceleration";
+    }
+}
+
+}  // namespace
+
+const std::vector<IntegratorInfo>& integrators() {
+    using I = Integrator;
+    static const std::vector<IntegratorInfo> table = {
+        {I::FE, "fe", "FE", "5", 1, 1, 1, 0, 0, false, "forward Euler"},
+        {I::TY2, "ty2", "TY2", "6", 1, 1, 1, 0, 0, false,
+         "2nd-order Taylor expansion of the positions, Euler velocities (global order 1)"},
+        {I::TY3, "ty3", "TY3", "7", 2, 2, 1, 0, 1, false,
+         "3rd-order Taylor expansion with b = da/dt (velocities one term shorter: global order 2)"},
+        {I::TY4, "ty4", "TY4", "8", 3, 3, 1, 0, 2, false,
+         "4th-order Taylor expansion with b = da/dt, c = db/dt (velocities one term shorter: global order 3)"},
+        {I::RK, "rk", "RK", "9", 4, 4, 4, 0, 0, false, "classical 4-stage Runge-Kutta"},
+        {I::CD, "cd", "CD", "10", 2, 1, 1, 0, 0, false,
+         "central difference (leapfrog velocity Verlet): half-step velocities, damping with v(t - dt/2); default"},
+        {I::PV, "pv", "PV", "11", 2, 1, 1, 0, 0, false, "position Verlet: forces at the half-step positions"},
+        {I::BABAB, "babab", "BABAB", "12", 2, 1, 2, 0, 0, false,
+         "Omelyan's optimized Verlet-like scheme, eps = 0.193183328; last kick implicit in the damping"},
+        {I::BABABAB, "bababab", "BABABAB", "13", 4, 1, 3, 0, 0, false,
+         "Forest-Ruth 4th-order symplectic scheme, eps = 0.175603596; last kick implicit in the damping"},
+        {I::VE, "ve", "VE", "14", 2, 2, 1, 1, 0, false,
+         "Verlet: r(t+dt) = 2r - r(t-dt) + a dt^2; velocity by the 2nd-order backward difference"},
+        {I::AB2, "ab2", "AB2", "15, Table 1", 2, 2, 1, 1, 0, false, "2-step Adams-Bashforth"},
+        {I::AB3, "ab3", "AB3", "15, Table 1", 3, 3, 1, 2, 0, false, "3-step Adams-Bashforth"},
+        {I::AB4, "ab4", "AB4", "15, Table 1", 4, 4, 1, 3, 0, false, "4-step Adams-Bashforth"},
+        {I::AB5, "ab5", "AB5", "15, Table 1", 5, 5, 1, 4, 0, false, "5-step Adams-Bashforth"},
+        {I::AB2AM3, "ab2-am3", "AB2+AM3", "15, 19, Tables 1-2", 3, 3, 2, 1, 0, false,
+         "Adams-Bashforth 2 predictor, Adams-Moulton 3 corrector (PECE)"},
+        {I::AB3AM4, "ab3-am4", "AB3+AM4", "15, 19, Tables 1-2", 4, 4, 2, 2, 0, false,
+         "Adams-Bashforth 3 predictor, Adams-Moulton 4 corrector (PECE)"},
+        {I::AB4AM5, "ab4-am5", "AB4+AM5", "15, 19, Tables 1-2", 5, 5, 2, 3, 0, false,
+         "Adams-Bashforth 4 predictor, Adams-Moulton 5 corrector (PECE)"},
+        {I::D12, "d12", "D12", "17", 3, 2, 1, 1, 0, true,
+         "Khakimov D12: positions from r(t-dt), divided by 1 - (da/dr) dt^2/12; AM3 velocities"},
+        {I::T12, "t12", "T12", "16", 3, 2, 1, 1, 0, true,
+         "Khakimov T12: positions divided by 1 - (da/dr) dt^2/12; AM3 velocities"},
+        {I::T16, "t16", "T16", "18", 3, 1, 1, 0, 0, true,
+         "Khakimov T16: (da/dr) v replaces da/dt; velocities divided by 1 - (da/dr)(t+dt) dt^2/6"},
+        {I::GPC3, "gpc3", "GPC3", "20-22, Table 3", 3, 3, 1, 0, 1, false,
+         "Gear predictor-corrector, 4 values (r, v, a, b); b = da/dt at start-up"},
+        {I::GPC4, "gpc4", "GPC4", "20-22, Table 3", 4, 4, 1, 0, 2, false,
+         "Gear predictor-corrector, 5 values (r ... c); b, c from the force law at start-up"},
+        {I::Gear5, "gear5", "Gear 5th order", "Pena et al. appendix", 5, 5, 1, 0, 3, false,
+         "Gear predictor-corrector, 6 values, alpha = 3/16, 251/360, 1, 11/18, 1/6, 1/60"},
+    };
+    return table;
+}
+
+const IntegratorInfo& integratorInfo(Integrator id) {
+    for (const IntegratorInfo& i : integrators())
+        if (i.id == id) return i;
+    throw std::logic_error("integratorInfo: unknown integrator");
+}
+
+std::optional<Integrator> integratorFromName(std::string_view name) {
+    for (const IntegratorInfo& i : integrators())
+        if (name == i.name) return i.id;
+    return std::nullopt;
+}
+
+std::string integratorNames() {
+    std::string s;
+    for (const IntegratorInfo& i : integrators()) {
+        if (!s.empty()) s += '|';
+        s += i.name;
+    }
+    return s;
+}
+
+int normalLawTimeDerivatives(NormalLaw law) {
+    // Linear: F = k ξ + γ ξ̇, every derivative is the same linear map of the
+    // next derivatives of the relative motion. The Hertz family and
+    // Walton–Braun: dF/dt = (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈ only (their curvature
+    // terms in ξ̇² are not implemented).
+    switch (law) {
+        case NormalLaw::Linear: return kAnyOrder;
+        case NormalLaw::Hertz:
+        case NormalLaw::HertzDamped:
+        case NormalLaw::HertzKuwabaraKono:
+        case NormalLaw::WaltonBraun: return 1;
+    }
+    return 0;
+}
+
+int tangentialLawTimeDerivatives(TangentialLaw law) {
+    // Linear in the relative tangential motion while sticking, proportional
+    // to the normal force while sliding (direction held over the step).
+    switch (law) {
+        case TangentialLaw::None:
+        case TangentialLaw::Coulomb:
+        case TangentialLaw::Viscous:
+        case TangentialLaw::ViscousCoulomb:
+        case TangentialLaw::Spring: return kAnyOrder;
+        default: return 0;
+    }
+}
+
+bool tangentialLawStagesSupported(TangentialLaw law) {
+    switch (law) {
+        case TangentialLaw::None:
+        case TangentialLaw::Coulomb:
+        case TangentialLaw::Viscous:
+        case TangentialLaw::ViscousCoulomb:
+        case TangentialLaw::Spring: return true;
+        default: return false;
+    }
+}
+
+bool normalLawPositionJacobian(NormalLaw law) { return normalLawTimeDerivatives(law) > 0; }
+bool tangentialLawPositionJacobian(TangentialLaw law) { return tangentialLawTimeDerivatives(law) > 0; }
+
+void checkIntegratorLaws(const MdSettings& md) {
+    const IntegratorInfo& info = integratorInfo(md.integrator);
+    const int need = info.timeDerivatives;
+    auto fail = [&](const std::string& what, const std::string& key, const std::string& law,
+                    const std::string& allowed) {
+        throw InputError("md.integrator '" + std::string(info.name) + "' needs " + what + ", which " + key + " '" +
+                         law + "' does not provide (allowed with it: " + key + " " + allowed +
+                         "; or an integrator without derivatives: fe, ty2, rk, cd, pv, babab, bababab, ve, ab2-ab5, "
+                         "ab2-am3, ab3-am4, ab4-am5)");
+    };
+    const std::string normals = need >= 2 ? "linear" : "linear|hertz|hertz-damped|hkk|walton-braun";
+    const std::string tangentials = "none|coulomb|viscous|viscous-coulomb|spring";
+    if (md.integrator != Integrator::CD && !tangentialLawStagesSupported(md.tangential))
+        throw InputError("md.integrator '" + std::string(info.name) + "': md.tangential '" +
+                         tangentialName(md.tangential) +
+                         "' keeps per-contact state the multi-stage steps do not carry yet (allowed with it: "
+                         "md.integrator cd; or md.tangential " + tangentials + ")");
+    if (md.integrator != Integrator::CD && md.muStaticRatio != 1.0)
+        throw InputError("md.integrator '" + std::string(info.name) +
+                         "': md.mu_static_ratio != 1 keeps a per-contact sliding state the multi-stage steps do not "
+                         "carry yet (allowed with it: md.integrator cd; or md.mu_static_ratio 1)");
+    if (need > 0) {
+        if (normalLawTimeDerivatives(md.normal) < need)
+            fail(derivativeName(need), "md.normal", normalName(md.normal), normals);
+        if (tangentialLawTimeDerivatives(md.tangential) < need)
+            fail(derivativeName(need), "md.tangential", tangentialName(md.tangential), tangentials);
+    }
+    if (info.needsPositionJacobian) {
+        if (!normalLawPositionJacobian(md.normal))
+            fail("the position Jacobian da/dr", "md.normal", normalName(md.normal), normals);
+        if (!tangentialLawPositionJacobian(md.tangential))
+            fail("the position Jacobian da/dr", "md.tangential", tangentialName(md.tangential), tangentials);
+    }
+}
+
+}  // namespace moreau
+
+// ---------------------------------------------------------------------------
+// Stepping of every scheme but cd (docs/md-integrators.md). The state of a
+// body is the 6-vector pair (X, V): X the displacement and rotation vector
+// since the step start, V the velocity and angular velocity; A = d V/dt.
+// Spheres' forces do not depend on their orientation, so the rotation vector
+// is integrated like a position and applied to the quaternion once, at the end.
+
+namespace moreau {
+
+namespace {
+
+using Vec6 = MdSolver::Vec6;
+using Field = std::vector<Vec6>;
+
+constexpr double kBababEps = 0.193183328;       // Omelyan et al., eq. 12
+constexpr double kForestRuthEps = 0.175603596;  // eq. 13
+/// Fixed-point iterations of the implicit kick and of the Khakimov divisions;
+/// both contract by ~(c Δt)² k/m or c Δt γ/m per iteration.
+constexpr int kFixedPointIterations = 12;
+
+/// out = Σ c_k f_k, body by body.
+void combine(Field& out, std::initializer_list<std::pair<double, const Field*>> terms) {
+    const std::size_t n = terms.begin()->second->size();
+    out.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        Vec6 s = Vec6::Zero();
+        for (const auto& [c, f] : terms)
+            if (c != 0.0) s += c * (*f)[i];
+        out[i] = s;
+    }
+}
+
+
+/// v turned into the plane ⊥ n with its length kept (v lies in the plane of
+/// the step's first normal: in 2D this is the exact rotation).
+Vec3 intoPlane(const Vec3& v, const Vec3& n) {
+    const Vec3 in = v - n.dot(v) * n;
+    const double len = v.norm(), lenIn = in.norm();
+    return lenIn > 0.0 ? Vec3(in * (len / lenIn)) : Vec3::Zero();
+}
+
+/// Tangential displacement of b's contact point against a's since the step
+/// start (n0 the normal then, k.n the stage's), in the stage's tangent plane.
+/// The Cundall spring grows by ∫ P_n(s) V ds with V = v_b − v_a − (r_a ω_a +
+/// r_b ω_b) × n(s); with a turning normal both the lever arms and the
+/// projection are taken at the mean normal n̄ (midpoint rule: O(Δt³) per step
+/// instead of O(Δt²) with the stage normal), then turned into the stage plane.
+Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k, const Vec3& n0) {
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    const Vec3 sum = n0 + k.n;
+    const double len = sum.norm();
+    const Vec3 mean = len > 0.0 ? Vec3(sum / len) : k.n;
+    const Vec3 u = X[ib].head<3>() - X[ia].head<3>() -
+                   (world.radius[ia] * X[ia].tail<3>() + world.radius[ib] * X[ib].tail<3>()).cross(mean);
+    return intoPlane(u - mean.dot(u) * mean, k.n);
+}
+
+/// Acceleration by gravity and applied forces at time t (no contacts).
+Vec6 externalAcceleration(const World& world, std::size_t i, double t) {
+    Vec6 a = Vec6::Zero();
+    const Vec3& im = world.invMass[i];
+    if (im.squaredNorm() + world.invInertia[i].squaredNorm() == 0.0) return a;
+    const Vec3 F = world.appliedForce(static_cast<BodyId>(i), t);
+    for (int k = 0; k < 3; ++k)
+        if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
+    return a;
+}
+
+/// Adams–Bashforth coefficients of v_t, v_{t−Δt}, … (Table 1, signs included).
+std::vector<double> adamsBashforth(int k) {
+    switch (k) {
+        case 2: return {3.0 / 2.0, -1.0 / 2.0};
+        case 3: return {23.0 / 12.0, -16.0 / 12.0, 5.0 / 12.0};
+        case 4: return {55.0 / 24.0, -59.0 / 24.0, 37.0 / 24.0, -9.0 / 24.0};
+        default: return {1901.0 / 720.0, -2774.0 / 720.0, 2616.0 / 720.0, -1274.0 / 720.0, 251.0 / 720.0};
+    }
+}
+
+/// Adams–Moulton coefficients of v_{t+Δt}, v_t, v_{t−Δt}, … (Table 2, signs included).
+std::vector<double> adamsMoulton(int order) {
+    switch (order) {
+        case 3: return {5.0 / 12.0, 8.0 / 12.0, -1.0 / 12.0};
+        case 4: return {9.0 / 24.0, 19.0 / 24.0, -5.0 / 24.0, 1.0 / 24.0};
+        default: return {251.0 / 720.0, 646.0 / 720.0, -264.0 / 720.0, 106.0 / 720.0, -19.0 / 720.0};
+    }
+}
+
+}  // namespace
+
+void MdSolver::reset() {
+    history_ = 0;
+    haveSignature_ = false;
+    pendingKick_ = 0.0;
+    gearA_.clear();
+}
+
+void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& X, std::vector<Vec3>& out) const {
+    const std::size_t m = stage_.size();
+    out.resize(m);
+#pragma omp parallel for schedule(static) if (m > 4096)
+    for (std::size_t c = 0; c < m; ++c) out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]);
+}
+
+void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,
+                        std::vector<Vec6>& A, bool project) {
+    const std::size_t nb = world.numBodies(), m = stage_.size();
+    for (std::size_t i = 0; i < nb; ++i) {
+        world.x[i] = x0_[i] + X[i].head<3>();
+        world.v[i] = V[i].head<3>();
+        world.w[i] = V[i].tail<3>();
+    }
+    refreshContactGeometry(world, stage_);
+    // Stage springs: the step's spring base plus the tangential displacement
+    // of the contact point since the step start (the scheme integrates it).
+    contactDisplacement(world, X, disp_);
+    stageSpring_.resize(m);
+    for (std::size_t c = 0; c < m; ++c) stageSpring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
+    // The laws read their input history from spring_/plastic_ through
+    // previousIndex: hand them the stage's, indexed by contact, with dt = 0
+    // (the elongation is already the stage's; no Euler increment).
+    spring_.swap(stageSpring_);
+    plastic_.swap(plasticBase_);
+    computeForces(world, stage_, identity_, 0.0);
+    spring_.swap(stageSpring_);
+    plastic_.swap(plasticBase_);
+    gather(world, stage_);
+    A.resize(nb);
+    for (std::size_t i = 0; i < nb; ++i) {
+        if (!(force_[i].allFinite() && torque_[i].allFinite()))
+            throw DivergenceError("step " + std::to_string(stepNumber_ + 1) + ": the contact force on body " +
+                                  std::to_string(i) +
+                                  " became non-finite; the time step may be too large for md.kn and md.integrator");
+        const Vec3& im = world.invMass[i];
+        Vec6 a = Vec6::Zero();
+        if (im.squaredNorm() + world.invInertia[i].squaredNorm() > 0.0) {
+            const Vec3 F = force_[i] + world.appliedForce(static_cast<BodyId>(i), t);
+            for (int k = 0; k < 3; ++k)
+                if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
+            a.tail<3>() = world.invInertia[i].cwiseProduct(torque_[i]);
+        }
+        A[i] = a;
+    }
+    if (project) {
+        // Coulomb-limited springs of this evaluation become the step's base.
+        for (std::size_t c = 0; c < m; ++c) springBase_[c] = springNext_[c] - disp_[c];
+        plasticBase_ = plasticNext_;
+        elasticBase_ = elastic_;
+    }
+}
+
+void MdSolver::implicitKick(World& world, const std::vector<Vec6>& X, std::vector<Vec6>& V, double c, double dt,
+                            double t, std::vector<Vec6>& A) {
+    evaluate(world, X, V, t, A, true);
+    if (c == 0.0) return;
+    // v = v_pre + c Δt a(x, v): the forces are linear in v through the
+    // dashpots, a(x, v_pre + δ) = a(x, v_pre) + G δ with G = ∂a/∂v from the
+    // laws' linearisation (exact for linear dashpots); solve δ = cΔt (a + G δ).
+    // Gravity and applied forces were kicked at the end of the last step
+    // already (they do not depend on the state): only the contacts' part is owed.
+    Field& delta = scratch_[10];
+    Field& Gd = scratch_[11];
+    Field& Ac = scratch_[12];
+    Ac.resize(A.size());
+    for (std::size_t i = 0; i < A.size(); ++i) Ac[i] = A[i] - externalAcceleration(world, i, t);
+    combine(delta, {{c * dt, &Ac}});
+    for (int it = 0; it < kFixedPointIterations; ++it) {
+        forceDerivative(world, stage_, nullptr, &delta, Gd);
+        double change = 0.0, size = 0.0;
+        for (std::size_t i = 0; i < delta.size(); ++i) {
+            const Vec6 next = c * dt * (Ac[i] + Gd[i]);
+            change = std::max(change, (next - delta[i]).lpNorm<Eigen::Infinity>());
+            size = std::max(size, next.lpNorm<Eigen::Infinity>());
+            delta[i] = next;
+        }
+        if (change <= 1e-15 * size) break;
+    }
+    forceDerivative(world, stage_, nullptr, &delta, Gd);
+    for (std::size_t i = 0; i < V.size(); ++i) {
+        V[i] += delta[i];
+        A[i] += Gd[i];
+    }
+}
+
+void MdSolver::solvePositionJacobian(const World& world, double c, const std::vector<Vec6>& y,
+                                     std::vector<Vec6>& z) {
+    // (1 − c J) z = y, J = da/dr applied matrix-free through the laws'
+    // linearisation (every contact, no block-diagonal approximation).
+    Field& Jz = scratch_[11];
+    z = y;
+    for (int it = 0; it < kFixedPointIterations; ++it) {
+        forceDerivative(world, stage_, &z, nullptr, Jz);
+        double change = 0.0, size = 0.0;
+        for (std::size_t i = 0; i < z.size(); ++i) {
+            const Vec6 next = y[i] + c * Jz[i];
+            change = std::max(change, (next - z[i]).lpNorm<Eigen::Infinity>());
+            size = std::max(size, next.lpNorm<Eigen::Infinity>());
+            z[i] = next;
+        }
+        if (change <= 1e-15 * size) break;
+    }
+}
+
+void MdSolver::rungeKutta(World& world, const std::vector<Vec6>& V0, std::vector<Vec6>& A0, double t, double dt,
+                          std::vector<Vec6>& X1, std::vector<Vec6>& V1) {
+    // Eq. 9 (the paper's r_1, v_1 in the second stage are r_2, v_2).
+    const std::size_t nb = V0.size();
+    Field &X = scratch_[4], &V2 = scratch_[5], &V3 = scratch_[6], &V4 = scratch_[7], &A1 = scratch_[8],
+          &A2 = scratch_[9], &A3 = X1;
+    const Field zero(nb, Vec6::Zero());
+    evaluate(world, zero, V0, t, A0, true);
+    combine(X, {{0.5 * dt, &V0}});
+    combine(V2, {{1.0, &V0}, {0.5 * dt, &A0}});
+    evaluate(world, X, V2, t + 0.5 * dt, A1, false);
+    combine(X, {{0.5 * dt, &V2}});
+    combine(V3, {{1.0, &V0}, {0.5 * dt, &A1}});
+    evaluate(world, X, V3, t + 0.5 * dt, A2, false);
+    combine(X, {{dt, &V3}});
+    combine(V4, {{1.0, &V0}, {dt, &A2}});
+    evaluate(world, X, V4, t + dt, A3, false);
+    combine(V1, {{1.0, &V0}, {dt / 6.0, &A0}, {dt / 3.0, &A1}, {dt / 3.0, &A2}, {dt / 6.0, &A3}});
+    combine(X1, {{dt / 6.0, &V0}, {dt / 3.0, &V2}, {dt / 3.0, &V3}, {dt / 6.0, &V4}});
+}
+
+void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const std::vector<Vec6>& X,
+                            const std::vector<Vec6>& V, double dt) {
+    const std::size_t nb = world.numBodies(), m = stage_.size();
+    for (std::size_t i = 0; i < nb; ++i) {
+        world.x[i] = x0_[i] + X[i].head<3>();
+        world.v[i] = V[i].head<3>();
+        world.w[i] = V[i].tail<3>();
+    }
+    // Springs at the end positions: base + displacement of the whole step.
+    refreshContactGeometry(world, stage_);
+    contactDisplacement(world, X, disp_);
+    spring_.resize(m);
+    for (std::size_t c = 0; c < m; ++c) spring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
+    plastic_ = plasticBase_;
+    elastic_ = elasticBase_;
+    for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
+    for (std::size_t i = 0; i < nb; ++i) {
+        const Vec3 theta = X[i].tail<3>();
+        const double angle = theta.norm();
+        if (angle > 0.0) world.q[i] = (Quat(Eigen::AngleAxisd(angle, theta / angle)) * world.q[i]).normalized();
+        world.advancePose(i, 0.0);  // periodic wrap only (zero velocity step)
+    }
+    world.time += dt;
+    ++world.step;
+}
+
+void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+                          const StepContext& ctx) {
+    if (!checked_) {
+        checkIntegratorLaws(settings_);
+        checked_ = true;
+    }
+    stepNumber_ = ctx.step;
+    const double h = ctx.dt, t = world.time;
+    const std::size_t nb = world.numBodies(), m = contacts.size();
+    if (!pastV_.empty() && !pastV_[0].empty() && pastV_[0].size() != nb) reset();
+    x0_ = world.x;
+    stage_ = contacts;
+    n0_.resize(m);
+    for (std::size_t c = 0; c < m; ++c) n0_[c] = contacts[c].n;
+    identity_.resize(m);
+    std::iota(identity_.begin(), identity_.end(), 0);
+    springBase_.resize(m);
+    plasticBase_.resize(m);
+    for (std::size_t c = 0; c < m; ++c) {
+        const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
+        const bool carried = prev >= 0 && static_cast<std::size_t>(prev) < spring_.size();
+        springBase_[c] = carried ? spring_[static_cast<std::size_t>(prev)] : Vec3::Zero();
+        plasticBase_[c] = carried && static_cast<std::size_t>(prev) < plastic_.size()
+                              ? plastic_[static_cast<std::size_t>(prev)]
+                              : 0.0;
+    }
+    Field &V0 = scratch_[0], &A0 = scratch_[1], &X1 = scratch_[2], &V1 = scratch_[3];
+    V0.resize(nb);
+    for (std::size_t i = 0; i < nb; ++i) V0[i] << world.v[i], world.w[i];
+    const Field zero(nb, Vec6::Zero());
+    if (pastV_.size() != 4) {
+        pastV_.assign(4, Field());
+        pastA_.assign(4, Field());
+    }
+    const Integrator scheme = settings_.integrator;
+    const int needHistory = integratorInfo(scheme).historySteps;
+    const double kick = pendingKick_;
+    pendingKick_ = 0.0;
+    bool recordHistory = needHistory > 0;
+    const bool gear = scheme == Integrator::GPC3 || scheme == Integrator::GPC4 || scheme == Integrator::Gear5;
+
+    // A contact that opens or closes between the last step and this one, or
+    // within this step (its overlap extrapolated with the relative normal
+    // velocity changes sign): the force has a kink there. Multi-step and Gear
+    // schemes would extrapolate their history across it (O(Δt²) errors
+    // whatever their order); they take this step with RK4 and start afresh.
+    bool kink = false;
+    if (settings_.restartOnContactChange && (needHistory > 0 || gear)) {
+        std::uint64_t signature = 0;
+        for (const Contact& k : contacts) {
+            const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+            const Vec3 V = world.v[ib] - world.v[ia] -
+                           (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+            const double overlap = -k.gap, next = overlap - h * k.n.dot(V);
+            if ((overlap > 0.0) != (next > 0.0)) kink = true;
+            if (overlap > 0.0) signature += (k.key * 0x9e3779b97f4a7c15ULL) | 1u;
+        }
+        if (haveSignature_ && signature != touchingSignature_) kink = true;
+        touchingSignature_ = signature;
+        haveSignature_ = true;
+        if (kink) {
+            history_ = 0;
+            gearA_.clear();
+            recordHistory = false;
+        }
+    }
+
+    // Start-up of multi-step schemes: classical RK4 steps (order 4, local
+    // error O(Δt⁵) on a fixed number of steps: no loss of order up to 5).
+    if (needHistory > history_ || kink) {
+        rungeKutta(world, V0, A0, t, h, X1, V1);
+    } else {
+        switch (scheme) {
+            case Integrator::FE:
+            case Integrator::TY2:
+            case Integrator::TY3:
+            case Integrator::TY4: {
+                evaluate(world, zero, V0, t, A0, true);
+                const double p2 = scheme == Integrator::FE ? 0.0 : 0.5 * h * h;
+                combine(X1, {{h, &V0}, {p2, &A0}});
+                combine(V1, {{1.0, &V0}, {h, &A0}});
+                if (scheme == Integrator::TY3 || scheme == Integrator::TY4) {
+                    Field &B = scratch_[4], &C = scratch_[5];
+                    forceDerivative(world, stage_, &V0, &A0, B);  // b = da/dt (eq. 7)
+                    combine(X1, {{1.0, &X1}, {h * h * h / 6.0, &B}});
+                    combine(V1, {{1.0, &V1}, {0.5 * h * h, &B}});
+                    if (scheme == Integrator::TY4) {
+                        forceDerivative(world, stage_, &A0, &B, C);  // c = db/dt (eq. 8; the paper's "1/2 4" is 1/24)
+                        combine(X1, {{1.0, &X1}, {h * h * h * h / 24.0, &C}});
+                        combine(V1, {{1.0, &V1}, {h * h * h / 6.0, &C}});
+                    }
+                }
+                break;
+            }
+            case Integrator::RK: rungeKutta(world, V0, A0, t, h, X1, V1); break;
+            case Integrator::PV: {
+                Field& Xm = scratch_[4];
+                combine(Xm, {{0.5 * h, &V0}});
+                evaluate(world, Xm, V0, t + 0.5 * h, A0, true);  // eq. 11: a(r_{t+Δt/2}, v_t)
+                combine(V1, {{1.0, &V0}, {h, &A0}});
+                combine(X1, {{1.0, &Xm}, {0.5 * h, &V1}});
+                break;
+            }
+            case Integrator::BABAB: {
+                const double e = kBababEps;
+                implicitKick(world, zero, V0, kick, h, t, A0);  // completes v_t = v_2 + ε Δt a_t
+                Field &Va = scratch_[4], &Xa = scratch_[5], &Aa = scratch_[6];
+                combine(Va, {{1.0, &V0}, {e * h, &A0}});
+                combine(Xa, {{0.5 * h, &Va}});
+                evaluate(world, Xa, Va, t + 0.5 * h, Aa, false);
+                combine(V1, {{1.0, &Va}, {(1.0 - 2.0 * e) * h, &Aa}});
+                combine(X1, {{1.0, &Xa}, {0.5 * h, &V1}});
+                pendingKick_ = e;
+                break;
+            }
+            case Integrator::BABABAB: {
+                const double e = kForestRuthEps;
+                implicitKick(world, zero, V0, kick, h, t, A0);
+                Field &Va = scratch_[4], &Xa = scratch_[5], &Aa = scratch_[6], &Vb = scratch_[7], &Xb = scratch_[8],
+                      &Ab = scratch_[9];
+                combine(Va, {{1.0, &V0}, {(e + 0.5) * h, &A0}});
+                combine(Xa, {{(2.0 * e + 1.0) * h, &Va}});
+                evaluate(world, Xa, Va, t + (2.0 * e + 1.0) * h, Aa, false);
+                combine(Vb, {{1.0, &Va}, {-e * h, &Aa}});
+                combine(Xb, {{1.0, &Xa}, {(-4.0 * e - 1.0) * h, &Vb}});
+                evaluate(world, Xb, Vb, t - 2.0 * e * h, Ab, false);
+                combine(V1, {{1.0, &Vb}, {-e * h, &Ab}});
+                combine(X1, {{1.0, &Xb}, {(2.0 * e + 1.0) * h, &V1}});
+                pendingKick_ = e + 0.5;
+                break;
+            }
+            case Integrator::VE: {
+                evaluate(world, zero, V0, t, A0, true);
+                combine(X1, {{1.0, &pastDX_}, {h * h, &A0}});             // eq. 14
+                combine(V1, {{1.5 / h, &X1}, {-0.5 / h, &pastDX_}});       // (3r₊ − 4r + r₋)/(2Δt)
+                break;
+            }
+            case Integrator::AB2:
+            case Integrator::AB3:
+            case Integrator::AB4:
+            case Integrator::AB5:
+            case Integrator::AB2AM3:
+            case Integrator::AB3AM4:
+            case Integrator::AB4AM5: {
+                const int k = scheme == Integrator::AB2 || scheme == Integrator::AB2AM3   ? 2
+                              : scheme == Integrator::AB3 || scheme == Integrator::AB3AM4 ? 3
+                              : scheme == Integrator::AB4 || scheme == Integrator::AB4AM5 ? 4
+                                                                                          : 5;
+                evaluate(world, zero, V0, t, A0, true);
+                const std::vector<double> d = adamsBashforth(k);
+                X1.assign(nb, Vec6::Zero());
+                V1 = V0;
+                for (int j = 0; j < k; ++j) {
+                    const Field& Vj = j == 0 ? V0 : pastV_[static_cast<std::size_t>(j - 1)];
+                    const Field& Aj = j == 0 ? A0 : pastA_[static_cast<std::size_t>(j - 1)];
+                    for (std::size_t i = 0; i < nb; ++i) {
+                        X1[i] += h * d[static_cast<std::size_t>(j)] * Vj[i];
+                        V1[i] += h * d[static_cast<std::size_t>(j)] * Aj[i];
+                    }
+                }
+                if (scheme == Integrator::AB2AM3 || scheme == Integrator::AB3AM4 || scheme == Integrator::AB4AM5) {
+                    // Eq. 19: evaluate at the prediction, correct with Adams–Moulton of order k + 1.
+                    Field& Ap = scratch_[4];
+                    evaluate(world, X1, V1, t + h, Ap, false);
+                    const std::vector<double> eta = adamsMoulton(k + 1);
+                    Field Vp = V1;
+                    X1.assign(nb, Vec6::Zero());
+                    V1 = V0;
+                    for (std::size_t i = 0; i < nb; ++i) {
+                        X1[i] += h * eta[0] * Vp[i];
+                        V1[i] += h * eta[0] * Ap[i];
+                    }
+                    for (int j = 0; j < k; ++j) {
+                        const Field& Vj = j == 0 ? V0 : pastV_[static_cast<std::size_t>(j - 1)];
+                        const Field& Aj = j == 0 ? A0 : pastA_[static_cast<std::size_t>(j - 1)];
+                        for (std::size_t i = 0; i < nb; ++i) {
+                            X1[i] += h * eta[static_cast<std::size_t>(j + 1)] * Vj[i];
+                            V1[i] += h * eta[static_cast<std::size_t>(j + 1)] * Aj[i];
+                        }
+                    }
+                }
+                break;
+            }
+            case Integrator::D12:
+            case Integrator::T12: {
+                implicitKick(world, zero, V0, kick, h, t, A0);  // completes v_t of the AM3 velocity (5/12 a_t)
+                const Field& Am1 = pastA_[0];
+                Field& y = scratch_[4];
+                if (scheme == Integrator::T12) {
+                    combine(y, {{h, &V0}, {7.0 * h * h / 12.0, &A0}, {-h * h / 12.0, &Am1}});  // eq. 16
+                    solvePositionJacobian(world, h * h / 12.0, y, X1);
+                } else {
+                    combine(y, {{1.0, &pastDX_}, {h, &V0}, {0.5 * h * h, &A0}});  // eq. 17
+                    solvePositionJacobian(world, h * h / 12.0, y, X1);
+                    combine(X1, {{1.0, &X1}, {-1.0, &pastDX_}});
+                }
+                combine(V1, {{1.0, &V0}, {8.0 * h / 12.0, &A0}, {-h / 12.0, &Am1}});
+                pendingKick_ = 5.0 / 12.0;
+                break;
+            }
+            case Integrator::T16: {
+                evaluate(world, zero, V0, t, A0, true);
+                Field &JV = scratch_[4], &y = scratch_[5];
+                forceDerivative(world, stage_, &V0, nullptr, JV);  // (da/dr) v_t
+                combine(X1, {{h, &V0}, {0.5 * h * h, &A0}, {h * h * h / 6.0, &JV}});
+                combine(y, {{1.0, &V0}, {h, &A0}, {h * h / 3.0, &JV}});
+                // (da/dr) at t + Δt: the contacts' geometry at r_{t+Δt}.
+                for (std::size_t i = 0; i < nb; ++i) {
+                    world.x[i] = x0_[i] + X1[i].head<3>();
+                    world.v[i] = y[i].head<3>();
+                    world.w[i] = y[i].tail<3>();
+                }
+                refreshContactGeometry(world, stage_);
+                solvePositionJacobian(world, h * h / 6.0, y, V1);  // eq. 18
+                break;
+            }
+            case Integrator::GPC3:
+            case Integrator::GPC4:
+            case Integrator::Gear5: {
+                // Corrector weights on (r Δt⁻², v Δt⁻¹, a, b Δt, c Δt², d Δt³):
+                // Table 3, and Peña's α_k scaled by k!/2 (α₀/2, α₁/2, α₂, 3α₃, 12α₄, 60α₅).
+                const double w[3][6] = {{1.0 / 12.0, 5.0 / 12.0, 1.0, 1.0, 0.0, 0.0},
+                                        {19.0 / 240.0, 3.0 / 8.0, 1.0, 1.5, 1.0, 0.0},
+                                        {3.0 / 32.0, 251.0 / 720.0, 1.0, 11.0 / 6.0, 2.0, 1.0}};
+                const int g = scheme == Integrator::GPC3 ? 0 : scheme == Integrator::GPC4 ? 1 : 2;
+                if (gearA_.size() != nb) {
+                    // Start-up: the higher derivatives from the force laws.
+                    evaluate(world, zero, V0, t, A0, false);
+                    gearA_ = A0;
+                    forceDerivative(world, stage_, &V0, &A0, gearB_);
+                    gearC_.assign(nb, Vec6::Zero());
+                    gearD_.assign(nb, Vec6::Zero());
+                    if (g >= 1) forceDerivative(world, stage_, &A0, &gearB_, gearC_);
+                    if (g >= 2) forceDerivative(world, stage_, &gearB_, &gearC_, gearD_);
+                }
+                Field &Vp = scratch_[4], &Ap = scratch_[5], &Bp = scratch_[6], &Cp = scratch_[7], &Af = scratch_[8];
+                const double h2 = h * h, h3 = h2 * h, h4 = h3 * h, h5 = h4 * h;
+                combine(X1, {{h, &V0}, {h2 / 2, &gearA_}, {h3 / 6, &gearB_}, {h4 / 24, &gearC_}, {h5 / 120, &gearD_}});
+                combine(Vp, {{1.0, &V0}, {h, &gearA_}, {h2 / 2, &gearB_}, {h3 / 6, &gearC_}, {h4 / 24, &gearD_}});
+                combine(Ap, {{1.0, &gearA_}, {h, &gearB_}, {h2 / 2, &gearC_}, {h3 / 6, &gearD_}});
+                combine(Bp, {{1.0, &gearB_}, {h, &gearC_}, {h2 / 2, &gearD_}});
+                combine(Cp, {{1.0, &gearC_}, {h, &gearD_}});
+                evaluate(world, X1, Vp, t + h, Af, true);  // eq. 21 / Peña eq. 17
+                V1.resize(nb);
+                for (std::size_t i = 0; i < nb; ++i) {
+                    const Vec6 da = Af[i] - Ap[i];
+                    X1[i] += w[g][0] * h2 * da;
+                    V1[i] = Vp[i] + w[g][1] * h * da;
+                    gearA_[i] = Ap[i] + w[g][2] * da;
+                    gearB_[i] = Bp[i] + w[g][3] / h * da;
+                    if (g >= 1) gearC_[i] = Cp[i] + w[g][4] / h2 * da;
+                    if (g >= 2) gearD_[i] += w[g][5] / h3 * da;
+                }
+                // A0 is not a_t here; Gear keeps no multi-step history.
+                recordHistory = false;
+                break;
+            }
+            case Integrator::CD: break;  // handled by MdSolver::step
+        }
+    }
+    // The owed kick's part from gravity and applied forces is known now (it
+    // does not depend on the state): give it at once, so that world.v of a
+    // grain out of contact is its velocity at t + Δt.
+    if (pendingKick_ != 0.0)
+        for (std::size_t i = 0; i < nb; ++i) V1[i] += pendingKick_ * h * externalAcceleration(world, i, t + h);
+    if (recordHistory) {
+        std::rotate(pastV_.begin(), pastV_.end() - 1, pastV_.end());
+        std::rotate(pastA_.begin(), pastA_.end() - 1, pastA_.end());
+        pastV_[0] = V0;
+        pastA_[0] = A0;
+        pastDX_ = X1;
+        history_ = std::min<long>(history_ + 1, 4);
+    }
+    commitScheme(world, contacts, X1, V1, h);
+}
+
+}  // namespace moreau
