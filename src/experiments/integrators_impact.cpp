@@ -172,7 +172,7 @@ nlohmann::json boundCheck(const std::string& name, double value, double bound, b
 
 nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     const std::vector<KeySpec> extra = {
-        {"experiment.schemes", KeyType::Text, "cd",
+        {"experiment.schemes", KeyType::Text, "all",
          "integration schemes, comma separated, of: fe, ty2, ty3, ty4, rk, cd, pv, babab, bababab, ve, ab2..ab5, "
          "ab2-am3, ab3-am4, ab4-am5, d12, t12, t16, gpc3, gpc4, gear5 (all: every one)"},
         {"experiment.steps", KeyType::Text, "5-30,35-100:5",

@@ -31,7 +31,7 @@ CASES = {
                       ["brake_failure.csv", "brake_failure.png"]),
     "detachment": (["experiment.points=4", "experiment.ratio_max=10"], ["t0_over_tn", "e_total"],
                    ["detachment.csv", "detachment.png"]),
-    "integrators": (["experiment.angles=6", "experiment.steps=5,10,25"],
+    "integrators": (["experiment.schemes=cd,rk,pv,gear5", "experiment.angles=6", "experiment.steps=5,10,25"],
                     ["steps", "ard_en_cd", "ard_et_cd", "ard_beta_cd", "ard_omega_cd"],
                     ["integrators.csv", "integrators_exact.csv", "integrators.png", "integrators_exact.png"]),
 }

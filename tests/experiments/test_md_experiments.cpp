@@ -81,7 +81,7 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("integrators: the MD impact converges to the exact solution, first order for cd") {
-        const auto doc = runSmall(integratorsImpact, {"experiment.angles=12", "experiment.steps=10,20,80,320"});
+        const auto doc = runSmall(integratorsImpact, {"experiment.schemes=cd", "experiment.angles=12", "experiment.steps=10,20,80,320"});
         allChecksPass(doc);
         const auto& r = doc["results"];
         const auto& en = r["ard_en_cd"];
@@ -104,6 +104,22 @@ TEST_SUITE("experiments") {
         // Checks on schemes that did not run are listed as skipped, not made.
         CHECK(r["checks_skipped"].size() >= 8);
         for (const auto& c : doc["checks"]) CHECK(c["name"].get<std::string>().rfind("cd:", 0) == 0);
+    }
+
+    TEST_CASE("integrators: RK, PV and FE against the paper's statements (integration schemes §4.1)") {
+        const auto doc = runSmall(integratorsImpact,
+                                  {"experiment.schemes=rk,pv,fe", "experiment.angles=10", "experiment.steps=5-12,100"});
+        const auto& r = doc["results"];
+        const auto& rk = r["ard_en_rk"];
+        const auto& pv = r["ard_en_pv"];
+        // RK below the 1% model error from about 6 steps per collision, PV from about 10,
+        // FE nowhere up to 100 (paper, Fig. 2a).
+        CHECK(rk[2].get<double>() < 1.0);   // n = 7
+        CHECK(pv[0].get<double>() > 1.0);   // n = 5
+        CHECK(pv[7].get<double>() < 1.0);   // n = 12
+        CHECK(r["ard_en_fe"][8].get<double>() > 1.0);  // n = 100
+        // Fourth order against second against first: at n = 100 the errors are far apart.
+        CHECK(rk[8].get<double>() < 0.01 * pv[8].get<double>());
     }
 
     TEST_CASE("integrators: bad scheme names and step lists are input errors") {
