@@ -42,8 +42,10 @@ TEST_SUITE("experiments") {
         CHECK(original(0, 0) < original(1, 1));
         CHECK(original(1, 1) < 0.0);
         CHECK(original(2, 2) < 0.0);
-        // θ Δθ = (π/2)²/100 ≈ 0.025 bounds the tangential error of 100 first-order increments.
-        CHECK(r["error_projection_twirl"].get<double>() < 0.025);
+        // θ Δθ = (π/2)²/100 ≈ 0.025 bounds the relative error of the tangential
+        // forces after 100 first-order increments; they carry a few % of the stress.
+        CHECK(r["error_projection_twirl"].get<double>() < r["error_bound_projection_twirl"].get<double>());
+        CHECK(r["error_bound_projection_twirl"].get<double>() < 0.025 * 0.1);
         CHECK((twirl - original).cwiseAbs().maxCoeff() < 0.02 * original.cwiseAbs().maxCoeff());
         CHECK(r["error_none"].get<double>() > 20.0 * r["error_projection_twirl"].get<double>());
         CHECK((none - original).cwiseAbs().maxCoeff() > 0.01 * original.cwiseAbs().maxCoeff());
