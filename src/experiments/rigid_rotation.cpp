@@ -49,6 +49,7 @@ double relativeError(const Mat3& a, const Mat3& b) { return (a - b).norm() / b.n
 struct Variant {
     std::string name;
     bool projection, twirl;
+    long increments;
 };
 
 /// Love–Weber stress of the grain–grain contacts in Kuhn's sign (tension
@@ -191,15 +192,19 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
     centre /= static_cast<double>(ng);
     const std::vector<Vec3> x0(base.x.begin(), base.x.begin() + static_cast<long>(ng));
     const std::vector<Quat> q0(base.q.begin(), base.q.begin() + static_cast<long>(ng));
-    const double total = angleDeg * M_PI / 180.0, dTheta = total / static_cast<double>(increments);
+    const double total = angleDeg * M_PI / 180.0;
     // The increments are quasi-static: a nominal duration of 1 s each makes
     // the velocities (and the damping forces they would cause) negligible;
     // the law itself sees displacements and rotation increments only.
     const double dtRot = 1.0;
 
-    const std::vector<Variant> variants = {{"none", false, false},
-                                           {"projection", true, false},
-                                           {"projection_twirl", true, true}};
+    // The last variant repeats the correct one with ten times larger
+    // increments: its error should grow tenfold (first order in Δθ).
+    const long coarse = std::max(1L, increments / 10);
+    const std::vector<Variant> variants = {{"none", false, false, increments},
+                                           {"projection", true, false, increments},
+                                           {"projection_twirl", true, true, increments},
+                                           {"projection_twirl_coarse", true, true, coarse}};
     Mat3 original = Mat3::Zero();
     std::vector<Mat3> back(variants.size());
     std::vector<std::vector<double>> history(variants.size());
@@ -211,13 +216,15 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         World w = base;
         MdSolver md = sim.md();
         md.setKuhnSwitches(true, true, true, variants[v].projection, variants[v].twirl);
+        const long steps = variants[v].increments;
+        const double dTheta = total / static_cast<double>(steps);
         std::vector<Contact> contacts = sim.contacts(), candidates;
         std::vector<std::int32_t> previous;
         VerletListDetector detector(sim.scene().simulation.skin);
         StepContext ctx;
         ctx.dt = dtRot;
         ctx.seed = seed;
-        for (long k = 0; k <= increments; ++k) {
+        for (long k = 0; k <= steps; ++k) {
             // Increment 0 turns nothing: the forces of the packing without walls.
             const double theta = static_cast<double>(k) * dTheta;
             const Mat3 R = Eigen::AngleAxisd(theta, Vec3::UnitX()).toRotationMatrix();
@@ -251,15 +258,17 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
                 }
                 continue;
             }
-            history[v].push_back(relativeError(turnedBack, original));
+            if (v < 3) history[v].push_back(relativeError(turnedBack, original));
             if (v == 0) angles.push_back(theta * 180.0 / M_PI);
-            if (k == increments) back[v] = turnedBack;
+            if (k == steps) back[v] = turnedBack;
         }
         if (progress) std::cerr << "\rrigid-rotation: rotation '" << variants[v].name << "' done        " << std::flush;
     }
     if (progress) std::cerr << '\n';
     const double rotSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
+    const double errCoarse = relativeError(back[3], original);
+    const double dTheta = total / static_cast<double>(increments);
     const double errNone = relativeError(back[0], original), errProj = relativeError(back[1], original),
                  errTwirl = relativeError(back[2], original);
     auto asymmetry = [](const Mat3& m) { return (m - m.transpose()).norm() / m.norm(); };
@@ -279,6 +288,8 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         {"error_none", errNone},
         {"error_projection", errProj},
         {"error_projection_twirl", errTwirl},
+        {"coarse_increments", coarse},
+        {"error_projection_twirl_coarse", errCoarse},
         {"tangential_share", tangentialShare},
         {"error_bound_projection_twirl", bound},
         {"asymmetry_original", asymmetry(original)},
@@ -302,6 +313,11 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
     checks.push_back(makeCheck("projection + twirl: rotated-back stress = original (rel. Frobenius; tolerance theta "
                                "dtheta * tangential share)",
                                errTwirl, 0.0, bound, false));
+    if (increments >= 10)
+        checks.push_back(makeCheck("projection + twirl: error first order in the increment, error(K/10) / error(K) "
+                                   "= K / (K/10)",
+                                   errCoarse / errTwirl,
+                                   static_cast<double>(increments) / static_cast<double>(coarse), 0.2));
     // One-sided bounds as ranges: [lower, upper] is (lower+upper)/2 ± (upper−lower)/2.
     auto atLeast = [](const std::string& name, double value, double lower, double upper) {
         return makeCheck(name, value, 0.5 * (lower + upper), 0.5 * (upper - lower), false);
