@@ -20,7 +20,7 @@ Mat3 matrixOf(const nlohmann::json& rows) {
 }  // namespace
 
 TEST_SUITE("experiments") {
-    TEST_CASE("rigid-rotation: projection + twirl turn the stress with the packing; without them it departs") {
+    TEST_CASE("rigid-rotation: projection + twirl turn the stress with the packing and without them it departs") {
         ExperimentOptions options;
         options.sets = {"experiment.particles=150", "experiment.increments=100", "experiment.prep_steps=4000"};
         options.writeFiles = false;
