@@ -17,12 +17,13 @@
 /// (eqs. 22–23).
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 
 #include <unistd.h>
 
@@ -159,9 +160,6 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
             world.forceSchedule(wallBody(k, true)) = ForceSchedule{force, force, inf};
         }
         sim.step();
-        if (std::getenv("MOREAU_RR_DEBUG") && s % 5000 == 0)
-            std::cerr << s << " box " << side(0) << ' ' << side(1) << ' ' << side(2) << " ke/el "
-                      << (kineticEnergy(world) + rotationalEnergy(world)) / sim.md().elasticEnergy() << '\n';
         if (progress && s % 2000 == 0)
             std::cerr << "\rrigid-rotation: compression " << s << "/" << prepSteps << std::flush;
     }
