@@ -31,6 +31,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
          "refined algorithm vs add-then-project",
          kuhnSlipDirection},
+        {"rigid-rotation",
+         "Kuhn et al. Fig. 6: stress of a static packing rotated rigidly by 90 deg about x1 and turned back, for no "
+         "adjustment, projection, projection + twirl of the tangential forces",
+         rigidRotation},
     };
     return list;
 }

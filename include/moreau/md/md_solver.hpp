@@ -54,6 +54,17 @@ public:
 
     const MdSettings& settings() const { return settings_; }
 
+    /// Turns Kuhn's refinements (md.kuhn_*) on or off between steps; the
+    /// contact memory is kept. The rigid-rotation experiment rotates one
+    /// prepared packing with different switches.
+    void setKuhnSwitches(bool onset, bool slipOnset, bool slipRotation, bool projection, bool twirl) {
+        settings_.kuhnOnset = onset;
+        settings_.kuhnSlipOnset = slipOnset;
+        settings_.kuhnSlipRotation = slipRotation;
+        settings_.kuhnProjection = projection;
+        settings_.kuhnTwirl = twirl;
+    }
+
     /// Work delivered to the contacts since the solver started (trapezoidal
     /// in each step: −½ (F_prev + F) · ΔU, ΔU the relative displacement of
     /// the contact points; Kuhn's law uses its own tangential increments).

@@ -1,0 +1,360 @@
+/// Kuhn, Suzuki & Daouadji §3, Fig. 6: objectivity of the tangential force
+/// under a rigid rotation of a whole packing.
+///
+/// A box of frictional spheres (μ = 0.55, k_n = k_t, Kuhn's refined law) is
+/// compressed by stress-controlled walls to a static triaxial state
+/// (σ₁ along x₁, σ₂ = σ₃ smaller). The walls are then taken away and the
+/// whole assembly is rotated rigidly by 90° about x₁ in many increments:
+/// every increment sets each grain's position, orientation, velocity and
+/// spin to the rigid motion exactly and evaluates the contact forces once
+/// (MdSolver::step; what its integration stage then does to the poses is
+/// overwritten by the next increment). The contact geometry, hence the
+/// normal forces and branch vectors, turn exactly; only the update of the
+/// tangential forces decides whether they turn with the assembly. The
+/// Love–Weber stress after the rotation, turned back (σ⁰ = Rᵀ σ⁹⁰ R,
+/// eq. 24), is compared with the stress before it for three variants of
+/// the law: no adjustment, projection only (eq. 22), projection and twirl
+/// (eqs. 22–23).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/contact/detection.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "moreau/experiments/simulation.hpp"
+#include "moreau/io/scene_file.hpp"
+
+namespace moreau {
+
+namespace {
+
+nlohmann::json matrixJson(const Mat3& m) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (int i = 0; i < 3; ++i) rows.push_back({m(i, 0), m(i, 1), m(i, 2)});
+    return rows;
+}
+
+/// ‖a − b‖_F / ‖b‖_F.
+double relativeError(const Mat3& a, const Mat3& b) { return (a - b).norm() / b.norm(); }
+
+struct Variant {
+    std::string name;
+    bool projection, twirl;
+    long increments;
+};
+
+/// Love–Weber stress of the grain–grain contacts in Kuhn's sign (tension
+/// positive, kPa): −loveStress / 1000.
+Mat3 kuhnStress(const World& world, const std::vector<Contact>& contacts, double volume) {
+    return -loveStress(world, contacts, volume) / 1000.0;
+}
+
+}  // namespace
+
+nlohmann::json rigidRotation(const ExperimentOptions& options) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<KeySpec> keys = {
+        {"experiment.particles", KeyType::Integer, "2000", "spheres in the packing", 20.0, 1e6},
+        {"experiment.increments", KeyType::Integer, "1000", "rotation increments", 1.0, 1e7},
+        {"experiment.angle", KeyType::Real, "90", "total rotation about x1 (degrees)", 0.0, 360.0, {}, true},
+        {"experiment.prep_steps", KeyType::Integer, "60000", "MD steps of the compression", 100.0, 1e8},
+        {"experiment.sigma1", KeyType::Real, "160", "wall stress along x1 (kPa, compression)", 0.0, inf, {}, true},
+        {"experiment.sigma3", KeyType::Real, "75", "wall stress along x2 and x3 (kPa, compression)", 0.0, inf, {},
+         true},
+        {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, inf},
+    };
+    for (const std::string& set : options.sets)
+        if (set.rfind("experiment.", 0) != 0)
+            throw InputError("rigid-rotation: '" + set.substr(0, set.find('=')) +
+                             "': only experiment.* keys (particles, increments, angle, prep_steps, sigma1, sigma3, "
+                             "mu) can be set");
+    const Scene keyScene =
+        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "rigid-rotation", options.sets, keys);
+    const auto particles = static_cast<long>(sceneInteger(keyScene, "experiment.particles"));
+    const auto increments = static_cast<long>(sceneInteger(keyScene, "experiment.increments"));
+    const double angleDeg = sceneReal(keyScene, "experiment.angle");
+    const auto prepSteps = static_cast<long>(sceneInteger(keyScene, "experiment.prep_steps"));
+    const double sigma1 = 1e3 * sceneReal(keyScene, "experiment.sigma1");  // Pa
+    const double sigma3 = 1e3 * sceneReal(keyScene, "experiment.sigma3");
+    const double mu = sceneReal(keyScene, "experiment.mu");
+    const std::uint64_t seed = options.seed.value_or(1);
+
+    // SI units: spheres of diameter 0.8–1.2 mm, quartz density, k_n = k_t.
+    const double rMin = 0.4e-3, rMax = 0.6e-3, density = 2650.0, kn = 5e4, kt = kn;
+    const double meanR3 = (std::pow(rMax, 4) - std::pow(rMin, 4)) / (4.0 * (rMax - rMin));
+    const double grainVolume = static_cast<double>(particles) * 4.0 / 3.0 * M_PI * meanR3;
+    const double boxSide = std::cbrt(grainVolume / 0.33);  // loose random packing, solid fraction 0.33
+    const double mMin = density * 4.0 / 3.0 * M_PI * std::pow(rMin, 3);
+    const double tn = M_PI * std::sqrt(0.5 * mMin / kn);  // shortest contact duration
+    const double dt = tn / 25.0;
+    const double meanMass = density * grainVolume / static_cast<double>(particles);
+    // Contact damping as rates (md.meff = damping): 40% of critical for a
+    // mean pair normally, half that tangentially (sticking contacts only).
+    const double gammaN = 0.4 * 2.0 * std::sqrt(kn / (0.5 * meanMass));
+    const double gammaT = 0.5 * gammaN;
+    const double wallMass = 0.1 * density * grainVolume;
+
+    std::ostringstream ini;
+    ini << std::setprecision(17) << "[simulation]\nmethod = md\ndimension = 3\ndt = " << dt
+        << "\nsteps = " << prepSteps << "\nseed = " << seed << "\ngravity = 0 0 0\n"
+        << "[contact]\nmu = " << mu << "\nmargin = 0.1\nskin = 0.3\n"
+        << "[md]\nnormal = linear\nkn = " << kn << "\nkt = " << kt << "\ngamma_n = " << gammaN
+        << "\ngamma_t = " << gammaT << "\nmeff = damping\ntangential = kuhn\nsubsteps = 1\n"
+        << "[grains]\nsource = random\ndensity = " << density << "\ninertia = sphere\n"
+        << "[random]\ncount = " << particles << "\nr_min = " << rMin << "\nr_max = " << rMax
+        << "\nbox_min = 0 0 0\nbox_max = " << boxSide << ' ' << boxSide << ' ' << boxSide << '\n';
+    const char* axes[3] = {"x", "y", "z"};
+    for (int k = 0; k < 3; ++k) {
+        Vec3 e = Vec3::Zero();
+        e[k] = 1.0;
+        ini << "[wall." << axes[k] << "_min]\npoint = 0 0 0\nnormal = " << e.transpose() << "\nmu = 0\n";
+        ini << "[wall." << axes[k] << "_max]\npoint = " << (boxSide * e).transpose() << "\nnormal = " << (-e).transpose()
+            << "\nmu = 0\nmobile = true\nmass = " << wallMass << "\nfree = " << axes[k] << '\n';
+    }
+    Simulation sim(loadSceneText(ini.str(), "rigid-rotation", {}, {}));
+    World& world = sim.world();
+    const std::size_t ng = world.numGrains;
+    // The wall bodies by name.
+    auto wallBody = [&](int axis, bool max) {
+        const std::string name = std::string(axes[axis]) + (max ? "_max" : "_min");
+        for (std::size_t i = 0; i < world.numWalls(); ++i)
+            if (world.wallName[i] == name) return static_cast<BodyId>(ng + i);
+        throw std::logic_error("rigid-rotation: wall " + name + " missing");
+    };
+
+    // --- 1. Compression, stress-controlled on the mobile walls (x_max, y_max,
+    // z_max). First isotropic to σ₃ without friction (ramp over the first
+    // 20% of the steps, held to 35%), which gives a dense packing as Kuhn's
+    // (porosity 0.363); then friction μ is switched on and σ₁ along x₁ is
+    // raised from σ₃ to its target at constant lateral stress σ₃ (to 70%:
+    // drained triaxial loading as Kuhn's, though at constant σ₃ rather than
+    // constant p), and held while the packing comes to rest.
+    world.muGrain = 0.0;
+    const bool progress = !options.quiet && isatty(fileno(stderr));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto side = [&](int k) {
+        return world.x[static_cast<std::size_t>(wallBody(k, true))][k] -
+               world.x[static_cast<std::size_t>(wallBody(k, false))][k];
+    };
+    const double steps = static_cast<double>(prepSteps);
+    for (long s = 0; s < prepSteps; ++s) {
+        const double t = static_cast<double>(s + 1) / steps;
+        if (t > 0.35) world.muGrain = mu;
+        const double lateral = sigma3 * std::min(1.0, t / 0.2);
+        const double axial = lateral + (sigma1 - sigma3) * std::clamp((t - 0.35) / 0.35, 0.0, 1.0);
+        const Vec3 target(axial, lateral, lateral);
+        for (int k = 0; k < 3; ++k) {
+            const double area = side((k + 1) % 3) * side((k + 2) % 3);
+            Vec3 force = Vec3::Zero();
+            force[k] = -target[k] * area;
+            world.forceSchedule(wallBody(k, true)) = ForceSchedule{force, force, inf};
+        }
+        sim.step();
+        if (progress && s % 2000 == 0)
+            std::cerr << "\rrigid-rotation: compression " << s << "/" << prepSteps << std::flush;
+    }
+    const double prepSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Vec3 boxSize(side(0), side(1), side(2));
+    const double volume = boxSize.prod();
+    // The packing at rest: kinetic against elastic energy, and the stress
+    // the walls feel against the target.
+    const double kinetic = kineticEnergy(world) + rotationalEnergy(world);
+    const double elastic = sim.md().elasticEnergy();
+    Vec3 wallStress = Vec3::Zero();
+    for (const Contact& c : sim.contacts())
+        if (world.isWall(c.b))
+            for (int k = 0; k < 3; ++k)
+                if (c.b == wallBody(k, true)) wallStress[k] += std::abs(c.history.reaction[k]);
+    for (int k = 0; k < 3; ++k) wallStress[k] /= boxSize[(k + 1) % 3] * boxSize[(k + 2) % 3];
+    const Mat3 stressWithWalls = -loveStress(world, sim.contacts(), volume) / 1000.0;
+
+    // --- 2. The walls go far away; the packing is then driven kinematically.
+    World base = world;
+    for (std::size_t i = ng; i < base.numBodies(); ++i) {
+        base.x[i] -= 1.0 * base.wallShape[i - ng].direction;  // 1 m back along the inward normal
+        base.v[i] = Vec3::Zero();
+        if (i < base.force.size()) base.force[i] = ForceSchedule{};
+    }
+    Vec3 centre = Vec3::Zero();
+    for (std::size_t i = 0; i < ng; ++i) centre += base.x[i];
+    centre /= static_cast<double>(ng);
+    const std::vector<Vec3> x0(base.x.begin(), base.x.begin() + static_cast<long>(ng));
+    const std::vector<Quat> q0(base.q.begin(), base.q.begin() + static_cast<long>(ng));
+    const double total = angleDeg * M_PI / 180.0;
+    // The increments are quasi-static: a nominal duration of 1 s each makes
+    // the velocities (and the damping forces they would cause) negligible;
+    // the law itself sees displacements and rotation increments only.
+    const double dtRot = 1.0;
+
+    // The last variant repeats the correct one with ten times larger
+    // increments: its error should grow tenfold (first order in Δθ).
+    const long coarse = std::max(1L, increments / 10);
+    const std::vector<Variant> variants = {{"none", false, false, increments},
+                                           {"projection", true, false, increments},
+                                           {"projection_twirl", true, true, increments},
+                                           {"projection_twirl_coarse", true, true, coarse}};
+    Mat3 original = Mat3::Zero();
+    std::vector<Mat3> back(variants.size());
+    std::vector<std::vector<double>> history(variants.size());
+    std::vector<double> angles;
+    long contactsGrain = 0;
+    double tangentialShare = 0.0;
+    const auto t1 = std::chrono::steady_clock::now();
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        World w = base;
+        MdSolver md = sim.md();
+        md.setKuhnSwitches(true, true, true, variants[v].projection, variants[v].twirl);
+        const long steps = variants[v].increments;
+        const double dTheta = total / static_cast<double>(steps);
+        std::vector<Contact> contacts = sim.contacts(), candidates;
+        std::vector<std::int32_t> previous;
+        VerletListDetector detector(sim.scene().simulation.skin);
+        StepContext ctx;
+        ctx.dt = dtRot;
+        ctx.seed = seed;
+        for (long k = 0; k <= steps; ++k) {
+            // Increment 0 turns nothing: the forces of the packing without walls.
+            const double theta = static_cast<double>(k) * dTheta;
+            const Mat3 R = Eigen::AngleAxisd(theta, Vec3::UnitX()).toRotationMatrix();
+            const Quat qR(Eigen::AngleAxisd(theta, Vec3::UnitX()));
+            const Vec3 omega = k == 0 ? Vec3::Zero() : Vec3(dTheta / dtRot, 0.0, 0.0);
+            std::vector<Vec3> xk(ng);
+            for (std::size_t i = 0; i < ng; ++i) {
+                xk[i] = centre + R * (x0[i] - centre);
+                w.x[i] = xk[i];
+                w.q[i] = qR * q0[i];
+                w.v[i] = omega.cross(xk[i] - centre);
+                w.w[i] = omega;
+            }
+            ctx.step = k;
+            detector.detect(w, sim.scene().simulation.margin, candidates);
+            matchContacts(contacts, candidates, &previous);
+            contacts.swap(candidates);
+            md.step(w, contacts, previous, ctx);
+            for (std::size_t i = 0; i < ng; ++i) w.x[i] = xk[i];  // undo the integration stage
+            const Mat3 sigma = kuhnStress(w, contacts, volume);
+            const Mat3 turnedBack = R.transpose() * sigma * R;  // eq. 24
+            if (k == 0) {
+                if (v == 0) {
+                    original = sigma;
+                    // The part of the stress carried by the tangential forces.
+                    std::vector<Contact> tangential = contacts;
+                    for (Contact& c : tangential) c.history.reaction -= c.history.reaction.dot(c.n) * c.n;
+                    tangentialShare = kuhnStress(w, tangential, volume).norm() / sigma.norm();
+                    for (const Contact& c : contacts)
+                        if (!w.isWall(c.b) && c.gap < 0.0) ++contactsGrain;
+                }
+                continue;
+            }
+            if (v < 3) history[v].push_back(relativeError(turnedBack, original));
+            if (v == 0) angles.push_back(theta * 180.0 / M_PI);
+            if (k == steps) back[v] = turnedBack;
+        }
+        if (progress) std::cerr << "\rrigid-rotation: rotation '" << variants[v].name << "' done        " << std::flush;
+    }
+    if (progress) std::cerr << '\n';
+    const double rotSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
+    const double errCoarse = relativeError(back[3], original);
+    const double dTheta = total / static_cast<double>(increments);
+    const double errNone = relativeError(back[0], original), errProj = relativeError(back[1], original),
+                 errTwirl = relativeError(back[2], original);
+    auto asymmetry = [](const Mat3& m) { return (m - m.transpose()).norm() / m.norm(); };
+    // Only the tangential forces can go wrong. Eqs. 22–23 turn them by
+    // first-order rotations: per increment the projection shortens a force
+    // by 1 − cos Δθ_⊥ and the twirl lengthens it by √(1 + Δθ_n²) − 1, both
+    // below Δθ²/2, so after K increments a tangential force is off by less
+    // than K Δθ² = θ Δθ of its length; the stress then by less than θ Δθ
+    // times the share of the tangential forces in it.
+    const double bound = total * dTheta * tangentialShare;
+
+    nlohmann::json results = {
+        {"stress_original", matrixJson(original)},
+        {"stress_none", matrixJson(back[0])},
+        {"stress_projection", matrixJson(back[1])},
+        {"stress_projection_twirl", matrixJson(back[2])},
+        {"error_none", errNone},
+        {"error_projection", errProj},
+        {"error_projection_twirl", errTwirl},
+        {"coarse_increments", coarse},
+        {"error_projection_twirl_coarse", errCoarse},
+        {"tangential_share", tangentialShare},
+        {"error_bound_projection_twirl", bound},
+        {"asymmetry_original", asymmetry(original)},
+        {"asymmetry_none", asymmetry(back[0])},
+        {"asymmetry_projection", asymmetry(back[1])},
+        {"asymmetry_projection_twirl", asymmetry(back[2])},
+        {"stress_with_walls", matrixJson(stressWithWalls)},
+        {"wall_stress_kpa", {wallStress[0] / 1e3, wallStress[1] / 1e3, wallStress[2] / 1e3}},
+        {"q_over_p", (original(0, 0) - 0.5 * (original(1, 1) + original(2, 2))) / (original.trace() / 3.0)},
+        {"kinetic_over_elastic", elastic > 0.0 ? kinetic / elastic : inf},
+        {"grain_contacts", contactsGrain},
+        {"box_size", {boxSize[0], boxSize[1], boxSize[2]}},
+        {"solid_fraction", grainVolume / volume},
+        {"compression_seconds", prepSeconds},
+        {"rotation_seconds", rotSeconds},
+    };
+    nlohmann::json checks = nlohmann::json::array();
+    checks.push_back(makeCheck("packing static: kinetic / elastic energy after the compression (< 1e-3)",
+                               elastic > 0.0 ? kinetic / elastic : inf, 0.0, 1e-3, false));
+    checks.push_back(makeCheck("wall stress sigma_1 (kPa) reaches the target", wallStress[0] / 1e3, sigma1 / 1e3, 0.02));
+    checks.push_back(makeCheck("projection + twirl: rotated-back stress = original (rel. Frobenius; tolerance theta "
+                               "dtheta * tangential share)",
+                               errTwirl, 0.0, bound, false));
+    if (increments >= 10)
+        checks.push_back(makeCheck("projection + twirl: error first order in the increment, error(K/10) / error(K) "
+                                   "= K / (K/10)",
+                                   errCoarse / errTwirl,
+                                   static_cast<double>(increments) / static_cast<double>(coarse), 0.2));
+    // One-sided bounds as ranges: [lower, upper] is (lower+upper)/2 ± (upper−lower)/2.
+    auto atLeast = [](const std::string& name, double value, double lower, double upper) {
+        return makeCheck(name, value, 0.5 * (lower + upper), 0.5 * (upper - lower), false);
+    };
+    checks.push_back(atLeast("none: rotated-back stress departs, error_none / error_projection_twirl in [20, 1e9]",
+                             errNone / std::max(errTwirl, 1e-300), 20.0, 1e9));
+    checks.push_back(atLeast("projection only: departs, error_projection / error_projection_twirl in [5, 1e9]",
+                             errProj / std::max(errTwirl, 1e-300), 5.0, 1e9));
+    nlohmann::json params = {{"particles", particles}, {"increments", increments}, {"angle_deg", angleDeg},
+                             {"prep_steps", prepSteps}, {"sigma1_kpa", sigma1 / 1e3}, {"sigma3_kpa", sigma3 / 1e3},
+                             {"mu", mu}, {"kn", kn}, {"kt", kt}, {"r_min", rMin}, {"r_max", rMax},
+                             {"density", density}, {"dt", dt}, {"gamma_n", gammaN}, {"gamma_t", gammaT},
+                             {"seed", seed},
+                             {"units", "SI (m, kg, s); stresses in kPa with Kuhn's sign (compression negative)"}};
+    if (options.writeFiles) {
+        std::filesystem::create_directories(options.outDir);
+        const auto csv = options.outDir / "rigid_rotation.csv";
+        std::ofstream out(csv);
+        out << "increment,angle_deg,error_none,error_projection,error_projection_twirl\n" << std::setprecision(10);
+        for (std::size_t i = 0; i < angles.size(); ++i)
+            out << i + 1 << ',' << angles[i] << ',' << history[0][i] << ',' << history[1][i] << ',' << history[2][i]
+                << '\n';
+        out.close();
+        const auto tensors = options.outDir / "rigid_rotation_stress.csv";
+        std::ofstream tout(tensors);
+        tout << "case,s11,s12,s13,s21,s22,s23,s31,s32,s33\n" << std::setprecision(10);
+        const std::vector<std::pair<std::string, Mat3>> rows = {
+            {"original", original}, {"none", back[0]}, {"projection", back[1]}, {"projection_twirl", back[2]}};
+        for (const auto& [name, m] : rows) {
+            tout << name;
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) tout << ',' << m(i, j);
+            tout << '\n';
+        }
+        tout.close();
+        runPlotScript("rigid_rotation", {csv.string(), tensors.string(), (options.outDir / "rigid_rotation.png").string()},
+                      options.quiet);
+    }
+    return {{"experiment", "rigid-rotation"}, {"params", params}, {"results", results}, {"checks", checks}};
+}
+
+}  // namespace moreau
