@@ -6,7 +6,7 @@
 using namespace moreau;
 
 TEST_SUITE("experiments") {
-    TEST_CASE("kuhn-slip-direction: one refined step matches many small steps; one shortcut step lags") {
+    TEST_CASE("kuhn-slip-direction: one refined step matches many small steps, one shortcut step lags") {
         ExperimentOptions options;
         options.sets = {"experiment.points=9", "experiment.substeps=2000"};
         options.writeFiles = false;

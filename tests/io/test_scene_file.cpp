@@ -85,7 +85,7 @@ TEST_CASE("an empty scene takes every default and stores every key") {
     CHECK(keys > 40);
 }
 
-TEST_CASE("file values, quotes, inline comments; --set wins over the file") {
+TEST_CASE("file values, quotes, inline comments, and --set wins over the file") {
     const std::string text =
         "# comment\n"
         "[simulation]\n"
@@ -403,7 +403,7 @@ TEST_CASE("wall sections: planes, cylinders, mobile piston, prescribed velocity,
     CHECK(contains(loadError(text, {"wall.drum.side=above"}), "(allowed: inside|outside)"));
 }
 
-TEST_CASE("a key-less [wall.NAME] makes a default wall; blanks in headers are ignored") {
+TEST_CASE("a key-less [wall.NAME] makes a default wall, and blanks in headers are ignored") {
     const Scene s = loadSceneText(std::string(kSmallChain) + "[wall.floor]\n[ wall.side ]\nnormal = 1 0 0\n", "t.ini", {});
     REQUIRE(s.world.numWalls() == 2);
     CHECK(s.world.wallName == std::vector<std::string>{"floor", "side"});

@@ -285,7 +285,7 @@ TEST_CASE("packing files on disk: read, write round trip, missing file") {
     CHECK(errorOf([&] { readPackingFile(missing); }) == "cannot read packing file '" + missing + "'");
 }
 
-TEST_CASE("grain mass and inertia of disks and spheres; addGrains") {
+TEST_CASE("grain mass and inertia of disks and spheres, and addGrains") {
     const double pi = std::acos(-1.0);
     CHECK(grainMass(GrainShape::Disk, 0.5, 2.0) == doctest::Approx(2.0 * pi * 0.25).epsilon(1e-14));
     CHECK(grainMass(GrainShape::Sphere, 0.5, 2.0) == doctest::Approx(2.0 * 4.0 / 3.0 * pi * 0.125).epsilon(1e-14));
