@@ -17,6 +17,12 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
 const std::vector<ExperimentInfo>& experiments() {
     static const std::vector<ExperimentInfo> list = {
         {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
+        {"sound-wave-2d", "CD §3.3.2 Fig. 8: a piston on a 2D random packing rings after a force step; eq. 64 fitted",
+         soundWave2d},
+        {"iteration-scaling", "CD §3.3.2: omega ~ N_I^(1/2) and tau ~ N_I^(-1) for the 1D chain and the 2D packing",
+         iterationScaling},
+        {"cd-md-equivalence", "CD §3.4 eqs. 67-68: CD chain and packing against MD with kappa, gamma of N_I",
+         cdMdEquivalence},
     };
     return list;
 }
