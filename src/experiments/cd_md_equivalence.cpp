@@ -9,8 +9,8 @@
 /// update scales with the contact's normal mass m_eff (eq. 17), which is m/2
 /// for two equal grains, so the packing's MD contacts get κ_c = 2 q m_eff N_I/Δt²
 /// and γ_c = 2 q m_eff N_I/Δt (md.meff = both), the paper's values for equal
-/// grains; tangential springs get the same constants (CD's sticking friction
-/// relaxes the same way). Both runs start from the same prepared packing; the
+/// grains; tangential springs get a third of these (CD's sticking friction
+/// relaxes the same way, with the tangential mass of eq. 18, m_eff/3 for disks). Both runs start from the same prepared packing; the
 /// MD run first settles under F (its overlaps differ from CD's), then steps.
 #include <cmath>
 #include <fstream>
@@ -34,7 +34,11 @@ std::vector<KeySpec> equivalenceKeys() {
                     "Explicit MD must resolve the dashpot: at N_I=160, dt/2000 (0.13) matches CD to ~1%, dt/200 "
                     "(1.3) is 15% off",
                     0.0, 2.0, {}, true});
-    keys.push_back({"experiment.md_settle_steps", KeyType::Integer, "3000",
+    keys.push_back({"experiment.dforce_2d", KeyType::Real, "0.1",
+                    "force step dF/F of the 2D comparison (both methods): larger than sound-wave-2d's default, so "
+                    "the ring stands well above what is left of the MD settling",
+                    0.0, 10.0, {}, true});
+    keys.push_back({"experiment.md_settle_steps", KeyType::Integer, "1500",
                     "cap on the steps the MD packing settles under F (light piston, to experiment.rest_speed) "
                     "before the force step",
                     1.0, 1e9, {}});
@@ -129,7 +133,9 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
     std::optional<cdwaves::PreparedPacking> prep;
     cdwaves::PistonRing cdRing, mdRing;
     if (doPacking) {
-        cdwaves::RingOptions ro = cdwaves::ringOptions(piston, sceneReal(piston, "experiment.force"));
+        const double force = sceneReal(piston, "experiment.force");
+        cdwaves::RingOptions ro = cdwaves::ringOptions(piston, force);
+        ro.dForce = sceneReal(piston, "experiment.dforce_2d") * force;
         prep.emplace(cdwaves::preparePacking(std::move(piston)));
         const double dt = prep->sim.scene().simulation.dt;
         cdRing = cdwaves::ringCd(*prep, ni2, ro);
@@ -138,7 +144,7 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
         mdRing = cdwaves::ringMd(*prep, ni2, sub, ro);
         const double m = 1.0;  // the largest grain (paper units)
         params["packing"] = cdwaves::packingJson(*prep);
-        params["dforce"] = ro.dForce;
+        params["delta_force"] = ro.dForce;  // ΔF (absolute)
         results["omega_cd_2d"] = cdRing.fit.omega;
         results["omega_md_2d"] = mdRing.fit.omega;
         results["tau_cd_2d"] = cdRing.fit.tau;

@@ -209,7 +209,10 @@ std::vector<KeySpec> pistonKeys() {
         {"experiment.particles", KeyType::Integer, "1000",
          "number of disks (the paper: 1000); the box is sized for them (experiment.aspect, loose_fraction)", 2.0,
          1e7, {}},
-        {"experiment.aspect", KeyType::Real, "1", "height/width of the compressed packing", 0.05, 20.0, {}, true},
+        {"experiment.aspect", KeyType::Real, "4",
+         "height/width of the compressed packing: 4 puts the height (~46 d for 1000 disks) at twice the diffusion "
+         "length sqrt(4 q N_I) d = 22.6 d of N_I = 160, where the packing is still artificially elastic",
+         0.05, 20.0, {}, true},
         {"experiment.loose_fraction", KeyType::Real, "0.4",
          "area fraction of the loose random start (random sequential addition; the box height follows)", 0.05, 0.5,
          {}},
@@ -507,9 +510,12 @@ PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, con
     md.meff = EffectiveMass::Both;  // κ_c = kn m_eff, γ_c = γ_n m_eff
     md.kn = 2.0 * q * iterations / (dt * dt);
     md.gammaN = 2.0 * q * iterations / dt;
-    md.tangential = TangentialLaw::Spring;  // CD's sticking friction relaxes the same way
-    md.kt = md.kn;
-    md.gammaT = md.gammaN;
+    // CD's sticking friction relaxes through the same iteration, with the
+    // tangential mass of eq. 18 in place of the normal one: for disks
+    // (I = m r²/2) 1/m_t = 3/m_eff, so the tangential constants are a third.
+    md.tangential = TangentialLaw::Spring;
+    md.kt = md.kn / 3.0;
+    md.gammaT = md.gammaN / 3.0;
     md.clipAttractive = true;
     md.substeps = substeps;
     PistonRing ring = ringPiston(Simulation(std::move(scene)), prep.piston, prep.force, options);

@@ -132,7 +132,8 @@ PistonRing ringCd(const PreparedPacking& prep, int iterations, const RingOptions
 
 /// MD copy of a prepared packing with the linear spring–dashpot of eqs. 67–68
 /// generalised per contact (κ = 2 q m_eff N_I/Δt², γ = 2 q m_eff N_I/Δt, the
-/// paper's values for two equal grains), `substeps` MD steps per Δt; it
+/// paper's values for two equal grains; tangential a third of these, the
+/// disks' tangential mass of eq. 18), `substeps` MD steps per Δt; it
 /// settles under F first (RingOptions::settleMaxSteps).
 PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, const RingOptions& options);
 

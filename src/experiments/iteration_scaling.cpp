@@ -93,7 +93,7 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
         const cdwaves::RingOptions ro = cdwaves::ringOptions(piston, sceneReal(piston, "experiment.force"));
         prep.emplace(cdwaves::preparePacking(std::move(piston)));
         params["packing"] = cdwaves::packingJson(*prep);
-        params["dforce"] = ro.dForce;
+        params["delta_force"] = ro.dForce;  // ΔF (absolute)
         params["skip_extrema"] = ro.skipExtrema;
         params["fit_taus"] = ro.fitTaus;
         std::vector<double> w, tau, r2, kv, wt;

@@ -32,7 +32,7 @@ nlohmann::json soundWave2d(const ExperimentOptions& options) {
 
     nlohmann::json params = cdwaves::packingJson(prep);
     params["iterations"] = NI;
-    params["dforce"] = ro.dForce;
+    params["delta_force"] = ro.dForce;  // ΔF (absolute)
     params["skip_extrema"] = ro.skipExtrema;
     params["fit_taus"] = ro.fitTaus;
     nlohmann::json results = {{"omega_fit", fit.omega},
