@@ -38,6 +38,10 @@ std::vector<KeySpec> equivalenceKeys() {
                     "force step dF/F of the 2D comparison (both methods): larger than sound-wave-2d's default, so "
                     "the ring stands well above what is left of the MD settling",
                     0.0, 10.0, {}, true});
+    keys.push_back({"experiment.md_tangential_ratio", KeyType::Real, "0.333333333333333333",
+                    "2D MD: k_t/k_n and gamma_t/gamma_n. CD's tangential update works with the tangential mass of "
+                    "eq. 18, m_eff/3 for disks, hence 1/3",
+                    0.0, 10.0, {}});
     keys.push_back({"experiment.md_settle_steps", KeyType::Integer, "1500",
                     "cap on the steps the MD packing settles under F (light piston, to experiment.rest_speed) "
                     "before the force step",
@@ -62,11 +66,13 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
     const int ni2 = static_cast<int>(sceneInteger(piston, "experiment.iterations_2d"));
     const double dampingStep = sceneReal(piston, "experiment.md_damping_step");
     const long settleSteps = sceneInteger(piston, "experiment.md_settle_steps");
+    const double tangentialRatio = sceneReal(piston, "experiment.md_tangential_ratio");
     const bool doChain = sceneBool(piston, "experiment.chain");
     const bool doPacking = sceneBool(piston, "experiment.packing");
     const double q = cdwaves::qRandomSweep();
 
-    nlohmann::json params = {{"iterations_1d", iters1}, {"iterations_2d", ni2}, {"md_damping_step", dampingStep}, {"q", q}};
+    nlohmann::json params = {{"iterations_1d", iters1}, {"iterations_2d", ni2}, {"md_damping_step", dampingStep}, {"q", q},
+                             {"md_tangential_ratio", tangentialRatio}};
     nlohmann::json results = nlohmann::json::object();
     nlohmann::json checks = nlohmann::json::array();
     std::vector<cdwaves::ChainRun> cdChains, mdChains;
@@ -141,10 +147,11 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
         cdRing = cdwaves::ringCd(*prep, ni2, ro);
         ro.settleMaxSteps = settleSteps;
         const int sub = substepsFor(ni2, dampingStep);
-        mdRing = cdwaves::ringMd(*prep, ni2, sub, ro);
+        mdRing = cdwaves::ringMd(*prep, ni2, sub, ro, tangentialRatio);
         const double m = 1.0;  // the largest grain (paper units)
         params["packing"] = cdwaves::packingJson(*prep);
         params["delta_force"] = ro.dForce;  // ΔF (absolute)
+        results["particles_2d"] = prep->sim.world().numGrains;
         results["omega_cd_2d"] = cdRing.fit.omega;
         results["omega_md_2d"] = mdRing.fit.omega;
         results["tau_cd_2d"] = cdRing.fit.tau;

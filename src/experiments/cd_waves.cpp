@@ -500,7 +500,8 @@ PistonRing ringCd(const PreparedPacking& prep, int iterations, const RingOptions
     return ring;
 }
 
-PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, const RingOptions& options) {
+PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, const RingOptions& options,
+                  double tangentialRatio) {
     Scene scene = prep.sim.scene();
     scene.world = prep.sim.world();
     scene.simulation.method = Method::MD;
@@ -512,10 +513,11 @@ PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, con
     md.gammaN = 2.0 * q * iterations / dt;
     // CD's sticking friction relaxes through the same iteration, with the
     // tangential mass of eq. 18 in place of the normal one: for disks
-    // (I = m r²/2) 1/m_t = 3/m_eff, so the tangential constants are a third.
+    // (I = m r²/2) 1/m_t = 3/m_eff, so the tangential constants are a third
+    // (tangentialRatio = 1/3 by default).
     md.tangential = TangentialLaw::Spring;
-    md.kt = md.kn / 3.0;
-    md.gammaT = md.gammaN / 3.0;
+    md.kt = tangentialRatio * md.kn;
+    md.gammaT = tangentialRatio * md.gammaN;
     md.clipAttractive = true;
     md.substeps = substeps;
     PistonRing ring = ringPiston(Simulation(std::move(scene)), prep.piston, prep.force, options);

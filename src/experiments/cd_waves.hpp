@@ -135,7 +135,8 @@ PistonRing ringCd(const PreparedPacking& prep, int iterations, const RingOptions
 /// paper's values for two equal grains; tangential a third of these, the
 /// disks' tangential mass of eq. 18), `substeps` MD steps per Δt; it
 /// settles under F first (RingOptions::settleMaxSteps).
-PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, const RingOptions& options);
+PistonRing ringMd(const PreparedPacking& prep, int iterations, int substeps, const RingOptions& options,
+                  double tangentialRatio = 1.0 / 3.0);
 
 /// RingOptions from the experiment keys of `scene` (experiment.dforce etc.).
 RingOptions ringOptions(const Scene& scene, double force);
