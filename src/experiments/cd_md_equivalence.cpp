@@ -173,6 +173,8 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
         results["seconds_md_2d"] = mdRing.seconds;
         checks.push_back(makeCheck("omega_md/omega_cd (2D, N_I=" + std::to_string(ni2) + ")", mdRing.fit.omega,
                                    cdRing.fit.omega, 0.05));
+        checks.push_back(makeCheck("MD packing at rest before the step (largest speed)", mdRing.settleSpeed, 0.0,
+                                   sceneReal(prep->sim.scene(), "experiment.rest_speed"), false));
         // The 2D mapping is our generalisation (m → 2 m_eff); the same 10% as 1D.
         checks.push_back(makeCheck("tau_md/tau_cd (2D, N_I=" + std::to_string(ni2) + ")", mdRing.fit.tau,
                                    cdRing.fit.tau, 0.10));
