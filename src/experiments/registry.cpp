@@ -35,6 +35,12 @@ const std::vector<ExperimentInfo>& experiments() {
          "Kuhn et al. Fig. 6: stress of a static packing rotated rigidly by 90 deg about x1 and turned back, for no "
          "adjustment, projection, projection + twirl of the tangential forces",
          rigidRotation},
+        {"sound-wave-2d", "CD §3.3.2 Fig. 8: a piston on a 2D random packing rings after a force step; eq. 64 fitted",
+         soundWave2d},
+        {"iteration-scaling", "CD §3.3.2: omega ~ N_I^(1/2) and tau ~ N_I^(-1) for the 1D chain and the 2D packing",
+         iterationScaling},
+        {"cd-md-equivalence", "CD §3.4 eqs. 67-68: CD chain and packing against MD with kappa, gamma of N_I",
+         cdMdEquivalence},
     };
     return list;
 }
