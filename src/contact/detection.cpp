@@ -532,6 +532,25 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
 // ---------------------------------------------------------------------------
 
 void VerletListDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+    detectInto(world, margin, out, nullptr);
+}
+
+void VerletListDetector::detect(const World& world, double margin, std::vector<Contact>& out,
+                                std::vector<ContactMemory>& previous) {
+    detectInto(world, margin, out, &previous);
+}
+
+void VerletListDetector::detectInto(const World& world, double margin, std::vector<Contact>& out,
+                                    std::vector<ContactMemory>* previous) {
+    // Old contacts out[0, old) not yet remembered start at `saved`.
+    const std::size_t old = out.size();
+    std::size_t saved = 0;
+    if (previous) resizeTight(*previous, old);
+    const auto remember = [&](std::size_t upTo) {
+        if (!previous) return;
+        for (upTo = std::min(upTo, old); saved < upTo; ++saved)
+            (*previous)[saved] = {out[saved].key, out[saved].history};
+    };
     const std::size_t nb = world.numBodies();
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
     if (!rebuild) {
@@ -542,6 +561,7 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
             rebuild = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
     }
     if (rebuild) {
+        remember(old);
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
         grid_.detectPairs(world, margin + skin_, list_);
         grid_.releaseBuffers();
@@ -551,20 +571,17 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
     }
     // Narrow phase over the list, which is in key order: so is the output.
     // Fixed chunks (independent of the thread count); each thread fills its
-    // scratch buffer with one chunk, and the buffers are appended to `out` in
-    // chunk order (omp ordered), so the output is the same for any thread count.
+    // scratch buffer with one chunk, and the buffers are copied into `out` in
+    // chunk order (omp ordered), so the output is the same for any thread
+    // count. `out` keeps its old contacts until each is overwritten.
     constexpr std::size_t kChunk = 8192;
     const std::size_t L = list_.size(), chunks = (L + kChunk - 1) / kChunk;
     const auto threads = static_cast<std::size_t>(chunks > 1 ? omp_get_max_threads() : 1);
     if (scratch_.size() < threads) scratch_.resize(threads);
-    // Room for last call's count and a little more, without std::vector's
-    // doubling (see resizeTight); reserving an empty vector copies nothing.
-    out.clear();
-    const std::size_t expected = lastSize_ + lastSize_ / 32;
-    if (out.capacity() < expected) {
-        std::vector<Contact>().swap(out);
-        out.reserve(expected);
-    }
+    // After a build: room for last call's count and a little more, without
+    // std::vector's doubling (see resizeTight).
+    if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
+    std::size_t written = 0;
     const auto chunksI = static_cast<std::int64_t>(chunks);
 #pragma omp parallel for ordered schedule(dynamic, 1) if (chunks > 1)
     for (std::int64_t ch = 0; ch < chunksI; ++ch) {
@@ -583,14 +600,22 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
         }
 #pragma omp ordered
         {
-            // Rare after the first call: more contacts than last time.
-            if (out.size() + part.size() > out.capacity()) {
-                const std::size_t grown = lastSize_ > 0 ? out.capacity() + out.capacity() / 8 : 2 * out.capacity();
-                out.reserve(std::max(out.size() + part.size(), grown));
+            const std::size_t end = written + part.size();
+            remember(end);
+            if (end > out.size()) {
+                // Rare after the first call: more contacts than last time.
+                if (end > out.capacity()) {
+                    const std::size_t grown = lastSize_ > 0 ? out.capacity() + out.capacity() / 8 : 2 * out.capacity();
+                    out.reserve(std::max(end, grown));
+                }
+                out.resize(end);
             }
-            out.insert(out.end(), part.begin(), part.end());
+            std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(written));
+            written = end;
         }
     }
+    remember(old);  // old contacts beyond the new count
+    out.resize(written);
     // The first call grew by doubling: give the slack back (one copy, once).
     if (out.capacity() - out.size() > out.size() / 8 + kChunk) out.shrink_to_fit();
     lastSize_ = out.size();

@@ -202,8 +202,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     auto advance = [&](long steps) {
         for (long s = 0; s < steps; ++s) {
             ctx.step = world.step;
-            rememberContacts(contacts, previous);
-            detector.detect(world, b.scene.simulation.margin, contacts);
+            detector.detect(world, b.scene.simulation.margin, contacts, previous);
             matchContactMemory(previous, contacts, &index);
             solver.step(world, contacts, index, ctx);
         }

@@ -54,8 +54,7 @@ const StepRecord& Simulation::step() {
         sub.dt = ctx.dt / scene_.md.substeps;
         for (int k = 0; k < scene_.md.substeps; ++k) {
             sub.step = w.step;
-            rememberContacts(contacts_, previous_);                             // keys + history only
-            detector_.detect(w, scene_.simulation.margin, contacts_);           // detect
+            detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
             matchContactMemory(previous_, contacts_, &previousIndex_);          // match: springs carry over
             md_.step(w, contacts_, previousIndex_, sub);                        // forces + integrate
         }
@@ -63,8 +62,7 @@ const StepRecord& Simulation::step() {
         w.step = ctx.step + 1;
         w.time = t0 + ctx.dt;
     } else {
-        rememberContacts(contacts_, previous_);                         // keys + history only
-        detector_.detect(w, scene_.simulation.margin, contacts_);       // detect
+        detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
         matchContactMemory(previous_, contacts_, nullptr);              // match: reactions carry over
         std::vector<ContactMemory>().swap(previous_);  // free it before the solve, whose own arrays are large
         stats = cd_.step(w, contacts_, ctx);  // solve + advance (throws on divergence)

@@ -612,12 +612,27 @@ TEST_CASE("Verlet list over many chunks: the cell grid's contacts, the same bits
         CAPTURE(threads);
         const ThreadCount count(threads);
         world = start;
-        VerletListDetector verlet(skin);
-        std::vector<Contact> out;
+        VerletListDetector verlet(skin), remembering(skin);
+        std::vector<Contact> out, out2;
+        std::vector<ContactMemory> previous, expected;
         for (std::size_t s = 0; s < factors.size(); ++s) {
             CAPTURE(s);
             shrink(factors[s]);
             verlet.detect(world, margin, out);
+            // The one-pass form remembers what rememberContacts would have.
+            for (std::size_t i = 0; i < out2.size(); ++i) {
+                out2[i].history.reaction = Vec3(static_cast<double>(i), 1.0, 2.0);
+                out2[i].history.age = static_cast<std::uint32_t>(i % 7);
+            }
+            rememberContacts(out2, expected);
+            remembering.detect(world, margin, out2, previous);
+            REQUIRE(previous.size() == expected.size());
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < previous.size(); ++i)
+                wrong += !(previous[i].key == expected[i].key && previous[i].history.reaction == expected[i].history.reaction &&
+                           previous[i].history.age == expected[i].history.age);
+            CHECK(wrong == 0);
+            checkSameContacts(out2, out);
             REQUIRE(out.size() == reference[s].size());
             std::size_t diff = 0;
             for (std::size_t i = 0; i < out.size(); ++i) {

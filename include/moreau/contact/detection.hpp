@@ -11,6 +11,15 @@
 
 namespace moreau {
 
+/// What matching needs of a contact once its step is over: key and history,
+/// 40 bytes instead of 80. A time loop that keeps last step's contacts in
+/// this form can detect this step's into the same Contact array, so a large
+/// run holds one Contact array instead of two (Simulation, the md-step bench).
+struct ContactMemory {
+    ContactKey key = 0;
+    ContactHistory history;
+};
+
 /// Narrow phase for one grain pair / grain–wall pair. Returns true and fills
 /// `c` (geometry only, history untouched) when gap < margin.
 bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, Contact& c);
@@ -105,10 +114,17 @@ public:
     explicit VerletListDetector(double skin = 0.0) : skin_(skin) {}
     void setSkin(double skin) { skin_ = skin; }
     void detect(const World& world, double margin, std::vector<Contact>& out);
+    /// The same as rememberContacts(out, previous) followed by detect(world,
+    /// margin, out), in one pass: each old contact is remembered just before
+    /// its place in `out` is overwritten (its cache line is then being
+    /// written anyway), which saves a separate pass over the Contacts.
+    void detect(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>& previous);
     /// Builds of the list so far (for benches and tests).
     long builds() const { return builds_; }
 
 private:
+    void detectInto(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>* previous);
+
     // Memory layout (a dense packing has ~3 candidates per grain, so every
     // byte per candidate costs ~3 bytes per grain): the list holds 8-byte
     // pairs, not Contacts, and the narrow phase writes Contacts straight into
@@ -147,14 +163,6 @@ void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& c
 void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
                    std::vector<std::int32_t>* previousIndex);
 
-/// What matching needs of a contact once its step is over: key and history,
-/// 40 bytes instead of 80. A time loop that keeps last step's contacts in
-/// this form can detect this step's into the same Contact array, so a large
-/// run holds one Contact array instead of two (Simulation, the md-step bench).
-struct ContactMemory {
-    ContactKey key = 0;
-    ContactHistory history;
-};
 
 /// memory[k] = the key and history of contacts[k] (same order, so sorted by key).
 void rememberContacts(const std::vector<Contact>& contacts, std::vector<ContactMemory>& memory);
