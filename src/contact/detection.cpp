@@ -316,13 +316,11 @@ bool CellGridDetector::buildGrid(const World& world, double margin) {
         grid_.numCells = static_cast<std::size_t>(denseCells);
     }
 
-    grainCoord_.resize(n);
     grainCell_.resize(n);
 #pragma omp parallel for schedule(static) if (n > kParallelGrains)
     for (std::int64_t i = 0; i < count; ++i) {
         const auto ui = static_cast<std::size_t>(i);
-        grainCoord_[ui] = cellCoord(world.x[ui]);
-        grainCell_[ui] = cellIndex(grainCoord_[ui]);
+        grainCell_[ui] = cellIndex(cellCoord(world.x[ui]));
     }
 
     // Count sort, stable: grains of a cell are in ascending id.
@@ -336,11 +334,17 @@ bool CellGridDetector::buildGrid(const World& world, double margin) {
         const auto p = static_cast<std::size_t>(cellStart_[grainCell_[i]]++);
         cellGrain_[p] = static_cast<std::int32_t>(i);
         cellBody_[p] = {world.x[i], world.radius[i]};
-        cellCoord_[p] = grainCoord_[i];
     }
     // The fill advanced each start to the next cell's start: shift back.
     for (std::size_t c = grid_.numCells; c > 0; --c) cellStart_[c] = cellStart_[c - 1];
     cellStart_[0] = 0;
+    // Recomputed from the same positions rather than kept per grain as well
+    // (12 bytes per grain less at the peak of a list build).
+#pragma omp parallel for schedule(static) if (n > kParallelGrains)
+    for (std::int64_t p = 0; p < count; ++p) {
+        const auto up = static_cast<std::size_t>(p);
+        cellCoord_[up] = cellCoord(cellBody_[up].x);
+    }
     return true;
 }
 
@@ -435,7 +439,7 @@ void CellGridDetector::collectPartners(const World& world, double margin, bool p
     }
 }
 
-void CellGridDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+void CellGridDetector::findPartners(const World& world, double margin) {
     checkWalls(world);
     const std::size_t n = world.numGrains;
     const bool pairs = buildGrid(world, margin);
@@ -474,7 +478,55 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
 
     grainOffset_[0] = 0;
     for (std::size_t i = 0; i < n; ++i) grainOffset_[i + 1] = grainOffset_[i] + grainCount_[i];
-    out.resize(grainOffset_[n]);
+}
+
+namespace {
+
+/// Resizes `out` to `size` without growth slack: std::vector's resize may
+/// double the capacity, which for the Contact arrays of a large packing is
+/// hundreds of bytes per grain. A small margin avoids a reallocation per
+/// call while the count creeps up.
+template <class T>
+void resizeTight(std::vector<T>& out, std::size_t size) {
+    if (size > out.capacity()) {
+        std::vector<T>().swap(out);
+        out.reserve(size + size / 32);
+    }
+    out.resize(size);
+}
+
+}  // namespace
+
+void CellGridDetector::releaseBuffers() {
+    std::vector<std::int32_t>().swap(cellStart_);
+    std::vector<std::int32_t>().swap(cellGrain_);
+    std::vector<CellBody>().swap(cellBody_);
+    std::vector<CellCoord>().swap(cellCoord_);
+    std::vector<std::size_t>().swap(grainCell_);
+    std::vector<std::uint32_t>().swap(grainCount_);
+    std::vector<std::array<std::uint32_t, 2>>().swap(grainPartners_);
+    std::vector<std::size_t>().swap(grainOffset_);
+    std::vector<Chunk>().swap(chunks_);
+}
+
+void CellGridDetector::detectPairs(const World& world, double margin, std::vector<Pair>& out) {
+    findPartners(world, margin);
+    const std::size_t n = world.numGrains;
+    resizeTight(out, grainOffset_[n]);
+    const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) if (n > kParallelGrains)
+    for (std::int64_t ii = 0; ii < count; ++ii) {
+        const auto i = static_cast<std::size_t>(ii);
+        const BodyId* partners = chunks_[grainPartners_[i][0]].partners.data() + grainPartners_[i][1];
+        Pair* pair = out.data() + grainOffset_[i];
+        for (std::uint32_t q = 0; q < grainCount_[i]; ++q) pair[q] = {static_cast<BodyId>(i), partners[q]};
+    }
+}
+
+void CellGridDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+    findPartners(world, margin);
+    const std::size_t n = world.numGrains;
+    resizeTight(out, grainOffset_[n]);
 
     const auto count = static_cast<std::int64_t>(n);
 #pragma omp parallel for schedule(static) if (n > kParallelGrains)
@@ -497,6 +549,25 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
 // ---------------------------------------------------------------------------
 
 void VerletListDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+    detectInto(world, margin, out, nullptr);
+}
+
+void VerletListDetector::detect(const World& world, double margin, std::vector<Contact>& out,
+                                std::vector<ContactMemory>& previous) {
+    detectInto(world, margin, out, &previous);
+}
+
+void VerletListDetector::detectInto(const World& world, double margin, std::vector<Contact>& out,
+                                    std::vector<ContactMemory>* previous) {
+    // Old contacts out[0, old) not yet remembered start at `saved`.
+    const std::size_t old = out.size();
+    std::size_t saved = 0;
+    if (previous) resizeTight(*previous, old);
+    const auto remember = [&](std::size_t upTo) {
+        if (!previous) return;
+        for (upTo = std::min(upTo, old); saved < upTo; ++saved)
+            (*previous)[saved] = {out[saved].key, out[saved].history};
+    };
     const std::size_t nb = world.numBodies();
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
     if (!rebuild) {
@@ -507,23 +578,36 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
             rebuild = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
     }
     if (rebuild) {
-        grid_.detect(world, margin + skin_, list_);
+        remember(old);
+        std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
+        grid_.detectPairs(world, margin + skin_, list_);
+        grid_.releaseBuffers();
         builtAt_ = world.x;
         builtMargin_ = margin;
         ++builds_;
     }
     // Narrow phase over the list, which is in key order: so is the output.
-    // Fixed chunks (independent of the thread count), concatenated in order.
+    // Fixed chunks (independent of the thread count); each thread fills its
+    // scratch buffer with one chunk, and the buffers are copied into `out` in
+    // chunk order (omp ordered), so the output is the same for any thread
+    // count. `out` keeps its old contacts until each is overwritten.
     constexpr std::size_t kChunk = 8192;
     const std::size_t L = list_.size(), chunks = (L + kChunk - 1) / kChunk;
-    if (chunkOut_.size() < chunks) chunkOut_.resize(chunks);
-#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
-    for (std::size_t ch = 0; ch < chunks; ++ch) {
-        std::vector<Contact>& part = chunkOut_[ch];
+    const auto threads = static_cast<std::size_t>(chunks > 1 ? omp_get_max_threads() : 1);
+    if (scratch_.size() < threads) scratch_.resize(threads);
+    // After a build: room for last call's count and a little more, without
+    // std::vector's doubling (see resizeTight).
+    if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
+    std::size_t written = 0;
+    const auto chunksI = static_cast<std::int64_t>(chunks);
+#pragma omp parallel for ordered schedule(dynamic, 1) if (chunks > 1)
+    for (std::int64_t ch = 0; ch < chunksI; ++ch) {
+        std::vector<Contact>& part = scratch_[static_cast<std::size_t>(omp_get_thread_num())].contacts;
         part.clear();
         Contact c;
-        for (std::size_t k = ch * kChunk; k < std::min(L, (ch + 1) * kChunk); ++k) {
-            const Contact& l = list_[k];
+        const auto begin = static_cast<std::size_t>(ch) * kChunk;
+        for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
+            const CellGridDetector::Pair& l = list_[k];
             const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
                                                 : narrowSphereSphere(world, l.a, l.b, margin, c);
             if (kept) {
@@ -531,9 +615,27 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
                 part.push_back(c);
             }
         }
+#pragma omp ordered
+        {
+            const std::size_t end = written + part.size();
+            remember(end);
+            if (end > out.size()) {
+                // Rare after the first call: more contacts than last time.
+                if (end > out.capacity()) {
+                    const std::size_t grown = lastSize_ > 0 ? out.capacity() + out.capacity() / 8 : 2 * out.capacity();
+                    out.reserve(std::max(end, grown));
+                }
+                out.resize(end);
+            }
+            std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(written));
+            written = end;
+        }
     }
-    out.clear();
-    for (std::size_t ch = 0; ch < chunks; ++ch) out.insert(out.end(), chunkOut_[ch].begin(), chunkOut_[ch].end());
+    remember(old);  // old contacts beyond the new count
+    out.resize(written);
+    // The first call grew by doubling: give the slack back (one copy, once).
+    if (out.capacity() - out.size() > out.size() / 8 + kChunk) out.shrink_to_fit();
+    lastSize_ = out.size();
 }
 
 void detectBruteForce(const World& world, double margin, std::vector<Contact>& out) {
@@ -556,13 +658,17 @@ void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& c
     matchContacts(previous, current, nullptr);
 }
 
-void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
-                   std::vector<std::int32_t>* previousIndex) {
-    assert(std::is_sorted(previous.begin(), previous.end(),
-                          [](const Contact& l, const Contact& r) { return l.key < r.key; }));
+namespace {
+
+/// The merge-join of matchContacts, for previous records of type P (Contact
+/// or ContactMemory: both have key and history).
+template <class P>
+void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current,
+                  std::vector<std::int32_t>* previousIndex) {
+    assert(std::is_sorted(previous.begin(), previous.end(), [](const P& l, const P& r) { return l.key < r.key; }));
     assert(std::is_sorted(current.begin(), current.end(),
                           [](const Contact& l, const Contact& r) { return l.key < r.key; }));
-    if (previousIndex) previousIndex->resize(current.size());
+    if (previousIndex) resizeTight(*previousIndex, current.size());
     std::size_t p = 0;
     for (std::size_t k = 0; k < current.size(); ++k) {
         Contact& c = current[k];
@@ -578,6 +684,23 @@ void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& c
         }
         if (previousIndex) (*previousIndex)[k] = from;
     }
+}
+
+}  // namespace
+
+void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
+                   std::vector<std::int32_t>* previousIndex) {
+    mergeHistory(previous, current, previousIndex);
+}
+
+void rememberContacts(const std::vector<Contact>& contacts, std::vector<ContactMemory>& memory) {
+    resizeTight(memory, contacts.size());
+    for (std::size_t k = 0; k < contacts.size(); ++k) memory[k] = {contacts[k].key, contacts[k].history};
+}
+
+void matchContactMemory(const std::vector<ContactMemory>& previous, std::vector<Contact>& current,
+                        std::vector<std::int32_t>* previousIndex) {
+    mergeHistory(previous, current, previousIndex);
 }
 
 }  // namespace moreau

@@ -196,7 +196,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     MdSolver solver(md);
     World& world = b.scene.world;
     VerletListDetector detector(b.scene.simulation.skin);
-    std::vector<Contact> contacts, candidates;
+    std::vector<Contact> contacts;
+    std::vector<ContactMemory> previous;  // as Simulation does: one Contact array
     std::vector<std::int32_t> index;
     StepContext ctx;
     ctx.dt = sceneReal(b.scene, "bench.dt");
@@ -204,9 +205,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     auto advance = [&](long steps) {
         for (long s = 0; s < steps; ++s) {
             ctx.step = world.step;
-            detector.detect(world, b.scene.simulation.margin, candidates);
-            matchContacts(contacts, candidates, &index);
-            contacts.swap(candidates);
+            detector.detect(world, b.scene.simulation.margin, contacts, previous);
+            matchContactMemory(previous, contacts, &index);
             solver.step(world, contacts, index, ctx);
         }
     };

@@ -54,20 +54,18 @@ const StepRecord& Simulation::step() {
         sub.dt = ctx.dt / scene_.md.substeps;
         for (int k = 0; k < scene_.md.substeps; ++k) {
             sub.step = w.step;
-            detector_.detect(w, scene_.simulation.margin, candidates_);          // detect
-            matchContacts(contacts_, candidates_, &previousIndex_);              // match: springs carry over
-            contacts_.swap(candidates_);
+            detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
+            matchContactMemory(previous_, contacts_, &previousIndex_);          // match: springs carry over
             md_.step(w, contacts_, previousIndex_, sub);                        // forces + integrate
         }
         // The world counts simulation steps, not substeps.
         w.step = ctx.step + 1;
         w.time = t0 + ctx.dt;
     } else {
-        detector_.detect(w, scene_.simulation.margin, candidates_);  // detect
-        matchContacts(contacts_, candidates_);                        // match: reactions carry over
-        contacts_.swap(candidates_);
-        std::vector<Contact>().swap(candidates_);  // last step's contacts: free them before the solve
-        stats = cd_.step(w, contacts_, ctx);       // solve + advance (throws on divergence)
+        detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
+        matchContactMemory(previous_, contacts_, nullptr);              // match: reactions carry over
+        std::vector<ContactMemory>().swap(previous_);  // free it before the solve, whose own arrays are large
+        stats = cd_.step(w, contacts_, ctx);  // solve + advance (throws on divergence)
     }
     record_ = observe();
     record_.iterations = stats.iterations;

@@ -580,6 +580,87 @@ TEST_CASE("detection is identical for 1, 2 and 3 threads, and buffers are reused
     checkSameContacts(out, reference);
 }
 
+TEST_CASE("Verlet list over many chunks: the cell grid's contacts, the same bits for 1, 2 and 3 threads") {
+    // ~60k listed pairs: several chunks of the narrow phase, appended in order.
+    Rng rng(23);
+    World world;
+    addRandomGrains(world, rng, 20000, {0, 0, 0}, {30, 30, 30}, 0.3, 0.6);
+    addFixedWall(world, "floor", plane({0, 0, 1}), {0, 0, 0.5});
+    const World start = world;
+    const double margin = 0.05, skin = 0.1;
+    // Shrinking the packing about its centre closes gaps: the contact count
+    // grows between calls (more output than last call), first without a
+    // rebuild (moves < skin/2), then with one.
+    const auto shrink = [&](double factor) {
+        for (std::size_t i = 0; i < world.numGrains; ++i) world.x[i] = Vec3(15, 15, 15) + factor * (world.x[i] - Vec3(15, 15, 15));
+    };
+    const std::vector<double> factors{1.0, 0.999, 0.99};
+    std::vector<std::vector<Contact>> reference;
+    {
+        CellGridDetector grid;
+        world = start;
+        for (double f : factors) {
+            shrink(f);
+            reference.emplace_back();
+            grid.detect(world, margin, reference.back());
+        }
+    }
+    REQUIRE(reference[0].size() > 20000);
+    REQUIRE(reference[1].size() > reference[0].size());
+    REQUIRE(reference[2].size() > reference[1].size());
+    for (const int threads : {1, 2, 3}) {
+        CAPTURE(threads);
+        const ThreadCount count(threads);
+        world = start;
+        VerletListDetector verlet(skin), remembering(skin);
+        std::vector<Contact> out, out2;
+        std::vector<ContactMemory> previous, expected;
+        for (std::size_t s = 0; s < factors.size(); ++s) {
+            CAPTURE(s);
+            shrink(factors[s]);
+            verlet.detect(world, margin, out);
+            // The one-pass form remembers what rememberContacts would have.
+            for (std::size_t i = 0; i < out2.size(); ++i) {
+                out2[i].history.reaction = Vec3(static_cast<double>(i), 1.0, 2.0);
+                out2[i].history.age = static_cast<std::uint32_t>(i % 7);
+            }
+            rememberContacts(out2, expected);
+            remembering.detect(world, margin, out2, previous);
+            REQUIRE(previous.size() == expected.size());
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < previous.size(); ++i)
+                wrong += !(previous[i].key == expected[i].key && previous[i].history.reaction == expected[i].history.reaction &&
+                           previous[i].history.age == expected[i].history.age);
+            CHECK(wrong == 0);
+            checkSameContacts(out2, out);
+            REQUIRE(out.size() == reference[s].size());
+            std::size_t diff = 0;
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                const Contact& g = out[i];
+                const Contact& r = reference[s][i];
+                diff += !(g.key == r.key && g.a == r.a && g.b == r.b && g.gap == r.gap && g.n == r.n &&
+                          g.history.age == 0 && g.history.reaction == Vec3::Zero());
+            }
+            CHECK(diff == 0);
+        }
+        CHECK(verlet.builds() == 2);
+    }
+    // The pairs of detectPairs are the keys of detect.
+    CellGridDetector grid;
+    std::vector<CellGridDetector::Pair> pairs;
+    grid.detectPairs(world, margin, pairs);
+    REQUIRE(pairs.size() == reference.back().size());
+    std::size_t diff = 0;
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+        diff += makeContactKey(pairs[i].a, pairs[i].b) != reference.back()[i].key;
+    CHECK(diff == 0);
+    // Released buffers are allocated again by the next call.
+    grid.releaseBuffers();
+    std::vector<Contact> again;
+    grid.detect(world, margin, again);
+    checkSameContacts(again, reference.back());
+}
+
 TEST_CASE("matchContacts carries history, starts new contacts clean and drops vanished ones") {
     const auto make = [](BodyId a, BodyId b, double reactionX, std::uint32_t age) {
         Contact c;
@@ -666,6 +747,23 @@ TEST_CASE("matchContacts reports where each contact came from, for a method's ow
         std::vector<Contact> current = candidates;
         matchContacts({}, current, &previousIndex);
         CHECK(previousIndex == std::vector<std::int32_t>(candidates.size(), -1));
+    }
+    SUBCASE("matching remembered contacts (key and history only) gives the same") {
+        std::vector<Contact> current = candidates, plain = candidates;
+        std::vector<ContactMemory> memory{ContactMemory{}};  // stale content is replaced
+        rememberContacts(previous, memory);
+        REQUIRE(memory.size() == previous.size());
+        std::vector<std::int32_t> previousIndex, plainIndex;
+        matchContactMemory(memory, current, &previousIndex);
+        matchContacts(previous, plain, &plainIndex);
+        CHECK(previousIndex == plainIndex);
+        for (std::size_t k = 0; k < current.size(); ++k) {
+            CAPTURE(k);
+            CHECK(current[k].history.reaction == plain[k].history.reaction);
+            CHECK(current[k].history.age == plain[k].history.age);
+        }
+        matchContactMemory(memory, current, nullptr);  // no index wanted
+        CHECK(current[4].history.age == 1);
     }
     SUBCASE("a null index is the two-argument version") {
         std::vector<Contact> current = candidates;

@@ -11,6 +11,15 @@
 
 namespace moreau {
 
+/// What matching needs of a contact once its step is over: key and history,
+/// 40 bytes instead of 80. A time loop that keeps last step's contacts in
+/// this form can detect this step's into the same Contact array, so a large
+/// run holds one Contact array instead of two (Simulation, the md-step bench).
+struct ContactMemory {
+    ContactKey key = 0;
+    ContactHistory history;
+};
+
 /// Narrow phase for one grain pair / grain–wall pair. Returns true and fills
 /// `c` (geometry only, history untouched) when gap < margin.
 bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, Contact& c);
@@ -31,6 +40,18 @@ public:
     /// All candidates with gap < margin (absolute length), sorted by key.
     /// Geometry is filled in, history is default.
     void detect(const World& world, double margin, std::vector<Contact>& out);
+
+    /// A candidate pair without its geometry: grain a < body b (the narrow
+    /// phase recomputes the minimum image from the positions, so no image
+    /// offset is stored). 8 bytes instead of a 80-byte Contact.
+    struct Pair {
+        BodyId a = 0, b = 0;
+    };
+    /// The same candidates as detect(), as pairs in key order.
+    void detectPairs(const World& world, double margin, std::vector<Pair>& out);
+    /// Frees the buffers kept between calls (~95 bytes per grain); the next
+    /// call allocates them again. For callers that detect rarely.
+    void releaseBuffers();
 
 private:
     /// Geometry of this call's grid. Axis k has n[k] cells; a grain's cell
@@ -68,6 +89,11 @@ private:
     void collectPartners(const World& world, double margin, bool pairs, std::size_t slot,
                          std::vector<BodyId>& partners) const;
 
+    /// Pass 1 of detect() and detectPairs(): broad + narrow phase of every
+    /// grain into chunks_, grainCount_ and grainPartners_; returns the prefix
+    /// sums in grainOffset_ (grainOffset_[n] candidates in all).
+    void findPartners(const World& world, double margin);
+
     /// Partners found by one block of the first pass. Padded against false sharing.
     struct alignas(64) Chunk {
         std::vector<BodyId> partners;
@@ -76,7 +102,6 @@ private:
     Grid grid_;
     std::vector<std::int32_t> cellStart_, cellGrain_;  ///< count-sorted grains, ascending id per cell
     std::vector<CellBody> cellBody_;                   ///< position and radius of cellGrain_[p]
-    std::vector<CellCoord> grainCoord_;                ///< cell coordinate of each grain
     std::vector<CellCoord> cellCoord_;                 ///< cell coordinate of cellGrain_[p]
     std::vector<std::size_t> grainCell_;               ///< cell (or bucket) of each grain
     std::vector<std::uint32_t> grainCount_;            ///< candidates of each grain
@@ -96,15 +121,35 @@ public:
     explicit VerletListDetector(double skin = 0.0) : skin_(skin) {}
     void setSkin(double skin) { skin_ = skin; }
     void detect(const World& world, double margin, std::vector<Contact>& out);
+    /// The same as rememberContacts(out, previous) followed by detect(world,
+    /// margin, out), in one pass: each old contact is remembered just before
+    /// its place in `out` is overwritten (its cache line is then being
+    /// written anyway), which saves a separate pass over the Contacts.
+    void detect(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>& previous);
     /// Builds of the list so far (for benches and tests).
     long builds() const { return builds_; }
 
 private:
+    void detectInto(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>* previous);
+
+    // Memory layout (a dense packing has ~3 candidates per grain, so every
+    // byte per candidate costs ~3 bytes per grain): the list holds 8-byte
+    // pairs, not Contacts, and the narrow phase writes Contacts straight into
+    // `out` through one chunk-sized buffer per thread, so the only full
+    // Contact array is the caller's. A build frees `out` (its contents are
+    // about to be replaced) before running the grid, and the grid's buffers
+    // after: the two never coexist, so the grid adds nothing to the peak.
+
+    /// Narrow-phase output of one chunk of the list. Padded against false sharing.
+    struct alignas(64) Scratch {
+        std::vector<Contact> contacts;
+    };
     CellGridDetector grid_;
-    std::vector<Contact> list_;
-    std::vector<std::vector<Contact>> chunkOut_;  ///< narrow-phase output per fixed chunk of the list
+    std::vector<CellGridDetector::Pair> list_;
+    std::vector<Scratch> scratch_;  ///< one per thread
     std::vector<Vec3> builtAt_;
     double skin_ = 0.0, builtMargin_ = -1.0;
+    std::size_t lastSize_ = 0;  ///< contacts output by the last call
     long builds_ = 0;
 };
 
@@ -124,5 +169,14 @@ void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& c
 /// `previous` must hold fewer than 2³¹ contacts.
 void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
                    std::vector<std::int32_t>* previousIndex);
+
+
+/// memory[k] = the key and history of contacts[k] (same order, so sorted by key).
+void rememberContacts(const std::vector<Contact>& contacts, std::vector<ContactMemory>& memory);
+
+/// matchContacts(previous, current, previousIndex) with last step's contacts
+/// as remembered by rememberContacts: the same result.
+void matchContactMemory(const std::vector<ContactMemory>& previous, std::vector<Contact>& current,
+                        std::vector<std::int32_t>* previousIndex);
 
 }  // namespace moreau

@@ -37,7 +37,10 @@ public:
 private:
     Scene scene_;
     VerletListDetector detector_;
-    std::vector<Contact> contacts_, candidates_;
+    /// This step's contacts, and last step's as far as matching needs them:
+    /// one Contact array, not two (see ContactMemory).
+    std::vector<Contact> contacts_;
+    std::vector<ContactMemory> previous_;
     CdSolver cd_;
     MdSolver md_;
     std::vector<std::int32_t> previousIndex_;  ///< MD: this step's contact → last step's
