@@ -13,6 +13,7 @@ namespace moreau {
 namespace {
 
 constexpr std::size_t kParallelContacts = 4096;
+constexpr std::size_t kEnergyChunk = 256;  ///< contacts per partial sum of energy and work
 
 }  // namespace
 
@@ -164,24 +165,33 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     const std::size_t stride = auxStride_;
     constexpr std::size_t slideAt = lawAux(T);  // the sliding flag's slot when stride > lawAux(T)
     const KuhnSwitches kuhnSwitches{s.kuhnOnset, s.kuhnSlipOnset, s.kuhnSlipRotation, s.kuhnProjection, s.kuhnTwirl};
+    // Energy and work are summed per fixed chunk of contacts (then over the
+    // chunks in order): the same bits for any thread count, and no
+    // per-contact arrays for diagnostics.
+    const std::size_t chunks = (m + kEnergyChunk - 1) / kEnergyChunk;
+    chunkElastic_.assign(chunks, 0.0);
+    chunkWork_.assign(chunks, 0.0);
 #pragma omp parallel for schedule(static) if (m > 4096)
-    for (std::size_t c = 0; c < m; ++c) {
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    double elasticSum = 0.0, workSum = 0.0;
+    const std::size_t chunkEnd = std::min(m, (chunk + 1) * kEnergyChunk);
+    for (std::size_t c = chunk * kEnergyChunk; c < chunkEnd; ++c) {
         const Contact& k = contacts[c];
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
         const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
         const auto p = static_cast<std::size_t>(prev);
         Vec3& spring = springNext_[c];
-        double& plastic = plasticNext_[c];
+        // Walton–Braun's F_max is the only normal-law memory; other laws keep no array for it.
+        double plasticScratch = 0.0;
+        double& plastic = N == NormalLaw::WaltonBraun ? plasticNext_[c] : plasticScratch;
         spring = Vec3::Zero();
-        plastic = prev >= 0 ? plastic_[p] : 0.0;
+        if constexpr (N == NormalLaw::WaltonBraun) plastic = prev >= 0 ? plastic_[p] : 0.0;
         double* aux = stride > 0 ? &auxNext_[c * stride] : nullptr;
         if (stride > 0) {
             if (prev >= 0) std::copy_n(&aux_[p * stride], stride, aux);
             else std::fill_n(aux, stride, 0.0);
         }
         contactForce_[c] = contactTorque_[c] = Vec3::Zero();
-        contactElastic_[c] = 0.0;
-        contactWork_[c] = 0.0;
         if constexpr (T == TangentialLaw::Kuhn) kuhnWorkStep_[c] = Vec3::Zero();
         const double overlap = -k.gap;
         if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
@@ -191,7 +201,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                 // Last step's force did work while the contact opened.
                 const Vec3 V = world.v[ib] - world.v[ia] -
                                (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
-                contactWork_[c] = -0.5 * k.history.reaction.dot(V) * dt;
+                workSum += -0.5 * k.history.reaction.dot(V) * dt;
             }
             continue;
         }
@@ -328,15 +338,18 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
         } else {
             normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
         }
-        contactElastic_[c] = normalEnergy + tangentialEnergy;
+        elasticSum += normalEnergy + tangentialEnergy;
         // Work delivered to the contact over the step, trapezoidal in the
         // force (history.reaction holds last step's force on b).
         if constexpr (T == TangentialLaw::Kuhn) {
             const double fnPrev = k.history.reaction.dot(n);
-            contactWork_[c] = -0.5 * (fnPrev + Fn) * Vn * dt + work;
+            workSum += -0.5 * (fnPrev + Fn) * Vn * dt + work;
         } else {
-            contactWork_[c] = -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
+            workSum += -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
         }
+    }
+    chunkElastic_[chunk] = elasticSum;
+    chunkWork_[chunk] = workSum;
     }
 }
 
@@ -344,11 +357,9 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
                              const std::vector<std::int32_t>& previousIndex, double dt) {
     const std::size_t m = contacts.size();
     springNext_.resize(m);
-    plasticNext_.resize(m);
+    plasticNext_.resize(settings_.normal == NormalLaw::WaltonBraun ? m : 0);
     contactForce_.resize(m);
     contactTorque_.resize(m);
-    contactElastic_.resize(m);
-    contactWork_.resize(m);
     const TangentialLaw t = settings_.tangential;
     auxStride_ = lawAux(t) + (hasSlidingState(t) && settings_.muStaticRatio != 1.0 ? 1 : 0);
     auxNext_.resize(m * auxStride_);
@@ -381,13 +392,13 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
         case NormalLaw::WaltonBraun: withTangential.template operator()<NormalLaw::WaltonBraun>(); break;
     }
     elastic_ = 0.0;
-    for (double e : contactElastic_) elastic_ += e;
+    for (double e : chunkElastic_) elastic_ += e;
 }
 
 void MdSolver::commitContacts(std::vector<Contact>& contacts) {
     // The work of the step counts once, when its forces are committed
     // (sums in contact order: the same bits for any thread count).
-    for (double w : contactWork_) workIn_ += w;
+    for (double w : chunkWork_) workIn_ += w;
     if (settings_.tangential == TangentialLaw::Kuhn)
         for (const Vec3& w : kuhnWorkStep_) {
             kuhnWork_.total += w[0];
@@ -502,8 +513,8 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
-        normalRates<N>(cst, overlap, -n.dot(V), plasticNext_[c], kU, kV);
-        double plastic = plasticNext_[c];
+        double plastic = N == NormalLaw::WaltonBraun ? plasticNext_[c] : 0.0;
+        normalRates<N>(cst, overlap, -n.dot(V), plastic, kU, kV);
         if (s.clipAttractive && normalForce<N>(cst, overlap, -n.dot(V), plastic) < 0.0)
             kU = kV = 0.0;  // clipped: no force, no rate
         const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();

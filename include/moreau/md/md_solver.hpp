@@ -140,13 +140,13 @@ private:
     /// sliding flag when μ_s ≠ μ_d.
     std::vector<double> aux_, auxNext_;
     std::size_t auxStride_ = 0;
-    std::vector<double> contactWork_;           ///< work delivered to each contact in the step
+    std::vector<double> chunkWork_;             ///< work delivered to the contacts in the step, per chunk of contacts
     std::vector<Vec3> kuhnWorkStep_;            ///< Kuhn per contact: (ΔW^t, rev, irrev) of the step
     double workIn_ = 0.0;
     TangentialWork kuhnWork_;
     std::vector<Vec3> contactForce_;         ///< force on b per contact
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
-    std::vector<double> contactElastic_;
+    std::vector<double> chunkElastic_;          ///< elastic energy per chunk of contacts
     std::vector<Vec3> force_, torque_;       ///< per body
     std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
     double elastic_ = 0.0;
