@@ -26,18 +26,6 @@ using doctest::Approx;
 
 namespace {
 
-void step(World& w, MdSolver& solver, std::vector<Contact>& contacts, std::vector<std::int32_t>& index, double dt) {
-    CellGridDetector detector;
-    std::vector<Contact> fresh;
-    detector.detect(w, 0.05, fresh);
-    matchContacts(contacts, fresh, &index);
-    contacts.swap(fresh);
-    StepContext ctx;
-    ctx.dt = dt;
-    ctx.step = w.step;
-    solver.step(w, contacts, index, ctx);
-}
-
 struct Collision {
     double restitution, duration, kineticLoss, dissipated, maxOverlap;
 };
@@ -59,13 +47,13 @@ Collision collide(const MdSettings& s, double ma, double mb, double dt, double s
     std::vector<std::int32_t> index;
     double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0, maxOverlap = 0.0;
     for (int k = 0; k < 10000000; ++k) {
-        step(w, solver, contacts, index, dt);
+        test::mdStep(w, solver, contacts, index, dt);
         const double gap = w.x[1].x() - w.x[0].x() - 1.0;
         maxOverlap = std::max(maxOverlap, -gap);
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
             const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
-            step(w, solver, contacts, index, dt);  // the contact's last work (its force falls to zero)
+            test::mdStep(w, solver, contacts, index, dt);  // the contact's last work (its force falls to zero)
             return {(w.v[1].x() - w.v[0].x()) / speed, tEnd - tStart, k0 - kinetic(), solver.dissipatedWork(),
                     maxOverlap};
         }
@@ -101,7 +89,7 @@ double slope(TangentialLaw law, double theta, double muD, double ratio, double v
     std::vector<std::int32_t> index;
     const double dt = 1e-4;
     const int steps = static_cast<int>(time / dt);
-    for (int k = 0; k < steps; ++k) step(w, solver, contacts, index, dt);
+    for (int k = 0; k < steps; ++k) test::mdStep(w, solver, contacts, index, dt);
     return w.v[0].dot(down);
 }
 
@@ -344,7 +332,7 @@ TEST_SUITE("md") {
             std::vector<std::int32_t> index;
             const double dt = 1e-3;
             w.v[1] = Vec3(0, 0.2, 0.1);  // one loading step: tangential force 1e5 · 2.2e-4 ≈ 22 < μ f^n = 50
-            step(w, solver, contacts, index, dt);
+            test::mdStep(w, solver, contacts, index, dt);
             const Vec3 f0 = contacts.at(0).history.reaction;
             const Vec3 b0 = w.x[1];
             const Vec3 axis = Vec3(1, 1, 0).normalized();
@@ -355,7 +343,7 @@ TEST_SUITE("md") {
                 w.v[1] = omega * axis.cross(w.x[1]);
                 w.v[0] = Vec3::Zero();
                 w.w[0] = w.w[1] = omega * axis;
-                step(w, solver, contacts, index, dt);
+                test::mdStep(w, solver, contacts, index, dt);
             }
             const Vec3 f1 = contacts.at(0).history.reaction;
             const Vec3 expected = Eigen::AngleAxisd(total, axis) * f0;
@@ -388,7 +376,7 @@ TEST_SUITE("md") {
         std::vector<Contact> contacts;
         std::vector<std::int32_t> index;
         const double x0 = w.x[0].x();
-        for (int k = 0; k < 3000; ++k) step(w, solver, contacts, index, 1e-4);
+        for (int k = 0; k < 3000; ++k) test::mdStep(w, solver, contacts, index, 1e-4);
         CHECK(w.v[0].x() == Approx(1.0 - mu * g * 0.3).epsilon(2e-3));
         const double slid = w.x[0].x() - x0;
         CHECK(solver.kuhnWork().dissipated == Approx(mu * m * g * slid).epsilon(2e-3));
@@ -416,11 +404,11 @@ TEST_SUITE("md") {
             MdSolver solver(s);
             std::vector<Contact> contacts;
             std::vector<std::int32_t> index;
-            step(w, solver, contacts, index, 1e-3);
+            test::mdStep(w, solver, contacts, index, 1e-3);
             // Moved by hand, velocities zero: only a geometric update sees it.
             if (turn) w.q[1] = Quat(Eigen::AngleAxisd(1e-4, Vec3::UnitZ())) * w.q[1];
             else w.x[1] += Vec3(0, 2e-5, 0);
-            step(w, solver, contacts, index, 1e-3);
+            test::mdStep(w, solver, contacts, index, 1e-3);
             const Contact& c = contacts.at(0);
             return Vec3(c.history.reaction - c.history.reaction.dot(c.n) * c.n);
         };
@@ -452,7 +440,7 @@ TEST_SUITE("md") {
             MdSolver solver(s);
             std::vector<Contact> contacts;
             std::vector<std::int32_t> index;
-            for (int k = 0; k < 3000; ++k) step(w, solver, contacts, index, 1e-5);
+            for (int k = 0; k < 3000; ++k) test::mdStep(w, solver, contacts, index, 1e-5);
             return std::pair{w.v[0], w.w[0]};
         };
         const auto [vc, wc] = run(TangentialLaw::Spring);
@@ -484,7 +472,7 @@ TEST_SUITE("md") {
                 MdSolver solver(s);
                 std::vector<Contact> contacts;
                 std::vector<std::int32_t> index;
-                for (int k = 0; k < 10; ++k) step(w, solver, contacts, index, 7e-5);
+                for (int k = 0; k < 10; ++k) test::mdStep(w, solver, contacts, index, 7e-5);
                 CHECK(contacts.size() > 4096);
                 return std::pair{stateHash(w), solver.dissipatedWork()};
             };

@@ -17,19 +17,6 @@ using doctest::Approx;
 
 namespace {
 
-/// Detect, match (springs carry over) and take one MD step.
-void mdStep(World& w, MdSolver& solver, std::vector<Contact>& contacts, std::vector<std::int32_t>& index, double dt) {
-    CellGridDetector detector;
-    std::vector<Contact> fresh;
-    detector.detect(w, 0.05, fresh);
-    matchContacts(contacts, fresh, &index);
-    contacts.swap(fresh);
-    StepContext ctx;
-    ctx.dt = dt;
-    ctx.step = w.step;
-    solver.step(w, contacts, index, ctx);
-}
-
 struct Collision {
     double restitution, duration;
 };
@@ -49,7 +36,7 @@ Collision collideAt(const MdSettings& s, double dt, double speed) {
     std::vector<std::int32_t> index;
     double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0;
     for (int k = 0; k < 1000000; ++k) {
-        mdStep(w, solver, contacts, index, dt);
+        test::mdStep(w, solver, contacts, index, dt);
         const double gap = w.x[1].x() - w.x[0].x() - 1.0;
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
@@ -83,7 +70,7 @@ Collision collide(const MdSettings& s, double stepsPerContact) {
     std::vector<std::int32_t> index;
     double tStart = -1.0, tEnd = -1.0, prevGap = 0.3 * dt, prevT = 0.0;
     for (int k = 0; k < 10 * static_cast<int>(stepsPerContact); ++k) {
-        mdStep(w, solver, contacts, index, dt);
+        test::mdStep(w, solver, contacts, index, dt);
         const double gap = w.x[1].x() - w.x[0].x() - 1.0;
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
@@ -197,7 +184,7 @@ TEST_SUITE("md") {
             std::vector<Contact> contacts;
             std::vector<std::int32_t> index;
             const double dt = M_PI * std::sqrt(m / s.kn) / 2000.0;
-            for (int k = 0; k < 8000; ++k) mdStep(w, solver, contacts, index, dt);
+            for (int k = 0; k < 8000; ++k) test::mdStep(w, solver, contacts, index, dt);
             slip = w.v[0].x() - r * w.w[0].y();  // contact point speed (ω_y > 0 rolls along +x)
             return w.v[0].x();
         };
@@ -242,7 +229,7 @@ TEST_SUITE("md") {
             std::vector<Contact> contacts;
             std::vector<std::int32_t> index;
             const double dt = 1e-4;
-            for (int k = 0; k < 5000; ++k) mdStep(w, solver, contacts, index, dt);
+            for (int k = 0; k < 5000; ++k) test::mdStep(w, solver, contacts, index, dt);
             return w.v[0].dot(Vec3(-std::cos(theta), 0.0, -std::sin(theta)));  // down the slope
         };
         const double thetaC = std::atan(mu);
@@ -268,7 +255,7 @@ TEST_SUITE("md") {
             MdSolver solver(s);
             std::vector<Contact> contacts;
             std::vector<std::int32_t> index;
-            for (int k = 0; k < 30; ++k) mdStep(w, solver, contacts, index, 7e-5);
+            for (int k = 0; k < 30; ++k) test::mdStep(w, solver, contacts, index, 7e-5);
             return stateHash(w);
         };
         const auto h1 = run(1), h2 = run(2);

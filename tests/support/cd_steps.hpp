@@ -1,7 +1,8 @@
 #pragma once
-/// Small helpers of the CD tests: whole steps (detect, match, solve) and walls.
+/// Small helpers of the CD and MD tests: whole steps (detect, match, solve) and walls.
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
+#include "moreau/md/md_solver.hpp"
 
 namespace moreau::test {
 
@@ -19,6 +20,21 @@ inline CdStepStats stepWorld(World& w, CdSolver& solver, std::vector<Contact>& c
     ctx.step = w.step;
     ctx.seed = seed;
     return solver.step(w, contacts, ctx);
+}
+
+/// Detect (margin 0.05), match with last step's contacts (MD history carries
+/// over through `index`) and take one MD step.
+inline void mdStep(World& w, MdSolver& solver, std::vector<Contact>& contacts, std::vector<std::int32_t>& index,
+                   double dt) {
+    CellGridDetector detector;
+    std::vector<Contact> fresh;
+    detector.detect(w, 0.05, fresh);
+    matchContacts(contacts, fresh, &index);
+    contacts.swap(fresh);
+    StepContext ctx;
+    ctx.dt = dt;
+    ctx.step = w.step;
+    solver.step(w, contacts, index, ctx);
 }
 
 inline WallShape planeShape(const Vec3& normal, double mu = 0.0) {
