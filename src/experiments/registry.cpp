@@ -17,6 +17,15 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
 const std::vector<ExperimentInfo>& experiments() {
     static const std::vector<ExperimentInfo> list = {
         {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
+        {"force-relaxation", "CD §3.1 eq. 48: sweeps to relax a squeezed chain (∝ L²), 2D (∝ n) and 3D (∝ n^2/3) packings",
+         forceRelaxation},
+        {"convergence-criteria",
+         "CD §2.5.1: fixed N_I, local and global criteria at matched mean overlap on a 2D compression; residual per sweep",
+         convergenceCriteria},
+        {"sweep-orders",
+         "beyond CD §2.5: sweeps to relax a load step and sound-wave ω for random-sweep, shuffle-once, fixed, "
+         "random-sequential",
+         sweepOrders},
     };
     return list;
 }

@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <limits>
 
+#include "chain_theory.hpp"
 #include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
@@ -18,28 +19,6 @@
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau {
-
-namespace {
-
-struct ChainTheory {
-    double q, c, D, k, omega, tau;
-};
-
-/// Eqs. 46, 54, 57, 58, 60 for the lowest mode of a fixed–free chain of length L.
-ChainTheory chainTheory(int iterations, double d, double dt, double L) {
-    ChainTheory th;
-    th.q = (4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0;
-    const double qN = th.q * iterations;
-    th.c = std::sqrt(qN) * d / dt;  // eq. 57
-    th.D = qN * d * d / dt;         // eq. 54
-    th.k = 2.0 * M_PI / (4.0 * L);  // λ = 4L
-    const double under = th.c * th.c - th.D * th.D * th.k * th.k / 4.0;
-    th.omega = under > 0.0 ? th.k * std::sqrt(under) : 0.0;  // eq. 58 (0: overdamped)
-    th.tau = 2.0 / (th.D * th.k * th.k);                      // eq. 60
-    return th;
-}
-
-}  // namespace
 
 nlohmann::json soundWave1d(const ExperimentOptions& options) {
     const std::vector<KeySpec> extra = {

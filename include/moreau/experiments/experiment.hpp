@@ -38,6 +38,9 @@ bool runPlotScript(const std::string& script, const std::vector<std::string>& ar
 
 // The experiments and benches.
 nlohmann::json soundWave1d(const ExperimentOptions& options);
+nlohmann::json forceRelaxation(const ExperimentOptions& options);
+nlohmann::json convergenceCriteria(const ExperimentOptions& options);
+nlohmann::json sweepOrders(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);

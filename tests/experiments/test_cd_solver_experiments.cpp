@@ -1,0 +1,73 @@
+/// The CD solver experiments (force-relaxation, sweep-orders,
+/// convergence-criteria) in small, fast versions: each fails if the iteration
+/// stops relaxing forces diffusively (CD §3.1) or the criteria misbehave.
+#include <doctest/doctest.h>
+
+#include "moreau/experiments/experiment.hpp"
+
+using namespace moreau;
+
+namespace {
+
+nlohmann::json runQuiet(nlohmann::json (*run)(const ExperimentOptions&), std::vector<std::string> sets) {
+    ExperimentOptions options;
+    options.sets = std::move(sets);
+    options.writeFiles = false;
+    options.quiet = true;
+    return run(options);
+}
+
+}  // namespace
+
+TEST_SUITE("experiments") {
+    TEST_CASE("force-relaxation: a squeezed chain relaxes in L^2 sweeps, as diffusion with q = 0.797 says") {
+        const nlohmann::json doc = runQuiet(forceRelaxation, {"experiment.lengths=10 20 40 80", "experiment.seeds=2",
+                                                              "experiment.sizes_2d=", "experiment.sizes_3d="});
+        const auto& r = doc["results"];
+        CHECK(r["exponent"].get<double>() == doctest::Approx(2.0).epsilon(0.05));  // eq. 48
+        // L² ln(4/(π ε))/(q π²) with q of eq. 46, for L >= 40.
+        CHECK(r["prefactor_ratio"].get<double>() == doctest::Approx(1.0).epsilon(0.1));
+        for (const auto& check : doc["checks"]) CHECK(check["pass"].get<bool>());
+    }
+
+    TEST_CASE("force-relaxation: a 2D packing twice as large needs about twice the sweeps") {
+        const nlohmann::json doc = runQuiet(forceRelaxation, {"experiment.lengths=10 20", "experiment.seeds=1",
+                                                              "experiment.sizes_2d=150 600", "experiment.sizes_3d="});
+        const auto& r = doc["results"];
+        // n ×4 → sweeps ×4 (eq. 49); a depth-linear law would give ×2.
+        const double ratio = r["sweeps_2d"][1].get<double>() / r["sweeps_2d"][0].get<double>();
+        CHECK(ratio > 2.8);
+        CHECK(ratio < 5.5);
+    }
+
+    TEST_CASE("sweep-orders: on the chain every order relaxes with its own q (sweeps ∝ 1/q)") {
+        const nlohmann::json doc = runQuiet(sweepOrders, {"experiment.chain_length=40", "experiment.particles_2d=0",
+                                                          "experiment.particles_3d=0", "experiment.seeds=3",
+                                                          "experiment.wave=false"});
+        const auto& r = doc["results"];
+        const auto& s = r["sweeps_chain"];
+        const auto& th = r["sweeps_chain_theory"];
+        REQUIRE(s.size() == 4);
+        for (std::size_t o = 0; o < 4; ++o) {
+            CAPTURE(r["orders"][o].get<std::string>());
+            CHECK(s[o].get<double>() / th[o].get<double>() == doctest::Approx(1.0).epsilon(0.1));
+        }
+    }
+
+    TEST_CASE("convergence-criteria: local and global criteria reach the fixed run's accuracy without caps") {
+        const nlohmann::json doc =
+            runQuiet(convergenceCriteria, {"random.count=80", "random.box_max=8 12 0", "wall.right.point=8 0 0",
+                                           "wall.piston.point=0 12 0", "simulation.steps=500",
+                                           "wall.piston.change_time=300", "cd.iterations=20"});
+        const auto& r = doc["results"];
+        CHECK(r["capped_steps_local"].get<long>() == 0);
+        CHECK(r["capped_steps_global"].get<long>() == 0);
+        CHECK(r["mean_overlap_local"].get<double>() / r["mean_overlap_fixed"].get<double>() ==
+              doctest::Approx(1.0).epsilon(0.1));
+        CHECK(r["mean_overlap_global"].get<double>() / r["mean_overlap_fixed"].get<double>() ==
+              doctest::Approx(1.0).epsilon(0.1));
+        CHECK(r["curve_final_residual"].get<double>() < 1e-10);
+        // The criteria stop where the true error is small against the load.
+        CHECK(r["curve_error_at_stop_local"].get<double>() < 1.0);
+    }
+}
