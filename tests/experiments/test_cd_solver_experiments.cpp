@@ -3,6 +3,9 @@
 /// stops relaxing forces diffusively (CD §3.1) or the criteria misbehave.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
+#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 
 using namespace moreau;
@@ -79,5 +82,42 @@ TEST_SUITE("experiments") {
         const double ovLocal = r["mean_overlap_local"].get<double>(), ovFixed = r["mean_overlap_fixed"].get<double>();
         if (itLocal > 2 * 20) CHECK(ovLocal < ovFixed);
         if (itLocal < 20 / 2) CHECK(ovLocal > ovFixed);
+    }
+}
+
+TEST_SUITE("experiments") {
+    TEST_CASE("force-relaxation and sweep-orders: JSON keys of INTERFACE.md and the CSV files") {
+        const auto dir = std::filesystem::temp_directory_path() / "moreau_test_cd_solver_experiments";
+        std::filesystem::remove_all(dir);
+        ExperimentOptions options;
+        options.outDir = dir;
+        options.quiet = true;
+        options.sets = {"experiment.lengths=10 20", "experiment.sizes_2d=", "experiment.sizes_3d="};
+        const nlohmann::json fr = forceRelaxation(options);
+        for (const char* key : {"lengths", "sweeps", "exponent", "epsilon"}) CHECK(fr["results"].contains(key));
+        CHECK(fr["results"]["sweeps"].size() == 2);
+        CHECK(std::filesystem::exists(dir / "force_relaxation.csv"));
+        options.sets = {"experiment.chain_length=10", "experiment.particles_2d=0", "experiment.particles_3d=0",
+                        "experiment.seeds=1", "experiment.wave=false"};
+        const nlohmann::json so = sweepOrders(options);
+        for (const char* key : {"orders", "sweeps_chain", "sweeps_2d", "sweeps_3d", "omega_ratio_chain"})
+            CHECK(so["results"].contains(key));
+        CHECK(so["results"]["orders"].size() == 4);
+        CHECK(std::filesystem::exists(dir / "sweep_orders.csv"));
+        std::filesystem::remove_all(dir);
+    }
+
+    TEST_CASE("CD solver experiments: bad keys and values exit with InputError naming the key") {
+        ExperimentOptions options;
+        options.writeFiles = false;
+        options.quiet = true;
+        options.sets = {"experiment.lengths=10 x"};
+        CHECK_THROWS_WITH_AS(forceRelaxation(options), doctest::Contains("experiment.lengths"), InputError);
+        options.sets = {"experiment.epsilon=2"};
+        CHECK_THROWS_WITH_AS(forceRelaxation(options), doctest::Contains("experiment.epsilon"), InputError);
+        options.sets = {"experiment.chain_length=1"};
+        CHECK_THROWS_WITH_AS(sweepOrders(options), doctest::Contains("experiment.chain_length"), InputError);
+        options.sets = {"experiment.match=0"};
+        CHECK_THROWS_WITH_AS(convergenceCriteria(options), doctest::Contains("experiment.match"), InputError);
     }
 }
