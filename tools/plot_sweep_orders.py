@@ -3,8 +3,8 @@
 
 Usage: plot_sweep_orders.py CSV PNG CHAIN_LENGTH N2D N3D SEEDS
 Left: sweeps of a load step until every reaction is within eps of R*, per
-order, for the chain (with the theory L^2 ln(4/(pi eps))/(q pi^2) and each
-order's q), the 2D and the 3D packing, normalised by the random sweep.
+order over the random sweep's on the same system and seed (median over
+seeds), for the chain, the 2D and the 3D packing, with the chain theory 1/q.
 Right: the chain's sound-wave omega over eq. 58 with the random sweep's q and
 the sqrt(q/0.797) each order's q predicts.
 """
@@ -35,19 +35,17 @@ def main():
     width = 0.2
     for k, (key, label, color) in enumerate((("chain", f"chain L = {L}", "C0"), ("2d", f"2D packing n = {n2}", "C2"),
                                              ("3d", f"3D packing n = {n3}", "C3"))):
-        base = f(rows[0]["sweeps_" + key])
-        if not base or math.isnan(base) or base == 0:
+        y = [f(r["ratio_" + key]) for r in rows]
+        if all(math.isnan(v) for v in y):
             continue
-        y = [f(r["sweeps_" + key]) / base for r in rows]
-        e = [f(r["sem_" + key]) / base for r in rows]
-        ax[0].bar([i + (k - 1) * width for i in x], y, width=width, yerr=e, color=color, label=label)
+        ax[0].bar([i + (k - 1) * width for i in x], y, width=width, color=color, label=label)
     q0 = f(rows[0]["q_theory"])
     ax[0].plot([i - width for i in x], [q0 / f(r["q_theory"]) for r in rows], "k_", ms=25, mew=2,
                label="chain theory: sweeps ∝ 1/q")
     ax[0].set_xticks(x)
     ax[0].set_xticklabels(names)
     ax[0].set_ylabel("sweeps to reach eps / sweeps of random-sweep")
-    ax[0].set_title(f"load step, cold start, mean ± s.e. over {seeds} seeds")
+    ax[0].set_title(f"load step, cold start: median over {seeds} seeds of the paired ratio")
     ax[0].legend(fontsize=8)
 
     ratio = [f(r["omega_ratio"]) for r in rows]

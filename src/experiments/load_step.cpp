@@ -119,8 +119,25 @@ std::string packingSceneText(const PackingSpec& spec) {
 LoadedSystem loadedPacking(const PackingSpec& spec) {
     const std::string text = packingSceneText(spec);
     Simulation sim(loadSceneText(text, "<packing " + std::to_string(spec.dimension) + "D>", {}));
+    // 40 steps per box width compress most packings to rest; larger ones may
+    // still creep (the load step then moves a loose region and never
+    // settles), so the run goes on in chunks of a quarter of that until the
+    // piston is still (speed < 2e-5 d/Δt), for at most four times as long.
     const long steps = sim.scene().simulation.steps;
     for (long k = 0; k < steps; ++k) sim.step();
+    std::size_t pistonId = sim.world().numBodies();
+    for (std::size_t k = 0; k < sim.world().numWalls(); ++k)
+        if (sim.world().wallName[k] == "piston") pistonId = sim.world().numGrains + k;
+    if (pistonId == sim.world().numBodies()) throw std::logic_error("loadedPacking: no piston");
+    const long chunk = std::max<long>(50, steps / 4);
+    double vmax = sim.world().v[pistonId].norm();
+    for (long extra = 0; extra < 3 * steps && vmax >= 2e-5; extra += chunk) {
+        vmax = 0.0;  // the piston rings: its largest speed over a chunk, not one sample
+        for (long k = 0; k < chunk; ++k) {
+            sim.step();
+            vmax = std::max(vmax, sim.world().v[pistonId].norm());
+        }
+    }
 
     LoadedSystem s;
     s.world = sim.world();
@@ -210,7 +227,7 @@ Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std
         force.push_back(f);
         const int half = sweeps / 2;
         return sweeps >= 20 && f > 0.0 &&
-               std::abs(f - force[static_cast<std::size_t>(half - 1)]) <= 1e-3 * epsilon * f;
+               std::abs(f - force[static_cast<std::size_t>(half - 1)]) <= 1e-2 * epsilon * f;
     });
     solver.step(w, contacts, contextFor(system.world, seed));
     const double limit = force.empty() ? 0.0 : force.back();

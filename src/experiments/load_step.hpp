@@ -54,7 +54,10 @@ struct PackingSpec {
     double mu = 0.05;              ///< grain–grain and grain–wall friction
     double pressure = 0.02;        ///< piston force per unit length (2D) or area (3D)
     int prepIterations = 40;       ///< N_I of the compression
-    long prepSteps = 0;            ///< 0: 40 steps per grain diameter of box width, at least 600
+    /// 0: 40 steps per grain diameter of box width, at least 600; then on in
+    /// chunks of a quarter of that until the piston's largest speed over a
+    /// chunk is below 2e-5 d/Δt (at most four times as long in all).
+    long prepSteps = 0;
 };
 
 /// A random packing compressed by a piston in a box without gravity (the
@@ -81,8 +84,8 @@ struct Convergence {
 /// seed) until it is within ε of the exact solution. Chain (exact reactions
 /// given): every reaction within ε ⟨|R*|⟩ of R*. Packings (a probe given):
 /// the force on the base within ε of its limit for good, the limit being the
-/// value at the first sweep s where it changed by less than 10⁻³ ε since
-/// sweep s/2 (geometric convergence: then it is settled far below ε).
+/// value at the first sweep s where it changed by less than 10⁻² ε since
+/// sweep s/2 (geometric convergence: then it is settled well below ε).
 Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std::uint64_t seed, double epsilon,
                             int maxSweeps, bool keepHistory);
 
