@@ -73,7 +73,7 @@ def main():
     ax[2].set_xscale("log")
     ax[2].set_yscale("log")
     ax[2].set_xlabel("grains n")
-    ax[2].set_ylabel(f"sweeps until max |R - R*| <= {eps:g} <|R*|>")
+    ax[2].set_ylabel(f"sweeps until the base force is within {eps:g} of its limit")
     ax[2].set_title("load step of a packing")
     ax[2].legend(fontsize=8)
     fig.tight_layout()

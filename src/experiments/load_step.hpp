@@ -75,8 +75,10 @@ struct Convergence {
     /// sweep from which on the base force stays within ε of its limit.
     int sweeps = 0;
     bool reached = false;
-    std::vector<double> error; ///< max |R − R*| / ⟨|R*|⟩ after each sweep (when asked)
-    int referenceSweeps = 0;   ///< sweeps of the reference solve (0: exact reactions given)
+    /// After each sweep (when asked): chain max |R − R*| / ⟨|R*|⟩; packings
+    /// |F_base − F*_base| / F*_base.
+    std::vector<double> error;
+    int referenceSweeps = 0;   ///< packings: sweeps until the base force settled (0: chain)
     double scale = 0.0;        ///< chain: ⟨|R*|⟩; packings: the base force's limit
 };
 
