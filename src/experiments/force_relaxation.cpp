@@ -15,6 +15,7 @@
 /// Packings: a random packing compressed by a piston (load_step.hpp), at rest,
 /// reactions cleared; sweeps until the force on the base is within ε of its
 /// limit for good — the load has arrived (§3.1's picture of Fig. 5).
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -186,6 +187,27 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
     const double exp2 = loadstep::logSlope(p2.size, p2.sweeps), exp3 = loadstep::logSlope(p3.size, p3.sweeps);
     const double cost2 = loadstep::logSlope(p2.size, costOf(p2)), cost3 = loadstep::logSlope(p3.size, costOf(p3));
     const double depthExp2 = loadstep::logSlope(p2.depth, p2.sweeps), depthExp3 = loadstep::logSlope(p3.depth, p3.sweeps);
+    // Sweeps = a + b (depth/d̄)²: a diffusive part and a size-independent one
+    // (local soft modes), least squares. The chain has a = 0 and
+    // b = ln(4/(π ε))/(q π²).
+    auto offsetFit = [](const SeriesResult& r) {
+        std::array<double, 2> ab{std::nan(""), std::nan("")};
+        const std::size_t n = r.sweeps.size();
+        if (n < 2) return ab;
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double x = r.depth[i] * r.depth[i];
+            sx += x;
+            sy += r.sweeps[i];
+            sxx += x * x;
+            sxy += x * r.sweeps[i];
+        }
+        const double dn = static_cast<double>(n);
+        ab[1] = (dn * sxy - sx * sy) / (dn * sxx - sx * sx);
+        ab[0] = (sy - ab[1] * sx) / dn;
+        return ab;
+    };
+    const auto fit2 = offsetFit(p2), fit3 = offsetFit(p3);
 
     nlohmann::json params = {{"epsilon", eps},
                              {"order", loadstep::orderName(cd.order)},
@@ -225,6 +247,11 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
                               {"exponent_3d", exp3},
                               {"depth_exponent_3d", depthExp3},
                               {"cost_exponent_3d", cost3},
+                              {"offset_2d", fit2[0]},
+                              {"slope_depth2_2d", fit2[1]},
+                              {"offset_3d", fit3[0]},
+                              {"slope_depth2_3d", fit3[1]},
+                              {"slope_depth2_chain", std::log(4.0 / (M_PI * eps)) / (q * M_PI * M_PI)},
                               {"sweeps_2d_per_seed", p2.perSeed},
                               {"sweeps_3d_per_seed", p3.perSeed},
                               {"unsettled_2d", unsettled2},
