@@ -62,6 +62,20 @@ TEST_SUITE("experiments") {
         }
     }
 
+    TEST_CASE("sweep-orders: the chain's sound wave rings with each order's q (omega ∝ sqrt(q), eq. 57)") {
+        const nlohmann::json doc = runQuiet(sweepOrders, {"experiment.chain_length=0", "experiment.particles_2d=0",
+                                                          "experiment.particles_3d=0", "experiment.seeds=1",
+                                                          "experiment.wave_particles=25"});
+        const auto& r = doc["results"];
+        REQUIRE(r["omega_ratio_own_q_chain"].size() == 4);
+        for (std::size_t o = 0; o < 4; ++o) {
+            CAPTURE(r["orders"][o].get<std::string>());
+            CHECK(r["omega_ratio_own_q_chain"][o].get<double>() == doctest::Approx(1.0).epsilon(0.05));
+        }
+        // Kept orders ring sqrt(1/0.797) = 1.12 times faster than the paper's random sweep.
+        CHECK(r["omega_ratio_chain"][1].get<double>() == doctest::Approx(1.12).epsilon(0.03));
+    }
+
     TEST_CASE("convergence-criteria: the criteria stop a converging load step where their accuracy says") {
         const nlohmann::json doc =
             runQuiet(convergenceCriteria, {"random.count=80", "random.box_max=8 12 0", "wall.right.point=8 0 0",
