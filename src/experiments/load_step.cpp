@@ -279,7 +279,7 @@ std::vector<long> parseCounts(const std::string& key, const std::string& text, l
         }
         if (pos != word.size() || v < minValue)
             throw InputError("key '" + key + "': '" + text + "' is not a list of integers >= " +
-                             std::to_string(minValue) + " (e.g. \"10 20 40\"; empty to skip)");
+                             std::to_string(minValue) + " (e.g. \"100 200 400\"; empty to skip)");
         out.push_back(v);
     }
     return out;
