@@ -430,6 +430,7 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
                     done = std::abs(sumP - prevSumP) <= settings_.epsilon * sumP;  // eq. 36
                     prevSumP = sumP;
                 }
+                if (observer_ && observer_(sweep + 1, rows_)) done = true;
             }
         }
         stats.iterations = sweep;

@@ -34,19 +34,6 @@ std::string num(double v) {
 
 double qRandomSweep() { return (4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0; }
 
-ChainTheory chainTheory(int iterations, double d, double dt, double L) {
-    ChainTheory th;
-    th.q = qRandomSweep();
-    const double qN = th.q * iterations;
-    th.c = std::sqrt(qN) * d / dt;  // eq. 57
-    th.D = qN * d * d / dt;         // eq. 54
-    th.k = 2.0 * M_PI / (4.0 * L);  // λ = 4L
-    const double under = th.c * th.c - th.D * th.D * th.k * th.k / 4.0;
-    th.omega = under > 0.0 ? th.k * std::sqrt(under) : 0.0;  // eq. 58 (0: overdamped)
-    th.tau = 2.0 / (th.D * th.k * th.k);                      // eq. 60
-    return th;
-}
-
 DampedSine fitFixedRates(const std::vector<double>& t, const std::vector<double>& x, double omega, double tau) {
     DampedSine d;
     d.omega = omega;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chain_theory.hpp"
 #include "moreau/analysis/fit.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/experiments/simulation.hpp"
@@ -18,12 +19,7 @@ namespace moreau::cdwaves {
 /// q of the random sweep (eq. 46).
 double qRandomSweep();
 
-struct ChainTheory {
-    double q, c, D, k, omega, tau;
-};
-
-/// Eqs. 46, 54, 57, 58, 60 for the lowest mode of a fixed–free chain of length L.
-ChainTheory chainTheory(int iterations, double d, double dt, double L);
+// ChainTheory and chainTheory (eqs. 46–60): chain_theory.hpp.
 
 /// Eq. 64 with ω and τ held fixed and x0, A, φ fitted by linear least squares
 /// (the paper's Fig. 7 curve: theory ω, τ drawn through the data).

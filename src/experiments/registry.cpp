@@ -41,6 +41,15 @@ const std::vector<ExperimentInfo>& experiments() {
          iterationScaling},
         {"cd-md-equivalence", "CD §3.4 eqs. 67-68: CD chain and packing against MD with kappa, gamma of N_I",
          cdMdEquivalence},
+        {"force-relaxation", "CD §3.1 eq. 48: sweeps to relax a squeezed chain (∝ L²), 2D (∝ n) and 3D (∝ n^2/3) packings",
+         forceRelaxation},
+        {"convergence-criteria",
+         "CD §2.5.1: fixed N_I, local and global criteria at matched mean overlap on a 2D compression; residual per sweep",
+         convergenceCriteria},
+        {"sweep-orders",
+         "beyond CD §2.5: sweeps to relax a load step and sound-wave ω for random-sweep, shuffle-once, fixed, "
+         "random-sequential",
+         sweepOrders},
     };
     return list;
 }

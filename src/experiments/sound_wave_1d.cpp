@@ -33,7 +33,7 @@ nlohmann::json soundWave1d(const ExperimentOptions& options) {
     const std::size_t n = scene.world.numGrains;
     const double force = scene.world.appliedForce(static_cast<BodyId>(n - 1), 0.0).norm();
     const cdwaves::ChainRun run = cdwaves::runChain(std::move(scene), NI);
-    const cdwaves::ChainTheory& th = run.theory;
+    const ChainTheory& th = run.theory;
     const DampedSine& fit = run.fit;
 
     nlohmann::json params = {{"particles", n}, {"iterations", NI}, {"dt", dt}, {"d", d},

@@ -19,6 +19,7 @@
 ///   release   — the per-step buffers go back (memory, see SolverRow)
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "moreau/cd/step_context.hpp"
@@ -98,6 +99,15 @@ public:
     /// Record residualHistory() (off by default: it costs a pass per sweep).
     void recordResidualHistory(bool on) { recordHistory_ = on; }
 
+    /// Called after every sweep with the number of sweeps done so far and the
+    /// rows (impulses P = R Δt, in contact order); returning true ends this
+    /// step's sweeps there, as a met criterion would. For experiments that
+    /// compare the iteration with a known solution (force-relaxation,
+    /// sweep-orders). It only reads, and runs serially between sweeps, so the
+    /// sweeps keep their bits; unset (the default) it costs one test per sweep.
+    using SweepObserver = std::function<bool(int sweeps, const std::vector<SolverRow>& rows)>;
+    void setSweepObserver(SweepObserver observer) { observer_ = std::move(observer); }
+
     /// Update one row with the shock law (eq. 34) against the current body
     /// velocities; returns |ΔP|. Public for the unit tests.
     static double updateRow(SolverRow& row, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
@@ -135,6 +145,7 @@ private:
     std::vector<std::array<double, 6>> aniso_;  ///< symmetric M_t: xx xy xz yy yz zz
     std::vector<double> residualHistory_;
     bool recordHistory_ = false;
+    SweepObserver observer_;
     double sweepSeconds_ = 0.0;
     /// Bodies of each row, −1 where the solver never moves the body (fixed
     /// walls): the dependency levels read this instead of the 128-byte rows.
