@@ -31,6 +31,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
          "refined algorithm vs add-then-project",
          kuhnSlipDirection},
+        {"relaxation-time",
+         "Pena et al. Figs. 5-7, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
+         "update, with and without rotation, several k_n",
+         relaxationTime},
     };
     return list;
 }

@@ -44,6 +44,7 @@ nlohmann::json detachment(const ExperimentOptions& options);
 nlohmann::json integratorsImpact(const ExperimentOptions& options);
 nlohmann::json obliqueImpact(const ExperimentOptions& options);
 nlohmann::json kuhnSlipDirection(const ExperimentOptions& options);
+nlohmann::json relaxationTime(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);
