@@ -21,12 +21,19 @@ for ax, (name, title, tt) in zip(axes.flat, variants):
         pts = sorted((float(r["dt_over_tc"]), float(r["t_r"])) for r in rows
                      if r["variant"] == name and float(r["kn"]) == kn and r["t_r"] not in ("nan", "-nan"))
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"k_n = {kn:g} N/m")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=8 - 1.5 * kns.index(kn),
+                    label=f"k_n = {kn:g} N/m")
+            ref = pts[0][1]  # the finest step
+            ax.set_ylim(0.9 * ref, 1.1 * ref)  # the same relative range in every panel
+            for x, y in pts:
+                if y > 1.1 * ref:
+                    ax.annotate(f"{y:.3g}", (x, 1.1 * ref), textcoords="offset points", xytext=(-20, -12),
+                                fontsize=8)
     if tt:
         ax.axvline(tt, ls="--", c="k", lw=0.8, label=f"T_t = {tt:g} (paper)")
     ax.set_xscale("log")
     ax.set_title(title, fontsize=10)
-    ax.set_ylabel("t_R / t_c")
+    ax.set_ylabel("t_R / t_c (axis: +-10 % of the finest step)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
 for ax in axes[1]:
