@@ -411,8 +411,10 @@ void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double ta
     plastic_.swap(plasticBase_);
     aux_.swap(auxBase_);
     useStageIncrement_ = true;
+    stageAtStart_ = tau == 0.0;
     computeForces(world, stage_, identity_, 0.0);
     useStageIncrement_ = false;
+    stageAtStart_ = false;
     spring_.swap(springBase_);
     plastic_.swap(plasticBase_);
     aux_.swap(auxBase_);
@@ -561,11 +563,11 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
     std::iota(identity_.begin(), identity_.end(), 0);
     springBase_.resize(m);
     plasticBase_.resize(m);
-    setAuxStride();
     const TangentialLaw law = settings_.tangential;
     historyMode_ = law == TangentialLaw::WaltonBraun || law == TangentialLaw::SawTooth ||
-                   law == TangentialLaw::Kuhn || law == TangentialLaw::Pena || auxStride_ > 0 ||
+                   law == TangentialLaw::Kuhn || law == TangentialLaw::Pena || settings_.muStaticRatio != 1.0 ||
                    (law == TangentialLaw::Spring && settings_.springVelocityIncrement);
+    setAuxStride();
     t0_ = world.time;
     stepDt_ = ctx.dt;
     if (historyMode_) {

@@ -301,7 +301,14 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             in.muStatic = cst.muStatic;
             in.mu = cst.mu;
             in.slidingBefore = sliding;
-            const KuhnOutput out = kuhnStep(in, kuhnSwitches);
+            KuhnOutput out = kuhnStep(in, kuhnSwitches);
+            if (Stage && stageAtStart_ && stride > slideAt && prev >= 0 && in.normalStart > 0.0 && sliding &&
+                !out.sliding) {
+                // At the step start (τ → 0⁺) the yield circle has not shrunk
+                // with the normal force yet, so a contact that the committed
+                // step found sliding would read as sticking: keep it sliding.
+                out.sliding = true;
+            }
             spring = out.force;
             sliding = out.sliding;
             aux[0] = std::max(Fn, 0.0);
@@ -345,8 +352,12 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
 }
 
 void MdSolver::setAuxStride() {
+    // The sliding flag: for μ_s ≠ μ_d, and for Kuhn's law in the stages'
+    // history mode (its evaluation at the step start keeps the committed
+    // classification, see forceLoop).
     const TangentialLaw t = settings_.tangential;
-    auxStride_ = lawAux(t) + (hasSlidingState(t) && settings_.muStaticRatio != 1.0 ? 1 : 0);
+    const bool flag = settings_.muStaticRatio != 1.0 || (historyMode_ && t == TangentialLaw::Kuhn);
+    auxStride_ = lawAux(t) + (hasSlidingState(t) && flag ? 1 : 0);
 }
 
 void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts,

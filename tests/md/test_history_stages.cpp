@@ -76,6 +76,9 @@ TEST_SUITE("md") {
             const char* name;
             MdSettings md;
         };
+        // Kuhn at ψ = 1 (stick, slip, stick) exercises the step-start
+        // evaluation: without the committed sliding flag it converged to a
+        // spin 0.5 % off with rk and 3 % off with fe.
         std::vector<Case> cases = {{"walton-braun", laws(TangentialLaw::WaltonBraun)},
                                    {"saw-tooth", laws(TangentialLaw::SawTooth)},
                                    {"kuhn", laws(TangentialLaw::Kuhn)},
@@ -101,16 +104,13 @@ TEST_SUITE("md") {
                 const Outcome ref = impact(c.md, Integrator::CD, psi, dt);
                 const Outcome refFine = impact(c.md, Integrator::CD, psi, dt / 4.0);
                 const double scale = ref.v.norm();
-                for (Integrator s : {Integrator::RK, Integrator::PV, Integrator::AB3AM4, Integrator::BABAB}) {
+                for (Integrator s : {Integrator::RK, Integrator::PV, Integrator::AB3AM4, Integrator::BABAB, Integrator::FE}) {
                     CAPTURE(std::string(integratorInfo(s).name));
                     const Outcome o = impact(c.md, s, psi, dt);
                     const double coarse = gap(o, ref);
-                    CHECK(coarse < (c.md.tangential == TangentialLaw::Kuhn ? 4e-2 : 2.5e-2) * scale);
-                    // Saw-tooth (teeth of ζ₀) and Kuhn's mixed impact converge
-                    // non-monotonically / to a 0.5 % different ω with the
-                    // multi-evaluation schemes (see docs): agreement only.
-                    const bool converges = c.md.tangential != TangentialLaw::SawTooth &&
-                                           c.md.tangential != TangentialLaw::Kuhn;
+                    CHECK(coarse < 2.5e-2 * scale);
+                    // Saw-tooth's teeth make its convergence non-monotonic: agreement only.
+                    const bool converges = c.md.tangential != TangentialLaw::SawTooth;
                     if (converges && coarse > 1e-3 * scale) {
                         const Outcome fine = impact(c.md, s, psi, dt / 4.0);
                         CHECK(gap(fine, refFine) < 0.6 * coarse);

@@ -156,6 +156,7 @@ private:
     /// evaluation at the step's end state is committed.
     bool historyMode_ = false;
     bool useStageIncrement_ = false;          ///< forceLoop reads stageIncrement_ instead of V_t dt
+    bool stageAtStart_ = false;               ///< the evaluation is at the step start (τ = 0)
     std::vector<double> auxBase_;
     std::vector<Vec3> stageIncrement_;
     std::vector<double> stageTwirl_;
