@@ -177,7 +177,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         {"experiment.kn", KeyType::Text, "1e4,5e5,2e6,1e8", "normal stiffnesses k_n in N/m (comma-separated)"},
         {"experiment.duration", KeyType::Real, "0", "simulated time in t_c (0: 6 t_R of a first geometric run)", 0.0,
          inf, {}},
-        {"experiment.collapse_kn_max_dt", KeyType::Real, "1e-3",
+        {"experiment.collapse_kn_max_dt", KeyType::Real, "1e-5",
          "the collapse over k_n is run for dt/t_c >= this (smaller steps with the first k_n only)", 0.0, inf, {}, true},
         {"experiment.eps_n", KeyType::Real, "0.5", "normal restitution eps_n (eq. 8)", 0.0, 1.0, {}, true},
     };
