@@ -50,6 +50,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "beyond CD §2.5: sweeps to relax a load step and sound-wave ω for random-sweep, shuffle-once, fixed, "
          "random-sequential",
          sweepOrders},
+        {"relaxation-time",
+         "Pena et al. Figs. 5-7, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
+         "update, with and without rotation, several k_n",
+         relaxationTime},
     };
     return list;
 }

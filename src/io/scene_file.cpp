@@ -356,6 +356,11 @@ std::vector<Rule> fixedRules() {
                          "Pena: translation part of eq. 14 from the full change of the centre line (slip: agrees "
                          "with v_t dt as dt -> 0) or weighted by a_i/(a_i + a_j) as printed (paper).",
                          {"slip", "paper"}));
+    r.push_back(typedKey(K::Choice, "md.spring_increment", "displacement",
+                         "Schemes other than cd: the spring's elongation at a stage is the committed spring plus the "
+                         "contact point's displacement since the step start (displacement) or plus V_t times the "
+                         "elapsed time (velocity: Cundall's update, Pena eq. 7). cd always adds V_t dt.",
+                         {"displacement", "velocity"}));
     r.push_back(typedKey(K::Bool, "md.clip_attractive", "true",
                          "Set a normal force that would turn attractive (late in a damped collision) to zero; "
                          "false keeps eq. 2 as written until the overlap vanishes."));
@@ -1230,6 +1235,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     md.substeps = v.smallInteger("md.substeps");
     md.integrator = integratorFromName(v.text("md.integrator")).value_or(Integrator::CD);
     md.restartOnContactChange = v.boolean("md.restart_on_contact_change");
+    md.springVelocityIncrement = v.text("md.spring_increment") == "velocity";
     if (scene.simulation.method == Method::MD) checkIntegratorLaws(md);
 
     scene.output.every = static_cast<long>(v.integer("output.every"));

@@ -34,8 +34,12 @@ const char* tangentialName(TangentialLaw law) {
         case TangentialLaw::Viscous: return "viscous";
         case TangentialLaw::ViscousCoulomb: return "viscous-coulomb";
         case TangentialLaw::Spring: return "spring";
-        default: return "the chosen law";
+        case TangentialLaw::WaltonBraun: return "walton-braun";
+        case TangentialLaw::SawTooth: return "saw-tooth";
+        case TangentialLaw::Kuhn: return "kuhn";
+        case TangentialLaw::Pena: return "pena";
     }
+    return "the chosen law";
 }
 
 const char* derivativeName(int k) {
@@ -139,19 +143,19 @@ int tangentialLawTimeDerivatives(TangentialLaw law) {
         case TangentialLaw::Viscous:
         case TangentialLaw::ViscousCoulomb:
         case TangentialLaw::Spring: return kAnyOrder;
+        // Peña's geometric increment is the spring's to first order in the
+        // displacements (w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n):
+        // declared like the spring; the curvature of composing finite
+        // rotations is left out (it enters Gear's start-up only).
+        case TangentialLaw::Pena: return kAnyOrder;
         default: return 0;
     }
 }
 
-bool tangentialLawStagesSupported(TangentialLaw law) {
-    switch (law) {
-        case TangentialLaw::None:
-        case TangentialLaw::Coulomb:
-        case TangentialLaw::Viscous:
-        case TangentialLaw::ViscousCoulomb:
-        case TangentialLaw::Spring: return true;
-        default: return false;
-    }
+bool tangentialLawStagesSupported(TangentialLaw) {
+    // Every law: the history laws run in the stages' history mode
+    // (MdSolver::historyForces, docs/md-integrators.md).
+    return true;
 }
 
 bool normalLawPositionJacobian(NormalLaw law) { return normalLawTimeDerivatives(law) > 0; }
@@ -168,16 +172,7 @@ void checkIntegratorLaws(const MdSettings& md) {
                          "ab2-am3, ab3-am4, ab4-am5)");
     };
     const std::string normals = need >= 2 ? "linear" : "linear|hertz|hertz-damped|hkk|walton-braun";
-    const std::string tangentials = "none|coulomb|viscous|viscous-coulomb|spring";
-    if (md.integrator != Integrator::CD && !tangentialLawStagesSupported(md.tangential))
-        throw InputError("md.integrator '" + std::string(info.name) + "': md.tangential '" +
-                         tangentialName(md.tangential) +
-                         "' keeps per-contact state the multi-stage steps do not carry yet (allowed with it: "
-                         "md.integrator cd; or md.tangential " + tangentials + ")");
-    if (md.integrator != Integrator::CD && md.muStaticRatio != 1.0)
-        throw InputError("md.integrator '" + std::string(info.name) +
-                         "': md.mu_static_ratio != 1 keeps a per-contact sliding state the multi-stage steps do not "
-                         "carry yet (allowed with it: md.integrator cd; or md.mu_static_ratio 1)");
+    const std::string tangentials = "none|coulomb|viscous|viscous-coulomb|spring|pena";
     if (need > 0) {
         if (normalLawTimeDerivatives(md.normal) < need)
             fail(derivativeName(need), "md.normal", normalName(md.normal), normals);
@@ -305,20 +300,24 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
         world.v[i] = V[i].head<3>();
         world.w[i] = V[i].tail<3>();
     }
-    refreshContactGeometry(world, stage_);
-    // Stage springs: the step's spring base plus the tangential displacement
-    // of the contact point since the step start (the scheme integrates it).
-    contactDisplacement(world, X, disp_);
-    stageSpring_.resize(m);
-    for (std::size_t c = 0; c < m; ++c) stageSpring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
-    // The laws read their input history from spring_/plastic_ through
-    // previousIndex: hand them the stage's, indexed by contact, with dt = 0
-    // (the elongation is already the stage's; no Euler increment).
-    spring_.swap(stageSpring_);
-    plastic_.swap(plasticBase_);
-    computeForces(world, stage_, identity_, 0.0);
-    spring_.swap(stageSpring_);
-    plastic_.swap(plasticBase_);
+    if (historyMode_) {
+        historyForces(world, X, t - t0_);
+    } else {
+        refreshContactGeometry(world, stage_);
+        // Stage springs: the step's spring base plus the tangential displacement
+        // of the contact point since the step start (the scheme integrates it).
+        contactDisplacement(world, X, disp_);
+        stageSpring_.resize(m);
+        for (std::size_t c = 0; c < m; ++c) stageSpring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
+        // The laws read their input history from spring_/plastic_ through
+        // previousIndex: hand them the stage's, indexed by contact, with dt = 0
+        // (the elongation is already the stage's; no Euler increment).
+        spring_.swap(stageSpring_);
+        plastic_.swap(plasticBase_);
+        computeForces(world, stage_, identity_, 0.0);
+        spring_.swap(stageSpring_);
+        plastic_.swap(plasticBase_);
+    }
     gather(world, stage_);
     A.resize(nb);
     for (std::size_t i = 0; i < nb; ++i) {
@@ -336,12 +335,91 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
         }
         A[i] = a;
     }
-    if (project) {
+    if (project && historyMode_) {
+        elasticBase_ = elastic_;
+    } else if (project) {
         // Coulomb-limited springs of this evaluation become the step's base.
         for (std::size_t c = 0; c < m; ++c) springBase_[c] = springNext_[c] - disp_[c];
         plasticBase_ = plasticNext_;
         elasticBase_ = elastic_;
     }
+}
+
+void MdSolver::stageIncrements(const World& world, const std::vector<Vec6>& X, double tau) {
+    // What the law adds to the step-start memory at this stage (its dt is 0):
+    // Cundall's V_t τ (md.spring_increment = velocity), Kuhn's movement Δū of
+    // the contact points in the middle of the overlap and the twirl angle,
+    // otherwise the contact point's tangential displacement since the step
+    // start (Peña's geometric increment is taken by the law itself from the
+    // step-start reference R, q, for contacts that have one).
+    const std::size_t m = stage_.size();
+    stageIncrement_.resize(m);
+    stageTwirl_.assign(m, 0.0);
+    const TangentialLaw law = settings_.tangential;
+    const bool velocity = law == TangentialLaw::Spring && settings_.springVelocityIncrement;
+    // At the step start itself (τ = 0) the increment vanishes, and the laws
+    // that tell sliding from sticking by the direction of the increment
+    // (walton-braun's "moving along its force", Kuhn's slip test, the sliding
+    // flag) would call a sliding contact sticking and add contact damping:
+    // they get the limit τ → 0⁺ instead, V_t τ_ε with τ_ε = 1e-9 Δt.
+    const bool atStart = tau == 0.0;
+    const double tauEps = 1e-9 * stepDt_;
+    for (std::size_t c = 0; c < m; ++c) {
+        const Contact& k = stage_[c];
+        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+        if (atStart) {
+            const Vec3 V = world.v[ib] - world.v[ia] -
+                           (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+            const double overlap = std::max(-k.gap, 0.0);
+            if (law == TangentialLaw::Kuhn) {
+                stageIncrement_[c] = tauEps * (V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(k.n));
+                stageTwirl_[c] = tauEps * (world.w[ia] + world.w[ib]).dot(k.n);
+            } else {
+                stageIncrement_[c] = tauEps * (V - k.n.dot(V) * k.n);
+            }
+        } else if (velocity) {
+            const Vec3 V = world.v[ib] - world.v[ia] -
+                           (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+            stageIncrement_[c] = tau * (V - k.n.dot(V) * k.n);
+        } else if (law == TangentialLaw::Kuhn) {
+            const Vec3 sum = n0_[c] + k.n;
+            const Vec3 mean = sum.norm() > 0.0 ? Vec3(sum.normalized()) : k.n;
+            const Vec3 ta = X[ia].tail<3>(), tb = X[ib].tail<3>();
+            stageIncrement_[c] = X[ib].head<3>() - X[ia].head<3>() -
+                                 (world.radius[ia] * ta + world.radius[ib] * tb).cross(mean) +
+                                 0.5 * std::max(-k.gap, 0.0) * (ta + tb).cross(mean);
+            stageTwirl_[c] = (ta + tb).dot(mean);
+        } else {
+            stageIncrement_[c] = relativeDisplacement(X, world, k, n0_[c]);
+        }
+    }
+}
+
+void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double tau) {
+    const std::size_t nb = world.numBodies();
+    if (settings_.tangential == TangentialLaw::Pena)
+        for (std::size_t i = 0; i < nb; ++i) {
+            // Peña's reference is the orientation at the step start: the stage's is needed.
+            const Vec3 theta = X[i].tail<3>();
+            const double angle = theta.norm();
+            world.q[i] = angle > 0.0 ? Quat((Quat(Eigen::AngleAxisd(angle, theta / angle)) * q0_[i]).normalized())
+                                     : q0_[i];
+        }
+    refreshContactGeometry(world, stage_);
+    stageIncrements(world, X, tau);
+    spring_.swap(springBase_);
+    plastic_.swap(plasticBase_);
+    aux_.swap(auxBase_);
+    useStageIncrement_ = true;
+    stageAtStart_ = tau == 0.0;
+    computeForces(world, stage_, identity_, 0.0);
+    useStageIncrement_ = false;
+    stageAtStart_ = false;
+    spring_.swap(springBase_);
+    plastic_.swap(plasticBase_);
+    aux_.swap(auxBase_);
+    if (settings_.tangential == TangentialLaw::Pena)
+        for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
 }
 
 void MdSolver::implicitKick(World& world, const std::vector<Vec6>& X, std::vector<Vec6>& V, double c, double dt,
@@ -425,6 +503,30 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const 
         world.v[i] = V[i].head<3>();
         world.w[i] = V[i].tail<3>();
     }
+    if (historyMode_) {
+        // The laws' memory at the end state: one evaluation from the
+        // step-start memory with the whole step's increment, committed.
+        historyForces(world, X, dt);
+        spring_.swap(springNext_);
+        plastic_.swap(plasticNext_);
+        aux_.swap(auxNext_);
+        if (settings_.tangential == TangentialLaw::Kuhn)
+            for (const Vec3& w : kuhnWorkStep_) {
+                kuhnWork_.total += w[0];
+                kuhnWork_.elastic += w[1];
+                kuhnWork_.dissipated += w[2];
+            }
+        for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
+        for (std::size_t i = 0; i < nb; ++i) {
+            const Vec3 theta = X[i].tail<3>();
+            const double angle = theta.norm();
+            if (angle > 0.0) world.q[i] = (Quat(Eigen::AngleAxisd(angle, theta / angle)) * world.q[i]).normalized();
+            world.advancePose(i, 0.0);
+        }
+        world.time += dt;
+        ++world.step;
+        return;
+    }
     // Springs at the end positions: base + displacement of the whole step.
     refreshContactGeometry(world, stage_);
     contactDisplacement(world, X, disp_);
@@ -461,6 +563,23 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
     std::iota(identity_.begin(), identity_.end(), 0);
     springBase_.resize(m);
     plasticBase_.resize(m);
+    const TangentialLaw law = settings_.tangential;
+    historyMode_ = law == TangentialLaw::WaltonBraun || law == TangentialLaw::SawTooth ||
+                   law == TangentialLaw::Kuhn || law == TangentialLaw::Pena || settings_.muStaticRatio != 1.0 ||
+                   (law == TangentialLaw::Spring && settings_.springVelocityIncrement);
+    setAuxStride();
+    t0_ = world.time;
+    stepDt_ = ctx.dt;
+    if (historyMode_) {
+        q0_ = world.q;
+        const std::size_t stride = auxStride_;
+        auxBase_.assign(m * stride, 0.0);
+        for (std::size_t c = 0; c < m && stride > 0; ++c) {
+            const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
+            if (prev >= 0 && (static_cast<std::size_t>(prev) + 1) * stride <= aux_.size())
+                std::copy_n(&aux_[static_cast<std::size_t>(prev) * stride], stride, &auxBase_[c * stride]);
+        }
+    }
     for (std::size_t c = 0; c < m; ++c) {
         const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
         const bool carried = prev >= 0 && static_cast<std::size_t>(prev) < spring_.size();

@@ -157,7 +157,7 @@ inline Vec3 relativeAtContact(const std::vector<MdSolver::Vec6>& P, const World&
 
 }  // namespace
 
-template <NormalLaw N, TangentialLaw T>
+template <NormalLaw N, TangentialLaw T, bool Stage>
 void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts,
                          const std::vector<std::int32_t>& previousIndex, double dt) {
     const std::size_t m = contacts.size();
@@ -171,6 +171,10 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     const std::size_t chunks = (m + kEnergyChunk - 1) / kEnergyChunk;
     chunkElastic_.assign(chunks, 0.0);
     chunkWork_.assign(chunks, 0.0);
+    // History mode of the general schemes (src/md/integrators.cpp): the
+    // increment since the step start replaces V_t dt (dt is 0 there).
+    const Vec3* stageInc = Stage ? stageIncrement_.data() : nullptr;
+    const double* stageTwirl = Stage ? stageTwirl_.data() : nullptr;
 #pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
     double elasticSum = 0.0, workSum = 0.0;
@@ -232,7 +236,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             // Carry the spring over, turned into the new tangent plane with
             // its length kept (the contact frame rotates with the pair).
             if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
-            Ft = cundallSpring(cst, Vt, Vt * dt, Fn, spring, sliding);
+            Ft = cundallSpring(cst, Vt, Stage ? stageInc[c] : Vec3(Vt * dt), Fn, spring, sliding);
             tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
         } else if constexpr (T == TangentialLaw::Pena) {
             // Peña eqs. 14–15: the increment from the change of the centre
@@ -241,7 +245,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             const Vec3 R = world.minimumImage(world.x[ib] - world.x[ia]);
             const Quat& qa = world.q[ia];
             const Quat& qb = world.q[ib];
-            Vec3 dxi = Vt * dt;
+            Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
             if (prev >= 0) {
                 spring = rotateIntoPlane(spring_[p], n);
                 const Quat qaOld(aux[3], aux[4], aux[5], aux[6]), qbOld(aux[7], aux[8], aux[9], aux[10]);
@@ -257,7 +261,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             aux[7] = qb.w(), aux[8] = qb.x(), aux[9] = qb.y(), aux[10] = qb.z();
         } else if constexpr (T == TangentialLaw::SawTooth) {
             if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
-            spring += Vt * dt;  // ζ of eq. 17, never truncated
+            spring += Stage ? stageInc[c] : Vec3(Vt * dt);  // ζ of eq. 17, never truncated
             Ft = sawToothForce(spring, cst.mu, Fn, s.zeta0);
             // The current tooth stores |F|²/(2 k_tooth), k_tooth = μ F_n/ζ₀.
             const double muFn = cst.mu * Fn;
@@ -275,7 +279,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             }
             // A sliding contact (at μ_d) slides on while it keeps moving
             // along its force; a sticking one starts to slide at μ_s.
-            const Vec3 dxi = Vt * dt;
+            const Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
             const bool forward = dxi.dot(spring) > 0.0;
             spring = mindlinStep(spring, dxi, cst.kt, sliding ? cst.mu : cst.muStatic, Fn, st);
             const double len = spring.norm(), limitD = cst.mu * std::max(Fn, 0.0);
@@ -300,14 +304,21 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             // Δū of eq. 5 with Kuhn's contact vectors, which end at the
             // contact point in the middle of the overlap (r − ξ/2): then a
             // rigid rotation of an overlapping pair moves nothing.
-            in.movement = (V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(n)) * dt;
+            in.movement = Stage ? stageInc[c] : Vec3((V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(n)) * dt);
             in.n = n;
-            in.twirlAngle = dt * (world.w[ia] + world.w[ib]).dot(n);
+            in.twirlAngle = Stage ? stageTwirl[c] : dt * (world.w[ia] + world.w[ib]).dot(n);
             in.kt = cst.kt;
             in.muStatic = cst.muStatic;
             in.mu = cst.mu;
             in.slidingBefore = sliding;
-            const KuhnOutput out = kuhnStep(in, kuhnSwitches);
+            KuhnOutput out = kuhnStep(in, kuhnSwitches);
+            if (Stage && stageAtStart_ && stride > slideAt && prev >= 0 && in.normalStart > 0.0 && sliding &&
+                !out.sliding) {
+                // At the step start (τ → 0⁺) the yield circle has not shrunk
+                // with the normal force yet, so a contact that the committed
+                // step found sliding would read as sticking: keep it sliding.
+                out.sliding = true;
+            }
             spring = out.force;
             sliding = out.sliding;
             aux[0] = std::max(Fn, 0.0);
@@ -353,6 +364,15 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     }
 }
 
+void MdSolver::setAuxStride() {
+    // The sliding flag: for μ_s ≠ μ_d, and for Kuhn's law in the stages'
+    // history mode (its evaluation at the step start keeps the committed
+    // classification, see forceLoop).
+    const TangentialLaw t = settings_.tangential;
+    const bool flag = settings_.muStaticRatio != 1.0 || (historyMode_ && t == TangentialLaw::Kuhn);
+    auxStride_ = lawAux(t) + (hasSlidingState(t) && flag ? 1 : 0);
+}
+
 void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts,
                              const std::vector<std::int32_t>& previousIndex, double dt) {
     const std::size_t m = contacts.size();
@@ -361,27 +381,31 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
     contactForce_.resize(m);
     contactTorque_.resize(m);
     const TangentialLaw t = settings_.tangential;
-    auxStride_ = lawAux(t) + (hasSlidingState(t) && settings_.muStaticRatio != 1.0 ? 1 : 0);
+    setAuxStride();
     auxNext_.resize(m * auxStride_);
     if (t == TangentialLaw::Kuhn) kuhnWorkStep_.resize(m);
     // The law pair is chosen once per step; the loop is compiled for it.
+    auto loop = [&]<NormalLaw N, TangentialLaw T>() {
+        if (useStageIncrement_) forceLoop<N, T, true>(world, contacts, previousIndex, dt);
+        else forceLoop<N, T, false>(world, contacts, previousIndex, dt);
+    };
     auto withTangential = [&]<NormalLaw N>() {
         switch (settings_.tangential) {
-            case TangentialLaw::None: forceLoop<N, TangentialLaw::None>(world, contacts, previousIndex, dt); break;
-            case TangentialLaw::Coulomb: forceLoop<N, TangentialLaw::Coulomb>(world, contacts, previousIndex, dt); break;
-            case TangentialLaw::Viscous: forceLoop<N, TangentialLaw::Viscous>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::None: loop.template operator()<N, TangentialLaw::None>(); break;
+            case TangentialLaw::Coulomb: loop.template operator()<N, TangentialLaw::Coulomb>(); break;
+            case TangentialLaw::Viscous: loop.template operator()<N, TangentialLaw::Viscous>(); break;
             case TangentialLaw::ViscousCoulomb:
-                forceLoop<N, TangentialLaw::ViscousCoulomb>(world, contacts, previousIndex, dt);
+                loop.template operator()<N, TangentialLaw::ViscousCoulomb>();
                 break;
-            case TangentialLaw::Spring: forceLoop<N, TangentialLaw::Spring>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::Spring: loop.template operator()<N, TangentialLaw::Spring>(); break;
             case TangentialLaw::WaltonBraun:
-                forceLoop<N, TangentialLaw::WaltonBraun>(world, contacts, previousIndex, dt);
+                loop.template operator()<N, TangentialLaw::WaltonBraun>();
                 break;
             case TangentialLaw::SawTooth:
-                forceLoop<N, TangentialLaw::SawTooth>(world, contacts, previousIndex, dt);
+                loop.template operator()<N, TangentialLaw::SawTooth>();
                 break;
-            case TangentialLaw::Kuhn: forceLoop<N, TangentialLaw::Kuhn>(world, contacts, previousIndex, dt); break;
-            case TangentialLaw::Pena: forceLoop<N, TangentialLaw::Pena>(world, contacts, previousIndex, dt); break;
+            case TangentialLaw::Kuhn: loop.template operator()<N, TangentialLaw::Kuhn>(); break;
+            case TangentialLaw::Pena: loop.template operator()<N, TangentialLaw::Pena>(); break;
         }
     };
     switch (settings_.normal) {
@@ -549,6 +573,17 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
             case TangentialLaw::Viscous: d += -cst.gt * vt; break;
             case TangentialLaw::ViscousCoulomb: d += below ? Vec3(-cst.gt * vt) : slide(); break;
             case TangentialLaw::Spring: d += below ? Vec3(-cst.kt * ut - cst.gt * vt) : slide(); break;
+            case TangentialLaw::Pena: {
+                // Eqs. 14–15 to first order: w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n.
+                Vec3 up = ut;
+                if (dU && s.penaTranslation == PenaTranslation::Paper) {
+                    const double w = world.radius[ia] / (world.radius[ia] + world.radius[ib]);
+                    const Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
+                    up -= (1.0 - w) * (dx - n.dot(dx) * n);
+                }
+                d += below ? Vec3(-cst.kt * up - cst.gt * vt) : slide();
+                break;
+            }
             default: break;  // laws without a declared linearisation (checkIntegratorLaws refuses them where needed)
         }
         dF[c] = d;

@@ -51,6 +51,7 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options);
 nlohmann::json forceRelaxation(const ExperimentOptions& options);
 nlohmann::json convergenceCriteria(const ExperimentOptions& options);
 nlohmann::json sweepOrders(const ExperimentOptions& options);
+nlohmann::json relaxationTime(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);

@@ -91,7 +91,7 @@ public:
 private:
     void computeForces(const World& world, const std::vector<Contact>& contacts,
                        const std::vector<std::int32_t>& previousIndex, double dt);
-    template <NormalLaw N, TangentialLaw T>
+    template <NormalLaw N, TangentialLaw T, bool Stage>
     void forceLoop(const World& world, const std::vector<Contact>& contacts,
                    const std::vector<std::int32_t>& previousIndex, double dt);
     /// Makes this evaluation's contact memory the committed one (springs,
@@ -159,6 +159,26 @@ private:
     std::vector<std::int32_t> identity_;      ///< 0, 1, …: stage springs are indexed by contact
     std::vector<Vec3> springBase_, stageSpring_, disp_;
     std::vector<double> plasticBase_;
+    /// History mode (laws with memory beyond the spring: walton-braun,
+    /// saw-tooth, kuhn, pena, a sliding flag, or md.spring_increment =
+    /// velocity): each evaluation applies the law to the step-start memory
+    /// (springBase_, plasticBase_, auxBase_) with the stage's increment since
+    /// the step start (stageIncrement_, stageTwirl_), and the memory of one
+    /// evaluation at the step's end state is committed.
+    bool historyMode_ = false;
+    bool useStageIncrement_ = false;          ///< forceLoop reads stageIncrement_ instead of V_t dt
+    bool stageAtStart_ = false;               ///< the evaluation is at the step start (τ = 0)
+    std::vector<double> auxBase_;
+    std::vector<Vec3> stageIncrement_;
+    std::vector<double> stageTwirl_;
+    std::vector<Quat> q0_;                    ///< orientations at the step start (Peña's reference)
+    double t0_ = 0.0, stepDt_ = 0.0;
+    /// Sets auxStride_ for the chosen laws.
+    void setAuxStride();
+    /// History mode: stage increments for displacements X at elapsed time tau.
+    void stageIncrements(const World& world, const std::vector<Vec6>& X, double tau);
+    /// History mode: the laws at the current world state from the step-start memory.
+    void historyForces(World& world, const std::vector<Vec6>& X, double tau);
     long history_ = 0;                        ///< steps of multi-step history available
     std::vector<std::vector<Vec6>> pastV_, pastA_;  ///< [k]: values k+1 steps back
     std::vector<Vec6> pastDX_;                ///< displacement of the last step (Verlet, D12)

@@ -97,6 +97,12 @@ struct MdSettings {
     /// Multi-step and Gear schemes take an RK4 step and restart their history
     /// when a contact opens or closes, so it never spans a force law's kink.
     bool restartOnContactChange = true;
+    /// Schemes other than cd: the spring law's elongation at a force
+    /// evaluation is the committed spring plus the contact point's tangential
+    /// displacement since the step start (false, default) or plus V_t times
+    /// the time since the step start (true: Cundall's update, Peña eq. 7,
+    /// first order in the stage's elapsed time).
+    bool springVelocityIncrement = false;
 };
 
 struct SimulationSettings {
