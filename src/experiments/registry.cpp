@@ -17,24 +17,6 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
 const std::vector<ExperimentInfo>& experiments() {
     static const std::vector<ExperimentInfo> list = {
         {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
-        {"restitution", "force schemes Fig. 2: e_n vs impact velocity for the linear, damped Hertz, HKK and "
-                        "Walton-Braun laws", restitution},
-        {"brake-failure", "force schemes §4 Fig. 8, eq. 25: braking dv_x vs speed of a grazing impact, two stiffnesses",
-         brakeFailure},
-        {"detachment", "force schemes §4: restitution of a column of N grains hitting a wall vs t0/t_n", detachment},
-        {"integrators", "integration schemes §4: ARD of e_n, e_t, beta, omega_f vs the exact impact, per scheme and "
-                        "steps per collision; fixed-grid error and CPU time", integratorsImpact},
-        {"oblique-impact",
-         "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
-         obliqueImpact},
-        {"kuhn-slip-direction",
-         "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
-         "refined algorithm vs add-then-project",
-         kuhnSlipDirection},
-        {"rigid-rotation",
-         "Kuhn et al. Fig. 6: stress of a static packing rotated rigidly by 90 deg about x1 and turned back, for no "
-         "adjustment, projection, projection + twirl of the tangential forces",
-         rigidRotation},
         {"sound-wave-2d", "CD §3.3.2 Fig. 8: a piston on a 2D random packing rings after a force step; eq. 64 fitted",
          soundWave2d},
         {"iteration-scaling", "CD §3.3.2: omega ~ N_I^(1/2) and tau ~ N_I^(-1) for the 1D chain and the 2D packing",
@@ -50,10 +32,28 @@ const std::vector<ExperimentInfo>& experiments() {
          "beyond CD §2.5: sweeps to relax a load step and sound-wave ω for random-sweep, shuffle-once, fixed, "
          "random-sequential",
          sweepOrders},
+        {"restitution", "force schemes Fig. 2: e_n vs impact velocity for the linear, damped Hertz, HKK and "
+                        "Walton-Braun laws", restitution},
+        {"oblique-impact",
+         "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
+         obliqueImpact},
+        {"brake-failure", "force schemes §4 Fig. 8, eq. 25: braking dv_x vs speed of a grazing impact, two stiffnesses",
+         brakeFailure},
+        {"detachment", "force schemes §4: restitution of a column of N grains hitting a wall vs t0/t_n", detachment},
+        {"integrators", "integration schemes §4: ARD of e_n, e_t, beta, omega_f vs the exact impact, per scheme and "
+                        "steps per collision; fixed-grid error and CPU time", integratorsImpact},
         {"relaxation-time",
          "Pena et al. Figs. 5-7, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
          "update, with and without rotation, several k_n",
          relaxationTime},
+        {"kuhn-slip-direction",
+         "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
+         "refined algorithm vs add-then-project",
+         kuhnSlipDirection},
+        {"rigid-rotation",
+         "Kuhn et al. Fig. 6: stress of a static packing rotated rigidly by 90 deg about x1 and turned back, for no "
+         "adjustment, projection, projection + twirl of the tangential forces",
+         rigidRotation},
     };
     return list;
 }
