@@ -105,6 +105,15 @@ TEST_SUITE("md") {
         const Collision fine = collide(s, 1000.0);
         CHECK(fine.restitution == Approx(en).epsilon(2e-4));
         CHECK(fine.duration == Approx(tn).epsilon(2e-4));
+        SUBCASE("with RK4 or Gear's fifth order, eqs. 3-4 hold to 1e-4 at dt = t_n/100") {
+            for (const Integrator scheme : {Integrator::RK, Integrator::Gear5}) {
+                CAPTURE(static_cast<int>(scheme));
+                s.integrator = scheme;
+                const Collision accurate = collide(s, 100.0);
+                CHECK(accurate.restitution == Approx(en).epsilon(1e-4));
+                CHECK(accurate.duration == Approx(tn).epsilon(1e-4));
+            }
+        }
         SUBCASE("clipping the attractive tail makes the collision more elastic") {
             s.clipAttractive = true;
             CHECK(collide(s, 1000.0).restitution > en + 1e-3);
