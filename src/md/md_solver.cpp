@@ -102,7 +102,7 @@ inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn) {
 /// `spring` is ζ, already carried into the current tangent plane, advanced
 /// here by `dxi` (V_t Δt, or Peña's geometric increment). The contact
 /// sticks up to μ_s |F_n| (μ_d once it slides) and slides at μ_d |F_n|.
-inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
+[[gnu::always_inline]] inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
                           bool& sliding) {
     spring += dxi;  // eq. 17: ζ = ∫ v_s dt
     Vec3 Ft = -c.kt * spring - c.gt * Vt;
