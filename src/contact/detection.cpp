@@ -574,8 +574,11 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         // Two bodies each moved at most skin/2 (minimum image on periodic
         // axes) cannot have closed a gap of more than the skin.
         const double limit2 = 0.25 * skin_ * skin_;
-        for (std::size_t i = 0; i < nb && !rebuild; ++i)
-            rebuild = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
+        int moved = 0;
+#pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelGrains)
+        for (std::size_t i = 0; i < nb; ++i)
+            moved |= world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2 ? 1 : 0;
+        rebuild = moved != 0;
     }
     if (rebuild) {
         remember(old);
@@ -669,20 +672,32 @@ void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current,
     assert(std::is_sorted(current.begin(), current.end(),
                           [](const Contact& l, const Contact& r) { return l.key < r.key; }));
     if (previousIndex) resizeTight(*previousIndex, current.size());
-    std::size_t p = 0;
-    for (std::size_t k = 0; k < current.size(); ++k) {
-        Contact& c = current[k];
-        while (p < previous.size() && previous[p].key < c.key) ++p;
-        std::int32_t from = -1;
-        if (p < previous.size() && previous[p].key == c.key) {
-            c.history = previous[p].history;
-            ++c.history.age;
-            from = static_cast<std::int32_t>(p);
-            ++p;
-        } else {
-            c.history = ContactHistory{};
+    // Fixed blocks of `current`, each joined from the first previous key not
+    // below its own first key: the result does not depend on the split.
+    constexpr std::size_t kBlock = 8192;
+    const std::size_t m = current.size(), blocks = (m + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+        const std::size_t begin = blk * kBlock, end = std::min(m, begin + kBlock);
+        const ContactKey first = current[begin].key;
+        std::size_t p = static_cast<std::size_t>(
+            std::lower_bound(previous.begin(), previous.end(), first,
+                             [](const P& l, ContactKey key) { return l.key < key; }) -
+            previous.begin());
+        for (std::size_t k = begin; k < end; ++k) {
+            Contact& c = current[k];
+            while (p < previous.size() && previous[p].key < c.key) ++p;
+            std::int32_t from = -1;
+            if (p < previous.size() && previous[p].key == c.key) {
+                c.history = previous[p].history;
+                ++c.history.age;
+                from = static_cast<std::int32_t>(p);
+                ++p;
+            } else {
+                c.history = ContactHistory{};
+            }
+            if (previousIndex) (*previousIndex)[k] = from;
         }
-        if (previousIndex) (*previousIndex)[k] = from;
     }
 }
 
