@@ -559,15 +559,15 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
 
 void VerletListDetector::detectInto(const World& world, double margin, std::vector<Contact>& out,
                                     std::vector<ContactMemory>* previous) {
-    // Old contacts out[0, old) not yet remembered start at `saved`.
+    // Remember the old contacts first, in parallel (the narrow phase below
+    // overwrites `out` in place).
     const std::size_t old = out.size();
-    std::size_t saved = 0;
-    if (previous) resizeTight(*previous, old);
-    const auto remember = [&](std::size_t upTo) {
-        if (!previous) return;
-        for (upTo = std::min(upTo, old); saved < upTo; ++saved)
-            (*previous)[saved] = {out[saved].key, out[saved].history};
-    };
+    if (previous) {
+        resizeTight(*previous, old);
+        std::vector<ContactMemory>& mem = *previous;
+#pragma omp parallel for schedule(static) if (old > kParallelGrains)
+        for (std::size_t k = 0; k < old; ++k) mem[k] = {out[k].key, out[k].history};
+    }
     const std::size_t nb = world.numBodies();
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
     if (!rebuild) {
@@ -581,7 +581,6 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         rebuild = moved != 0;
     }
     if (rebuild) {
-        remember(old);
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
         grid_.detectPairs(world, margin + skin_, list_);
         grid_.releaseBuffers();
@@ -621,7 +620,6 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
 #pragma omp ordered
         {
             const std::size_t end = written + part.size();
-            remember(end);
             if (end > out.size()) {
                 // Rare after the first call: more contacts than last time.
                 if (end > out.capacity()) {
@@ -634,7 +632,6 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
             written = end;
         }
     }
-    remember(old);  // old contacts beyond the new count
     out.resize(written);
     // The first call grew by doubling: give the slack back (one copy, once).
     if (out.capacity() - out.size() > out.size() / 8 + kChunk) out.shrink_to_fit();

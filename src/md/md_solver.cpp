@@ -454,9 +454,14 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
     // a, each in key order. One thread scatters in that order directly; more
     // threads gather per body through a CSR in the same order: the same bits.
     const std::size_t nb = world.numBodies(), m = contacts.size();
-    force_.assign(nb, Vec3::Zero());
-    torque_.assign(nb, Vec3::Zero());
     const int threads = omp_get_max_threads();
+    if (threads > 1 && threads <= kScatterThreads && nb > kParallelContacts) {
+        force_.resize(nb);
+        torque_.resize(nb);
+    } else {
+        force_.assign(nb, Vec3::Zero());
+        torque_.assign(nb, Vec3::Zero());
+    }
     if (threads == 1 || nb <= kParallelContacts) {
         for (std::size_t c = 0; c < m; ++c) {
             const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
@@ -476,6 +481,8 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
             const auto t = static_cast<std::size_t>(omp_get_thread_num());
             const auto nt = static_cast<std::size_t>(omp_get_num_threads());
             const std::size_t lo = nb * t / nt, hi = nb * (t + 1) / nt;
+            std::fill(force_.begin() + static_cast<std::ptrdiff_t>(lo), force_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
+            std::fill(torque_.begin() + static_cast<std::ptrdiff_t>(lo), torque_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
             for (std::size_t c = 0; c < m; ++c) {
                 const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
                 if (ib - lo < hi - lo) {
