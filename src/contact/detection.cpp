@@ -559,26 +559,28 @@ void VerletListDetector::detect(const World& world, double margin, std::vector<C
 
 void VerletListDetector::detectInto(const World& world, double margin, std::vector<Contact>& out,
                                     std::vector<ContactMemory>* previous) {
-    // Old contacts out[0, old) not yet remembered start at `saved`.
+    // Remember the old contacts first, in parallel (the narrow phase below
+    // overwrites `out` in place).
     const std::size_t old = out.size();
-    std::size_t saved = 0;
-    if (previous) resizeTight(*previous, old);
-    const auto remember = [&](std::size_t upTo) {
-        if (!previous) return;
-        for (upTo = std::min(upTo, old); saved < upTo; ++saved)
-            (*previous)[saved] = {out[saved].key, out[saved].history};
-    };
+    if (previous) {
+        resizeTight(*previous, old);
+        std::vector<ContactMemory>& mem = *previous;
+#pragma omp parallel for schedule(static) if (old > kParallelGrains)
+        for (std::size_t k = 0; k < old; ++k) mem[k] = {out[k].key, out[k].history};
+    }
     const std::size_t nb = world.numBodies();
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
     if (!rebuild) {
         // Two bodies each moved at most skin/2 (minimum image on periodic
         // axes) cannot have closed a gap of more than the skin.
         const double limit2 = 0.25 * skin_ * skin_;
-        for (std::size_t i = 0; i < nb && !rebuild; ++i)
-            rebuild = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
+        int moved = 0;
+#pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelGrains)
+        for (std::size_t i = 0; i < nb; ++i)
+            moved |= world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2 ? 1 : 0;
+        rebuild = moved != 0;
     }
     if (rebuild) {
-        remember(old);
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
         grid_.detectPairs(world, margin + skin_, list_);
         grid_.releaseBuffers();
@@ -618,7 +620,6 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
 #pragma omp ordered
         {
             const std::size_t end = written + part.size();
-            remember(end);
             if (end > out.size()) {
                 // Rare after the first call: more contacts than last time.
                 if (end > out.capacity()) {
@@ -631,7 +632,6 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
             written = end;
         }
     }
-    remember(old);  // old contacts beyond the new count
     out.resize(written);
     // The first call grew by doubling: give the slack back (one copy, once).
     if (out.capacity() - out.size() > out.size() / 8 + kChunk) out.shrink_to_fit();
@@ -669,20 +669,32 @@ void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current,
     assert(std::is_sorted(current.begin(), current.end(),
                           [](const Contact& l, const Contact& r) { return l.key < r.key; }));
     if (previousIndex) resizeTight(*previousIndex, current.size());
-    std::size_t p = 0;
-    for (std::size_t k = 0; k < current.size(); ++k) {
-        Contact& c = current[k];
-        while (p < previous.size() && previous[p].key < c.key) ++p;
-        std::int32_t from = -1;
-        if (p < previous.size() && previous[p].key == c.key) {
-            c.history = previous[p].history;
-            ++c.history.age;
-            from = static_cast<std::int32_t>(p);
-            ++p;
-        } else {
-            c.history = ContactHistory{};
+    // Fixed blocks of `current`, each joined from the first previous key not
+    // below its own first key: the result does not depend on the split.
+    constexpr std::size_t kBlock = 8192;
+    const std::size_t m = current.size(), blocks = (m + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+        const std::size_t begin = blk * kBlock, end = std::min(m, begin + kBlock);
+        const ContactKey first = current[begin].key;
+        std::size_t p = static_cast<std::size_t>(
+            std::lower_bound(previous.begin(), previous.end(), first,
+                             [](const P& l, ContactKey key) { return l.key < key; }) -
+            previous.begin());
+        for (std::size_t k = begin; k < end; ++k) {
+            Contact& c = current[k];
+            while (p < previous.size() && previous[p].key < c.key) ++p;
+            std::int32_t from = -1;
+            if (p < previous.size() && previous[p].key == c.key) {
+                c.history = previous[p].history;
+                ++c.history.age;
+                from = static_cast<std::int32_t>(p);
+                ++p;
+            } else {
+                c.history = ContactHistory{};
+            }
+            if (previousIndex) (*previousIndex)[k] = from;
         }
-        if (previousIndex) (*previousIndex)[k] = from;
     }
 }
 

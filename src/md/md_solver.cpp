@@ -13,7 +13,8 @@ namespace moreau {
 namespace {
 
 constexpr std::size_t kParallelContacts = 4096;
-constexpr std::size_t kEnergyChunk = 256;  ///< contacts per partial sum of energy and work
+constexpr std::size_t kEnergyChunk = 256;
+constexpr int kScatterThreads = 4;  ///< up to this many threads gather() scatters by body range, beyond it through a CSR  ///< contacts per partial sum of energy and work
 
 }  // namespace
 
@@ -102,7 +103,7 @@ inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn) {
 /// `spring` is ζ, already carried into the current tangent plane, advanced
 /// here by `dxi` (V_t Δt, or Peña's geometric increment). The contact
 /// sticks up to μ_s |F_n| (μ_d once it slides) and slides at μ_d |F_n|.
-inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
+[[gnu::always_inline]] inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
                           bool& sliding) {
     spring += dxi;  // eq. 17: ζ = ∫ v_s dt
     Vec3 Ft = -c.kt * spring - c.gt * Vt;
@@ -429,7 +430,9 @@ void MdSolver::commitContacts(std::vector<Contact>& contacts) {
             kuhnWork_.elastic += w[1];
             kuhnWork_.dissipated += w[2];
         }
-    for (std::size_t c = 0; c < contacts.size(); ++c) contacts[c].history.reaction = contactForce_[c];
+    const std::size_t m = contacts.size();
+#pragma omp parallel for schedule(static) if (m > kParallelContacts)
+    for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
     spring_.swap(springNext_);
     plastic_.swap(plasticNext_);
     aux_.swap(auxNext_);
@@ -451,15 +454,46 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
     // a, each in key order. One thread scatters in that order directly; more
     // threads gather per body through a CSR in the same order: the same bits.
     const std::size_t nb = world.numBodies(), m = contacts.size();
-    force_.assign(nb, Vec3::Zero());
-    torque_.assign(nb, Vec3::Zero());
-    if (omp_get_max_threads() == 1 || nb <= kParallelContacts) {
+    const int threads = omp_get_max_threads();
+    if (threads > 1 && threads <= kScatterThreads && nb > kParallelContacts) {
+        force_.resize(nb);
+        torque_.resize(nb);
+    } else {
+        force_.assign(nb, Vec3::Zero());
+        torque_.assign(nb, Vec3::Zero());
+    }
+    if (threads == 1 || nb <= kParallelContacts) {
         for (std::size_t c = 0; c < m; ++c) {
             const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
             force_[ib] += contactForce_[c];
             torque_[ib] -= world.radius[ib] * contactTorque_[c];
             force_[ia] -= contactForce_[c];
             torque_[ia] -= world.radius[ia] * contactTorque_[c];
+        }
+        return;
+    }
+    if (threads <= kScatterThreads) {
+        // Few threads: each owns a fixed range of bodies and scatters every
+        // contact into the bodies it owns, in contact order — the serial
+        // order for each body, with no per-step index to build.
+#pragma omp parallel num_threads(threads)
+        {
+            const auto t = static_cast<std::size_t>(omp_get_thread_num());
+            const auto nt = static_cast<std::size_t>(omp_get_num_threads());
+            const std::size_t lo = nb * t / nt, hi = nb * (t + 1) / nt;
+            std::fill(force_.begin() + static_cast<std::ptrdiff_t>(lo), force_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
+            std::fill(torque_.begin() + static_cast<std::ptrdiff_t>(lo), torque_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
+            for (std::size_t c = 0; c < m; ++c) {
+                const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
+                if (ib - lo < hi - lo) {
+                    force_[ib] += contactForce_[c];
+                    torque_[ib] -= world.radius[ib] * contactTorque_[c];
+                }
+                if (ia - lo < hi - lo) {
+                    force_[ia] -= contactForce_[c];
+                    torque_[ia] -= world.radius[ia] * contactTorque_[c];
+                }
+            }
         }
         return;
     }
@@ -628,13 +662,18 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vec
     }
     computeForces(world, contacts, previousIndex, ctx.dt);
     gather(world, contacts);
-    for (std::size_t i = 0; i < world.numBodies(); ++i) {
-        if (force_[i].allFinite() && torque_[i].allFinite()) continue;
+    // The first body (lowest index) with a non-finite force or torque: the
+    // same report for any thread count.
+    const std::size_t nb = world.numBodies();
+    std::size_t bad = nb;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > kParallelContacts)
+    for (std::size_t i = 0; i < nb; ++i)
+        if (!(force_[i].allFinite() && torque_[i].allFinite())) bad = std::min(bad, i);
+    if (bad < nb)
         throw DivergenceError("step " + std::to_string(ctx.step + 1) + ": the contact force on body " +
-                              std::to_string(i) +
+                              std::to_string(bad) +
                               " became non-finite; the time step may be too large for md.kn (keep dt below t_n/20, "
                               "eq. 4)");
-    }
     commitContacts(contacts);
     integrate(world, ctx.dt);
 }

@@ -122,9 +122,7 @@ public:
     void setSkin(double skin) { skin_ = skin; }
     void detect(const World& world, double margin, std::vector<Contact>& out);
     /// The same as rememberContacts(out, previous) followed by detect(world,
-    /// margin, out), in one pass: each old contact is remembered just before
-    /// its place in `out` is overwritten (its cache line is then being
-    /// written anyway), which saves a separate pass over the Contacts.
+    /// margin, out); the remembering runs as a parallel pass first.
     void detect(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>& previous);
     /// Builds of the list so far (for benches and tests).
     long builds() const { return builds_; }

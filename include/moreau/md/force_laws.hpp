@@ -44,7 +44,7 @@ inline LinearConstants linearFromRestitution(double en, double tn, double meff) 
 /// Turns a vector of the old tangent plane into the new one, keeping its
 /// length: the contact frame rotates with the pair (what Cundall–Strack
 /// springs need so that a rigid rotation does not load them).
-inline Vec3 rotateIntoPlane(const Vec3& old, const Vec3& n) {
+[[gnu::always_inline]] inline Vec3 rotateIntoPlane(const Vec3& old, const Vec3& n) {
     const Vec3 inPlane = old - n.dot(old) * n;
     const double len = old.norm(), lenIn = inPlane.norm();
     return lenIn > 0.0 ? Vec3(inPlane * (len / lenIn)) : Vec3::Zero();
