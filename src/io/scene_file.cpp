@@ -717,9 +717,20 @@ std::string suggestionFor(const Schema& schema, const std::string& key) {
 
 [[noreturn]] void failUnknown(const Schema& schema, const std::string& key, const std::string& origin) {
     const std::string suggestion = suggestionFor(schema, key);
-    throw InputError(origin + ": unknown key '" + key + "'" +
-                     (suggestion.empty() ? std::string(" (see 'moreau run --help' for the keys)")
-                                         : " (did you mean '" + suggestion + "'?)"));
+    if (!suggestion.empty())
+        throw InputError(origin + ": unknown key '" + key + "' (did you mean '" + suggestion + "'?)");
+    // The keys of an experiment or bench are its own: list them rather than
+    // point at `moreau run --help`, which does not show them.
+    const auto dot = key.find('.');
+    const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+    if (section == "experiment" || section == "bench") {
+        std::string allowed;
+        for (const Rule& r : schema.fixed)
+            if (r.spec.key.rfind(section + ".", 0) == 0) allowed += (allowed.empty() ? "" : ", ") + r.spec.key;
+        throw InputError(origin + ": unknown key '" + key + "' (" +
+                         (allowed.empty() ? "this one takes no " + section + ".* keys" : "allowed: " + allowed) + ")");
+    }
+    throw InputError(origin + ": unknown key '" + key + "' (see 'moreau run --help' for the keys)");
 }
 
 [[noreturn]] void failUnnamed(const std::string& origin, const std::string& what, const std::string& section) {

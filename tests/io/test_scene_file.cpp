@@ -464,8 +464,13 @@ TEST_CASE("extraKeys are accepted, validated, stored and readable") {
           "--set: key 'experiment.law': 'spring' is not allowed (allowed: linear|hertz)");
     CHECK(loadError("", {"experiment.fit_strat=3"}, extra) ==
           "--set: unknown key 'experiment.fit_strat' (did you mean 'experiment.fit_start'?)");
+    // Far from every key: the experiment's own keys are listed.
+    CHECK(loadError("", {"experiment.zzzzzzzzzz=3"}, extra) ==
+          "--set: unknown key 'experiment.zzzzzzzzzz' (allowed: experiment.fit_start, experiment.lengths, "
+          "experiment.plot, experiment.modes, experiment.law, experiment.axis, experiment.kappa)");
     // Without the declaration the key is unknown.
     CHECK(contains(loadError("", {"experiment.fit_start=50"}), "unknown key 'experiment.fit_start'"));
+    CHECK(contains(loadError("", {"experiment.fit_start=50"}), "takes no experiment.* keys"));
     // Declaration mistakes are programming errors.
     CHECK_THROWS_AS(loadSceneText("", "t.ini", {}, {{"cd.iterations", KeyType::Integer, "1", "dup"}}), std::logic_error);
     CHECK_THROWS_AS(loadSceneText("", "t.ini", {}, {{"nosection", KeyType::Integer, "1", "x"}}), std::logic_error);
