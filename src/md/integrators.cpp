@@ -122,8 +122,10 @@ std::string integratorNames() {
 int normalLawTimeDerivatives(NormalLaw law) {
     // Linear: F = k ξ + γ ξ̇, every derivative is the same linear map of the
     // next derivatives of the relative motion. The Hertz family and
-    // Walton–Braun: dF/dt = (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈ only (their curvature
-    // terms in ξ̇² are not implemented).
+    // Walton–Braun provide the first derivative, dF/dt = (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈.
+    // Their second derivatives would need the curvature terms in ξ̇², which
+    // they do not provide: schemes needing d²a/dt² (ty4, gpc4, gear5) refuse
+    // them in checkIntegratorLaws.
     switch (law) {
         case NormalLaw::Linear: return kAnyOrder;
         case NormalLaw::Hertz:

@@ -136,7 +136,8 @@ constexpr bool hasSlidingState(TangentialLaw t) {
            t == TangentialLaw::Pena;
 }
 
-/// The constants of contact k after the effective-mass convention (as in forceLoop).
+/// The constants of contact k after the effective-mass convention: walls (fixed
+/// or mobile) count with their own mass, fixed ones as infinite.
 inline Constants contactConstants(const MdSettings& s, const World& world, const Contact& k) {
     const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
     const double invMb = world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0;
@@ -178,190 +179,183 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     const double* stageTwirl = Stage ? stageTwirl_.data() : nullptr;
 #pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
-    double elasticSum = 0.0, workSum = 0.0;
-    const std::size_t chunkEnd = std::min(m, (chunk + 1) * kEnergyChunk);
-    for (std::size_t c = chunk * kEnergyChunk; c < chunkEnd; ++c) {
-        const Contact& k = contacts[c];
-        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-        const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
-        const auto p = static_cast<std::size_t>(prev);
-        Vec3& spring = springNext_[c];
-        // Walton–Braun's F_max is the only normal-law memory; other laws keep no array for it.
-        double plasticScratch = 0.0;
-        double& plastic = N == NormalLaw::WaltonBraun ? plasticNext_[c] : plasticScratch;
-        spring = Vec3::Zero();
-        if constexpr (N == NormalLaw::WaltonBraun) plastic = prev >= 0 ? plastic_[p] : 0.0;
-        double* aux = stride > 0 ? &auxNext_[c * stride] : nullptr;
-        if (stride > 0) {
-            if (prev >= 0) std::copy_n(&aux_[p * stride], stride, aux);
-            else std::fill_n(aux, stride, 0.0);
-        }
-        contactForce_[c] = contactTorque_[c] = Vec3::Zero();
-        if constexpr (T == TangentialLaw::Kuhn) kuhnWorkStep_[c] = Vec3::Zero();
-        const double overlap = -k.gap;
-        if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
-            plastic = 0.0;
-            if (stride > 0) std::fill_n(aux, stride, 0.0);
-            if (k.history.reaction.squaredNorm() > 0.0) {
-                // Last step's force did work while the contact opened.
-                const Vec3 V = world.v[ib] - world.v[ia] -
-                               (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
-                workSum += -0.5 * k.history.reaction.dot(V) * dt;
+        double elasticSum = 0.0, workSum = 0.0;
+        const std::size_t chunkEnd = std::min(m, (chunk + 1) * kEnergyChunk);
+        for (std::size_t c = chunk * kEnergyChunk; c < chunkEnd; ++c) {
+            const Contact& k = contacts[c];
+            const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+            const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
+            const auto p = static_cast<std::size_t>(prev);
+            Vec3& spring = springNext_[c];
+            // Walton–Braun's F_max is the only normal-law memory; other laws keep no array for it.
+            double plasticScratch = 0.0;
+            double& plastic = N == NormalLaw::WaltonBraun ? plasticNext_[c] : plasticScratch;
+            spring = Vec3::Zero();
+            if constexpr (N == NormalLaw::WaltonBraun) plastic = prev >= 0 ? plastic_[p] : 0.0;
+            double* aux = stride > 0 ? &auxNext_[c * stride] : nullptr;
+            if (stride > 0) {
+                if (prev >= 0) std::copy_n(&aux_[p * stride], stride, aux);
+                else std::fill_n(aux, stride, 0.0);
             }
-            continue;
-        }
-        // Effective mass: walls (fixed or mobile) count with their own mass, fixed ones as infinite.
-        const double invMb = world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0;
-        const double meff = 1.0 / (1.0 / world.mass[ia] + invMb);
-        const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
-        const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
-        const double mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
-        const Constants cst{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT,
-                            mu, s.muStaticRatio * mu};
-        const double ra = world.radius[ia], rb = world.radius[ib];
-        const Vec3& n = k.n;
-        // Relative velocity of b's contact point against a's (CD eq. 3 with
-        // l_a = r_a n, l_b = −r_b n).
-        const Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
-        const double Vn = n.dot(V);
-        const Vec3 Vt = V - Vn * n;
-        double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
-        if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
-        bool sliding = false;
-        if constexpr (hasSlidingState(T))
-            if (stride > slideAt) sliding = aux[slideAt] != 0.0;
-        Vec3 Ft = Vec3::Zero();
-        double tangentialEnergy = 0.0;
-        double work = 0.0;  // Kuhn: tangential work from the algorithm itself
-        if constexpr (T == TangentialLaw::Spring) {
-            // Carry the spring over, turned into the new tangent plane with
-            // its length kept (the contact frame rotates with the pair).
-            if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
-            Ft = cundallSpring(cst, Vt, Stage ? stageInc[c] : Vec3(Vt * dt), Fn, spring, sliding);
-            tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
-        } else if constexpr (T == TangentialLaw::Pena) {
-            // Peña eqs. 14–15: the increment from the change of the centre
-            // line and of the orientations since the last evaluation, not
-            // from V_t Δt; the first step of a contact has no reference yet.
-            const Vec3 R = world.minimumImage(world.x[ib] - world.x[ia]);
-            const Quat& qa = world.q[ia];
-            const Quat& qb = world.q[ib];
-            Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
-            if (prev >= 0) {
-                spring = rotateIntoPlane(spring_[p], n);
-                const Quat qaOld(aux[3], aux[4], aux[5], aux[6]), qbOld(aux[7], aux[8], aux[9], aux[10]);
-                if (qaOld.squaredNorm() > 0.0) {
-                    const double weight = s.penaTranslation == PenaTranslation::Paper ? ra / (ra + rb) : 1.0;
-                    dxi = penaIncrement(R - Vec3(aux[0], aux[1], aux[2]), qaOld, qa, qbOld, qb, ra, rb, n, weight);
+            contactForce_[c] = contactTorque_[c] = Vec3::Zero();
+            if constexpr (T == TangentialLaw::Kuhn) kuhnWorkStep_[c] = Vec3::Zero();
+            const double overlap = -k.gap;
+            if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
+                plastic = 0.0;
+                if (stride > 0) std::fill_n(aux, stride, 0.0);
+                if (k.history.reaction.squaredNorm() > 0.0) {
+                    // Last step's force did work while the contact opened.
+                    const Vec3 V = world.v[ib] - world.v[ia] -
+                                   (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+                    workSum += -0.5 * k.history.reaction.dot(V) * dt;
                 }
+                continue;
             }
-            Ft = cundallSpring(cst, Vt, dxi, Fn, spring, sliding);
-            tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
-            aux[0] = R.x(), aux[1] = R.y(), aux[2] = R.z();
-            aux[3] = qa.w(), aux[4] = qa.x(), aux[5] = qa.y(), aux[6] = qa.z();
-            aux[7] = qb.w(), aux[8] = qb.x(), aux[9] = qb.y(), aux[10] = qb.z();
-        } else if constexpr (T == TangentialLaw::SawTooth) {
-            if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
-            spring += Stage ? stageInc[c] : Vec3(Vt * dt);  // ζ of eq. 17, never truncated
-            Ft = sawToothForce(spring, cst.mu, Fn, s.zeta0);
-            // The current tooth stores |F|²/(2 k_tooth), k_tooth = μ F_n/ζ₀.
-            const double muFn = cst.mu * Fn;
-            tangentialEnergy = muFn > 0.0 ? Ft.squaredNorm() * s.zeta0 / (2.0 * muFn) : 0.0;
-        } else if constexpr (T == TangentialLaw::WaltonBraun) {
-            // The spring force T on a (b feels −T) with its Mindlin memory.
-            MindlinState st;
-            if (prev >= 0) {
-                spring = rotateIntoPlane(spring_[p], n);
-                const Vec3 d = Vec3(aux[0], aux[1], aux[2]);
-                const Vec3 dIn = d - n.dot(d) * n;
-                if (dIn.squaredNorm() > 0.0) st.direction = dIn.normalized();
-                st.reversalForce = aux[3];
-                st.lastSign = aux[4] < 0.0 ? -1.0 : 1.0;
+            const Constants cst = contactConstants(s, world, k);
+            const double ra = world.radius[ia], rb = world.radius[ib];
+            const Vec3& n = k.n;
+            // Relative velocity of b's contact point against a's (CD eq. 3 with
+            // l_a = r_a n, l_b = −r_b n).
+            const Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
+            const double Vn = n.dot(V);
+            const Vec3 Vt = V - Vn * n;
+            double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
+            if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
+            bool sliding = false;
+            if constexpr (hasSlidingState(T))
+                if (stride > slideAt) sliding = aux[slideAt] != 0.0;
+            Vec3 Ft = Vec3::Zero();
+            double tangentialEnergy = 0.0;
+            double work = 0.0;  // Kuhn: tangential work from the algorithm itself
+            if constexpr (T == TangentialLaw::Spring) {
+                // Carry the spring over, turned into the new tangent plane with
+                // its length kept (the contact frame rotates with the pair).
+                if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
+                Ft = cundallSpring(cst, Vt, Stage ? stageInc[c] : Vec3(Vt * dt), Fn, spring, sliding);
+                tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
+            } else if constexpr (T == TangentialLaw::Pena) {
+                // Peña eqs. 14–15: the increment from the change of the centre
+                // line and of the orientations since the last evaluation, not
+                // from V_t Δt; the first step of a contact has no reference yet.
+                const Vec3 R = world.minimumImage(world.x[ib] - world.x[ia]);
+                const Quat& qa = world.q[ia];
+                const Quat& qb = world.q[ib];
+                Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
+                if (prev >= 0) {
+                    spring = rotateIntoPlane(spring_[p], n);
+                    const Quat qaOld(aux[3], aux[4], aux[5], aux[6]), qbOld(aux[7], aux[8], aux[9], aux[10]);
+                    if (qaOld.squaredNorm() > 0.0) {
+                        const double weight = s.penaTranslation == PenaTranslation::Paper ? ra / (ra + rb) : 1.0;
+                        dxi = penaIncrement(R - Vec3(aux[0], aux[1], aux[2]), qaOld, qa, qbOld, qb, ra, rb, n, weight);
+                    }
+                }
+                Ft = cundallSpring(cst, Vt, dxi, Fn, spring, sliding);
+                tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
+                aux[0] = R.x(), aux[1] = R.y(), aux[2] = R.z();
+                aux[3] = qa.w(), aux[4] = qa.x(), aux[5] = qa.y(), aux[6] = qa.z();
+                aux[7] = qb.w(), aux[8] = qb.x(), aux[9] = qb.y(), aux[10] = qb.z();
+            } else if constexpr (T == TangentialLaw::SawTooth) {
+                if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
+                spring += Stage ? stageInc[c] : Vec3(Vt * dt);  // ζ of eq. 17, never truncated
+                Ft = sawToothForce(spring, cst.mu, Fn, s.zeta0);
+                // The current tooth stores |F|²/(2 k_tooth), k_tooth = μ F_n/ζ₀.
+                const double muFn = cst.mu * Fn;
+                tangentialEnergy = muFn > 0.0 ? Ft.squaredNorm() * s.zeta0 / (2.0 * muFn) : 0.0;
+            } else if constexpr (T == TangentialLaw::WaltonBraun) {
+                // The spring force T on a (b feels −T) with its Mindlin memory.
+                MindlinState st;
+                if (prev >= 0) {
+                    spring = rotateIntoPlane(spring_[p], n);
+                    const Vec3 d = Vec3(aux[0], aux[1], aux[2]);
+                    const Vec3 dIn = d - n.dot(d) * n;
+                    if (dIn.squaredNorm() > 0.0) st.direction = dIn.normalized();
+                    st.reversalForce = aux[3];
+                    st.lastSign = aux[4] < 0.0 ? -1.0 : 1.0;
+                }
+                // A sliding contact (at μ_d) slides on while it keeps moving
+                // along its force; a sticking one starts to slide at μ_s.
+                const Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
+                const bool forward = dxi.dot(spring) > 0.0;
+                spring = mindlinStep(spring, dxi, cst.kt, sliding ? cst.mu : cst.muStatic, Fn, st);
+                const double len = spring.norm(), limitD = cst.mu * std::max(Fn, 0.0);
+                if (sliding) sliding = forward && len >= limitD * (1.0 - 1e-3);
+                else sliding = Fn > 0.0 && len >= cst.muStatic * Fn * (1.0 - 1e-9);
+                if (sliding && len > limitD) spring *= limitD / len;
+                // Contact damping while the contact sticks, the total within
+                // μ_s F_n; a sliding contact feels μ_d F_n only.
+                Ft = sliding ? Vec3(-spring) : capped(Vec3(-spring - cst.gt * Vt), cst.muStatic * std::max(Fn, 0.0));
+                tangentialEnergy = cst.kt > 0.0 ? 0.5 * spring.squaredNorm() / cst.kt : 0.0;
+                aux[0] = st.direction.x(), aux[1] = st.direction.y(), aux[2] = st.direction.z();
+                aux[3] = st.reversalForce;
+                aux[4] = st.lastSign;
+            } else if constexpr (T == TangentialLaw::Kuhn) {
+                // Kuhn et al. Fig. 1; the memory is the tangential force on a,
+                // f^{t,t}, and the normal force f^{n,t} at the last evaluation.
+                KuhnInput in;
+                in.forceStart = prev >= 0 ? spring_[p] : Vec3::Zero();
+                in.normalStart = prev >= 0 ? aux[0] : 0.0;
+                in.normalEnd = Fn;
+                in.overlapEnd = overlap;
+                // Δū of eq. 5 with Kuhn's contact vectors, which end at the
+                // contact point in the middle of the overlap (r − ξ/2): then a
+                // rigid rotation of an overlapping pair moves nothing.
+                in.movement = Stage ? stageInc[c] : Vec3((V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(n)) * dt);
+                in.n = n;
+                in.twirlAngle = Stage ? stageTwirl[c] : dt * (world.w[ia] + world.w[ib]).dot(n);
+                in.kt = cst.kt;
+                in.muStatic = cst.muStatic;
+                in.mu = cst.mu;
+                in.slidingBefore = sliding;
+                KuhnOutput out = kuhnStep(in, kuhnSwitches);
+                if (Stage && stageAtStart_ && stride > slideAt && prev >= 0 && in.normalStart > 0.0 && sliding &&
+                    !out.sliding) {
+                    // At the step start (τ → 0⁺) the yield circle has not shrunk
+                    // with the normal force yet, so a contact that the committed
+                    // step found sliding would read as sticking: keep it sliding.
+                    out.sliding = true;
+                }
+                spring = out.force;
+                sliding = out.sliding;
+                aux[0] = std::max(Fn, 0.0);
+                aux[1] += out.workDissipated;
+                kuhnWorkStep_[c] = Vec3(out.work, out.workElastic, out.workDissipated);
+                // Contact damping (Kuhn §2, last paragraph: −γ_t ΔU/Δt, here its
+                // tangential part) while the contact sticks; a sliding contact
+                // feels μ_d F_n only, as with the spring law.
+                const double damping = out.sliding ? 0.0 : cst.gt;
+                Ft = -out.force - damping * Vt;
+                if (!out.sliding) Ft = capped(Ft, cst.muStatic * std::max(Fn, 0.0));
+                tangentialEnergy = cst.kt > 0.0 ? 0.5 * out.force.squaredNorm() / cst.kt : 0.0;
+                work = out.work + damping * Vt.squaredNorm() * dt;
+            } else {
+                Ft = tangentialForce<T>(cst, Vt, Fn);
             }
-            // A sliding contact (at μ_d) slides on while it keeps moving
-            // along its force; a sticking one starts to slide at μ_s.
-            const Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
-            const bool forward = dxi.dot(spring) > 0.0;
-            spring = mindlinStep(spring, dxi, cst.kt, sliding ? cst.mu : cst.muStatic, Fn, st);
-            const double len = spring.norm(), limitD = cst.mu * std::max(Fn, 0.0);
-            if (sliding) sliding = forward && len >= limitD * (1.0 - 1e-3);
-            else sliding = Fn > 0.0 && len >= cst.muStatic * Fn * (1.0 - 1e-9);
-            if (sliding && len > limitD) spring *= limitD / len;
-            // Contact damping while the contact sticks, the total within
-            // μ_s F_n; a sliding contact feels μ_d F_n only.
-            Ft = sliding ? Vec3(-spring) : capped(Vec3(-spring - cst.gt * Vt), cst.muStatic * std::max(Fn, 0.0));
-            tangentialEnergy = cst.kt > 0.0 ? 0.5 * spring.squaredNorm() / cst.kt : 0.0;
-            aux[0] = st.direction.x(), aux[1] = st.direction.y(), aux[2] = st.direction.z();
-            aux[3] = st.reversalForce;
-            aux[4] = st.lastSign;
-        } else if constexpr (T == TangentialLaw::Kuhn) {
-            // Kuhn et al. Fig. 1; the memory is the tangential force on a,
-            // f^{t,t}, and the normal force f^{n,t} at the last evaluation.
-            KuhnInput in;
-            in.forceStart = prev >= 0 ? spring_[p] : Vec3::Zero();
-            in.normalStart = prev >= 0 ? aux[0] : 0.0;
-            in.normalEnd = Fn;
-            in.overlapEnd = overlap;
-            // Δū of eq. 5 with Kuhn's contact vectors, which end at the
-            // contact point in the middle of the overlap (r − ξ/2): then a
-            // rigid rotation of an overlapping pair moves nothing.
-            in.movement = Stage ? stageInc[c] : Vec3((V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(n)) * dt);
-            in.n = n;
-            in.twirlAngle = Stage ? stageTwirl[c] : dt * (world.w[ia] + world.w[ib]).dot(n);
-            in.kt = cst.kt;
-            in.muStatic = cst.muStatic;
-            in.mu = cst.mu;
-            in.slidingBefore = sliding;
-            KuhnOutput out = kuhnStep(in, kuhnSwitches);
-            if (Stage && stageAtStart_ && stride > slideAt && prev >= 0 && in.normalStart > 0.0 && sliding &&
-                !out.sliding) {
-                // At the step start (τ → 0⁺) the yield circle has not shrunk
-                // with the normal force yet, so a contact that the committed
-                // step found sliding would read as sticking: keep it sliding.
-                out.sliding = true;
+            if constexpr (hasSlidingState(T))
+                if (stride > slideAt) aux[slideAt] = sliding ? 1.0 : 0.0;
+            contactForce_[c] = Fn * n + Ft;
+            contactTorque_[c] = n.cross(Ft);
+            // Stored energy: ½ k_n ξ² (linear), 0.4 k̃ ξ^{5/2} (Hertz family),
+            // F²/(2 k₂) for Walton–Braun (what unloading gives back).
+            double normalEnergy;
+            if constexpr (N == NormalLaw::Linear) {
+                normalEnergy = 0.5 * cst.kn * overlap * overlap;
+            } else if constexpr (N == NormalLaw::WaltonBraun) {
+                normalEnergy = Fn > 0.0 ? 0.5 * Fn * Fn / (cst.kn + cst.s * plastic) : 0.0;
+            } else {
+                normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
             }
-            spring = out.force;
-            sliding = out.sliding;
-            aux[0] = std::max(Fn, 0.0);
-            aux[1] += out.workDissipated;
-            kuhnWorkStep_[c] = Vec3(out.work, out.workElastic, out.workDissipated);
-            // Contact damping (Kuhn §2, last paragraph: −γ_t ΔU/Δt, here its
-            // tangential part) while the contact sticks; a sliding contact
-            // feels μ_d F_n only, as with the spring law.
-            const double damping = out.sliding ? 0.0 : cst.gt;
-            Ft = -out.force - damping * Vt;
-            if (!out.sliding) Ft = capped(Ft, cst.muStatic * std::max(Fn, 0.0));
-            tangentialEnergy = cst.kt > 0.0 ? 0.5 * out.force.squaredNorm() / cst.kt : 0.0;
-            work = out.work + damping * Vt.squaredNorm() * dt;
-        } else {
-            Ft = tangentialForce<T>(cst, Vt, Fn);
+            elasticSum += normalEnergy + tangentialEnergy;
+            // Work delivered to the contact over the step, trapezoidal in the
+            // force (history.reaction holds last step's force on b).
+            if constexpr (T == TangentialLaw::Kuhn) {
+                const double fnPrev = k.history.reaction.dot(n);
+                workSum += -0.5 * (fnPrev + Fn) * Vn * dt + work;
+            } else {
+                workSum += -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
+            }
         }
-        if constexpr (hasSlidingState(T))
-            if (stride > slideAt) aux[slideAt] = sliding ? 1.0 : 0.0;
-        contactForce_[c] = Fn * n + Ft;
-        contactTorque_[c] = n.cross(Ft);
-        // Stored energy: ½ k_n ξ² (linear), 0.4 k̃ ξ^{5/2} (Hertz family),
-        // F²/(2 k₂) for Walton–Braun (what unloading gives back).
-        double normalEnergy;
-        if constexpr (N == NormalLaw::Linear) {
-            normalEnergy = 0.5 * cst.kn * overlap * overlap;
-        } else if constexpr (N == NormalLaw::WaltonBraun) {
-            normalEnergy = Fn > 0.0 ? 0.5 * Fn * Fn / (cst.kn + cst.s * plastic) : 0.0;
-        } else {
-            normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-        }
-        elasticSum += normalEnergy + tangentialEnergy;
-        // Work delivered to the contact over the step, trapezoidal in the
-        // force (history.reaction holds last step's force on b).
-        if constexpr (T == TangentialLaw::Kuhn) {
-            const double fnPrev = k.history.reaction.dot(n);
-            workSum += -0.5 * (fnPrev + Fn) * Vn * dt + work;
-        } else {
-            workSum += -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
-        }
-    }
-    chunkElastic_[chunk] = elasticSum;
-    chunkWork_[chunk] = workSum;
+        chunkElastic_[chunk] = elasticSum;
+        chunkWork_[chunk] = workSum;
     }
 }
 
