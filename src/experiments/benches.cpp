@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "moreau/analysis/observables.hpp"
@@ -16,6 +17,7 @@
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/md_solver.hpp"
+#include "moreau/md/pair_engine.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau {
@@ -193,6 +195,15 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     // The protocol's integrator is cd; --set md.integrator=NAME times another.
     md.integrator = b.scene.md.integrator;
     md.restartOnContactChange = b.scene.md.restartOnContactChange;
+    // md.pipeline: fused (the default for this protocol) or staged.
+    md.pipeline = b.scene.md.pipeline;
+    std::string why;
+    const bool fusable = MdPairEngine::supports(md, &why);
+    if (md.pipeline == MdPipeline::Fused && !fusable)
+        throw InputError("bench md-step: key 'md.pipeline': 'fused' cannot run these settings: " + why +
+                         " (allowed: auto, staged)");
+    std::optional<MdPairEngine> engine;
+    if (fusable && md.pipeline != MdPipeline::Staged) engine.emplace(md, b.scene.simulation.skin);
     MdSolver solver(md);
     World& world = b.scene.world;
     VerletListDetector detector(b.scene.simulation.skin);
@@ -205,6 +216,10 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     auto advance = [&](long steps) {
         for (long s = 0; s < steps; ++s) {
             ctx.step = world.step;
+            if (engine) {
+                engine->step(world, ctx, b.scene.simulation.margin);
+                continue;
+            }
             detector.detect(world, b.scene.simulation.margin, contacts, previous);
             matchContactMemory(previous, contacts, &index);
             solver.step(world, contacts, index, ctx);
@@ -215,6 +230,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     advance(steps);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
     std::size_t touching = 0;
     for (const Contact& c : contacts) touching += c.gap < 0.0 ? 1 : 0;
     const double n = static_cast<double>(world.numGrains);
@@ -224,7 +240,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"steps", steps},
         {"seconds", seconds},
         {"particle_steps_per_second", n * static_cast<double>(steps) / seconds},
-        {"list_builds", detector.builds()},
+        {"pipeline", engine ? "fused" : "staged"},
+        {"list_builds", engine ? engine->builds() : detector.builds()},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},

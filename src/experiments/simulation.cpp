@@ -27,7 +27,20 @@ StepContext contextOf(const Scene& scene) {
 }  // namespace
 
 Simulation::Simulation(Scene scene)
-    : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {}
+    : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {
+    const MdSettings& md = scene_.md;
+    if (scene_.simulation.method == Method::MD &&
+        (md.pipeline == MdPipeline::Fused || (md.pipeline == MdPipeline::Auto && MdPairEngine::supports(md))))
+        pairs_.emplace(md, scene_.simulation.skin);
+}
+
+const std::vector<Contact>& Simulation::contacts() const {
+    if (pairs_ && contactsStale_) {
+        pairs_->contacts(scene_.world, scene_.simulation.margin, contacts_);
+        contactsStale_ = false;
+    }
+    return contacts_;
+}
 
 StepRecord Simulation::observe() const {
     const World& w = scene_.world;
@@ -36,11 +49,11 @@ StepRecord Simulation::observe() const {
     r.time = w.time;
     r.kineticEnergy = kineticEnergy(w);
     r.rotationalEnergy = rotationalEnergy(w);
-    const OverlapStats o = overlapStats(contacts_);
+    const OverlapStats o = pairs_ ? pairs_->overlapStats() : overlapStats(contacts_);
     r.contacts = o.contacts;
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
-    if (scene_.simulation.method == Method::MD) r.elasticEnergy = md_.elasticEnergy();
+    if (scene_.simulation.method == Method::MD) r.elasticEnergy = pairs_ ? pairs_->elasticEnergy() : md_.elasticEnergy();
     return r;
 }
 
@@ -54,6 +67,11 @@ const StepRecord& Simulation::step() {
         sub.dt = ctx.dt / scene_.md.substeps;
         for (int k = 0; k < scene_.md.substeps; ++k) {
             sub.step = w.step;
+            if (pairs_) {
+                pairs_->step(w, sub, scene_.simulation.margin);  // narrow phase, laws, springs, gather, integrate
+                contactsStale_ = true;
+                continue;
+            }
             detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
             matchContactMemory(previous_, contacts_, &previousIndex_);          // match: springs carry over
             md_.step(w, contacts_, previousIndex_, sub);                        // forces + integrate

@@ -22,6 +22,7 @@
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/md/force_laws.hpp"
 #include "moreau/md/integrators.hpp"
+#include "moreau/md/pair_engine.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau {
@@ -378,6 +379,13 @@ std::vector<Rule> fixedRules() {
                              "laws that provide them. See `moreau list integrators` and docs/md-integrators.md.",
                              std::move(names)));
     }
+    r.push_back(typedKey(K::Choice, "md.pipeline", "auto",
+                         "How an MD step is organised. fused: one pass over a persistent Verlet pair list does the "
+                         "narrow phase, the laws and the spring update in place (integrator cd; normal laws linear, "
+                         "hertz, hertz-damped, hkk; tangential none, coulomb, viscous, viscous-coulomb, spring; "
+                         "mu_static_ratio 1). staged: detect, match, forces, gather (every law and integrator). "
+                         "Both give the same trajectory bits; auto takes fused where it applies.",
+                         {"auto", "fused", "staged"}));
     r.push_back(typedKey(K::Bool, "md.restart_on_contact_change", "true",
                          "Multi-step (ve, ab*, ab*-am*, d12, t12) and Gear (gpc3, gpc4, gear5) schemes: take an RK4 "
                          "step and restart their history when a contact opens or closes (or will within the step), "
@@ -1246,8 +1254,16 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     md.substeps = v.smallInteger("md.substeps");
     md.integrator = integratorFromName(v.text("md.integrator")).value_or(Integrator::CD);
     md.restartOnContactChange = v.boolean("md.restart_on_contact_change");
+    {
+        const std::string p = v.text("md.pipeline");
+        md.pipeline = p == "fused" ? MdPipeline::Fused : p == "staged" ? MdPipeline::Staged : MdPipeline::Auto;
+    }
     md.springVelocityIncrement = v.text("md.spring_increment") == "velocity";
     if (scene.simulation.method == Method::MD) checkIntegratorLaws(md);
+    if (std::string why; scene.simulation.method == Method::MD && md.pipeline == MdPipeline::Fused &&
+                         !MdPairEngine::supports(md, &why))
+        throw InputError(scene.origin + ": key 'md.pipeline': 'fused' cannot run this scene: " + why +
+                         " (allowed: auto, staged)");
 
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));

@@ -7,6 +7,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/md/force_laws.hpp"
+#include "law_kernels.hpp"
 
 namespace moreau {
 
@@ -21,133 +22,7 @@ constexpr int kScatterThreads = 4;  ///< up to this many threads gather() scatte
 
 namespace {
 
-/// Normal force on b along +n (force schemes eqs. 2, 6, 8, 9, 10) from the
-/// overlap ξ and its rate ξ̇ = −V_n; `plastic` is the Walton–Braun memory
-/// F_max of this contact.
-template <NormalLaw N>
-inline double normalForce(const Constants& c, double xi, double xiDot, double& plastic) {
-    if constexpr (N == NormalLaw::Linear) {
-        return c.kn * xi + c.gn * xiDot;
-    } else if constexpr (N == NormalLaw::Hertz) {
-        return c.kn * xi * std::sqrt(xi);
-    } else if constexpr (N == NormalLaw::HertzDamped) {
-        return c.kn * xi * std::sqrt(xi) + c.gn * xiDot;
-    } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
-        const double r = std::sqrt(xi);
-        return c.kn * xi * r + c.gn * r * xiDot;
-    } else {
-        // Walton–Braun: load along k₁ ξ while beyond every earlier load;
-        // otherwise unload (and reload) along k₂ (ξ − ξ₀), the line through
-        // (F_max/k₁, F_max) with k₂ = k₁ + s F_max; ξ₀ is the permanent set.
-        const double virgin = c.kn * xi;
-        if (xiDot >= 0.0 && virgin >= plastic) {
-            plastic = virgin;
-            return virgin;
-        }
-        const double k2 = c.kn + c.s * plastic;
-        const double xi0 = plastic / c.kn - plastic / k2;
-        return std::max(0.0, k2 * (xi - xi0));
-    }
-}
-
-/// ∂F_n/∂ξ (kU) and ∂F_n/∂ξ̇ (kV) of the normal laws at (ξ, ξ̇): the
-/// linearisation the integrators use for da/dt, da/dr and the implicit kick
-/// of BABAB-type schemes. Exact for every derivative of the linear law; for
-/// the Hertz family and Walton–Braun only the first derivative follows from it.
-template <NormalLaw N>
-inline void normalRates(const Constants& c, double xi, double xiDot, double plastic, double& kU, double& kV) {
-    if constexpr (N == NormalLaw::Linear) {
-        kU = c.kn;
-        kV = c.gn;
-    } else if constexpr (N == NormalLaw::Hertz) {
-        kU = 1.5 * c.kn * std::sqrt(xi);
-        kV = 0.0;
-    } else if constexpr (N == NormalLaw::HertzDamped) {
-        kU = 1.5 * c.kn * std::sqrt(xi);
-        kV = c.gn;
-    } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
-        const double r = std::sqrt(xi);
-        kU = 1.5 * c.kn * r + (r > 0.0 ? 0.5 * c.gn * xiDot / r : 0.0);  // ∝ ξ^{-1/2}: singular at first touch
-        kV = c.gn * r;
-    } else {
-        kV = 0.0;
-        if (xiDot >= 0.0 && c.kn * xi >= plastic) {
-            kU = c.kn;
-        } else {
-            const double k2 = c.kn + c.s * plastic;
-            const double xi0 = plastic / c.kn - plastic / k2;
-            kU = xi > xi0 ? k2 : 0.0;
-        }
-    }
-}
-
-/// Tangential force of the velocity laws (force schemes eqs. 13–15) from
-/// the tangential velocity V_t of b against a and the normal force.
-template <TangentialLaw T>
-inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn) {
-    const double limit = c.mu * std::abs(Fn);
-    if constexpr (T == TangentialLaw::Coulomb) {
-        const double v = Vt.norm();
-        return v > 0.0 ? Vec3(-limit / v * Vt) : Vec3::Zero();
-    } else if constexpr (T == TangentialLaw::Viscous) {
-        return -c.gt * Vt;
-    } else if constexpr (T == TangentialLaw::ViscousCoulomb) {
-        const double v = Vt.norm();
-        return v > 0.0 ? Vec3(-std::min(c.gt * v, limit) / v * Vt) : Vec3::Zero();
-    } else {
-        return Vec3::Zero();
-    }
-}
-
-/// Cundall–Strack spring (force schemes eqs. 16–17) with damping −γ_t V_t:
-/// `spring` is ζ, already carried into the current tangent plane, advanced
-/// here by `dxi` (V_t Δt, or Peña's geometric increment). The contact
-/// sticks up to μ_s |F_n| (μ_d once it slides) and slides at μ_d |F_n|.
-[[gnu::always_inline]] inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
-                          bool& sliding) {
-    spring += dxi;  // eq. 17: ζ = ∫ v_s dt
-    Vec3 Ft = -c.kt * spring - c.gt * Vt;
-    const double ft = Ft.norm();
-    const double limit = (sliding ? c.mu : c.muStatic) * std::abs(Fn);
-    sliding = ft > limit;
-    if (sliding) {
-        // Coulomb (eq. 16): the force slides at μ|F_n|; the spring is
-        // shortened to the length that gives exactly that force.
-        Ft *= c.mu * std::abs(Fn) / ft;
-        spring = c.kt > 0.0 ? Vec3(-(Ft + c.gt * Vt) / c.kt) : Vec3::Zero();
-    }
-    return Ft;
-}
-
-/// `f` scaled down to length `limit` if longer.
-inline Vec3 capped(const Vec3& f, double limit) {
-    const double len = f.norm();
-    return len > limit ? Vec3(f * (limit / len)) : f;
-}
-
-/// Doubles of per-contact memory a tangential law needs besides the spring
-/// vector (MdSolver::aux_): Walton–Braun d̂, F_s*, sign; Kuhn f^{n,t} and its
-/// accumulated dissipation; Peña R, q_a, q_b at the last evaluation.
-constexpr std::size_t lawAux(TangentialLaw t) {
-    return t == TangentialLaw::WaltonBraun ? 5 : t == TangentialLaw::Kuhn ? 2 : t == TangentialLaw::Pena ? 11 : 0;
-}
-constexpr bool hasSlidingState(TangentialLaw t) {
-    return t == TangentialLaw::Spring || t == TangentialLaw::WaltonBraun || t == TangentialLaw::Kuhn ||
-           t == TangentialLaw::Pena;
-}
-
-/// The constants of contact k after the effective-mass convention: walls (fixed
-/// or mobile) count with their own mass, fixed ones as infinite.
-inline Constants contactConstants(const MdSettings& s, const World& world, const Contact& k) {
-    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-    const double invMb = world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0;
-    const double meff = 1.0 / (1.0 / world.mass[ia] + invMb);
-    const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
-    const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
-    const double mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
-    return Constants{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT, mu,
-                     s.muStaticRatio * mu};
-}
+using namespace md_kernels;
 
 /// Relative motion of b's contact point against a's for per-body 6-vectors P
 /// (translation, rotation), as CD eq. 3 does for velocities.
@@ -211,7 +86,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                 }
                 continue;
             }
-            const Constants cst = contactConstants(s, world, k);
+            const Constants cst = contactConstants(s, world, k.a, k.b);
             const double ra = world.radius[ia], rb = world.radius[ib];
             const Vec3& n = k.n;
             // Relative velocity of b's contact point against a's (CD eq. 3 with
@@ -526,22 +401,45 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
     }
 }
 
-void MdSolver::integrate(World& world, double dt) {
+void MdSolver::integrate(World& world, double dt) { advanceLeapfrog(world, force_, torque_, dt); }
+
+bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque,
+                                 double dt, const std::vector<Vec3>* builtAt, double limit2) {
     const std::size_t nb = world.numBodies();
     const double tNow = world.time;
-#pragma omp parallel for schedule(static) if (nb > kParallelContacts)
+    const bool periodic = world.anyPeriodic();
+    int moved = 0;
+#pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelContacts)
     for (std::size_t i = 0; i < nb; ++i) {
         const Vec3& im = world.invMass[i];
         const Vec3& ii = world.invInertia[i];
         if (im.squaredNorm() + ii.squaredNorm() == 0.0 && !world.prescribed[i]) continue;
-        const Vec3 F = force_[i] + world.appliedForce(static_cast<BodyId>(i), tNow);
+        const Vec3 F = force[i] + world.appliedForce(static_cast<BodyId>(i), tNow);
         for (int k = 0; k < 3; ++k)
             if (im[k] > 0.0) world.v[i][k] += dt * (im[k] * F[k] + world.gravity[k]);
-        world.w[i] += dt * ii.cwiseProduct(torque_[i]);
+        world.w[i] += dt * ii.cwiseProduct(torque[i]);
         world.advancePose(i, dt);
+        if (builtAt) {
+            const Vec3 d = world.x[i] - (*builtAt)[i];
+            moved |= (periodic ? world.minimumImage(d) : d).squaredNorm() > limit2 ? 1 : 0;
+        }
     }
     world.time += dt;
     ++world.step;
+    return moved != 0;
+}
+
+void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& torque, long step) {
+    const std::size_t nb = force.size();
+    std::size_t bad = nb;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > kParallelContacts)
+    for (std::size_t i = 0; i < nb; ++i)
+        if (!(force[i].allFinite() && torque[i].allFinite())) bad = std::min(bad, i);
+    if (bad < nb)
+        throw DivergenceError("step " + std::to_string(step + 1) + ": the contact force on body " +
+                              std::to_string(bad) +
+                              " became non-finite; the time step may be too large for md.kn (keep dt below t_n/20, "
+                              "eq. 4)");
 }
 
 template <NormalLaw N>
@@ -561,7 +459,7 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
         // Exactly touching: the derivative the step ahead sees is the closing side's.
         if (overlap == 0.0 && !(n.dot(V) < 0.0)) continue;
-        const Constants cst = contactConstants(s, world, k);
+        const Constants cst = contactConstants(s, world, k.a, k.b);
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
@@ -656,18 +554,7 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vec
     }
     computeForces(world, contacts, previousIndex, ctx.dt);
     gather(world, contacts);
-    // The first body (lowest index) with a non-finite force or torque: the
-    // same report for any thread count.
-    const std::size_t nb = world.numBodies();
-    std::size_t bad = nb;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > kParallelContacts)
-    for (std::size_t i = 0; i < nb; ++i)
-        if (!(force_[i].allFinite() && torque_[i].allFinite())) bad = std::min(bad, i);
-    if (bad < nb)
-        throw DivergenceError("step " + std::to_string(ctx.step + 1) + ": the contact force on body " +
-                              std::to_string(bad) +
-                              " became non-finite; the time step may be too large for md.kn (keep dt below t_n/20, "
-                              "eq. 4)");
+    checkFiniteForces(force_, torque_, ctx.step);
     commitContacts(contacts);
     integrate(world, ctx.dt);
 }

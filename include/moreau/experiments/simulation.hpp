@@ -2,6 +2,7 @@
 /// A running scene: the shared pipeline detect → match → solve → observe.
 /// CD and MD differ only in the solve stage (DESIGN.md).
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/md/md_solver.hpp"
+#include "moreau/md/pair_engine.hpp"
 #include "moreau/model/scene.hpp"
 
 namespace moreau {
@@ -26,9 +28,17 @@ public:
     World& world() { return scene_.world; }
     const World& world() const { return scene_.world; }
     const Scene& scene() const { return scene_; }
-    const std::vector<Contact>& contacts() const { return contacts_; }
+    /// This step's contacts (gap < margin) with their last force as
+    /// history.reaction. The fused MD pipeline computes them on demand at the
+    /// current positions (see MdPairEngine::contacts).
+    const std::vector<Contact>& contacts() const;
     CdSolver& cd() { return cd_; }
+    /// The staged MD solver; it steps only when fused() is false.
     MdSolver& md() { return md_; }
+    /// Whether MD runs in the fused pipeline (md.pipeline, MdPairEngine).
+    bool fused() const { return pairs_.has_value(); }
+    /// The fused pipeline (null when MD is staged or the method is CD).
+    const MdPairEngine* pairEngine() const { return pairs_ ? &*pairs_ : nullptr; }
     const StepRecord& record() const { return record_; }
 
     /// Diagnostics of the current state (no step): energies, overlaps, contacts.
@@ -39,10 +49,12 @@ private:
     VerletListDetector detector_;
     /// This step's contacts, and last step's as far as matching needs them:
     /// one Contact array, not two (see ContactMemory).
-    std::vector<Contact> contacts_;
+    mutable std::vector<Contact> contacts_;
+    mutable bool contactsStale_ = false;  ///< fused MD: contacts_ not yet computed for this step
     std::vector<ContactMemory> previous_;
     CdSolver cd_;
     MdSolver md_;
+    std::optional<MdPairEngine> pairs_;  ///< MD in the fused pipeline
     std::vector<std::int32_t> previousIndex_;  ///< MD: this step's contact → last step's
     StepRecord record_;
 };

@@ -63,6 +63,12 @@ enum class TangentialLaw {
 enum class PenaTranslation { Slip, Paper };
 /// Time-integration schemes of the MD step (integration-schemes paper, Table
 /// 4, plus Gear's fifth order); names, orders and costs in md/integrators.hpp.
+/// How an MD step is organised: staged (detect → match → forces → gather,
+/// every law and integrator: MdSolver) or fused (one pass over a persistent
+/// pair list: MdPairEngine, for the laws without memory beyond the spring and
+/// integrator cd); auto takes fused where it applies.
+enum class MdPipeline { Auto, Fused, Staged };
+
 enum class Integrator {
     FE, TY2, TY3, TY4, RK, CD, PV, BABAB, BABABAB, VE,
     AB2, AB3, AB4, AB5, AB2AM3, AB3AM4, AB4AM5, D12, T12, T16, GPC3, GPC4, Gear5,
@@ -94,6 +100,7 @@ struct MdSettings {
     int substeps = 1;
     /// Time integration; cd (central difference in leapfrog form) is the fast default.
     Integrator integrator = Integrator::CD;
+    MdPipeline pipeline = MdPipeline::Auto;
     /// Multi-step and Gear schemes take an RK4 step and restart their history
     /// when a contact opens or closes, so it never spans a force law's kink.
     bool restartOnContactChange = true;

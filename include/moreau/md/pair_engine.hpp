@@ -1,0 +1,97 @@
+#pragma once
+/// The fused MD pipeline: one pass over a persistent Verlet pair list does the
+/// narrow phase, the force laws and the history update in place; a second
+/// pass sums the forces per body; a third integrates (leapfrog, as
+/// md.integrator = cd). It replaces detect → match → forces → gather of the
+/// staged pipeline (MdSolver) for the common case:
+///
+///   integrator cd; normal law linear, hertz, hertz-damped or hkk;
+///   tangential none, coulomb, viscous, viscous-coulomb or spring;
+///   μ_s = μ_d.
+///
+/// For these laws a contact's whole memory is its tangential spring (and its
+/// last force, for the work diagnostics), so it lives next to the pair in the
+/// list instead of being rebuilt, remembered and matched by key every step.
+/// The arithmetic per contact and the order of every per-body sum are the
+/// staged pipeline's (src/md/law_kernels.hpp, key order), so both give the
+/// same bits for any thread count (tests/md/test_pair_engine.cpp); only the
+/// energy and work sums are grouped differently (last-bit differences).
+///
+/// Semantics that differ from the staged pipeline, by design:
+/// - contacts() computes the geometry at the current positions (after the
+///   step), with the force of the step's evaluation as history.reaction; the
+///   staged pipeline keeps the geometry of the evaluation.
+/// - After a DivergenceError the world is unchanged but the springs have
+///   advanced: the run is over anyway (Simulation writes a checkpoint).
+#include <cstdint>
+#include <vector>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/cd/step_context.hpp"
+#include "moreau/contact/detection.hpp"
+#include "moreau/model/scene.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+class MdPairEngine {
+public:
+    /// Whether these settings run in the fused pipeline (see above). When not,
+    /// `why` (if given) says which setting needs the staged one.
+    static bool supports(const MdSettings& settings, std::string* why = nullptr);
+
+    /// skin: Verlet skin (absolute length); 0 rebuilds the list every step.
+    MdPairEngine(const MdSettings& settings, double skin);
+
+    /// One step of length ctx.dt. `margin` is the detection margin: the list
+    /// holds every pair within margin + skin, and contacts() those within margin.
+    void step(World& world, const StepContext& ctx, double margin);
+
+    /// Σ ½ k_n ξ² + ½ k_t |s|² (Hertz family: 0.4 k̃ ξ^{5/2}) at the last evaluation.
+    double elasticEnergy() const { return elastic_; }
+    /// Work delivered to the contacts since the start (as MdSolver::contactWork).
+    double contactWork() const { return workIn_; }
+    double dissipatedWork() const { return workIn_ - elastic_; }
+    /// Contacts carrying force at the last evaluation: count, mean and max overlap.
+    const OverlapStats& overlapStats() const { return stats_; }
+    /// Builds of the pair list so far.
+    long builds() const { return builds_; }
+    /// Pairs in the list now.
+    std::size_t pairs() const { return pairs_.size(); }
+
+    /// The pairs with gap < margin at the world's current positions, in key
+    /// order, with the last evaluation's force on b as history.reaction.
+    void contacts(const World& world, double margin, std::vector<Contact>& out) const;
+
+private:
+    template <NormalLaw N, TangentialLaw T, bool Periodic, bool Scatter>
+    void forcePass(const World& world, double dt, double margin);
+    void rebuild(const World& world, double margin);
+    void gather(const World& world);
+
+    MdSettings settings_;
+    double skin_ = 0.0, builtMargin_ = -1.0;
+    bool moved_ = true;  ///< some body moved more than skin/2 since the build (set by the integrate pass)
+    long builds_ = 0;
+    CellGridDetector grid_;
+    std::vector<CellGridDetector::Pair> pairs_;  ///< the list, in key order
+    std::vector<Vec3> spring_;                   ///< tangential spring per pair (spring law only; 0 when apart)
+    std::vector<Vec3> force_;                    ///< force on b per pair at the last evaluation (0 when apart)
+    std::vector<Vec3> torque_;                   ///< n × F_t per pair (the torques are −r_a, −r_b times it)
+    std::vector<Vec3> builtAt_;
+    std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls)
+    /// Pairs by body for the parallel gather, rebuilt with the list: where
+    /// body i is b (byB_[bStart_[i] .. bStart_[i+1]]) and, the list being
+    /// sorted by a, the range where it is a.
+    std::vector<std::int32_t> aStart_, bStart_, byB_;
+    std::vector<Vec3> bodyForce_, bodyTorque_;
+    struct ChunkSums {
+        double elastic = 0.0, work = 0.0, overlap = 0.0, maxOverlap = 0.0;
+        std::size_t touching = 0;
+    };
+    std::vector<ChunkSums> chunks_;
+    double elastic_ = 0.0, workIn_ = 0.0;
+    OverlapStats stats_;
+};
+
+}  // namespace moreau

@@ -1,0 +1,160 @@
+#pragma once
+/// The per-contact force kernels shared by MD's two contact loops: the
+/// staged loop of MdSolver (every law, every integrator, md_solver.cpp) and
+/// the fused pair loop of MdPairEngine (md/pair_engine.hpp). Internal to
+/// src/md: both loops must run the same arithmetic, so that the fused loop
+/// gives the staged loop's bits.
+#include <algorithm>
+#include <cmath>
+
+#include "moreau/md/force_laws.hpp"
+#include "moreau/model/scene.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau::md_kernels {
+
+/// Leapfrog kick and drift of every body (md.integrator = cd, see
+/// MdSolver): v += Δt (F/m + g), ω += Δt I⁻¹ T, then x and q advance, and
+/// the world's clock. With `builtAt` it also reports whether some body moved
+/// more than √limit2 from builtAt (the Verlet rebuild test, minimum image).
+bool advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque, double dt,
+                     const std::vector<Vec3>* builtAt = nullptr, double limit2 = 0.0);
+
+/// Throws DivergenceError naming the first body (lowest index) whose force
+/// or torque is not finite: the same report for any thread count.
+void checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& torque, long step);
+
+/// Normal force on b along +n (force schemes eqs. 2, 6, 8, 9, 10) from the
+/// overlap ξ and its rate ξ̇ = −V_n; `plastic` is the Walton–Braun memory
+/// F_max of this contact.
+template <NormalLaw N>
+inline double normalForce(const Constants& c, double xi, double xiDot, double& plastic) {
+    if constexpr (N == NormalLaw::Linear) {
+        return c.kn * xi + c.gn * xiDot;
+    } else if constexpr (N == NormalLaw::Hertz) {
+        return c.kn * xi * std::sqrt(xi);
+    } else if constexpr (N == NormalLaw::HertzDamped) {
+        return c.kn * xi * std::sqrt(xi) + c.gn * xiDot;
+    } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
+        const double r = std::sqrt(xi);
+        return c.kn * xi * r + c.gn * r * xiDot;
+    } else {
+        // Walton–Braun: load along k₁ ξ while beyond every earlier load;
+        // otherwise unload (and reload) along k₂ (ξ − ξ₀), the line through
+        // (F_max/k₁, F_max) with k₂ = k₁ + s F_max; ξ₀ is the permanent set.
+        const double virgin = c.kn * xi;
+        if (xiDot >= 0.0 && virgin >= plastic) {
+            plastic = virgin;
+            return virgin;
+        }
+        const double k2 = c.kn + c.s * plastic;
+        const double xi0 = plastic / c.kn - plastic / k2;
+        return std::max(0.0, k2 * (xi - xi0));
+    }
+}
+
+/// ∂F_n/∂ξ (kU) and ∂F_n/∂ξ̇ (kV) of the normal laws at (ξ, ξ̇): the
+/// linearisation the integrators use for da/dt, da/dr and the implicit kick
+/// of BABAB-type schemes. Exact for every derivative of the linear law; for
+/// the Hertz family and Walton–Braun only the first derivative follows from it.
+template <NormalLaw N>
+inline void normalRates(const Constants& c, double xi, double xiDot, double plastic, double& kU, double& kV) {
+    if constexpr (N == NormalLaw::Linear) {
+        kU = c.kn;
+        kV = c.gn;
+    } else if constexpr (N == NormalLaw::Hertz) {
+        kU = 1.5 * c.kn * std::sqrt(xi);
+        kV = 0.0;
+    } else if constexpr (N == NormalLaw::HertzDamped) {
+        kU = 1.5 * c.kn * std::sqrt(xi);
+        kV = c.gn;
+    } else if constexpr (N == NormalLaw::HertzKuwabaraKono) {
+        const double r = std::sqrt(xi);
+        kU = 1.5 * c.kn * r + (r > 0.0 ? 0.5 * c.gn * xiDot / r : 0.0);  // ∝ ξ^{-1/2}: singular at first touch
+        kV = c.gn * r;
+    } else {
+        kV = 0.0;
+        if (xiDot >= 0.0 && c.kn * xi >= plastic) {
+            kU = c.kn;
+        } else {
+            const double k2 = c.kn + c.s * plastic;
+            const double xi0 = plastic / c.kn - plastic / k2;
+            kU = xi > xi0 ? k2 : 0.0;
+        }
+    }
+}
+
+/// Tangential force of the velocity laws (force schemes eqs. 13–15) from
+/// the tangential velocity V_t of b against a and the normal force.
+template <TangentialLaw T>
+inline Vec3 tangentialForce(const Constants& c, const Vec3& Vt, double Fn) {
+    const double limit = c.mu * std::abs(Fn);
+    if constexpr (T == TangentialLaw::Coulomb) {
+        const double v = Vt.norm();
+        return v > 0.0 ? Vec3(-limit / v * Vt) : Vec3::Zero();
+    } else if constexpr (T == TangentialLaw::Viscous) {
+        return -c.gt * Vt;
+    } else if constexpr (T == TangentialLaw::ViscousCoulomb) {
+        const double v = Vt.norm();
+        return v > 0.0 ? Vec3(-std::min(c.gt * v, limit) / v * Vt) : Vec3::Zero();
+    } else {
+        return Vec3::Zero();
+    }
+}
+
+/// Cundall–Strack spring (force schemes eqs. 16–17) with damping −γ_t V_t:
+/// `spring` is ζ, already carried into the current tangent plane, advanced
+/// here by `dxi` (V_t Δt, or Peña's geometric increment). The contact
+/// sticks up to μ_s |F_n| (μ_d once it slides) and slides at μ_d |F_n|.
+[[gnu::always_inline]] inline Vec3 cundallSpring(const Constants& c, const Vec3& Vt, const Vec3& dxi, double Fn, Vec3& spring,
+                          bool& sliding) {
+    spring += dxi;  // eq. 17: ζ = ∫ v_s dt
+    Vec3 Ft = -c.kt * spring - c.gt * Vt;
+    // Squared lengths compared: a sticking contact (the common case) takes no square root.
+    const double ft2 = Ft.squaredNorm();
+    const double limit = (sliding ? c.mu : c.muStatic) * std::abs(Fn);
+    sliding = ft2 > limit * limit;
+    if (sliding) {
+        // Coulomb (eq. 16): the force slides at μ|F_n|; the spring is
+        // shortened to the length that gives exactly that force.
+        Ft *= c.mu * std::abs(Fn) / std::sqrt(ft2);
+        spring = c.kt > 0.0 ? Vec3(-(Ft + c.gt * Vt) / c.kt) : Vec3::Zero();
+    }
+    return Ft;
+}
+
+/// `f` scaled down to length `limit` if longer.
+inline Vec3 capped(const Vec3& f, double limit) {
+    const double len = f.norm();
+    return len > limit ? Vec3(f * (limit / len)) : f;
+}
+
+/// Doubles of per-contact memory a tangential law needs besides the spring
+/// vector (MdSolver::aux_): Walton–Braun d̂, F_s*, sign; Kuhn f^{n,t} and its
+/// accumulated dissipation; Peña R, q_a, q_b at the last evaluation.
+constexpr std::size_t lawAux(TangentialLaw t) {
+    return t == TangentialLaw::WaltonBraun ? 5 : t == TangentialLaw::Kuhn ? 2 : t == TangentialLaw::Pena ? 11 : 0;
+}
+constexpr bool hasSlidingState(TangentialLaw t) {
+    return t == TangentialLaw::Spring || t == TangentialLaw::WaltonBraun || t == TangentialLaw::Kuhn ||
+           t == TangentialLaw::Pena;
+}
+
+/// The constants of contact k after the effective-mass convention: walls (fixed
+/// or mobile) count with their own mass, fixed ones as infinite.
+inline Constants contactConstants(const MdSettings& s, double invMa, double invMb, double mu) {
+    const double meff = 1.0 / (invMa + invMb);
+    const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
+    const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
+    return Constants{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT, mu,
+                     s.muStaticRatio * mu};
+}
+/// 1/m of a body, 0 for a fixed wall (mass 0): the inverse masses above.
+inline double inverseMass(const World& world, std::size_t i) { return world.mass[i] > 0.0 ? 1.0 / world.mass[i] : 0.0; }
+inline Constants contactConstants(const MdSettings& s, const World& world, BodyId a, BodyId b) {
+    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    return contactConstants(s, inverseMass(world, ia), inverseMass(world, ib),
+                            world.isWall(b) ? world.wall(b).mu : world.muGrain);
+}
+
+}  // namespace moreau::md_kernels

@@ -1,0 +1,350 @@
+#include "moreau/md/pair_engine.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "law_kernels.hpp"
+#include "moreau/core/error.hpp"
+
+namespace moreau {
+
+using namespace md_kernels;
+
+namespace {
+
+/// Below this many pairs a pass runs on one thread.
+constexpr std::size_t kParallelPairs = 4096;
+/// Pairs per partial sum of energy, work and overlap (fixed: the same bits
+/// for any thread count).
+constexpr std::size_t kChunk = 256;
+
+constexpr bool fusedNormal(NormalLaw n) {
+    return n == NormalLaw::Linear || n == NormalLaw::Hertz || n == NormalLaw::HertzDamped ||
+           n == NormalLaw::HertzKuwabaraKono;
+}
+constexpr bool fusedTangential(TangentialLaw t) {
+    return t == TangentialLaw::None || t == TangentialLaw::Coulomb || t == TangentialLaw::Viscous ||
+           t == TangentialLaw::ViscousCoulomb || t == TangentialLaw::Spring;
+}
+
+/// Key order of two pairs (a first, then b): the order of makeContactKey.
+inline bool pairBefore(const CellGridDetector::Pair& p, const CellGridDetector::Pair& q) {
+    return p.a != q.a ? p.a < q.a : p.b < q.b;
+}
+
+}  // namespace
+
+bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
+    auto no = [&](const char* reason) {
+        if (why) *why = reason;
+        return false;
+    };
+    if (s.integrator != Integrator::CD) return no("md.integrator is not cd");
+    if (!fusedNormal(s.normal)) return no("md.normal = walton-braun keeps a plastic memory per contact");
+    if (!fusedTangential(s.tangential)) return no("md.tangential keeps memory beyond the spring");
+    if (s.muStaticRatio != 1.0) return no("md.mu_static_ratio != 1 keeps a sliding flag per contact");
+    return true;
+}
+
+MdPairEngine::MdPairEngine(const MdSettings& settings, double skin) : settings_(settings), skin_(skin) {
+    std::string why;
+    if (!supports(settings, &why)) throw InputError("md.pipeline = fused: " + why + "; use md.pipeline = staged");
+}
+
+void MdPairEngine::rebuild(const World& world, double margin) {
+    std::vector<CellGridDetector::Pair> fresh;
+    grid_.detectPairs(world, margin + skin_, fresh);
+    grid_.releaseBuffers();
+    // Carry the memory of the old list over by key (merge-join; both lists
+    // are in key order). Only touching pairs carry any, and each of them is
+    // within the new list's reach.
+    const std::size_t m = fresh.size();
+    const bool spring = settings_.tangential == TangentialLaw::Spring;
+    std::vector<Vec3> freshSpring(spring ? m : 0, Vec3::Zero()), freshForce(m, Vec3::Zero());
+    for (std::size_t k = 0, o = 0; k < m; ++k) {
+        while (o < pairs_.size() && pairBefore(pairs_[o], fresh[k])) ++o;
+        if (o < pairs_.size() && pairs_[o].a == fresh[k].a && pairs_[o].b == fresh[k].b) {
+            if (spring) freshSpring[k] = spring_[o];
+            freshForce[k] = force_[o];
+        }
+    }
+    pairs_.swap(fresh);
+    spring_.swap(freshSpring);
+    force_.swap(freshForce);
+    torque_.assign(m, Vec3::Zero());
+    builtAt_ = world.x;
+    builtMargin_ = margin;
+    ++builds_;
+    // Pairs by body for the parallel gather.
+    const std::size_t nb = world.numBodies();
+    aStart_.assign(nb + 1, 0);
+    bStart_.assign(nb + 1, 0);
+    for (const auto& p : pairs_) {
+        ++aStart_[static_cast<std::size_t>(p.a) + 1];
+        ++bStart_[static_cast<std::size_t>(p.b) + 1];
+    }
+    for (std::size_t i = 0; i < nb; ++i) {
+        aStart_[i + 1] += aStart_[i];
+        bStart_[i + 1] += bStart_[i];
+    }
+    byB_.resize(m);
+    std::vector<std::int32_t> fill(bStart_.begin(), bStart_.end() - 1);
+    for (std::size_t k = 0; k < m; ++k)
+        byB_[static_cast<std::size_t>(fill[static_cast<std::size_t>(pairs_[k].b)]++)] = static_cast<std::int32_t>(k);
+}
+
+template <NormalLaw N, TangentialLaw T, bool Periodic, bool Scatter>
+void MdPairEngine::forcePass(const World& world, double dt, double margin) {
+    const MdSettings& s = settings_;
+    const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
+    chunks_.assign(numChunks, ChunkSums{});
+    const std::size_t grains = world.numGrains;
+    // Raw pointers: the stores below must not make the compiler reload the
+    // vectors' data pointers for every pair.
+    const CellGridDetector::Pair* __restrict pairs = pairs_.data();
+    const Vec3* __restrict X = world.x.data();
+    const Vec3* __restrict Vb = world.v.data();
+    const Vec3* __restrict W = world.w.data();
+    const double* __restrict R = world.radius.data();
+    const double* __restrict invMass = invMass_.data();
+    Vec3* __restrict forces = force_.data();
+    Vec3* __restrict torques = torque_.data();
+    Vec3* __restrict springs = spring_.data();
+    ChunkSums* __restrict chunkSums = chunks_.data();
+    const double muGrain = world.muGrain;
+    // Scatter (one thread): the per-body sums are made here, in key order as
+    // gather() makes them. The list is sorted by a, so a body's terms as a
+    // form one run, summed in registers onto its terms as b (all from pairs
+    // (j, a), j < a, which come earlier).
+    Vec3* __restrict bodyF = Scatter ? bodyForce_.data() : nullptr;
+    Vec3* __restrict bodyT = Scatter ? bodyTorque_.data() : nullptr;
+    std::size_t run = SIZE_MAX;
+    Vec3 runF = Vec3::Zero(), runT = Vec3::Zero();
+    // Pointers captured by value and the run sums copied into locals: the
+    // compiler keeps them in registers across the stores of the loop.
+    auto doChunk = [=, &run, &runF, &runT, &world, &s](std::size_t chunk) {
+        std::size_t runBody = run;
+        Vec3 runForce = runF, runTorque = runT;
+        ChunkSums sums;
+        const std::size_t end = std::min(m, (chunk + 1) * kChunk);
+        for (std::size_t k = chunk * kChunk; k < end; ++k) {
+            const BodyId a = pairs[k].a, b = pairs[k].b;
+            const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+            const double ra = R[ia], rb = R[ib];
+            if constexpr (Scatter) {
+                if (ia != runBody) {
+                    if (runBody != SIZE_MAX) bodyF[runBody] = runForce, bodyT[runBody] = runTorque;
+                    runBody = ia;
+                    runForce = bodyF[ia];
+                    runTorque = bodyT[ia];
+                }
+            }
+            // Narrow phase with narrowSphereSphere's / narrowSphereWall's arithmetic.
+            Vec3 n;
+            double gap;
+            bool touching;
+            if (ib < grains) {
+                Vec3 d = X[ib] - X[ia];
+                if constexpr (Periodic) d = world.minimumImage(d);
+                const double d2 = d.squaredNorm();
+                const double reach = ra + rb, slack = 1e-9 * reach + reach;
+                if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)
+                    touching = false;
+                    gap = HUGE_VAL;
+                } else {
+                    const double dist = std::sqrt(d2);
+                    gap = dist - ra - rb;
+                    touching = gap < 0.0;
+                    n = dist > 0.0 ? Vec3(d * (1.0 / dist)) : Vec3::UnitX();
+                }
+            } else {
+                Contact c;
+                touching = narrowSphereWall(world, a, b, HUGE_VAL, c) && c.gap < 0.0;
+                gap = c.gap;
+                n = c.n;
+            }
+            Vec3& lastForce = forces[k];
+            if (!touching) {
+                // The contact ends when the overlap vanishes and forgets its
+                // spring. Last step's force did work while it opened (counted,
+                // as the staged pipeline does, while the pair is within the margin).
+                if (lastForce.squaredNorm() > 0.0) {
+                    if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
+                        Contact c;
+                        gap = narrowSphereSphere(world, a, b, HUGE_VAL, c) ? c.gap : HUGE_VAL;
+                        n = c.n;
+                    }
+                    if (gap < margin) {
+                        const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+                        sums.work += -0.5 * lastForce.dot(V) * dt;
+                    }
+                    lastForce = Vec3::Zero();
+                    torques[k] = Vec3::Zero();
+                }
+                if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
+                continue;
+            }
+            const double overlap = -gap;
+            const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
+            const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+            const double Vn = n.dot(V);
+            const Vec3 Vt = V - Vn * n;
+            double plastic = 0.0;
+            double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
+            if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
+            Vec3 Ft;
+            double tangentialEnergy = 0.0;
+            if constexpr (T == TangentialLaw::Spring) {
+                Vec3& spring = springs[k];
+                spring = rotateIntoPlane(spring, n);
+                bool sliding = false;
+                Ft = cundallSpring(cst, Vt, Vec3(Vt * dt), Fn, spring, sliding);
+                tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
+            } else {
+                Ft = tangentialForce<T>(cst, Vt, Fn);
+            }
+            const Vec3 F = Fn * n + Ft;
+            double normalEnergy;
+            if constexpr (N == NormalLaw::Linear) normalEnergy = 0.5 * cst.kn * overlap * overlap;
+            else normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
+            sums.elastic += normalEnergy + tangentialEnergy;
+            sums.work += -0.5 * (lastForce + F).dot(V) * dt;
+            if (F.squaredNorm() > 0.0) {
+                ++sums.touching;
+                sums.overlap += overlap;
+                sums.maxOverlap = std::max(sums.maxOverlap, overlap);
+            }
+            lastForce = F;
+            const Vec3 tq = n.cross(Ft);
+            torques[k] = tq;
+            if constexpr (Scatter) {
+                bodyF[ib] += F;
+                bodyT[ib] -= rb * tq;
+                runForce -= F;
+                runTorque -= ra * tq;
+            }
+        }
+        chunkSums[chunk] = sums;
+        if constexpr (Scatter) run = runBody, runF = runForce, runT = runTorque;
+    };
+    // The scatter runs on one thread outside any parallel region, so that
+    // the run sums stay in registers.
+    if constexpr (Scatter) {
+        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
+    } else {
+#pragma omp parallel for schedule(static) if (m > kParallelPairs)
+        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
+    }
+    if constexpr (Scatter)
+        if (run != SIZE_MAX) bodyF[run] = runF, bodyT[run] = runT;
+}
+
+void MdPairEngine::gather(const World& world) {
+    // Per-body sums in key order (contacts where the body is b, then where it
+    // is a), as MdSolver::gather, in parallel over bodies through the pairs
+    // by body (one thread: forcePass scatters).
+    const std::size_t nb = world.numBodies();
+    const Vec3* __restrict forces = force_.data();
+    const Vec3* __restrict torques = torque_.data();
+    const double* __restrict R = world.radius.data();
+    // A pair apart adds nothing: +0 changes no sum (and no sum is −0).
+    auto apart = [&](std::size_t k) { return forces[k].squaredNorm() == 0.0 && torques[k].squaredNorm() == 0.0; };
+    bodyForce_.resize(nb);
+    bodyTorque_.resize(nb);
+    Vec3* __restrict F = bodyForce_.data();
+    Vec3* __restrict T = bodyTorque_.data();
+    const std::int32_t* __restrict aStart = aStart_.data();
+    const std::int32_t* __restrict bStart = bStart_.data();
+    const std::int32_t* __restrict byB = byB_.data();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < nb; ++i) {
+        Vec3 f = Vec3::Zero(), t = Vec3::Zero();
+        const double r = R[i];
+        for (auto q = bStart[i]; q < bStart[i + 1]; ++q) {
+            const auto k = static_cast<std::size_t>(byB[q]);
+            if (apart(k)) continue;
+            f += forces[k];
+            t -= r * torques[k];
+        }
+        for (auto q = aStart[i]; q < aStart[i + 1]; ++q) {
+            const auto k = static_cast<std::size_t>(q);
+            if (apart(k)) continue;
+            f -= forces[k];
+            t -= r * torques[k];
+        }
+        F[i] = f;
+        T[i] = t;
+    }
+}
+
+void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
+    const std::size_t nb = world.numBodies();
+    if (skin_ <= 0.0 || moved_ || builtAt_.size() != nb || margin != builtMargin_) rebuild(world, margin);
+    if (invMass_.size() != nb) {
+        invMass_.resize(nb);
+        for (std::size_t i = 0; i < nb; ++i) invMass_[i] = inverseMass(world, i);
+    }
+    // One thread (or a small list): the force pass also makes the per-body
+    // sums; more threads: the pass runs in parallel and gather() sums.
+    const bool scatter = omp_get_max_threads() == 1 || pairs_.size() <= kParallelPairs;
+    if (scatter) {
+        bodyForce_.assign(nb, Vec3::Zero());
+        bodyTorque_.assign(nb, Vec3::Zero());
+    }
+    auto pass = [&]<NormalLaw N, TangentialLaw T>() {
+        if (world.anyPeriodic()) {
+            if (scatter) forcePass<N, T, true, true>(world, ctx.dt, margin);
+            else forcePass<N, T, true, false>(world, ctx.dt, margin);
+        } else {
+            if (scatter) forcePass<N, T, false, true>(world, ctx.dt, margin);
+            else forcePass<N, T, false, false>(world, ctx.dt, margin);
+        }
+    };
+    auto withTangential = [&]<NormalLaw N>() {
+        switch (settings_.tangential) {
+            case TangentialLaw::None: pass.template operator()<N, TangentialLaw::None>(); break;
+            case TangentialLaw::Coulomb: pass.template operator()<N, TangentialLaw::Coulomb>(); break;
+            case TangentialLaw::Viscous: pass.template operator()<N, TangentialLaw::Viscous>(); break;
+            case TangentialLaw::ViscousCoulomb: pass.template operator()<N, TangentialLaw::ViscousCoulomb>(); break;
+            default: pass.template operator()<N, TangentialLaw::Spring>(); break;
+        }
+    };
+    switch (settings_.normal) {
+        case NormalLaw::Hertz: withTangential.template operator()<NormalLaw::Hertz>(); break;
+        case NormalLaw::HertzDamped: withTangential.template operator()<NormalLaw::HertzDamped>(); break;
+        case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
+        default: withTangential.template operator()<NormalLaw::Linear>(); break;
+    }
+    if (!scatter) gather(world);
+    checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
+    double elastic = 0.0, work = 0.0, overlap = 0.0;
+    stats_ = OverlapStats{};
+    for (const ChunkSums& c : chunks_) {
+        elastic += c.elastic;
+        work += c.work;
+        overlap += c.overlap;
+        stats_.contacts += c.touching;
+        stats_.max = std::max(stats_.max, c.maxOverlap);
+    }
+    if (stats_.contacts > 0) stats_.mean = overlap / static_cast<double>(stats_.contacts);
+    elastic_ = elastic;
+    workIn_ += work;
+    moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * skin_ * skin_);
+}
+
+void MdPairEngine::contacts(const World& world, double margin, std::vector<Contact>& out) const {
+    out.clear();
+    Contact c;
+    for (std::size_t k = 0; k < pairs_.size(); ++k) {
+        const BodyId a = pairs_[k].a, b = pairs_[k].b;
+        const bool kept = world.isWall(b) ? narrowSphereWall(world, a, b, margin, c) : narrowSphereSphere(world, a, b, margin, c);
+        if (!kept) continue;
+        c.history = ContactHistory{};
+        c.history.reaction = force_[k];
+        out.push_back(c);
+    }
+}
+
+}  // namespace moreau
