@@ -408,19 +408,36 @@ bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, c
     const std::size_t nb = world.numBodies();
     const double tNow = world.time;
     const bool periodic = world.anyPeriodic();
+    const bool applied = !world.force.empty();
+    const Vec3 g = world.gravity;
+    // Raw pointers: the stores must not make the compiler reload the vectors' data pointers.
+    Vec3* __restrict X = world.x.data();
+    Vec3* __restrict V = world.v.data();
+    Vec3* __restrict W = world.w.data();
+    Quat* __restrict Q = world.q.data();
+    const Vec3* __restrict invMass = world.invMass.data();
+    const Vec3* __restrict invInertia = world.invInertia.data();
+    const Vec3* __restrict F = force.data();
+    const Vec3* __restrict T = torque.data();
+    const Vec3* __restrict built = builtAt ? builtAt->data() : nullptr;
     int moved = 0;
 #pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelContacts)
     for (std::size_t i = 0; i < nb; ++i) {
-        const Vec3& im = world.invMass[i];
-        const Vec3& ii = world.invInertia[i];
+        const Vec3& im = invMass[i];
+        const Vec3& ii = invInertia[i];
         if (im.squaredNorm() + ii.squaredNorm() == 0.0 && !world.prescribed[i]) continue;
-        const Vec3 F = force[i] + world.appliedForce(static_cast<BodyId>(i), tNow);
+        const Vec3 Fi = applied ? Vec3(F[i] + world.appliedForce(static_cast<BodyId>(i), tNow)) : F[i];
         for (int k = 0; k < 3; ++k)
-            if (im[k] > 0.0) world.v[i][k] += dt * (im[k] * F[k] + world.gravity[k]);
-        world.w[i] += dt * ii.cwiseProduct(torque[i]);
-        world.advancePose(i, dt);
-        if (builtAt) {
-            const Vec3 d = world.x[i] - (*builtAt)[i];
+            if (im[k] > 0.0) V[i][k] += dt * (im[k] * Fi[k] + g[k]);
+        W[i] += dt * ii.cwiseProduct(T[i]);
+        if (periodic) {
+            world.advancePose(i, dt);
+        } else {
+            X[i] += dt * V[i];
+            World::rotate(Q[i], W[i], dt);
+        }
+        if (built) {
+            const Vec3 d = X[i] - built[i];
             moved |= (periodic ? world.minimumImage(d) : d).squaredNorm() > limit2 ? 1 : 0;
         }
     }

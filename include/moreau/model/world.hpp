@@ -114,13 +114,37 @@ struct World {
     /// wrap. Shared by every method's integrate stage.
     void advancePose(std::size_t i, double dt) {
         x[i] += dt * v[i];
-        const double angle = w[i].norm() * dt;
-        if (angle > 0.0) q[i] = (Quat(Eigen::AngleAxisd(angle, w[i] / w[i].norm())) * q[i]).normalized();
+        rotate(q[i], w[i], dt);
         for (int k = 0; k < 3; ++k) {
             if (!periodic[k]) continue;
             const double L = boxMax[k] - boxMin[k];
             x[i][k] -= L * std::floor((x[i][k] - boxMin[k]) / L);
         }
+    }
+
+    /// q ← exp(ω dt) q, normalised: the rotation by the angle |ω| dt about
+    /// ω. The unit quaternion of the step is (cos h, sin h ω/|ω|), h = |ω| dt/2;
+    /// below h = 10⁻² (every step of a resolved simulation) cos h and
+    /// sin h / |ω| come from their Taylor series to h⁸, exact to rounding
+    /// (the next terms are below 10⁻²⁰), which costs a fraction of sin and cos.
+    static void rotate(Quat& q, const Vec3& w, double dt) {
+        const double w2 = w.squaredNorm();
+        if (!(w2 > 0.0) || dt == 0.0) return;
+        const double wn = std::sqrt(w2), h = 0.5 * wn * dt, h2 = h * h;
+        double c, sOverW;
+        if (std::abs(h) < 1e-2) {
+            // Products with the reciprocals (no divisions in the hot loop).
+            constexpr double c2 = 1.0 / 2.0, c4 = 1.0 / 12.0, c6 = 1.0 / 30.0, c8 = 1.0 / 56.0;
+            constexpr double s3 = 1.0 / 6.0, s5 = 1.0 / 20.0, s7 = 1.0 / 42.0;
+            c = 1.0 - h2 * c2 * (1.0 - h2 * c4 * (1.0 - h2 * c6 * (1.0 - h2 * c8)));
+            sOverW = 0.5 * dt * (1.0 - h2 * s3 * (1.0 - h2 * s5 * (1.0 - h2 * s7)));
+        } else {
+            c = std::cos(h);
+            sOverW = std::sin(h) / wn;
+        }
+        const Quat r(c, sOverW * w.x(), sOverW * w.y(), sOverW * w.z());
+        q = r * q;
+        q.coeffs() *= 1.0 / std::sqrt(q.coeffs().squaredNorm());
     }
 
     /// Per-axis masks for the dimension: translation and rotation.
