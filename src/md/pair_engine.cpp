@@ -63,16 +63,19 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     const std::size_t m = fresh.size();
     const bool spring = settings_.tangential == TangentialLaw::Spring;
     std::vector<Vec3> freshSpring(spring ? m : 0, Vec3::Zero()), freshForce(m, Vec3::Zero());
+    std::vector<std::uint8_t> freshTouched(m, 0);
     for (std::size_t k = 0, o = 0; k < m; ++k) {
         while (o < pairs_.size() && pairBefore(pairs_[o], fresh[k])) ++o;
         if (o < pairs_.size() && pairs_[o].a == fresh[k].a && pairs_[o].b == fresh[k].b) {
             if (spring) freshSpring[k] = spring_[o];
             freshForce[k] = force_[o];
+            freshTouched[k] = touched_[o];
         }
     }
     pairs_.swap(fresh);
     spring_.swap(freshSpring);
     force_.swap(freshForce);
+    touched_.swap(freshTouched);
     torque_.assign(m, Vec3::Zero());
     builtAt_ = world.x;
     builtMargin_ = margin;
@@ -112,6 +115,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     Vec3* __restrict forces = force_.data();
     Vec3* __restrict torques = torque_.data();
     Vec3* __restrict springs = spring_.data();
+    std::uint8_t* __restrict touched = touched_.data();
     ChunkSums* __restrict chunkSums = chunks_.data();
     const double muGrain = world.muGrain;
     // Scatter (one thread): the per-body sums are made here, in key order as
@@ -170,6 +174,11 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 // The contact ends when the overlap vanishes and forgets its
                 // spring. Last step's force did work while it opened (counted,
                 // as the staged pipeline does, while the pair is within the margin).
+                if (touched[k]) {
+                    touched[k] = 0;
+                    if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
+                    torques[k] = Vec3::Zero();
+                }
                 if (lastForce.squaredNorm() > 0.0) {
                     if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
                         Contact c;
@@ -181,11 +190,10 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                         sums.work += -0.5 * lastForce.dot(V) * dt;
                     }
                     lastForce = Vec3::Zero();
-                    torques[k] = Vec3::Zero();
                 }
-                if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
                 continue;
             }
+            touched[k] = 1;
             const double overlap = -gap;
             const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
             const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
@@ -218,7 +226,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             }
             lastForce = F;
             const Vec3 tq = n.cross(Ft);
-            torques[k] = tq;
+            if constexpr (!Scatter) torques[k] = tq;  // for gather()
             if constexpr (Scatter) {
                 bodyF[ib] += F;
                 bodyT[ib] -= rb * tq;
@@ -250,7 +258,8 @@ void MdPairEngine::gather(const World& world) {
     const Vec3* __restrict torques = torque_.data();
     const double* __restrict R = world.radius.data();
     // A pair apart adds nothing: +0 changes no sum (and no sum is −0).
-    auto apart = [&](std::size_t k) { return forces[k].squaredNorm() == 0.0 && torques[k].squaredNorm() == 0.0; };
+    const std::uint8_t* __restrict touched = touched_.data();
+    auto apart = [&](std::size_t k) { return touched[k] == 0; };
     bodyForce_.resize(nb);
     bodyTorque_.resize(nb);
     Vec3* __restrict F = bodyForce_.data();
