@@ -249,7 +249,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         if (run != SIZE_MAX) bodyF[run] = runF, bodyT[run] = runT;
 }
 
-void MdPairEngine::gather(const World& world) {
+std::size_t MdPairEngine::gather(const World& world) {
     // Per-body sums in key order (contacts where the body is b, then where it
     // is a), as MdSolver::gather, in parallel over bodies through the pairs
     // by body (one thread: forcePass scatters).
@@ -267,7 +267,8 @@ void MdPairEngine::gather(const World& world) {
     const std::int32_t* __restrict aStart = aStart_.data();
     const std::int32_t* __restrict bStart = bStart_.data();
     const std::int32_t* __restrict byB = byB_.data();
-#pragma omp parallel for schedule(static)
+    std::size_t bad = nb;  // the first body with a non-finite sum (checked here, not in a pass of its own)
+#pragma omp parallel for schedule(static) reduction(min : bad)
     for (std::size_t i = 0; i < nb; ++i) {
         Vec3 f = Vec3::Zero(), t = Vec3::Zero();
         const double r = R[i];
@@ -285,7 +286,9 @@ void MdPairEngine::gather(const World& world) {
         }
         F[i] = f;
         T[i] = t;
+        if (!(f.allFinite() && t.allFinite())) bad = std::min(bad, i);
     }
+    return bad;
 }
 
 void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
@@ -326,8 +329,7 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
         default: withTangential.template operator()<NormalLaw::Linear>(); break;
     }
-    if (!scatter) gather(world);
-    checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
+    if (scatter || gather(world) < nb) checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
     double elastic = 0.0, work = 0.0, overlap = 0.0;
     stats_ = OverlapStats{};
     for (const ChunkSums& c : chunks_) {

@@ -67,7 +67,9 @@ private:
     template <NormalLaw N, TangentialLaw T, bool Periodic, bool Scatter>
     void forcePass(const World& world, double dt, double margin);
     void rebuild(const World& world, double margin);
-    void gather(const World& world);
+    /// Per-body sums from the pairs (parallel path); returns the first body
+    /// whose sum is not finite, or the body count.
+    std::size_t gather(const World& world);
 
     MdSettings settings_;
     double skin_ = 0.0, builtMargin_ = -1.0;
