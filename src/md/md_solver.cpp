@@ -203,7 +203,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                 tangentialEnergy = cst.kt > 0.0 ? 0.5 * out.force.squaredNorm() / cst.kt : 0.0;
                 work = out.work + damping * Vt.squaredNorm() * dt;
             } else {
-                Ft = tangentialForce<T>(cst, Vt, Fn);
+                Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
             }
             if constexpr (hasSlidingState(T))
                 if (stride > slideAt) aux[slideAt] = sliding ? 1.0 : 0.0;

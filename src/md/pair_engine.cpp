@@ -211,7 +211,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 Ft = cundallSpring(cst, Vt, Vec3(Vt * dt), Fn, spring, sliding);
                 tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
             } else {
-                Ft = tangentialForce<T>(cst, Vt, Fn);
+                Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
             }
             const Vec3 F = Fn * n + Ft;
             double normalEnergy;
