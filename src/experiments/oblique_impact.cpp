@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -40,8 +41,8 @@ struct ImpactResult {
     double contactTime; ///< steps with a contact force times Δt
 };
 
-/// One binary impact; the contact is built directly from the two centres
-/// (what the narrow phase gives for two spheres) so each step is cheap.
+/// One binary impact on a single listed contact whose geometry the shared
+/// narrow phase refreshes each step (no broad phase: the pair is known).
 ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, double dt) {
     World w;
     w.dimension = 2;
@@ -69,10 +70,7 @@ ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, 
     ctx.dt = dt;
     const long maxSteps = 200000;
     for (long s = 0; s < maxSteps; ++s) {
-        const Vec3 d = w.x[1] - w.x[0];
-        const double dist = d.norm();
-        contacts[0].n = d / dist;
-        contacts[0].gap = dist - 2.0 * kRadius;
+        refreshContactGeometry(w, contacts);  // the library's narrow phase: n and gap of the pair
         ctx.step = w.step;
         solver.step(w, contacts, previous, ctx);
         previous[0] = 0;
