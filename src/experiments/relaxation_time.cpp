@@ -31,6 +31,7 @@
 #include <limits>
 #include <sstream>
 
+#include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -107,10 +108,7 @@ Series relax(const RelaxParams& p, bool geometric, bool rotation, double dtOverT
     const long every = std::max(1L, steps / std::max(1L, samples));
     Series s;
     for (long k = 0; k < steps; ++k) {
-        const Vec3 d = w.x[1] - w.x[0];
-        const double dist = d.norm();
-        contacts[0].n = d / dist;
-        contacts[0].gap = dist - 2.0 * kRadius;
+        refreshContactGeometry(w, contacts);  // the library's narrow phase: n and gap of the pair
         ctx.step = w.step;
         solver.step(w, contacts, previous, ctx);
         previous[0] = 0;
