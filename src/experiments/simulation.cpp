@@ -152,6 +152,7 @@ nlohmann::json runScene(Scene scene, const RunOptions& options) {
 
     nlohmann::json summary;
     summary["method"] = sim.scene().simulation.method == Method::CD ? "cd" : "md";
+    if (sim.scene().simulation.method == Method::MD) summary["md_pipeline"] = sim.fused() ? "fused" : "staged";
     summary["steps"] = steps;
     summary["wall_seconds"] = seconds;
     summary["particles"] = sim.world().numGrains;
