@@ -267,60 +267,15 @@ void CdSolver::buildOrder(std::vector<T>& order, const StepContext& ctx, int swe
     }
 }
 
-void CdSolver::planSweep(SweepPlan& plan, PlanScratch& scratch, const StepContext& ctx, int sweep,
+void CdSolver::planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep,
                          bool levels) const {
-    if (!levels) {
-        buildOrder(plan.seq, ctx, sweep, [](std::int32_t row) { return row; });
-        plan.levelStart = {0, static_cast<std::int32_t>(plan.seq.size())};
-        return;
-    }
-    buildOrder(scratch.order, ctx, sweep, [](std::int32_t row) { return row; });
-    buildLevels(plan, scratch);
-}
-
-void CdSolver::buildLevels(SweepPlan& plan, PlanScratch& scratch) const {
-    // A contact's level is one more than the highest level of earlier
-    // contacts of this order sharing a mobile body with it. Contacts of one
-    // level touch disjoint bodies, and every body sees its updates in the
-    // order's sequence, so running level by level reproduces the serial sweep
-    // bit for bit. One pass: the 8-byte body pairs are read well ahead of use
-    // (the order is known), each row goes straight into its level's list, and
-    // the lists are joined at the end (a sequential copy). Bodies the solver
-    // never moves point at a sink slot reset to −1 after every contact, so the
-    // loop has no branches.
-    // (Carrying the bodies inside the permutation's entries, or emitting each
-    // level in ascending row order, both measured slower.)
-    const std::vector<std::int32_t>& order = scratch.order;
-    const std::size_t m = order.size();
-    const auto sink = static_cast<std::int32_t>(bodies_.size());
-    scratch.last.assign(bodies_.size() + 1, -1);
-    std::int32_t* last = scratch.last.data();
-    const std::array<std::int32_t, 2>* pairs = pairs_.data();
-    const std::int32_t* ord = order.data();
-    auto& lists = scratch.levelRows;
-    for (auto& l : lists) l.clear();
-    constexpr std::size_t kAhead = 32;
-    for (std::size_t k = 0; k < m; ++k) {
-        if (k + kAhead < m) __builtin_prefetch(&pairs[ord[k + kAhead]]);
-        const std::int32_t row = ord[k];
-        const std::int32_t a = pairs[row][0] < 0 ? sink : pairs[row][0];
-        const std::int32_t b = pairs[row][1] < 0 ? sink : pairs[row][1];
-        const std::int32_t L = std::max(last[a], last[b]) + 1;
-        last[a] = L;
-        last[b] = L;
-        last[sink] = -1;
-        if (static_cast<std::size_t>(L) >= lists.size()) lists.resize(static_cast<std::size_t>(L) + 1);
-        lists[static_cast<std::size_t>(L)].push_back(row);
-    }
-    std::size_t nLevels = lists.size();
-    while (nLevels > 0 && lists[nLevels - 1].empty()) --nLevels;
-    plan.seq.resize(m);
-    plan.levelStart.assign(nLevels + 1, 0);
-    std::int32_t* out = plan.seq.data();
-    for (std::size_t L = 0; L < nLevels; ++L) {
-        out = std::copy(lists[L].begin(), lists[L].end(), out);
-        plan.levelStart[L + 1] = static_cast<std::int32_t>(out - plan.seq.data());
-    }
+    buildOrder(plan.seq, ctx, sweep, [](std::int32_t row) { return row; });
+    plan.levelStart.clear();
+    // More levels than levelOrder handles (a mobile body on hundreds of
+    // contacts) leave the plan without levels: that sweep runs serially.
+    if (levels)
+        levelOrder(plan.seq, plan.levelStart, pairs_, bodies_.size(), settings_.order != SweepOrder::RandomSequential,
+                   scratch);
 }
 
 void CdSolver::sweepLevels(const SweepPlan& plan) {
@@ -413,7 +368,7 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
                 const SweepPlan& plan = plans_[oneOrder ? 0 : static_cast<std::size_t>(s)];
                 if (settings_.order == SweepOrder::RandomSequential)
                     for (SolverRow& r : rows_) r.dP = 0.0f;
-                if (parallel) {
+                if (!plan.levelStart.empty()) {
                     sweepLevels(plan);
                     levels += plan.levelStart.size() - 1;
                 } else {
@@ -471,7 +426,7 @@ void CdSolver::releaseBuffers() {
     std::vector<SolverBody>().swap(bodies_);
     std::vector<BodyMasks>().swap(masks_);
     std::vector<SweepPlan>().swap(plans_);
-    std::vector<PlanScratch>().swap(scratch_);
+    std::vector<LevelScratch>().swap(scratch_);
 }
 
 void CdSolver::store(std::vector<Contact>& contacts, double dt) const {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "moreau/cd/step_context.hpp"
+#include "moreau/cd/sweep_levels.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
@@ -116,20 +117,15 @@ public:
 private:
     void prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx);
     void warmStart(const std::vector<Contact>& contacts, double dt);
-    /// One sweep's order; on the parallel path regrouped by dependency level.
+    /// One sweep's order; on the parallel path regrouped by dependency level
+    /// (see sweep_levels.hpp). No levels: the sweep runs serially in seq order.
     struct SweepPlan {
         std::vector<std::int32_t> seq;         ///< rows in update order (level by level)
         std::vector<std::int32_t> levelStart;  ///< level L is seq[levelStart[L], levelStart[L+1])
     };
-    /// Per-thread scratch of the planning (8 bytes per contact, 4 per body).
-    struct PlanScratch {
-        std::vector<std::int32_t> order, last;
-        std::vector<std::vector<std::int32_t>> levelRows;  ///< rows of each level, in order
-    };
     template <class T, class Make>
     void buildOrder(std::vector<T>& order, const StepContext& ctx, int sweep, Make make) const;
-    void planSweep(SweepPlan& plan, PlanScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
-    void buildLevels(SweepPlan& plan, PlanScratch& scratch) const;
+    void planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
     void sweepLevels(const SweepPlan& plan);
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
     void checkFinite(const World& world, const StepContext& ctx);
@@ -151,7 +147,7 @@ private:
     /// walls): the dependency levels read this instead of the 128-byte rows.
     std::vector<std::array<std::int32_t, 2>> pairs_;
     std::vector<SweepPlan> plans_;        ///< a batch of sweeps planned ahead, one per thread
-    std::vector<PlanScratch> scratch_;    ///< one per thread
+    std::vector<LevelScratch> scratch_;   ///< one per thread
     double levelsPerSweep_ = 0.0;
 };
 
