@@ -1,4 +1,5 @@
 #include "moreau/cd/solver.hpp"
+#include "moreau/core/huge_pages.hpp"
 
 #include <omp.h>
 
@@ -147,7 +148,7 @@ double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const 
 void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx) {
     const std::size_t nb = world.numBodies();
     const double tNew = world.time + ctx.dt;  // implicit Euler: forces at the end of the step
-    bodies_.resize(nb);
+    resizeHuge(bodies_, nb);
     mobile_.resize(nb);
     masks_.clear();  // allocated only if some body has locked axes
     for (std::size_t i = 0; i < nb; ++i) {
@@ -175,7 +176,7 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         mobile_[i] = (im.squaredNorm() + ii.squaredNorm()) > 0.0;
     }
     const std::size_t m = contacts.size();
-    rows_.resize(m);
+    resizeHuge(rows_, m);  // read in random order: 2 MB pages spare the TLB
     // The pair list serves only the dependency levels of the parallel path.
     if (omp_get_max_threads() > 1 && m > kParallelRows) pairs_.resize(m);
     aniso_.clear();

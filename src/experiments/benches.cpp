@@ -122,8 +122,12 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
     CdSolver solver(cds);
     World& world = b.scene.world;
-    CellGridDetector detector;
-    std::vector<Contact> contacts, candidates;
+    // Detection and matching as Simulation runs them (Verlet list with the
+    // scene's skin, last step's contacts kept as 40-byte memories and freed
+    // before the solve), so the peak memory is a run's.
+    VerletListDetector detector(b.scene.simulation.skin);
+    std::vector<Contact> contacts;
+    std::vector<ContactMemory> previous;
     StepContext ctx;
     ctx.dt = sceneReal(b.scene, "bench.dt");
     ctx.seed = b.scene.simulation.seed;
@@ -133,10 +137,9 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     double levels = 0.0;
     for (long s = 0; s < steps; ++s) {
         ctx.step = world.step;
-        detector.detect(world, b.scene.simulation.margin, candidates);
-        matchContacts(contacts, candidates);
-        contacts.swap(candidates);
-        std::vector<Contact>().swap(candidates);  // as Simulation does: one copy of the contacts in the solve
+        detector.detect(world, b.scene.simulation.margin, contacts, previous);
+        matchContactMemory(previous, contacts, nullptr);
+        std::vector<ContactMemory>().swap(previous);
         const auto t0 = std::chrono::steady_clock::now();
         const CdStepStats st = solver.step(world, contacts, ctx);
         solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -293,6 +293,9 @@ double grainInertia(GrainShape shape, double mass, double radius) {
 
 void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape shape, double density,
                double fixedMass) {
+    // Exact room for these grains plus a few walls (walls come after the grains).
+    constexpr std::size_t kWallRoom = 16;
+    world.reserve(world.numBodies() + grains.size() + kWallRoom);
     for (const GrainSpec& g : grains) {
         const double m = fixedMass > 0.0 ? fixedMass : grainMass(shape, g.radius, density);
         world.addGrain(g.position, g.radius, m, grainInertia(shape, m, g.radius));

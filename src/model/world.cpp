@@ -16,6 +16,20 @@ Vec3 World::rotationMask() const {
     return {1, 1, 1};
 }
 
+void World::reserve(std::size_t bodies) {
+    x.reserve(bodies);
+    v.reserve(bodies);
+    w.reserve(bodies);
+    invMass.reserve(bodies);
+    invInertia.reserve(bodies);
+    radius.reserve(bodies);
+    q.reserve(bodies);
+    mass.reserve(bodies);
+    inertia.reserve(bodies);
+    prescribed.reserve(bodies);
+    if (!force.empty()) force.reserve(bodies);
+}
+
 BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     // Grains are always stored before walls so that ids of walls are stable.
     assert(numWalls() == 0 && "add all grains before walls");

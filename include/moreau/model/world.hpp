@@ -91,6 +91,10 @@ struct World {
         return d;
     }
 
+    /// Room for `bodies` bodies in every per-body array, so that adding them
+    /// one by one leaves no growth slack (a 10⁵-grain world otherwise keeps
+    /// ~30% spare capacity, ~55 B per grain).
+    void reserve(std::size_t bodies);
     /// Append a grain; locks follow `dimension`. Returns its id.
     BodyId addGrain(const Vec3& pos, double r, double m, double I);
     /// Append a wall body; mobile walls get the given mass on the axes in
