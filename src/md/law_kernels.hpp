@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "moreau/md/force_laws.hpp"
 #include "moreau/model/scene.hpp"
@@ -20,6 +22,30 @@ namespace moreau::md_kernels {
 /// more than √limit2 from builtAt (the Verlet rebuild test, minimum image).
 bool advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque, double dt,
                      const std::vector<Vec3>* builtAt = nullptr, double limit2 = 0.0);
+
+/// The contacts (or pairs) of each body, in key order, for per-body sums in
+/// parallel: where body i is b, byB[bStart[i] .. bStart[i+1]); the list is
+/// sorted by a, so where it is a is the range [aStart[i], aStart[i+1]).
+/// `bodiesOf(k)` gives the (a, b) of entry k.
+template <class BodiesOf>
+void buildByBodyIndex(std::size_t nb, std::size_t m, BodiesOf bodiesOf, std::vector<std::int32_t>& aStart,
+                      std::vector<std::int32_t>& bStart, std::vector<std::int32_t>& byB) {
+    aStart.assign(nb + 1, 0);
+    bStart.assign(nb + 1, 0);
+    for (std::size_t k = 0; k < m; ++k) {
+        const auto [a, b] = bodiesOf(k);
+        ++aStart[static_cast<std::size_t>(a) + 1];
+        ++bStart[static_cast<std::size_t>(b) + 1];
+    }
+    for (std::size_t i = 0; i < nb; ++i) {
+        aStart[i + 1] += aStart[i];
+        bStart[i + 1] += bStart[i];
+    }
+    byB.resize(m);
+    std::vector<std::int32_t> fill(bStart.begin(), bStart.end() - 1);
+    for (std::size_t k = 0; k < m; ++k)
+        byB[static_cast<std::size_t>(fill[static_cast<std::size_t>(bodiesOf(k).second)]++)] = static_cast<std::int32_t>(k);
+}
 
 /// Throws DivergenceError naming the first body (lowest index) whose force
 /// or torque is not finite: the same report for any thread count.

@@ -366,22 +366,8 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
         }
         return;
     }
-    aStart_.assign(nb + 1, 0);
-    bStart_.assign(nb + 1, 0);
-    for (const Contact& c : contacts) {
-        ++aStart_[static_cast<std::size_t>(c.a) + 1];
-        ++bStart_[static_cast<std::size_t>(c.b) + 1];
-    }
-    for (std::size_t i = 0; i < nb; ++i) {
-        aStart_[i + 1] += aStart_[i];
-        bStart_[i + 1] += bStart_[i];
-    }
-    byB_.resize(m);
-    {
-        std::vector<std::int32_t> fill(bStart_.begin(), bStart_.end() - 1);
-        for (std::size_t c = 0; c < m; ++c)
-            byB_[static_cast<std::size_t>(fill[static_cast<std::size_t>(contacts[c].b)]++)] = static_cast<std::int32_t>(c);
-    }
+    buildByBodyIndex(
+        nb, m, [&contacts](std::size_t c) { return std::pair{contacts[c].a, contacts[c].b}; }, aStart_, bStart_, byB_);
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < nb; ++i) {
         Vec3 f = Vec3::Zero(), t = Vec3::Zero();

@@ -81,21 +81,9 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     builtMargin_ = margin;
     ++builds_;
     // Pairs by body for the parallel gather.
-    const std::size_t nb = world.numBodies();
-    aStart_.assign(nb + 1, 0);
-    bStart_.assign(nb + 1, 0);
-    for (const auto& p : pairs_) {
-        ++aStart_[static_cast<std::size_t>(p.a) + 1];
-        ++bStart_[static_cast<std::size_t>(p.b) + 1];
-    }
-    for (std::size_t i = 0; i < nb; ++i) {
-        aStart_[i + 1] += aStart_[i];
-        bStart_[i + 1] += bStart_[i];
-    }
-    byB_.resize(m);
-    std::vector<std::int32_t> fill(bStart_.begin(), bStart_.end() - 1);
-    for (std::size_t k = 0; k < m; ++k)
-        byB_[static_cast<std::size_t>(fill[static_cast<std::size_t>(pairs_[k].b)]++)] = static_cast<std::int32_t>(k);
+    buildByBodyIndex(
+        world.numBodies(), m, [this](std::size_t k) { return std::pair{pairs_[k].a, pairs_[k].b}; }, aStart_, bStart_,
+        byB_);
 }
 
 template <NormalLaw N, TangentialLaw T, bool Periodic, bool Scatter>

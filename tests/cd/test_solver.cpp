@@ -223,17 +223,7 @@ TEST_SUITE("cd") {
     TEST_CASE("parallel sweeps are bit-identical to the serial random sweep") {
         auto run = [](int threads, SweepOrder order) {
             omp_set_num_threads(threads);
-            LatticeParams lp;
-            lp.type = LatticeType::Cubic;
-            lp.counts = {18, 18, 18};  // ~17,000 contacts: above the parallel threshold
-            lp.jitter = 0.02;
-            lp.seed = 5;
-            World w;
-            w.dimension = 3;
-            w.muGrain = 0.5;
-            w.gravity = Vec3(0, 0, -9.81);
-            addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-            addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+            World w = moreau::test::latticeOnFloor(5);  // ~17,000 contacts: above the parallel threshold
             CdSettings cs;
             cs.iterations = 15;
             cs.order = order;

@@ -162,17 +162,7 @@ TEST_SUITE("cd") {
         // and runs serially on the parallel path, with the same bits.
         auto run = [](int threads, double& levels) {
             omp_set_num_threads(threads);
-            LatticeParams lp;
-            lp.type = LatticeType::Cubic;
-            lp.counts = {18, 18, 18};
-            lp.jitter = 0.02;
-            lp.seed = 3;
-            World w;
-            w.dimension = 3;
-            w.muGrain = 0.5;
-            w.gravity = Vec3(0, 0, -9.81);
-            addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-            moreau::test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+            World w = moreau::test::latticeOnFloor(3);
             w.addWall("lid", moreau::test::planeShape(-Vec3::UnitZ(), 0.5), Vec3(0, 0, 17.5), true, 50.0,
                       {false, false, true});
             CdSettings cs;

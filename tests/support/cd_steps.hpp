@@ -3,6 +3,7 @@
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/md/md_solver.hpp"
+#include "moreau/model/generators.hpp"
 
 namespace moreau::test {
 
@@ -48,6 +49,23 @@ inline WallShape planeShape(const Vec3& normal, double mu = 0.0) {
 /// A fixed plane through `point`.
 inline BodyId addPlane(World& w, const Vec3& point, const Vec3& normal, double mu = 0.0) {
     return w.addWall("plane", planeShape(normal, mu), point, false, 0.0, {false, false, false});
+}
+
+/// A jittered 18³ cubic lattice of unit spheres (μ = 0.5, gravity −z) on a
+/// frictional floor: ~17,000 contacts, above the parallel solvers' thresholds.
+inline World latticeOnFloor(std::uint64_t seed) {
+    LatticeParams lp;
+    lp.type = LatticeType::Cubic;
+    lp.counts = {18, 18, 18};
+    lp.jitter = 0.02;
+    lp.seed = seed;
+    World w;
+    w.dimension = 3;
+    w.muGrain = 0.5;
+    w.gravity = Vec3(0, 0, -9.81);
+    addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
+    addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+    return w;
 }
 
 }  // namespace moreau::test
