@@ -84,7 +84,7 @@ namespace {
 
 [[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
                                             const std::vector<BodyMasks>& masks,
-                                            const std::vector<std::array<double, 6>>& aniso) {
+                                            const RowTables& tables) {
     const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
     const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
     // Relative velocity at the contact (eq. 3) with every impulse applied so
@@ -99,11 +99,12 @@ namespace {
     Vec3 Pnew = Vec3::Zero();
     if (Pn > 0.0) {  // else U_n Δt + g_pos ≥ 0: no contact
         Pnew = Pn * r.n;
-        if (r.mu > 0.0) {
+        const double mu = tables.mu[r.friction];
+        if (mu > 0.0) {
             const Vec3 Vt = V - Vn * r.n;
             Vec3 Pt = r.P - Pn_old * r.n;
-            Pt -= r.aniso < 0 ? Vec3(r.mt * Vt) : symMul(aniso[static_cast<std::size_t>(r.aniso)], Vt);
-            const double limit = r.mu * Pn;
+            Pt -= r.mt >= 0.0 ? Vec3(r.mt * Vt) : symMul(tables.aniso[static_cast<std::size_t>(-r.mt - 1.0)], Vt);
+            const double limit = mu * Pn;
             const double pt2 = Pt.squaredNorm();
             if (pt2 > limit * limit) Pt *= limit / std::sqrt(pt2);  // sliding: |R_t| = μ R_n
             Pnew += Pt;
@@ -120,28 +121,28 @@ namespace {
 /// its two bodies 8 updates early.
 void sweepRange(const std::int32_t* idx, std::size_t begin, std::size_t end, std::vector<SolverRow>& rows,
                 std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                const std::vector<std::array<double, 6>>& aniso) {
+                const RowTables& tables) {
     for (std::size_t k = begin; k < end; ++k) {
         if (k + 16 < end) {
             const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16])]);
             __builtin_prefetch(p);
             __builtin_prefetch(p + 64);
-            __builtin_prefetch(p + 111);
+            __builtin_prefetch(p + sizeof(SolverRow) - 1);
         }
         if (k + 8 < end) {
             const SolverRow& ahead = rows[static_cast<std::size_t>(idx[k + 8])];
             __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.a)]);
             __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.b)]);
         }
-        shockLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, aniso);
+        shockLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
     }
 }
 
 }  // namespace
 
 double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                          const std::vector<std::array<double, 6>>& aniso) {
-    shockLaw(r, bodies, masks, aniso);
+                          const RowTables& tables) {
+    shockLaw(r, bodies, masks, tables);
     return r.dP;
 }
 
@@ -179,9 +180,10 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     resizeHuge(rows_, m);  // read in random order: 2 MB pages spare the TLB
     // The pair list serves only the dependency levels of the parallel path.
     if (omp_get_max_threads() > 1 && m > kParallelRows) pairs_.resize(m);
-    aniso_.clear();
+    tables_.aniso.clear();
+    tables_.mu.assign(1, world.muGrain);
+    for (std::size_t w = 0; w < world.numWalls(); ++w) tables_.mu.push_back(world.wallShape[w].mu);
     const bool threeD = world.dimension == 3;
-    std::vector<std::int32_t> anisoRows;
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         SolverRow& r = rows_[c];
@@ -205,7 +207,6 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         const double w11 = t1.dot(W * t1), w12 = t1.dot(W * t2), w22 = t2.dot(W * t2);
         const double lmax = std::max(w11, w22) + std::abs(w12);
         const bool isotropic = std::abs(w11 - w22) <= 1e-12 * lmax && std::abs(w12) <= 1e-12 * lmax;
-        r.aniso = -1;
         if (isotropic || !threeD) {
             // In 1D and 2D tangential velocities never leave the free
             // directions, so the largest eigenvalue's inverse is exact there.
@@ -217,13 +218,12 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
             T.col(0) = t1;
             T.col(1) = t2;
             const Mat3 Mt = T * M2 * T.transpose();
-            r.aniso = static_cast<std::int32_t>(aniso_.size());
-            aniso_.push_back({Mt(0, 0), Mt(0, 1), Mt(0, 2), Mt(1, 1), Mt(1, 2), Mt(2, 2)});
-            r.mt = 0.0;
+            r.mt = -1.0 - static_cast<double>(tables_.aniso.size());  // exact: an integer below 2⁵³
+            tables_.aniso.push_back({Mt(0, 0), Mt(0, 1), Mt(0, 2), Mt(1, 1), Mt(1, 2), Mt(2, 2)});
         }
         const double g = settings_.gapPositive ? std::max(k.gap, 0.0) : k.gap;  // eq. 33
         r.bias = g / ctx.dt;
-        r.mu = world.isWall(k.b) ? world.wall(k.b).mu : world.muGrain;
+        r.friction = world.isWall(k.b) ? static_cast<std::uint32_t>(1 + ib - world.numGrains) : 0u;
         r.P = Vec3::Zero();
         r.dP = 0.0f;
         if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? k.a : -1, mobile_[ib] ? k.b : -1};
@@ -291,7 +291,7 @@ void CdSolver::sweepLevels(const SweepPlan& plan) {
 #pragma omp for schedule(dynamic, 1)
         for (std::int64_t c = begin; c < end; c += kChunk)
             sweepRange(plan.seq.data(), static_cast<std::size_t>(c), static_cast<std::size_t>(std::min(end, c + kChunk)),
-                       rows_, bodies_, masks_, aniso_);
+                       rows_, bodies_, masks_, tables_);
     }
 }
 
@@ -373,7 +373,7 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
                     sweepLevels(plan);
                     levels += plan.levelStart.size() - 1;
                 } else {
-                    sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, aniso_);
+                    sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
                 }
                 if (needSums || sweep + 1 == maxSweeps) {
                     sums(impulseFloor, sumDP, sumP, violations);

@@ -23,7 +23,7 @@ namespace {
 struct TwoSpheres {
     std::vector<SolverBody> bodies;
     std::vector<BodyMasks> masks;
-    std::vector<std::array<double, 6>> aniso;
+    RowTables tables;
     SolverRow row{};
     TwoSpheres(double r, double m, double I, double mu, double gap, double dt) {
         bodies.resize(2);
@@ -39,12 +39,12 @@ struct TwoSpheres {
         row.ra = row.rb = r;
         row.mn = m / 2.0;                            // eq. 17
         row.mt = 1.0 / (2.0 / m + 2.0 * r * r / I);  // eq. 18
-        row.aniso = -1;
         row.bias = std::max(gap, 0.0) / dt;
-        row.mu = mu;
+        tables.mu = {mu};
+        row.friction = 0;
         row.P = Vec3::Zero();
     }
-    void update() { CdSolver::updateRow(row, bodies, masks, aniso); }
+    void update() { CdSolver::updateRow(row, bodies, masks, tables); }
     Vec3 contactVelocity() const {
         return bodies[1].v - bodies[0].v - (row.ra * bodies[0].w + row.rb * bodies[1].w).cross(row.n);
     }
@@ -240,5 +240,35 @@ TEST_SUITE("cd") {
             CHECK(h1 == h2);
         }
         omp_set_num_threads(omp_get_num_procs());
+    }
+
+    TEST_CASE("anisotropic tangential mass: one update sticks a sphere to a plate that moves along x only") {
+        // The plate (mass 2) is free along x and locked along y and z, so the
+        // contact's tangential mass differs between x and y (a row with a
+        // matrix M_t). With friction far above the need, one shock-law
+        // update (eq. 34, P_t = −M_t U_t) must leave no tangential slip in
+        // either direction; a wrong M_t leaves some.
+        World w;
+        w.dimension = 3;
+        w.gravity = Vec3(0, 0, -9.81);
+        w.muGrain = 100.0;
+        addGrains(w, {{Vec3(0, 0, 0.5), 0.5}}, GrainShape::Sphere, 1.0);
+        const BodyId plate = w.addWall("plate", moreau::test::planeShape(Vec3::UnitZ(), 100.0), Vec3::Zero(), true, 2.0,
+                                       {true, false, false});
+        w.v[0] = Vec3(1.0, 0.5, 0.0);
+        w.w[0] = Vec3(0.3, -0.2, 0.1);
+        CdSettings cs;
+        cs.iterations = 1;
+        CdSolver solver(cs);
+        std::vector<Contact> contacts;
+        stepWorld(w, solver, contacts, 0.01);
+        REQUIRE(contacts.size() == 1);
+        const Vec3 n = contacts[0].n;  // from the sphere to the plate
+        const Vec3 vPoint = w.v[0] + w.w[0].cross(0.5 * n);
+        const Vec3 slip = w.v[static_cast<std::size_t>(plate)] - vPoint;
+        const Vec3 slipT = slip - n.dot(slip) * n;
+        CHECK(contacts[0].history.reaction.norm() > 0.0);
+        CHECK(std::abs(w.v[static_cast<std::size_t>(plate)].x()) > 0.05);  // the plate was dragged along
+        CHECK(slipT.norm() < 1e-12);
     }
 }

@@ -52,10 +52,13 @@ struct BodyMasks {
     Vec3 linear = Vec3::Ones(), angular = Vec3::Ones();
 };
 
-/// One contact row of the iteration, 112 bytes: packed rather than padded to
+/// One contact row of the iteration, 104 bytes: packed rather than padded to
 /// two cache lines, because at ~3 contacts per grain the rows are a third of
 /// a run's memory (measured: aligning to 128 bytes gained no speed that
-/// outlasted the machine's noise). Lever arms are l_a = r_a n and
+/// outlasted the machine's noise). The friction coefficient comes from a
+/// small table (grains, then each wall) and an anisotropic row is flagged by
+/// a negative tangential mass, which keeps the row at 104 bytes instead of
+/// 112. Lever arms are l_a = r_a n and
 /// l_b = −r_b n (spheres; walls never rotate, so their arm does not matter).
 /// The tangential mass is a scalar where the tangent plane is isotropic
 /// (always for spheres, eq. 18) and a 3×3 matrix from a side table otherwise
@@ -66,13 +69,20 @@ struct SolverRow {
     Vec3 P;              ///< current impulse R Δt acting on b
     double ra, rb;
     double mn;           ///< normal effective mass (eq. 17; eq. 18 with walls)
-    double mt;           ///< tangential effective mass (eq. 18)
-    double bias;         ///< g_pos/Δt (or g/Δt), eq. 33–34
-    double mu;
-    float dP;            ///< |ΔP| of the last update (criteria and residual only)
-    std::int32_t aniso;  ///< index into the anisotropic tangential masses, or −1
+    /// Tangential effective mass (eq. 18) where the tangent plane is
+    /// isotropic (≥ 0); −(k + 1) for the k-th matrix of RowTables::aniso.
+    double mt;
+    double bias;            ///< g_pos/Δt (or g/Δt), eq. 33–34
+    float dP;               ///< |ΔP| of the last update (criteria and residual only)
+    std::uint32_t friction; ///< index into RowTables::mu (0: grain–grain, 1 + w: wall w)
 };
-static_assert(sizeof(SolverRow) == 112, "rows are sized for memory; see the comment");
+static_assert(sizeof(SolverRow) == 104, "rows are sized for memory; see the comment");
+
+/// Side tables of the rows: anisotropic tangential masses and friction coefficients.
+struct RowTables {
+    std::vector<std::array<double, 6>> aniso;  ///< symmetric M_t: xx xy xz yy yz zz
+    std::vector<double> mu;                    ///< μ of grain–grain contacts, then of each wall
+};
 
 class CdSolver {
 public:
@@ -112,7 +122,7 @@ public:
     /// Update one row with the shock law (eq. 34) against the current body
     /// velocities; returns |ΔP|. Public for the unit tests.
     static double updateRow(SolverRow& row, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                            const std::vector<std::array<double, 6>>& aniso);
+                            const RowTables& tables);
 
 private:
     void prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx);
@@ -138,7 +148,7 @@ private:
     std::vector<SolverRow> rows_;
     std::vector<char> mobile_;
     std::vector<BodyMasks> masks_;                  ///< per body, used where invMass < 0
-    std::vector<std::array<double, 6>> aniso_;  ///< symmetric M_t: xx xy xz yy yz zz
+    RowTables tables_;
     std::vector<double> residualHistory_;
     bool recordHistory_ = false;
     SweepObserver observer_;
