@@ -53,18 +53,6 @@ void checkWalls(const World& world) {
     }
 }
 
-/// world.minimumImage(d), skipping its division and libm round on every call
-/// where no periodic axis needs it: for |d_k| ≤ L/4 the quotient rounds to 0
-/// and the minimum image returns d_k unchanged (up to the sign of a zero).
-inline Vec3 minimumImage(const World& world, const Vec3& d) {
-    for (Eigen::Index k = 0; k < 3; ++k) {
-        const auto uk = static_cast<std::size_t>(k);
-        if (world.periodic[uk] && !(std::abs(d[k]) * 4.0 <= world.boxMax[k] - world.boxMin[k]))
-            return world.minimumImage(d);
-    }
-    return d;
-}
-
 /// Sphere–sphere separation d = x_b − x_a (minimum image), |d| and gap; true
 /// when gap < margin. The squared-distance early exit is conservative (a slack
 /// far above rounding), so it never rejects a pair the exact test would keep,
@@ -80,7 +68,7 @@ inline double sphereSphereBound(double ra, double rb, double margin) {
 inline bool sphereSphereGap(const World& world, const Vec3& xa, double ra, const Vec3& xb, double rb,
                             double margin, Vec3& d, double& dist, double& gap) {
     d = xb - xa;
-    if (world.anyPeriodic()) d = minimumImage(world, d);
+    if (world.anyPeriodic()) d = world.minimumImageNear(d);
     const double d2 = d.squaredNorm();
     if (!(d2 <= sphereSphereBound(ra, rb, margin))) return false;  // also rejects NaN
     dist = std::sqrt(d2);
@@ -98,7 +86,7 @@ inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, doub
     const auto ig = static_cast<std::size_t>(grain), iw = static_cast<std::size_t>(wall);
     const WallShape& shape = world.wall(wall);
     Vec3 rel = world.x[ig] - world.x[iw];
-    if (world.anyPeriodic()) rel = minimumImage(world, rel);
+    if (world.anyPeriodic()) rel = world.minimumImageNear(rel);
     const double r = world.radius[ig];
     double gap = 0.0;
     Vec3 n;
@@ -393,7 +381,7 @@ void CellGridDetector::collectPartners(const World& world, double margin, bool p
                 // are in random order within a neighbourhood once grains mix):
                 // the same early exit as sphereSphereGap, evaluated for all.
                 Vec3 dj = g.x - xi;
-                if (periodic) dj = minimumImage(world, dj);
+                if (periodic) dj = world.minimumImageNear(dj);
                 bool maybe = (j > i) & (dj.squaredNorm() <= sphereSphereBound(ri, g.r, margin));
                 if (hashed) maybe &= cellCoord_[p] == cell;  // other cell, same bucket
                 if (maybe && sphereSphereGap(world, xi, ri, g.x, g.r, margin, d, dist, gap)) partners.push_back(j);

@@ -134,12 +134,12 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 }
             }
             // Narrow phase with narrowSphereSphere's / narrowSphereWall's arithmetic.
-            Vec3 n;
+            Vec3 n = Vec3::UnitX();  // set below wherever it is read
             double gap;
             bool touching;
             if (ib < grains) {
                 Vec3 d = X[ib] - X[ia];
-                if constexpr (Periodic) d = world.minimumImage(d);
+                if constexpr (Periodic) d = world.minimumImageNear(d);
                 const double d2 = d.squaredNorm();
                 const double reach = ra + rb, slack = 1e-9 * reach + reach;
                 if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)

@@ -91,6 +91,16 @@ struct World {
         return d;
     }
 
+    /// minimumImage(d) without its division and rounding where no periodic
+    /// axis needs them: for |d_k| ≤ L/4 the quotient rounds to 0 and the
+    /// minimum image is d_k itself (the same bits). For the separations of
+    /// contact candidates, which are almost always that short.
+    Vec3 minimumImageNear(const Vec3& d) const {
+        for (int k = 0; k < 3; ++k)
+            if (periodic[k] && !(std::abs(d[k]) * 4.0 <= boxMax[k] - boxMin[k])) return minimumImage(d);
+        return d;
+    }
+
     /// Room for `bodies` bodies in every per-body array, so that adding them
     /// one by one leaves no growth slack (a 10⁵-grain world otherwise keeps
     /// ~30% spare capacity, ~55 B per grain).
