@@ -309,7 +309,7 @@ std::vector<Rule> fixedRules() {
     r.push_back(typedKey(K::Choice, "md.normal", "linear",
                          "Normal force (force schemes paper): linear spring-dashpot (eq. 2), hertz (eq. 6), "
                          "hertz-damped (eq. 8), hkk: Hertz-Kuwabara-Kono (eq. 9), walton-braun (eq. 10).",
-                         {"linear", "hertz", "hertz-damped", "hkk", "walton-braun"}));
+                         lawNames(kNormalLawNames)));
     r.push_back(realKey("md.kn", "2e5",
                         "Normal stiffness: k_n (linear, N/m), k~_n (Hertz family, N/m^1.5) or k_1 (Walton-Braun).",
                         0.0, true));
@@ -323,8 +323,7 @@ std::vector<Rule> fixedRules() {
                          "md.kt), saw-tooth (eq. 22, md.zeta0), kuhn: refined 3D linear-frictional algorithm (Kuhn "
                          "et al. Fig. 1, k^t = md.kt, switches md.kuhn_*), pena: spring from positions and angles "
                          "(Pena et al. eqs. 14-15) or none.",
-                         {"spring", "coulomb", "viscous", "viscous-coulomb", "walton-braun", "saw-tooth", "kuhn", "pena",
-                          "none"}));
+                         lawNames(kTangentialLawNames)));
     r.push_back(realKey("md.kt", "57142.857142857145", "Tangential spring stiffness k_t.", 0.0));
     r.push_back(realKey("md.gamma_t", "25", "Tangential damping gamma_t (units as gamma_n).", 0.0));
     r.push_back(typedKey(K::Choice, "md.meff", "none",
@@ -1207,22 +1206,10 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     md.kn = v.real("md.kn");
     md.gammaN = v.real("md.gamma_n");
     const std::string& normal = v.text("md.normal");
-    md.normal = normal == "hertz"          ? NormalLaw::Hertz
-                : normal == "hertz-damped" ? NormalLaw::HertzDamped
-                : normal == "hkk"          ? NormalLaw::HertzKuwabaraKono
-                : normal == "walton-braun" ? NormalLaw::WaltonBraun
-                                           : NormalLaw::Linear;
+    md.normal = lawFromName(kNormalLawNames, normal).value_or(NormalLaw::Linear);  // validated against the table
     md.s = v.real("md.s");
     const std::string& tangential = v.text("md.tangential");
-    md.tangential = tangential == "coulomb"           ? TangentialLaw::Coulomb
-                    : tangential == "viscous"         ? TangentialLaw::Viscous
-                    : tangential == "viscous-coulomb" ? TangentialLaw::ViscousCoulomb
-                    : tangential == "none"            ? TangentialLaw::None
-                    : tangential == "walton-braun"    ? TangentialLaw::WaltonBraun
-                    : tangential == "saw-tooth"       ? TangentialLaw::SawTooth
-                    : tangential == "kuhn"            ? TangentialLaw::Kuhn
-                    : tangential == "pena"            ? TangentialLaw::Pena
-                                                      : TangentialLaw::Spring;
+    md.tangential = lawFromName(kTangentialLawNames, tangential).value_or(TangentialLaw::Spring);
     md.kt = v.real("md.kt");
     md.gammaT = v.real("md.gamma_t");
     const std::string& meff = v.text("md.meff");

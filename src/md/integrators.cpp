@@ -16,31 +16,8 @@ namespace {
 /// Derivative order of laws linear in the contact kinematics: any.
 constexpr int kAnyOrder = 99;
 
-const char* normalName(NormalLaw law) {
-    switch (law) {
-        case NormalLaw::Linear: return "linear";
-        case NormalLaw::Hertz: return "hertz";
-        case NormalLaw::HertzDamped: return "hertz-damped";
-        case NormalLaw::HertzKuwabaraKono: return "hkk";
-        case NormalLaw::WaltonBraun: return "walton-braun";
-    }
-    return "the chosen law";
-}
-
-const char* tangentialName(TangentialLaw law) {
-    switch (law) {
-        case TangentialLaw::None: return "none";
-        case TangentialLaw::Coulomb: return "coulomb";
-        case TangentialLaw::Viscous: return "viscous";
-        case TangentialLaw::ViscousCoulomb: return "viscous-coulomb";
-        case TangentialLaw::Spring: return "spring";
-        case TangentialLaw::WaltonBraun: return "walton-braun";
-        case TangentialLaw::SawTooth: return "saw-tooth";
-        case TangentialLaw::Kuhn: return "kuhn";
-        case TangentialLaw::Pena: return "pena";
-    }
-    return "the chosen law";
-}
+std::string normalName(NormalLaw law) { return std::string(lawName(kNormalLawNames, law)); }
+std::string tangentialName(TangentialLaw law) { return std::string(lawName(kTangentialLawNames, law)); }
 
 const char* derivativeName(int k) {
     switch (k) {

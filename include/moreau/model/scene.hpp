@@ -2,9 +2,14 @@
 /// A scene: the settings of a run plus the world it starts from. Scenes are
 /// read from INI files with `--set section.key=value` overrides by
 /// io/scene_file.hpp; this header only holds the typed result.
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "moreau/model/world.hpp"
 
@@ -56,6 +61,52 @@ enum class TangentialLaw {
     Kuhn,            ///< Kuhn et al. Fig. 1: refined 3D linear–frictional algorithm
     Pena,            ///< Peña et al. eqs. 14–15: spring from positions and angles
 };
+
+/// The scene-file names of the laws (md.normal, md.tangential), in the order
+/// the key reference lists them: the one table that the parser, the
+/// messages and the allowed values read.
+inline constexpr std::array<std::pair<NormalLaw, std::string_view>, 5> kNormalLawNames{{
+    {NormalLaw::Linear, "linear"},
+    {NormalLaw::Hertz, "hertz"},
+    {NormalLaw::HertzDamped, "hertz-damped"},
+    {NormalLaw::HertzKuwabaraKono, "hkk"},
+    {NormalLaw::WaltonBraun, "walton-braun"},
+}};
+inline constexpr std::array<std::pair<TangentialLaw, std::string_view>, 9> kTangentialLawNames{{
+    {TangentialLaw::Spring, "spring"},
+    {TangentialLaw::Coulomb, "coulomb"},
+    {TangentialLaw::Viscous, "viscous"},
+    {TangentialLaw::ViscousCoulomb, "viscous-coulomb"},
+    {TangentialLaw::WaltonBraun, "walton-braun"},
+    {TangentialLaw::SawTooth, "saw-tooth"},
+    {TangentialLaw::Kuhn, "kuhn"},
+    {TangentialLaw::Pena, "pena"},
+    {TangentialLaw::None, "none"},
+}};
+
+/// The name of a law in a table above.
+template <class Law, std::size_t N>
+constexpr std::string_view lawName(const std::array<std::pair<Law, std::string_view>, N>& table, Law law) {
+    for (const auto& [l, name] : table)
+        if (l == law) return name;
+    return "the chosen law";
+}
+/// The law of a name in a table above, if it is one.
+template <class Law, std::size_t N>
+constexpr std::optional<Law> lawFromName(const std::array<std::pair<Law, std::string_view>, N>& table,
+                                         std::string_view name) {
+    for (const auto& [l, n] : table)
+        if (n == name) return l;
+    return std::nullopt;
+}
+
+/// Every name of a table above, in its order (a Choice key's allowed values).
+template <class Law, std::size_t N>
+std::vector<std::string> lawNames(const std::array<std::pair<Law, std::string_view>, N>& table) {
+    std::vector<std::string> names;
+    for (const auto& entry : table) names.emplace_back(entry.second);
+    return names;
+}
 
 /// Peña's eq. 14 weights the change of the centre line by a_i/(a_i + a_j)
 /// (the distance the contact point travels on grain i); `Slip` uses the full
