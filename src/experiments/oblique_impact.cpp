@@ -59,10 +59,7 @@ ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, 
     const double eIn = 0.25 * kMass * u.squaredNorm();
 
     MdSolver solver(md);
-    std::vector<Contact> contacts(1);
-    contacts[0].key = makeContactKey(0, 1);
-    contacts[0].a = 0;
-    contacts[0].b = 1;
+    std::vector<Contact> contacts{pairContact(0, 1)};
     std::vector<std::int32_t> previous{-1};
     bool touched = false;
     long forceSteps = 0;

@@ -97,10 +97,7 @@ Series relax(const RelaxParams& p, bool geometric, bool rotation, double dtOverT
     w.forceSchedule(1).after = w.forceSchedule(1).before;
 
     MdSolver solver(md);
-    std::vector<Contact> contacts(1);
-    contacts[0].key = makeContactKey(0, 1);
-    contacts[0].a = 0;
-    contacts[0].b = 1;
+    std::vector<Contact> contacts{pairContact(0, 1)};
     std::vector<std::int32_t> previous{-1};
     StepContext ctx;
     ctx.dt = dtOverTc * tc;

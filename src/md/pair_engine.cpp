@@ -281,8 +281,10 @@ std::size_t MdPairEngine::gather(const World& world) {
 
 void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     const std::size_t nb = world.numBodies();
-    if (skin_ <= 0.0 || moved_ || builtAt_.size() != nb || margin != builtMargin_) rebuild(world, margin);
-    if (invMass_.size() != nb) {
+    if (skin_ <= 0.0 || moved_ || builtAt_.size() != nb || margin != builtMargin_) {
+        rebuild(world, margin);
+        // Masses are read once per list build, not per step (they do not
+        // change during a run; an edit takes effect at the next build).
         invMass_.resize(nb);
         for (std::size_t i = 0; i < nb; ++i) invMass_[i] = inverseMass(world, i);
     }

@@ -37,10 +37,7 @@ Outcome impact(MdSettings md, Integrator scheme, double psi, double dt) {
     w.v[0] = -0.5 * u;
     w.v[1] = 0.5 * u;
     MdSolver solver(md);
-    std::vector<Contact> contacts(1);
-    contacts[0].key = makeContactKey(0, 1);
-    contacts[0].a = 0;
-    contacts[0].b = 1;
+    std::vector<Contact> contacts{pairContact(0, 1)};
     std::vector<std::int32_t> previous{-1};
     StepContext ctx;
     ctx.dt = dt;

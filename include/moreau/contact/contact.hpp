@@ -45,6 +45,16 @@ struct Contact {
     ContactHistory history;
 };
 
+/// A contact of bodies a < b with its key and no geometry or history yet
+/// (the narrow phase, e.g. refreshContactGeometry, fills n and gap).
+inline Contact pairContact(BodyId a, BodyId b) {
+    Contact c;
+    c.key = makeContactKey(a, b);
+    c.a = a;
+    c.b = b;
+    return c;
+}
+
 // key 8 + a, b 8 + n 24 + gap 8 + history (reaction 24 + age 4, padded to 32)
 // = 80 bytes, half of the 160 it took with stored lever arms la/lb and the MD
 // spring/plastic fields. Each grain of a dense packing owns several candidate

@@ -82,7 +82,7 @@ private:
     std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather() (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<Vec3> builtAt_;
-    std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls)
+    std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
     /// Pairs by body for the parallel gather, rebuilt with the list: where
     /// body i is b (byB_[bStart_[i] .. bStart_[i+1]]) and, the list being
     /// sorted by a, the range where it is a.
