@@ -40,4 +40,23 @@ TEST_SUITE("world") {
         CHECK(std::abs(x.x()) < 1e-12);
         CHECK(x.y() == doctest::Approx(1.0).epsilon(1e-12));
     }
+
+    TEST_CASE("rotate renormalises: an orientation off unit length, and a million steps") {
+        // Given off unit length (beyond the Newton step's range): back to unit length.
+        for (double scale : {2.0, 1.0 + 1e-6, 0.5}) {
+            INFO(scale);
+            Quat q(0.5 * scale, 0.5 * scale, -0.5 * scale, 0.5 * scale);
+            World::rotate(q, Vec3(0.3, -1.0, 2.0), 1e-3);
+            CHECK(std::abs(q.norm() - 1.0) < 1e-15);
+        }
+        // 10⁶ small steps about a fixed axis: the norm stays at 1 to rounding
+        // (no drift from the Newton renormalisation) and the angle adds up.
+        const Vec3 axis = Vec3(1, -2, 2) / 3.0;
+        const double omega = 3.0, dt = 1e-6;
+        Quat q = Quat::Identity();
+        for (int k = 0; k < 1000000; ++k) World::rotate(q, omega * axis, dt);
+        CHECK(std::abs(q.norm() - 1.0) < 1e-15);
+        const Quat exact(Eigen::AngleAxisd(omega * 1e6 * dt, axis));
+        CHECK(q.angularDistance(exact) < 1e-9);
+    }
 }
