@@ -200,6 +200,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     md.restartOnContactChange = b.scene.md.restartOnContactChange;
     // md.pipeline: fused (the default for this protocol) or staged.
     md.pipeline = b.scene.md.pipeline;
+    md.simdLanes = b.scene.md.simdLanes;  // --set md.simd=off times the scalar pass
     std::string why;
     const bool fusable = MdPairEngine::supports(md, &why);
     if (md.pipeline == MdPipeline::Fused && !fusable)
@@ -244,6 +245,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"seconds", seconds},
         {"particle_steps_per_second", n * static_cast<double>(steps) / seconds},
         {"pipeline", engine ? "fused" : "staged"},
+        {"simd", engine ? engine->blockIsa(world) : "none"},
         {"list_builds", engine ? engine->builds() : detector.builds()},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},

@@ -152,7 +152,11 @@ nlohmann::json runScene(Scene scene, const RunOptions& options) {
 
     nlohmann::json summary;
     summary["method"] = sim.scene().simulation.method == Method::CD ? "cd" : "md";
-    if (sim.scene().simulation.method == Method::MD) summary["md_pipeline"] = sim.fused() ? "fused" : "staged";
+    if (sim.scene().simulation.method == Method::MD) {
+        summary["md_pipeline"] = sim.fused() ? "fused" : "staged";
+        const MdPairEngine* engine = sim.pairEngine();
+        summary["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
+    }
     summary["steps"] = steps;
     summary["wall_seconds"] = seconds;
     summary["particles"] = sim.world().numGrains;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "law_kernels.hpp"
+#include "pair_block.hpp"
 #include "moreau/core/error.hpp"
 
 namespace moreau {
@@ -51,6 +52,25 @@ bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
 MdPairEngine::MdPairEngine(const MdSettings& settings, double skin) : settings_(settings), skin_(skin) {
     std::string why;
     if (!supports(settings, &why)) throw InputError("md.pipeline = fused: " + why + "; use md.pipeline = staged");
+    setBlockLanes(settings.simdLanes);
+}
+
+void MdPairEngine::setBlockLanes(int maxLanes) {
+    using md_block::BlockNormal, md_block::BlockTangential;
+    blockKernel_ = nullptr;
+    blockLanes_ = 0;
+    blockIsa_ = "none";
+    const TangentialLaw t = settings_.tangential;
+    if (maxLanes < 2 || (t != TangentialLaw::None && t != TangentialLaw::Spring)) return;
+    const BlockNormal normal = settings_.normal == NormalLaw::Hertz                ? BlockNormal::Hertz
+                               : settings_.normal == NormalLaw::HertzDamped        ? BlockNormal::HertzDamped
+                               : settings_.normal == NormalLaw::HertzKuwabaraKono ? BlockNormal::HertzKuwabaraKono
+                                                                                   : BlockNormal::Linear;
+    const auto choice = md_block::chooseBlockKernel(
+        normal, t == TangentialLaw::Spring ? BlockTangential::Spring : BlockTangential::None, maxLanes);
+    blockKernel_ = choice.kernel;
+    blockLanes_ = choice.kernel ? choice.lanes : 0;
+    blockIsa_ = choice.kernel ? choice.isa : "none";
 }
 
 void MdPairEngine::rebuild(const World& world, double margin) {
@@ -106,6 +126,21 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     std::uint8_t* __restrict touched = touched_.data();
     ChunkSums* __restrict chunkSums = chunks_.data();
     const double muGrain = world.muGrain;
+    // The block kernel's view of the same data (non-periodic worlds).
+    static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
+    const bool useBlocks = !Periodic && blockKernel_ != nullptr;
+    const auto blockKernel = blockKernel_;
+    const int lanes = blockLanes_;
+    md_block::BlockContext blockContext{};
+    if (useBlocks) {
+        const bool spring = T == TangentialLaw::Spring;
+        blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
+                                              X->data(), Vb->data(), W->data(), R, invMass,
+                                              spring ? springs->data() : nullptr, forces->data(),
+                                              static_cast<std::int64_t>(grains), s.kn, s.gammaN, s.s, s.kt, s.gammaT,
+                                              muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
+                                              s.clipAttractive, dt};
+    }
     // Scatter (one thread): the per-body sums are made here, in key order as
     // gather() makes them. The list is sorted by a, so a body's terms as a
     // form one run, summed in registers onto its terms as b (all from pairs
@@ -120,11 +155,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         std::size_t runBody = run;
         Vec3 runForce = runF, runTorque = runT;
         ChunkSums sums;
-        const std::size_t end = std::min(m, (chunk + 1) * kChunk);
-        for (std::size_t k = chunk * kChunk; k < end; ++k) {
-            const BodyId a = pairs[k].a, b = pairs[k].b;
-            const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-            const double ra = R[ia], rb = R[ib];
+        // Scatter: a body's terms as a form one run, summed in registers.
+        auto enterRun = [&](std::size_t ia) {
             if constexpr (Scatter) {
                 if (ia != runBody) {
                     if (runBody != SIZE_MAX) bodyF[runBody] = runForce, bodyT[runBody] = runTorque;
@@ -132,7 +164,16 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                     runForce = bodyF[ia];
                     runTorque = bodyT[ia];
                 }
+            } else {
+                (void)ia;
             }
+        };
+        // One pair, all cases (the block kernel's lanes it does not take).
+        auto scalarPair = [&](std::size_t k) {
+            const BodyId a = pairs[k].a, b = pairs[k].b;
+            const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+            const double ra = R[ia], rb = R[ib];
+            enterRun(ia);
             // Narrow phase with narrowSphereSphere's / narrowSphereWall's arithmetic.
             Vec3 n = Vec3::UnitX();  // set below wherever it is read
             double gap;
@@ -179,7 +220,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                     }
                     lastForce = Vec3::Zero();
                 }
-                continue;
+                return;
             }
             touched[k] = 1;
             const double overlap = -gap;
@@ -221,7 +262,62 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 runForce -= F;
                 runTorque -= ra * tq;
             }
+        };
+        // A touching grain–grain pair computed by the block kernel: the
+        // stores and sums of the scalar path, from lane j.
+        auto commit = [&](std::size_t k, const md_block::BlockResult& r, int j) {
+            const auto ia = static_cast<std::size_t>(pairs[k].a), ib = static_cast<std::size_t>(pairs[k].b);
+            enterRun(ia);
+            touched[k] = 1;
+            if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3(r.spring[0][j], r.spring[1][j], r.spring[2][j]);
+            const Vec3 F(r.F[0][j], r.F[1][j], r.F[2][j]);
+            sums.elastic += r.elastic[j];
+            sums.work += r.work[j];
+            if (r.loaded >> j & 1u) {
+                const double overlap = r.overlap[j];
+                ++sums.touching;
+                sums.overlap += overlap;
+                sums.maxOverlap = std::max(sums.maxOverlap, overlap);
+            }
+            forces[k] = F;
+            const Vec3 tq(r.tq[0][j], r.tq[1][j], r.tq[2][j]);
+            if constexpr (!Scatter) torques[k] = tq;
+            if constexpr (Scatter) {
+                bodyF[ib] += F;
+                bodyT[ib] -= R[ib] * tq;
+                runForce -= F;
+                runTorque -= R[ia] * tq;
+            }
+        };
+        const std::size_t end = std::min(m, (chunk + 1) * kChunk);
+        std::size_t k = chunk * kChunk;
+        if (useBlocks) {
+            md_block::BlockResult r[md_block::kBlocksPerCall];
+            const auto L = static_cast<std::size_t>(lanes);
+            while (k + L <= end) {
+                const std::size_t blocks = std::min<std::size_t>(md_block::kBlocksPerCall, (end - k) / L);
+                blockKernel(blockContext, k, blocks, r);
+                for (std::size_t q = 0; q < blocks; ++q, k += L)
+                    for (int j = 0; j < lanes; ++j) {
+                        const std::size_t kj = k + static_cast<std::size_t>(j);
+                        if (r[q].taken >> j & 1u) {
+                            commit(kj, r[q], j);
+                        } else if ((r[q].far >> j & 1u) && forces[kj].squaredNorm() == 0.0) {
+                            // Apart, and no force to account for: the scalar
+                            // path's far-apart exit without its loads.
+                            enterRun(static_cast<std::size_t>(pairs[kj].a));
+                            if (touched[kj]) {
+                                touched[kj] = 0;
+                                if constexpr (T == TangentialLaw::Spring) springs[kj] = Vec3::Zero();
+                                torques[kj] = Vec3::Zero();
+                            }
+                        } else {
+                            scalarPair(kj);
+                        }
+                    }
+            }
         }
+        for (; k < end; ++k) scalarPair(k);
         chunkSums[chunk] = sums;
         if constexpr (Scatter) run = runBody, runF = runForce, runT = runTorque;
     };

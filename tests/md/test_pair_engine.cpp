@@ -99,6 +99,39 @@ TEST_SUITE("md pair engine") {
         }
     }
 
+    TEST_CASE("every vector width of the contact kernel gives the scalar pass's bits") {
+        // Walls (floor, cylinder), sliding, opening and closing contacts; the
+        // widths this CPU lacks fall back to narrower ones (still checked).
+        const std::string text = cylinderScene(300);
+        for (const char* normal : {"linear", "hertz", "hertz-damped", "hkk"}) {
+            for (const char* tangential : {"spring", "none"}) {
+                INFO(normal);
+                INFO(tangential);
+                std::vector<std::string> sets = {std::string("md.normal=") + normal,
+                                                 std::string("md.tangential=") + tangential, "md.simd=off"};
+                const RunResult scalar = run(text, sets, "fused", 1500);
+                for (const char* width : {"sse2", "avx2", "avx512"}) {
+                    INFO(width);
+                    sets.back() = std::string("md.simd=") + width;
+                    const RunResult vector = run(text, sets, "fused", 1500);
+                    CHECK(vector.hash == scalar.hash);
+                    CHECK(vector.contacts == scalar.contacts);
+                    CHECK(vector.elastic == scalar.elastic);
+                    CHECK(vector.meanOverlap == scalar.meanOverlap);
+                }
+            }
+        }
+        // The kernel is in use (every x86-64 has at least SSE2) and honours the cap.
+        Simulation sim(loadSceneText(text, "<pair-engine test>", {"md.simd=sse2"}));
+        REQUIRE(sim.pairEngine() != nullptr);
+#if defined(__x86_64__)
+        CHECK(sim.pairEngine()->blockLanes() == 2);
+        CHECK(std::string(sim.pairEngine()->blockIsa(sim.world())) == "sse2");
+#endif
+        Simulation off(loadSceneText(text, "<pair-engine test>", {"md.simd=off"}));
+        CHECK(off.pairEngine()->blockLanes() == 0);
+    }
+
     TEST_CASE("fused and staged agree across periodic boundaries") {
         checkSame(run(periodicScene(), {}, "fused", 2000), run(periodicScene(), {}, "staged", 2000));
     }

@@ -34,6 +34,11 @@
 
 namespace moreau {
 
+namespace md_block {
+struct BlockContext;
+struct BlockResult;
+}  // namespace md_block
+
 class MdPairEngine {
 public:
     /// Whether these settings run in the fused pipeline (see above). When not,
@@ -59,6 +64,16 @@ public:
     /// Pairs in the list now.
     std::size_t pairs() const { return pairs_.size(); }
 
+    /// The touching grain–grain pairs go through a lane-parallel kernel
+    /// (src/md/pair_block.hpp) in the widest vector ISA the CPU has, with
+    /// the scalar pass's bits. `maxLanes` caps its width: 8 (AVX-512), 4
+    /// (AVX2), 2 (SSE2), 0 (scalar pass only). Non-periodic worlds only.
+    void setBlockLanes(int maxLanes);
+    /// Lanes of the kernel chosen (0: none) and its ISA ("none" when none).
+    int blockLanes() const { return blockLanes_; }
+    /// The ISA of the kernel that steps this world ("none": the scalar pass).
+    const char* blockIsa(const World& world) const { return world.anyPeriodic() ? "none" : blockIsa_; }
+
     /// The pairs with gap < margin at the world's current positions, in key
     /// order, with the last evaluation's force on b as history.reaction.
     void contacts(const World& world, double margin, std::vector<Contact>& out) const;
@@ -72,6 +87,9 @@ private:
     std::size_t gather(const World& world);
 
     MdSettings settings_;
+    void (*blockKernel_)(const md_block::BlockContext&, std::size_t, std::size_t, md_block::BlockResult*) = nullptr;
+    int blockLanes_ = 0;
+    const char* blockIsa_ = "none";
     double skin_ = 0.0, builtMargin_ = -1.0;
     bool moved_ = true;  ///< some body moved more than skin/2 since the build (set by the integrate pass)
     long builds_ = 0;

@@ -1,0 +1,79 @@
+#pragma once
+/// Lane-parallel contact kernel of the fused MD pass (MdPairEngine): the
+/// touching grain–grain path of L consecutive pairs of the list at once,
+/// in the vector width of the CPU (L = 2 with SSE2, 4 with AVX2, 8 with
+/// AVX-512). Each lane runs exactly the scalar arithmetic of
+/// pair_engine.cpp and law_kernels.hpp, operation for operation (IEEE add,
+/// multiply, divide and square root round the same in a lane as in a
+/// scalar register, and -ffp-contract=off forbids fused multiply-adds), so
+/// the results are the scalar pass's bits.
+///
+/// The kernel only computes; the caller commits the lanes in key order (the
+/// spring, the last force, the per-body sums and the energy sums), and runs
+/// the scalar pass for the lanes the kernel does not take: a wall as b, no
+/// overlap, coincident centres.
+///
+/// This header is plain data: the AVX2 and AVX-512 kernels live in
+/// translation units compiled for those ISAs, which must not share inline
+/// functions (Eigen, the standard library) with the rest of the program.
+#include <cstddef>
+#include <cstdint>
+
+namespace moreau::md_block {
+
+/// Normal laws (NormalLaw) and tangential laws the kernel has.
+enum class BlockNormal : int { Linear, Hertz, HertzDamped, HertzKuwabaraKono };
+enum class BlockTangential : int { None, Spring };
+
+/// Everything constant over one force pass. Vectors of 3 are Vec3 arrays
+/// (x, y, z contiguous, no padding).
+struct BlockContext {
+    const std::int32_t* pairs;  ///< (a, b) per pair
+    const double *x, *v, *w;    ///< per body
+    const double *radius, *invMass;
+    const double* spring;     ///< per pair (tangential spring law only)
+    const double* lastForce;  ///< per pair
+    std::int64_t grains;      ///< bodies below this index are grains
+    double kn, gn, s, kt, gt, mu;
+    bool scaleK, scaleG;  ///< the effective-mass convention: k's and γ's times m_eff
+    bool clip;            ///< clip attractive normal forces
+    double dt;
+};
+
+constexpr int kMaxLanes = 8;
+
+/// One block's results, lane j at [j].
+struct BlockResult {
+    double F[3][kMaxLanes];       ///< force on b
+    double tq[3][kMaxLanes];      ///< n × F_t
+    double spring[3][kMaxLanes];  ///< the advanced spring
+    double elastic[kMaxLanes];    ///< ½ k_n ξ² + ½ k_t |s|² (Hertz: 0.4 k̃ ξ^{5/2})
+    double work[kMaxLanes];       ///< −½ (F_last + F)·V Δt
+    double overlap[kMaxLanes];
+    unsigned taken;   ///< bit j: lane j is a touching grain–grain pair, computed here
+    unsigned far;     ///< bit j: lane j is a grain–grain pair beyond the conservative reach (no overlap)
+    unsigned loaded;  ///< bit j: |F|² > 0
+};
+
+/// Computes `count` blocks of L pairs from pair `first` on into out[0 .. count).
+using BlockKernel = void (*)(const BlockContext&, std::size_t first, std::size_t count, BlockResult* out);
+
+/// Blocks per kernel call (the results stay in L1).
+constexpr int kBlocksPerCall = 8;
+
+struct BlockKernelChoice {
+    BlockKernel kernel = nullptr;
+    int lanes = 0;
+    const char* isa = "";
+};
+
+/// The widest kernel this CPU runs for these laws; `maxLanes` caps the
+/// width (2, 4 or 8; for tests of every width on one machine).
+BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes = kMaxLanes);
+
+// The kernels of each width (defined in pair_block_*.cpp).
+BlockKernel blockKernelSse2(BlockNormal, BlockTangential);
+BlockKernel blockKernelAvx2(BlockNormal, BlockTangential);
+BlockKernel blockKernelAvx512(BlockNormal, BlockTangential);
+
+}  // namespace moreau::md_block

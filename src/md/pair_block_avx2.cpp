@@ -1,0 +1,17 @@
+// The lane-parallel contact kernel, 4 lanes. Compiled with -mavx2 (see
+// CMakeLists.txt); run only where the CPU reports AVX2 (chooseBlockKernel).
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "pair_block.hpp"
+
+#define MOREAU_LANES 4
+#define MOREAU_BLOCK_NS avx2
+#define MOREAU_VSQRT(x) ((vd)_mm256_sqrt_pd((__m256d)(x)))
+#define MOREAU_GATHER(p, i) ((vd)_mm256_i64gather_pd((p), (__m256i)(i), 8))
+#include "pair_block_kernel.inc"
+
+namespace moreau::md_block {
+BlockKernel blockKernelAvx2(BlockNormal normal, BlockTangential tangential) { return avx2::pick(normal, tangential); }
+}  // namespace moreau::md_block
+#endif

@@ -1,0 +1,19 @@
+// The lane-parallel contact kernel, 8 lanes. Compiled with -mavx512f (see
+// CMakeLists.txt); run only where the CPU reports AVX-512F (chooseBlockKernel).
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "pair_block.hpp"
+
+#define MOREAU_LANES 8
+#define MOREAU_BLOCK_NS avx512
+// (_mm512_sqrt_pd and _mm512_i64gather_pd read an undefined vector in GCC 12:
+// -Wuninitialized; the masked forms do not.)
+#define MOREAU_VSQRT(x) ((vd)_mm512_mask_sqrt_pd((__m512d)(x), (__mmask8)0xFF, (__m512d)(x)))
+#define MOREAU_GATHER(p, i) ((vd)_mm512_mask_i64gather_pd(_mm512_setzero_pd(), (__mmask8)0xFF, (__m512i)(i), (p), 8))
+#include "pair_block_kernel.inc"
+
+namespace moreau::md_block {
+BlockKernel blockKernelAvx512(BlockNormal normal, BlockTangential tangential) { return avx512::pick(normal, tangential); }
+}  // namespace moreau::md_block
+#endif

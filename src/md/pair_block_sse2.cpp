@@ -1,0 +1,33 @@
+// The lane-parallel contact kernel, 2 lanes (SSE2: every x86-64; plain
+// vector code elsewhere), and the
+// choice of the widest kernel the CPU runs.
+#include "pair_block.hpp"
+
+#define MOREAU_LANES 2
+#define MOREAU_BLOCK_NS sse2
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#define MOREAU_VSQRT(x) ((vd)_mm_sqrt_pd((__m128d)(x)))
+#else
+#define MOREAU_VSQRT(x) (vd{__builtin_sqrt((x)[0]), __builtin_sqrt((x)[1])})
+#endif
+#define MOREAU_GATHER(p, i) (vd{(p)[(i)[0]], (p)[(i)[1]]})
+#include "pair_block_kernel.inc"
+
+namespace moreau::md_block {
+
+BlockKernel blockKernelSse2(BlockNormal normal, BlockTangential tangential) { return sse2::pick(normal, tangential); }
+
+BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (maxLanes >= 8 && __builtin_cpu_supports("avx512f")) return {blockKernelAvx512(normal, tangential), 8, "avx512"};
+    if (maxLanes >= 4 && __builtin_cpu_supports("avx2")) return {blockKernelAvx2(normal, tangential), 4, "avx2"};
+    return {blockKernelSse2(normal, tangential), 2, "sse2"};
+#else
+    (void)maxLanes;
+    return {blockKernelSse2(normal, tangential), 2, "generic"};
+#endif
+}
+
+}  // namespace moreau::md_block
