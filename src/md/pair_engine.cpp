@@ -106,7 +106,7 @@ void MdPairEngine::rebuild(const World& world, double margin) {
         byB_);
 }
 
-template <NormalLaw N, TangentialLaw T, bool Periodic, bool Scatter>
+template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
 void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     const MdSettings& s = settings_;
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
@@ -141,31 +141,37 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, dt};
     }
-    // Scatter (one thread): the per-body sums are made here, in key order as
-    // gather() makes them. The list is sorted by a, so a body's terms as a
-    // form one run, summed in registers onto its terms as b (all from pairs
-    // (j, a), j < a, which come earlier).
-    Vec3* __restrict bodyF = Scatter ? bodyForce_.data() : nullptr;
-    Vec3* __restrict bodyT = Scatter ? bodyTorque_.data() : nullptr;
-    std::size_t run = SIZE_MAX;
-    Vec3 runF = Vec3::Zero(), runT = Vec3::Zero();
+    // The per-body sums are made here, in key order as gather() makes them.
+    // The list is sorted by a, so a body's terms as a form one run, summed
+    // in registers onto its terms as b (all from pairs (j, a), j < a, which
+    // come earlier). Split (several threads): each thread takes a range of
+    // chunks and sums the bodies whose pairs all lie in its range; the
+    // bodies shared by two ranges are left to gather(), which reads their
+    // pairs' forces and torques.
+    Vec3* __restrict bodyF = bodyForce_.data();
+    Vec3* __restrict bodyT = bodyTorque_.data();
+    const std::uint8_t* __restrict shared = Split ? shared_.data() : nullptr;
+    auto local = [shared](std::size_t i) {
+        if constexpr (Split) return shared[i] == 0;
+        else return (void)shared, (void)i, true;
+    };
+    struct Run {
+        std::size_t body = SIZE_MAX;
+        Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
+    };
     // Pointers captured by value and the run sums copied into locals: the
     // compiler keeps them in registers across the stores of the loop.
-    auto doChunk = [=, &run, &runF, &runT, &world, &s](std::size_t chunk) {
-        std::size_t runBody = run;
-        Vec3 runForce = runF, runTorque = runT;
+    auto doChunk = [=, &world, &s](std::size_t chunk, Run& run) {
+        std::size_t runBody = run.body;
+        Vec3 runForce = run.force, runTorque = run.torque;
         ChunkSums sums;
         // Scatter: a body's terms as a form one run, summed in registers.
         auto enterRun = [&](std::size_t ia) {
-            if constexpr (Scatter) {
-                if (ia != runBody) {
-                    if (runBody != SIZE_MAX) bodyF[runBody] = runForce, bodyT[runBody] = runTorque;
-                    runBody = ia;
-                    runForce = bodyF[ia];
-                    runTorque = bodyT[ia];
-                }
-            } else {
-                (void)ia;
+            if (ia != runBody) {
+                if (runBody != SIZE_MAX && local(runBody)) bodyF[runBody] = runForce, bodyT[runBody] = runTorque;
+                runBody = ia;
+                runForce = bodyF[ia];
+                runTorque = bodyT[ia];
             }
         };
         // One pair, all cases (the block kernel's lanes it does not take).
@@ -255,13 +261,14 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             }
             lastForce = F;
             const Vec3 tq = n.cross(Ft);
-            if constexpr (!Scatter) torques[k] = tq;  // for gather()
-            if constexpr (Scatter) {
+            if constexpr (Split)
+                if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
+            if (local(ib)) {
                 bodyF[ib] += F;
                 bodyT[ib] -= rb * tq;
-                runForce -= F;
-                runTorque -= ra * tq;
             }
+            runForce -= F;
+            runTorque -= ra * tq;
         };
         // A touching grain–grain pair computed by the block kernel: the
         // stores and sums of the scalar path, from lane j.
@@ -281,13 +288,14 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             }
             forces[k] = F;
             const Vec3 tq(r.tq[0][j], r.tq[1][j], r.tq[2][j]);
-            if constexpr (!Scatter) torques[k] = tq;
-            if constexpr (Scatter) {
+            if constexpr (Split)
+                if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
+            if (local(ib)) {
                 bodyF[ib] += F;
                 bodyT[ib] -= R[ib] * tq;
-                runForce -= F;
-                runTorque -= R[ia] * tq;
             }
+            runForce -= F;
+            runTorque -= R[ia] * tq;
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
         std::size_t k = chunk * kChunk;
@@ -319,41 +327,52 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         }
         for (; k < end; ++k) scalarPair(k);
         chunkSums[chunk] = sums;
-        if constexpr (Scatter) run = runBody, runF = runForce, runT = runTorque;
+        run.body = runBody, run.force = runForce, run.torque = runTorque;
     };
-    // The scatter runs on one thread outside any parallel region, so that
-    // the run sums stay in registers.
-    if constexpr (Scatter) {
-        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
+    auto finish = [&](const Run& run) {
+        if (run.body != SIZE_MAX && local(run.body)) bodyF[run.body] = run.force, bodyT[run.body] = run.torque;
+    };
+    if constexpr (Split) {
+        // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
+        // Should the runtime give fewer threads, each takes several ranges:
+        // a local body is still summed by one thread, in order.
+        const std::size_t ranges = splitRanges_;
+#pragma omp parallel num_threads(static_cast<int>(ranges))
+        {
+            const auto nt = static_cast<std::size_t>(omp_get_num_threads());
+            for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < ranges; t += nt) {
+                Run run;
+                for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) doChunk(chunk, run);
+                finish(run);
+            }
+        }
     } else {
-#pragma omp parallel for schedule(static) if (m > kParallelPairs)
-        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
+        Run run;
+        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk, run);
+        finish(run);
     }
-    if constexpr (Scatter)
-        if (run != SIZE_MAX) bodyF[run] = runF, bodyT[run] = runT;
 }
 
-std::size_t MdPairEngine::gather(const World& world) {
+void MdPairEngine::gather(const World& world) {
     // Per-body sums in key order (contacts where the body is b, then where it
-    // is a), as MdSolver::gather, in parallel over bodies through the pairs
-    // by body (one thread: forcePass scatters).
-    const std::size_t nb = world.numBodies();
+    // is a), as MdSolver::gather, through the pairs by body: for the bodies
+    // whose pairs the split force pass left to two threads.
     const Vec3* __restrict forces = force_.data();
     const Vec3* __restrict torques = torque_.data();
     const double* __restrict R = world.radius.data();
     // A pair apart adds nothing: +0 changes no sum (and no sum is −0).
     const std::uint8_t* __restrict touched = touched_.data();
     auto apart = [&](std::size_t k) { return touched[k] == 0; };
-    bodyForce_.resize(nb);
-    bodyTorque_.resize(nb);
     Vec3* __restrict F = bodyForce_.data();
     Vec3* __restrict T = bodyTorque_.data();
     const std::int32_t* __restrict aStart = aStart_.data();
     const std::int32_t* __restrict bStart = bStart_.data();
     const std::int32_t* __restrict byB = byB_.data();
-    std::size_t bad = nb;  // the first body with a non-finite sum (checked here, not in a pass of its own)
-#pragma omp parallel for schedule(static) reduction(min : bad)
-    for (std::size_t i = 0; i < nb; ++i) {
+    const std::int32_t* __restrict list = sharedList_.data();
+    const std::size_t count = sharedList_.size();
+#pragma omp parallel for schedule(static) if (count > 512)
+    for (std::size_t q0 = 0; q0 < count; ++q0) {
+        const auto i = static_cast<std::size_t>(list[q0]);
         Vec3 f = Vec3::Zero(), t = Vec3::Zero();
         const double r = R[i];
         for (auto q = bStart[i]; q < bStart[i + 1]; ++q) {
@@ -370,9 +389,36 @@ std::size_t MdPairEngine::gather(const World& world) {
         }
         F[i] = f;
         T[i] = t;
-        if (!(f.allFinite() && t.allFinite())) bad = std::min(bad, i);
     }
-    return bad;
+}
+
+void MdPairEngine::planSplit(std::size_t nb, std::size_t ranges) {
+    // Chunks per range as even as can be; a body is shared when its first
+    // and last pair (as a or as b) fall in different ranges.
+    const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
+    splitRanges_ = ranges;
+    splitPairs_ = m;
+    split_.resize(ranges + 1);
+    for (std::size_t t = 0; t <= ranges; ++t) split_[t] = t * numChunks / ranges;
+    std::vector<std::uint32_t> rangeOfChunk(numChunks);
+    for (std::size_t t = 0; t < ranges; ++t)
+        for (std::size_t c = split_[t]; c < split_[t + 1]; ++c) rangeOfChunk[c] = static_cast<std::uint32_t>(t);
+    shared_.assign(nb, 0);
+    sharedList_.clear();
+    for (std::size_t i = 0; i < nb; ++i) {
+        std::size_t first = SIZE_MAX, last = 0;
+        if (aStart_[i] < aStart_[i + 1]) {
+            first = static_cast<std::size_t>(aStart_[i]);
+            last = static_cast<std::size_t>(aStart_[i + 1] - 1);
+        }
+        if (bStart_[i] < bStart_[i + 1]) {  // byB lists a body's pairs in key order
+            first = std::min(first, static_cast<std::size_t>(byB_[static_cast<std::size_t>(bStart_[i])]));
+            last = std::max(last, static_cast<std::size_t>(byB_[static_cast<std::size_t>(bStart_[i + 1] - 1)]));
+        }
+        if (first == SIZE_MAX || rangeOfChunk[first / kChunk] == rangeOfChunk[last / kChunk]) continue;
+        shared_[i] = 1;
+        sharedList_.push_back(static_cast<std::int32_t>(i));
+    }
 }
 
 void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
@@ -384,19 +430,24 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         invMass_.resize(nb);
         for (std::size_t i = 0; i < nb; ++i) invMass_[i] = inverseMass(world, i);
     }
-    // One thread (or a small list): the force pass also makes the per-body
-    // sums; more threads: the pass runs in parallel and gather() sums.
-    const bool scatter = omp_get_max_threads() == 1 || pairs_.size() <= kParallelPairs;
-    if (scatter) {
-        bodyForce_.assign(nb, Vec3::Zero());
-        bodyTorque_.assign(nb, Vec3::Zero());
+    // One thread (or a small list): one pass makes every per-body sum; more
+    // threads: each takes a range of the list (planSplit, redone when the
+    // list or the thread count changes) and gather() sums the bodies two
+    // ranges share. The same bits either way.
+    const std::size_t threads = pairs_.size() > kParallelPairs ? static_cast<std::size_t>(omp_get_max_threads()) : 1;
+    const bool split = threads > 1;
+    if (split && (builds_ != splitBuild_ || threads != splitRanges_ || splitPairs_ != pairs_.size())) {
+        planSplit(nb, threads);
+        splitBuild_ = builds_;
     }
+    bodyForce_.assign(nb, Vec3::Zero());
+    bodyTorque_.assign(nb, Vec3::Zero());
     auto pass = [&]<NormalLaw N, TangentialLaw T>() {
         if (world.anyPeriodic()) {
-            if (scatter) forcePass<N, T, true, true>(world, ctx.dt, margin);
+            if (split) forcePass<N, T, true, true>(world, ctx.dt, margin);
             else forcePass<N, T, true, false>(world, ctx.dt, margin);
         } else {
-            if (scatter) forcePass<N, T, false, true>(world, ctx.dt, margin);
+            if (split) forcePass<N, T, false, true>(world, ctx.dt, margin);
             else forcePass<N, T, false, false>(world, ctx.dt, margin);
         }
     };
@@ -415,7 +466,8 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
         default: withTangential.template operator()<NormalLaw::Linear>(); break;
     }
-    if (scatter || gather(world) < nb) checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
+    if (split) gather(world);
+    checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
     double elastic = 0.0, work = 0.0, overlap = 0.0;
     stats_ = OverlapStats{};
     for (const ChunkSums& c : chunks_) {

@@ -79,12 +79,13 @@ public:
     void contacts(const World& world, double margin, std::vector<Contact>& out) const;
 
 private:
-    template <NormalLaw N, TangentialLaw T, bool Periodic, bool Scatter>
+    template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
     void forcePass(const World& world, double dt, double margin);
     void rebuild(const World& world, double margin);
-    /// Per-body sums from the pairs (parallel path); returns the first body
-    /// whose sum is not finite, or the body count.
-    std::size_t gather(const World& world);
+    /// Ranges of the list per thread and the bodies two ranges share.
+    void planSplit(std::size_t nb, std::size_t ranges);
+    /// Per-body sums of the shared bodies from their pairs (split pass).
+    void gather(const World& world);
 
     MdSettings settings_;
     void (*blockKernel_)(const md_block::BlockContext&, std::size_t, std::size_t, md_block::BlockResult*) = nullptr;
@@ -101,6 +102,13 @@ private:
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<Vec3> builtAt_;
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
+    /// The split pass (several threads): chunk bounds of each thread's range,
+    /// and the bodies with pairs in two ranges (summed by gather()).
+    std::vector<std::size_t> split_;
+    std::size_t splitRanges_ = 0, splitPairs_ = 0;
+    long splitBuild_ = -1;
+    std::vector<std::uint8_t> shared_;
+    std::vector<std::int32_t> sharedList_;
     /// Pairs by body for the parallel gather, rebuilt with the list: where
     /// body i is b (byB_[bStart_[i] .. bStart_[i+1]]) and, the list being
     /// sorted by a, the range where it is a.
