@@ -1,9 +1,12 @@
 #pragma once
 /// The fused MD pipeline: one pass over a persistent Verlet pair list does the
-/// narrow phase, the force laws and the history update in place; a second
-/// pass sums the forces per body; a third integrates (leapfrog, as
-/// md.integrator = cd). It replaces detect → match → forces → gather of the
-/// staged pipeline (MdSolver) for the common case:
+/// narrow phase, the force laws, the history update in place and the sums per
+/// body (with several threads, a short gather finishes the bodies two
+/// threads' ranges share); a second pass integrates (leapfrog, as
+/// md.integrator = cd). The touching grain–grain pairs go through a
+/// lane-parallel kernel (src/md/pair_block.hpp, md.simd). The pipeline
+/// replaces detect → match → forces → gather of the staged pipeline
+/// (MdSolver) for the common case:
 ///
 ///   integrator cd; normal law linear, hertz, hertz-damped or hkk;
 ///   tangential none, coulomb, viscous, viscous-coulomb or spring;
