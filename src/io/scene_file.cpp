@@ -388,8 +388,9 @@ std::vector<Rule> fixedRules() {
     r.push_back(typedKey(K::Choice, "md.simd", "auto",
                          "Vector width of the fused pipeline's contact kernel: the touching grain-grain pairs of a "
                          "non-periodic world go through it 8 (avx512), 4 (avx2) or 2 (sse2) at a time, with the "
-                         "scalar pass's bits. auto: the widest the CPU has; a named width is an upper bound (a CPU "
-                         "without it uses the next narrower one); off: scalar only. For comparisons of speed.",
+                         "scalar pass's bits. auto: avx512 where the CPU has it, else off (the narrower kernels "
+                         "were no faster than the scalar pass, docs/md-performance.md); a named width is an upper "
+                         "bound (a CPU without it uses the next narrower one); off: scalar only.",
                          {"auto", "avx512", "avx2", "sse2", "off"}));
     r.push_back(typedKey(K::Bool, "md.restart_on_contact_change", "true",
                          "Multi-step (ve, ab*, ab*-am*, d12, t12) and Gear (gpc3, gpc4, gear5) schemes: take an RK4 "
@@ -1251,7 +1252,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
         const std::string p = v.text("md.pipeline");
         md.pipeline = p == "fused" ? MdPipeline::Fused : p == "staged" ? MdPipeline::Staged : MdPipeline::Auto;
         const std::string w = v.text("md.simd");
-        md.simdLanes = w == "off" ? 0 : w == "sse2" ? 2 : w == "avx2" ? 4 : 8;
+        md.simdLanes = w == "off" ? 0 : w == "sse2" ? 2 : w == "avx2" ? 4 : w == "avx512" ? 8 : -1;
     }
     md.springVelocityIncrement = v.text("md.spring_increment") == "velocity";
     if (scene.simulation.method == Method::MD) checkIntegratorLaws(md);

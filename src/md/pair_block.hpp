@@ -68,8 +68,10 @@ struct BlockKernelChoice {
 };
 
 /// The widest kernel this CPU runs for these laws; `maxLanes` caps the
-/// width (2, 4 or 8; for tests of every width on one machine).
-BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes = kMaxLanes);
+/// width (2, 4 or 8). A negative `maxLanes` asks for the kernels measured
+/// faster than the scalar pass: the 8-lane one where the CPU has AVX-512,
+/// else none (kernel null).
+BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes);
 
 // The kernels of each width (defined in pair_block_*.cpp).
 BlockKernel blockKernelSse2(BlockNormal, BlockTangential);

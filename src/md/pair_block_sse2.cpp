@@ -21,11 +21,14 @@ BlockKernel blockKernelSse2(BlockNormal normal, BlockTangential tangential) { re
 BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
+    if (maxLanes < 0)
+        return __builtin_cpu_supports("avx512f") ? BlockKernelChoice{blockKernelAvx512(normal, tangential), 8, "avx512"}
+                                                 : BlockKernelChoice{};
     if (maxLanes >= 8 && __builtin_cpu_supports("avx512f")) return {blockKernelAvx512(normal, tangential), 8, "avx512"};
     if (maxLanes >= 4 && __builtin_cpu_supports("avx2")) return {blockKernelAvx2(normal, tangential), 4, "avx2"};
     return {blockKernelSse2(normal, tangential), 2, "sse2"};
 #else
-    (void)maxLanes;
+    if (maxLanes < 0) return {};
     return {blockKernelSse2(normal, tangential), 2, "generic"};
 #endif
 }

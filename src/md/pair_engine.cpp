@@ -61,7 +61,7 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
     blockLanes_ = 0;
     blockIsa_ = "none";
     const TangentialLaw t = settings_.tangential;
-    if (maxLanes < 2 || (t != TangentialLaw::None && t != TangentialLaw::Spring)) return;
+    if ((maxLanes >= 0 && maxLanes < 2) || (t != TangentialLaw::None && t != TangentialLaw::Spring)) return;
     const BlockNormal normal = settings_.normal == NormalLaw::Hertz                ? BlockNormal::Hertz
                                : settings_.normal == NormalLaw::HertzDamped        ? BlockNormal::HertzDamped
                                : settings_.normal == NormalLaw::HertzKuwabaraKono ? BlockNormal::HertzKuwabaraKono

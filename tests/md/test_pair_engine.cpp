@@ -130,6 +130,13 @@ TEST_SUITE("md pair engine") {
 #endif
         Simulation off(loadSceneText(text, "<pair-engine test>", {"md.simd=off"}));
         CHECK(off.pairEngine()->blockLanes() == 0);
+        // auto: the 8-lane kernel where the CPU has AVX-512, else the scalar pass.
+        Simulation autoWidth(loadSceneText(text, "<pair-engine test>", {}));
+#if defined(__x86_64__)
+        CHECK(autoWidth.pairEngine()->blockLanes() == (__builtin_cpu_supports("avx512f") ? 8 : 0));
+#else
+        CHECK(autoWidth.pairEngine()->blockLanes() == 0);
+#endif
     }
 
     TEST_CASE("fused and staged agree across periodic boundaries") {

@@ -68,9 +68,10 @@ public:
     std::size_t pairs() const { return pairs_.size(); }
 
     /// The touching grain–grain pairs go through a lane-parallel kernel
-    /// (src/md/pair_block.hpp) in the widest vector ISA the CPU has, with
-    /// the scalar pass's bits. `maxLanes` caps its width: 8 (AVX-512), 4
-    /// (AVX2), 2 (SSE2), 0 (scalar pass only). Non-periodic worlds only.
+    /// (src/md/pair_block.hpp), with the scalar pass's bits. `maxLanes`
+    /// caps its width: 8 (AVX-512), 4 (AVX2), 2 (SSE2), 0 (scalar pass
+    /// only); −1 (md.simd = auto): AVX-512 where the CPU has it, else the
+    /// scalar pass. Non-periodic worlds only.
     void setBlockLanes(int maxLanes);
     /// Lanes of the kernel chosen (0: none) and its ISA ("none" when none).
     int blockLanes() const { return blockLanes_; }

@@ -152,8 +152,9 @@ struct MdSettings {
     /// Time integration; cd (central difference in leapfrog form) is the fast default.
     Integrator integrator = Integrator::CD;
     MdPipeline pipeline = MdPipeline::Auto;
-    /// Widest vector kernel of the fused pipeline (lanes: 8, 4, 2; 0 = scalar).
-    int simdLanes = 8;
+    /// Widest vector kernel of the fused pipeline (lanes: 8, 4, 2; 0 = scalar;
+    /// −1 = auto: 8 where the CPU has AVX-512, else scalar).
+    int simdLanes = -1;
     /// Multi-step and Gear schemes take an RK4 step and restart their history
     /// when a contact opens or closes, so it never spans a force law's kink.
     bool restartOnContactChange = true;
