@@ -23,7 +23,11 @@ namespace moreau::md_block {
 
 /// Normal laws (NormalLaw) and tangential laws the kernel has.
 enum class BlockNormal : int { Linear, Hertz, HertzDamped, HertzKuwabaraKono };
-enum class BlockTangential : int { None, Spring };
+enum class BlockTangential : int { None, Spring, Coulomb, Viscous, ViscousCoulomb };
+
+/// Slip speeds up to this multiple of |V_n| count as none in the Coulomb law
+/// (law_kernels.hpp's kSlipRounding: 64 ε).
+constexpr double kBlockSlipRounding = 64.0 * 0x1p-52;
 
 /// Everything constant over one force pass. Vectors of 3 are Vec3 arrays
 /// (x, y, z contiguous, no padding).

@@ -60,14 +60,22 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
     blockKernel_ = nullptr;
     blockLanes_ = 0;
     blockIsa_ = "none";
-    const TangentialLaw t = settings_.tangential;
-    if ((maxLanes >= 0 && maxLanes < 2) || (t != TangentialLaw::None && t != TangentialLaw::Spring)) return;
+    static_assert(md_block::kBlockSlipRounding == kSlipRounding);
+    if (maxLanes >= 0 && maxLanes < 2) return;
+    BlockTangential tangential;
+    switch (settings_.tangential) {
+        case TangentialLaw::None: tangential = BlockTangential::None; break;
+        case TangentialLaw::Spring: tangential = BlockTangential::Spring; break;
+        case TangentialLaw::Coulomb: tangential = BlockTangential::Coulomb; break;
+        case TangentialLaw::Viscous: tangential = BlockTangential::Viscous; break;
+        case TangentialLaw::ViscousCoulomb: tangential = BlockTangential::ViscousCoulomb; break;
+        default: return;  // not a law of the fused pass
+    }
     const BlockNormal normal = settings_.normal == NormalLaw::Hertz                ? BlockNormal::Hertz
                                : settings_.normal == NormalLaw::HertzDamped        ? BlockNormal::HertzDamped
                                : settings_.normal == NormalLaw::HertzKuwabaraKono ? BlockNormal::HertzKuwabaraKono
                                                                                    : BlockNormal::Linear;
-    const auto choice = md_block::chooseBlockKernel(
-        normal, t == TangentialLaw::Spring ? BlockTangential::Spring : BlockTangential::None, maxLanes);
+    const auto choice = md_block::chooseBlockKernel(normal, tangential, maxLanes);
     blockKernel_ = choice.kernel;
     blockLanes_ = choice.kernel ? choice.lanes : 0;
     blockIsa_ = choice.kernel ? choice.isa : "none";

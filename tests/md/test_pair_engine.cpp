@@ -104,7 +104,7 @@ TEST_SUITE("md pair engine") {
         // widths this CPU lacks fall back to narrower ones (still checked).
         const std::string text = cylinderScene(300);
         for (const char* normal : {"linear", "hertz", "hertz-damped", "hkk"}) {
-            for (const char* tangential : {"spring", "none"}) {
+            for (const char* tangential : {"spring", "none", "coulomb", "viscous", "viscous-coulomb"}) {
                 INFO(normal);
                 INFO(tangential);
                 std::vector<std::string> sets = {std::string("md.normal=") + normal,
