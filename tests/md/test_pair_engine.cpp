@@ -30,6 +30,19 @@ std::string cylinderScene(int count) {
            "[force.push]\ngrains = first\nvalue = 3 0 0\n";
 }
 
+/// A jittered cubic column of 2560 grains in contact on a floor, under
+/// gravity and a sideways push: loaded contacts at every height, so every
+/// cut of the list between threads runs through forces.
+std::string latticeColumnScene() {
+    return "[simulation]\nmethod = md\ndimension = 3\ndt = 2e-4\nsteps = 1\nseed = 3\ngravity = 0 0 -60\n"
+           "[contact]\nmu = 0.4\nmargin = 0.1\nskin = 0.2\n"
+           "[md]\nkn = 2e4\ngamma_n = 20\nkt = 6e3\ngamma_t = 10\n"
+           "[grains]\nsource = lattice\ndensity = 1\ninertia = sphere\n"
+           "[lattice]\ntype = cubic\ncounts = 8 8 40\nradius = 0.4\norigin = 0.4 0.4 0.4\njitter = 0.05\n"
+           "[wall.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+           "[force.push]\ngrains = first\nvalue = 3 0 0\n";
+}
+
 /// A slab periodic in x and y on a floor.
 std::string periodicScene() {
     return "[simulation]\nmethod = md\ndimension = 3\ndt = 2e-4\nsteps = 1\nseed = 5\ngravity = 0 0 -60\n"
@@ -47,6 +60,7 @@ struct RunResult {
     std::size_t contacts = 0;
     double meanOverlap = 0.0;
     bool fused = false;
+    std::size_t pairs = 0;  ///< the fused pipeline's list length at the end
 };
 
 RunResult run(const std::string& text, std::vector<std::string> sets, const std::string& pipeline, int steps) {
@@ -59,6 +73,7 @@ RunResult run(const std::string& text, std::vector<std::string> sets, const std:
     r.contacts = sim.record().contacts;
     r.meanOverlap = sim.record().meanOverlap;
     r.fused = sim.fused();
+    r.pairs = sim.pairEngine() ? sim.pairEngine()->pairs() : 0;
     return r;
 }
 
@@ -143,18 +158,25 @@ TEST_SUITE("md pair engine") {
         checkSame(run(periodicScene(), {}, "fused", 2000), run(periodicScene(), {}, "staged", 2000));
     }
 
-    TEST_CASE("the fused pipeline gives the same bits for 1 and 2 threads") {
-        // Enough pairs (> 4096) for the parallel force pass and gather.
-        const std::string text = cylinderScene(2500);
+    TEST_CASE("the fused pipeline gives the same bits for 1, 2 and 3 threads") {
+        // Enough pairs (> 4096) for the split force pass: each thread sums the
+        // bodies of its range, gather() the bodies two ranges share (3 threads:
+        // two cuts, and a range may hold a whole run of a body's pairs).
+        const std::string text = latticeColumnScene();
+        const std::vector<std::string> sets;
         auto hashWith = [&](int threads) {
             omp_set_num_threads(threads);
-            return run(text, {"random.box_max=3 3 60"}, "fused", 150).hash;
+            const RunResult r = run(text, sets, "fused", 150);
+            CHECK(r.pairs > 4096);
+            CHECK(r.contacts > 1000);  // loaded contacts at the cuts too (jitter overlaps)
+            return r.hash;
         };
-        const auto h1 = hashWith(1), h2 = hashWith(2);
+        const auto h1 = hashWith(1), h2 = hashWith(2), h3 = hashWith(3);
         omp_set_num_threads(omp_get_num_procs());
         CHECK(h1 == h2);
+        CHECK(h1 == h3);
         omp_set_num_threads(1);
-        CHECK(run(text, {"random.box_max=3 3 60"}, "staged", 150).hash == h1);
+        CHECK(run(text, sets, "staged", 150).hash == h1);
         omp_set_num_threads(omp_get_num_procs());
     }
 
