@@ -221,7 +221,7 @@ TEST_SUITE("cd") {
     }
 
     TEST_CASE("parallel sweeps are bit-identical to the serial random sweep") {
-        auto run = [](int threads, SweepOrder order) {
+        auto run = [](int threads, SweepOrder order, double& levels) {
             omp_set_num_threads(threads);
             World w = moreau::test::latticeOnFloor(5);  // ~17,000 contacts: above the parallel threshold
             CdSettings cs;
@@ -230,14 +230,18 @@ TEST_SUITE("cd") {
             CdSolver solver(cs);
             std::vector<Contact> contacts;
             for (int s = 0; s < 3; ++s) stepWorld(w, solver, contacts, 0.01);
+            levels = solver.levelsPerSweep();
             return stateHash(w);
         };
         for (SweepOrder order : {SweepOrder::RandomSweep, SweepOrder::ShuffleOnce, SweepOrder::RandomSequential}) {
-            const auto h1 = run(1, order);
-            const auto h2 = run(2, order);
-            const auto h1b = run(1, order);
+            double levels1 = 0.0, levels2 = 0.0, levels1b = 0.0;
+            const auto h1 = run(1, order, levels1);
+            const auto h2 = run(2, order, levels2);
+            const auto h1b = run(1, order, levels1b);
             CHECK(h1 == h1b);
             CHECK(h1 == h2);
+            CHECK(levels1 == 0.0);  // one thread: the serial sweep
+            if (omp_get_num_procs() > 1) CHECK(levels2 > 1.0);  // two: the level sweeps ran
         }
         omp_set_num_threads(omp_get_num_procs());
     }
