@@ -88,20 +88,27 @@ void checkSame(const RunResult& fused, const RunResult& staged) {
     CHECK(fused.meanOverlap == doctest::Approx(staged.meanOverlap).epsilon(1e-12));
 }
 
+/// Calls f(sets) with md.normal and md.tangential set, for every law pair
+/// the fused pipeline runs (20).
+template <class F>
+void forEachFusedLawPair(F f) {
+    for (const char* normal : {"linear", "hertz", "hertz-damped", "hkk"}) {
+        for (const char* tangential : {"spring", "none", "coulomb", "viscous", "viscous-coulomb"}) {
+            INFO(normal);
+            INFO(tangential);
+            f(std::vector<std::string>{std::string("md.normal=") + normal, std::string("md.tangential=") + tangential});
+        }
+    }
+}
+
 }  // namespace
 
 TEST_SUITE("md pair engine") {
     TEST_CASE("fused and staged pipelines give the same bits for every law pair the fused one runs") {
         const std::string text = cylinderScene(300);
-        for (const char* normal : {"linear", "hertz", "hertz-damped", "hkk"}) {
-            for (const char* tangential : {"spring", "none", "coulomb", "viscous", "viscous-coulomb"}) {
-                INFO(normal);
-                INFO(tangential);
-                const std::vector<std::string> sets = {std::string("md.normal=") + normal,
-                                                       std::string("md.tangential=") + tangential};
-                checkSame(run(text, sets, "fused", 1500), run(text, sets, "staged", 1500));
-            }
-        }
+        forEachFusedLawPair([&](const std::vector<std::string>& sets) {
+            checkSame(run(text, sets, "fused", 1500), run(text, sets, "staged", 1500));
+        });
     }
 
     TEST_CASE("fused and staged agree with the meff conventions, clipping off and substeps") {
@@ -118,24 +125,19 @@ TEST_SUITE("md pair engine") {
         // Walls (floor, cylinder), sliding, opening and closing contacts; the
         // widths this CPU lacks fall back to narrower ones (still checked).
         const std::string text = cylinderScene(300);
-        for (const char* normal : {"linear", "hertz", "hertz-damped", "hkk"}) {
-            for (const char* tangential : {"spring", "none", "coulomb", "viscous", "viscous-coulomb"}) {
-                INFO(normal);
-                INFO(tangential);
-                std::vector<std::string> sets = {std::string("md.normal=") + normal,
-                                                 std::string("md.tangential=") + tangential, "md.simd=off"};
-                const RunResult scalar = run(text, sets, "fused", 1500);
-                for (const char* width : {"sse2", "avx2", "avx512"}) {
-                    INFO(width);
-                    sets.back() = std::string("md.simd=") + width;
-                    const RunResult vector = run(text, sets, "fused", 1500);
-                    CHECK(vector.hash == scalar.hash);
-                    CHECK(vector.contacts == scalar.contacts);
-                    CHECK(vector.elastic == scalar.elastic);
-                    CHECK(vector.meanOverlap == scalar.meanOverlap);
-                }
+        forEachFusedLawPair([&](std::vector<std::string> sets) {
+            sets.push_back("md.simd=off");
+            const RunResult scalar = run(text, sets, "fused", 1500);
+            for (const char* width : {"sse2", "avx2", "avx512"}) {
+                INFO(width);
+                sets.back() = std::string("md.simd=") + width;
+                const RunResult vector = run(text, sets, "fused", 1500);
+                CHECK(vector.hash == scalar.hash);
+                CHECK(vector.contacts == scalar.contacts);
+                CHECK(vector.elastic == scalar.elastic);
+                CHECK(vector.meanOverlap == scalar.meanOverlap);
             }
-        }
+        });
         // The kernel is in use (every x86-64 has at least SSE2) and honours the cap.
         Simulation sim(loadSceneText(text, "<pair-engine test>", {"md.simd=sse2"}));
         REQUIRE(sim.pairEngine() != nullptr);
