@@ -104,7 +104,6 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     spring_.swap(freshSpring);
     force_.swap(freshForce);
     touched_.swap(freshTouched);
-    torque_.assign(m, Vec3::Zero());
     builtAt_ = world.x;
     builtMargin_ = margin;
     ++builds_;
@@ -182,6 +181,33 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 runTorque = bodyT[ia];
             }
         };
+        // A pair apart whose contact had been touching: it forgets its spring.
+        // (Its torque entry needs no reset: gather() reads only pairs touching
+        // this step.)
+        auto forget = [&](std::size_t k) {
+            if (touched[k]) {
+                touched[k] = 0;
+                if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
+            }
+        };
+        // A touching pair's overlap statistics, when it carries force.
+        auto countLoaded = [&](double overlap) {
+            ++sums.touching;
+            sums.overlap += overlap;
+            sums.maxOverlap = std::max(sums.maxOverlap, overlap);
+        };
+        // A touching pair's force F on b and n × F_t onto the per-body sums
+        // (in place for the bodies of this range; for gather() otherwise).
+        auto deliver = [&](std::size_t k, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
+            if constexpr (Split)
+                if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
+            if (local(ib)) {
+                bodyF[ib] += F;
+                bodyT[ib] -= R[ib] * tq;
+            }
+            runForce -= F;
+            runTorque -= R[ia] * tq;
+        };
         // One pair, all cases (the block kernel's lanes it does not take).
         auto scalarPair = [&](std::size_t k) {
             const BodyId a = pairs[k].a, b = pairs[k].b;
@@ -217,11 +243,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 // The contact ends when the overlap vanishes and forgets its
                 // spring. Last step's force did work while it opened (counted,
                 // as the staged pipeline does, while the pair is within the margin).
-                if (touched[k]) {
-                    touched[k] = 0;
-                    if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
-                    torques[k] = Vec3::Zero();
-                }
+                forget(k);
                 if (lastForce.squaredNorm() > 0.0) {
                     if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
                         Contact c;
@@ -262,21 +284,9 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             else normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
             sums.elastic += normalEnergy + tangentialEnergy;
             sums.work += -0.5 * (lastForce + F).dot(V) * dt;
-            if (F.squaredNorm() > 0.0) {
-                ++sums.touching;
-                sums.overlap += overlap;
-                sums.maxOverlap = std::max(sums.maxOverlap, overlap);
-            }
+            if (F.squaredNorm() > 0.0) countLoaded(overlap);
             lastForce = F;
-            const Vec3 tq = n.cross(Ft);
-            if constexpr (Split)
-                if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
-            if (local(ib)) {
-                bodyF[ib] += F;
-                bodyT[ib] -= rb * tq;
-            }
-            runForce -= F;
-            runTorque -= ra * tq;
+            deliver(k, ia, ib, F, n.cross(Ft));
         };
         // A touching grain–grain pair computed by the block kernel: the
         // stores and sums of the scalar path, from lane j.
@@ -288,22 +298,9 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             const Vec3 F(r.F[0][j], r.F[1][j], r.F[2][j]);
             sums.elastic += r.elastic[j];
             sums.work += r.work[j];
-            if (r.loaded >> j & 1u) {
-                const double overlap = r.overlap[j];
-                ++sums.touching;
-                sums.overlap += overlap;
-                sums.maxOverlap = std::max(sums.maxOverlap, overlap);
-            }
+            if (r.loaded >> j & 1u) countLoaded(r.overlap[j]);
             forces[k] = F;
-            const Vec3 tq(r.tq[0][j], r.tq[1][j], r.tq[2][j]);
-            if constexpr (Split)
-                if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
-            if (local(ib)) {
-                bodyF[ib] += F;
-                bodyT[ib] -= R[ib] * tq;
-            }
-            runForce -= F;
-            runTorque -= R[ia] * tq;
+            deliver(k, ia, ib, F, Vec3(r.tq[0][j], r.tq[1][j], r.tq[2][j]));
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
         std::size_t k = chunk * kChunk;
@@ -322,11 +319,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                             // Apart, and no force to account for: the scalar
                             // path's far-apart exit without its loads.
                             enterRun(static_cast<std::size_t>(pairs[kj].a));
-                            if (touched[kj]) {
-                                touched[kj] = 0;
-                                if constexpr (T == TangentialLaw::Spring) springs[kj] = Vec3::Zero();
-                                torques[kj] = Vec3::Zero();
-                            }
+                            forget(kj);
                         } else {
                             scalarPair(kj);
                         }
@@ -406,6 +399,7 @@ void MdPairEngine::planSplit(std::size_t nb, std::size_t ranges) {
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
     splitRanges_ = ranges;
     splitPairs_ = m;
+    torque_.resize(m);  // written this step for every touching pair with a shared body, before gather() reads it
     split_.resize(ranges + 1);
     for (std::size_t t = 0; t <= ranges; ++t) split_[t] = t * numChunks / ranges;
     std::vector<std::uint32_t> rangeOfChunk(numChunks);

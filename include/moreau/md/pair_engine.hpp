@@ -102,7 +102,7 @@ private:
     std::vector<CellGridDetector::Pair> pairs_;  ///< the list, in key order
     std::vector<Vec3> spring_;                   ///< tangential spring per pair (spring law only; 0 when apart)
     std::vector<Vec3> force_;                    ///< force on b per pair at the last evaluation (0 when apart)
-    std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather() (the torques are −r_a, −r_b times it)
+    std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<Vec3> builtAt_;
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
