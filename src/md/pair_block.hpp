@@ -38,7 +38,7 @@ struct BlockContext {
     const double* spring;     ///< per pair (tangential spring law only)
     const double* lastForce;  ///< per pair
     std::int64_t grains;      ///< bodies below this index are grains
-    double kn, gn, s, kt, gt, mu;
+    double kn, gn, kt, gt, mu;
     bool scaleK, scaleG;  ///< the effective-mass convention: k's and γ's times m_eff
     bool clip;            ///< clip attractive normal forces
     double dt;

@@ -144,7 +144,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
                                               X->data(), Vb->data(), W->data(), R, invMass,
                                               spring ? springs->data() : nullptr, forces->data(),
-                                              static_cast<std::int64_t>(grains), s.kn, s.gammaN, s.s, s.kt, s.gammaT,
+                                              static_cast<std::int64_t>(grains), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, dt};
     }
