@@ -8,10 +8,14 @@
 /// scalar register, and -ffp-contract=off forbids fused multiply-adds), so
 /// the results are the scalar pass's bits.
 ///
-/// The kernel only computes; the caller commits the lanes in key order (the
-/// spring, the last force, the per-body sums and the energy sums), and runs
-/// the scalar pass for the lanes the kernel does not take: a wall as b, no
-/// overlap, coincident centres.
+/// The kernel stores each pair's own memory, which no other pair reads: for
+/// the lanes it takes, the advanced spring, the force and the touching flag;
+/// for the lanes plainly apart with no force to account for (beyond the
+/// conservative reach, no force last step), a forgotten spring and a cleared
+/// flag. The caller then commits, in key order, what pairs share: the
+/// per-body sums and the energy sums; and it runs the scalar pass for the
+/// remaining lanes: a wall as b, a contact opening with last step's force
+/// still to account for, coincident centres.
 ///
 /// This header is plain data: the AVX2 and AVX-512 kernels live in
 /// translation units compiled for those ISAs, which must not share inline
@@ -35,8 +39,9 @@ struct BlockContext {
     const std::int32_t* pairs;  ///< (a, b) per pair
     const double *x, *v, *w;    ///< per body
     const double *radius, *invMass;
-    const double* spring;     ///< per pair (tangential spring law only)
-    const double* lastForce;  ///< per pair
+    double* spring;           ///< per pair (tangential spring law only), read and written
+    double* lastForce;        ///< per pair, read and written
+    std::uint8_t* touched;    ///< per pair: overlapped at the last evaluation, read and written
     std::int64_t grains;      ///< bodies below this index are grains
     double kn, gn, kt, gt, mu;
     bool scaleK, scaleG;  ///< the effective-mass convention: k's and γ's times m_eff
@@ -50,12 +55,11 @@ constexpr int kMaxLanes = 8;
 struct BlockResult {
     double F[3][kMaxLanes];       ///< force on b
     double tq[3][kMaxLanes];      ///< n × F_t
-    double spring[3][kMaxLanes];  ///< the advanced spring
     double elastic[kMaxLanes];    ///< ½ k_n ξ² + ½ k_t |s|² (Hertz: 0.4 k̃ ξ^{5/2})
     double work[kMaxLanes];       ///< −½ (F_last + F)·V Δt
     double overlap[kMaxLanes];
-    unsigned taken;   ///< bit j: lane j is a touching grain–grain pair, computed here
-    unsigned far;     ///< bit j: lane j is a grain–grain pair beyond the conservative reach (no overlap)
+    unsigned taken;   ///< bit j: lane j is a touching grain–grain pair, computed and stored here
+    unsigned scalar;  ///< bit j: lane j is left to the scalar pass (neither taken nor plainly apart)
     unsigned loaded;  ///< bit j: |F|² > 0
 };
 

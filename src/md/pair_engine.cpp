@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "law_kernels.hpp"
@@ -143,7 +144,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         const bool spring = T == TangentialLaw::Spring;
         blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
                                               X->data(), Vb->data(), W->data(), R, invMass,
-                                              spring ? springs->data() : nullptr, forces->data(),
+                                              spring ? springs->data() : nullptr, forces->data(), touched,
                                               static_cast<std::int64_t>(grains), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, dt};
@@ -288,19 +289,16 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             lastForce = F;
             deliver(k, ia, ib, F, n.cross(Ft));
         };
-        // A touching grain–grain pair computed by the block kernel: the
-        // stores and sums of the scalar path, from lane j.
+        // A touching grain–grain pair computed by the block kernel (which
+        // stored its spring, force and flag): the sums of the scalar path,
+        // from lane j.
         auto commit = [&](std::size_t k, const md_block::BlockResult& r, int j) {
             const auto ia = static_cast<std::size_t>(pairs[k].a), ib = static_cast<std::size_t>(pairs[k].b);
             enterRun(ia);
-            touched[k] = 1;
-            if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3(r.spring[0][j], r.spring[1][j], r.spring[2][j]);
-            const Vec3 F(r.F[0][j], r.F[1][j], r.F[2][j]);
             sums.elastic += r.elastic[j];
             sums.work += r.work[j];
             if (r.loaded >> j & 1u) countLoaded(r.overlap[j]);
-            forces[k] = F;
-            deliver(k, ia, ib, F, Vec3(r.tq[0][j], r.tq[1][j], r.tq[2][j]));
+            deliver(k, ia, ib, Vec3(r.F[0][j], r.F[1][j], r.F[2][j]), Vec3(r.tq[0][j], r.tq[1][j], r.tq[2][j]));
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
         std::size_t k = chunk * kChunk;
@@ -310,19 +308,18 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             while (k + L <= end) {
                 const std::size_t blocks = std::min<std::size_t>(md_block::kBlocksPerCall, (end - k) / L);
                 blockKernel(blockContext, k, blocks, r);
+                // The lanes left are plainly apart with no force to account
+                // for: the kernel has forgotten their springs, and they add
+                // to no sum. (Skipping them may leave a's run open over a
+                // body with no term of its own: its sum stays its terms as
+                // b, as it should; the list being sorted by a, no later pair
+                // has the open body as a, nor as b.)
                 for (std::size_t q = 0; q < blocks; ++q, k += L)
-                    for (int j = 0; j < lanes; ++j) {
+                    for (unsigned todo = r[q].taken | r[q].scalar; todo != 0; todo &= todo - 1) {
+                        const int j = std::countr_zero(todo);
                         const std::size_t kj = k + static_cast<std::size_t>(j);
-                        if (r[q].taken >> j & 1u) {
-                            commit(kj, r[q], j);
-                        } else if ((r[q].far >> j & 1u) && forces[kj].squaredNorm() == 0.0) {
-                            // Apart, and no force to account for: the scalar
-                            // path's far-apart exit without its loads.
-                            enterRun(static_cast<std::size_t>(pairs[kj].a));
-                            forget(kj);
-                        } else {
-                            scalarPair(kj);
-                        }
+                        if (r[q].taken >> j & 1u) commit(kj, r[q], j);
+                        else scalarPair(kj);
                     }
             }
         }
