@@ -13,6 +13,7 @@
 #include "moreau/md/force_laws.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
+#include "pair_block.hpp"
 
 namespace moreau::md_kernels {
 
@@ -20,8 +21,12 @@ namespace moreau::md_kernels {
 /// MdSolver): v += Δt (F/m + g), ω += Δt I⁻¹ T, then x and q advance, and
 /// the world's clock. With `builtAt` it also reports whether some body moved
 /// more than √limit2 from builtAt (the Verlet rebuild test, minimum image).
+/// A `drift` kernel of `lanes` lanes (pair_block.hpp) advances the grains
+/// L at a time, with the same bits, where the world has no periodic axis
+/// and no applied force.
 bool advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque, double dt,
-                     const std::vector<Vec3>* builtAt = nullptr, double limit2 = 0.0);
+                     const std::vector<Vec3>* builtAt = nullptr, double limit2 = 0.0,
+                     md_block::DriftKernel drift = nullptr, int lanes = 0);
 
 /// The contacts (or pairs) of each body, in key order, for per-body sums in
 /// parallel: where body i is b, byB[bStart[i] .. bStart[i+1]); the list is

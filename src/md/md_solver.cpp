@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "moreau/core/error.hpp"
@@ -390,7 +391,8 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
 void MdSolver::integrate(World& world, double dt) { advanceLeapfrog(world, force_, torque_, dt); }
 
 bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque,
-                                 double dt, const std::vector<Vec3>* builtAt, double limit2) {
+                                 double dt, const std::vector<Vec3>* builtAt, double limit2,
+                                 md_block::DriftKernel drift, int lanes) {
     const std::size_t nb = world.numBodies();
     const double tNow = world.time;
     const bool periodic = world.anyPeriodic();
@@ -406,12 +408,11 @@ bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, c
     const Vec3* __restrict F = force.data();
     const Vec3* __restrict T = torque.data();
     const Vec3* __restrict built = builtAt ? builtAt->data() : nullptr;
-    int moved = 0;
-#pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelContacts)
-    for (std::size_t i = 0; i < nb; ++i) {
+    // Body i; true when it moved beyond √limit2 since the build.
+    auto advance = [&](std::size_t i) {
         const Vec3& im = invMass[i];
         const Vec3& ii = invInertia[i];
-        if (im.squaredNorm() + ii.squaredNorm() == 0.0 && !world.prescribed[i]) continue;
+        if (im.squaredNorm() + ii.squaredNorm() == 0.0 && !world.prescribed[i]) return false;
         const Vec3 Fi = applied ? Vec3(F[i] + world.appliedForce(static_cast<BodyId>(i), tNow)) : F[i];
         for (int k = 0; k < 3; ++k)
             if (im[k] > 0.0) V[i][k] += dt * (im[k] * Fi[k] + g[k]);
@@ -422,10 +423,32 @@ bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, c
             X[i] += dt * V[i];
             World::rotate(Q[i], W[i], dt);
         }
-        if (built) {
-            const Vec3 d = X[i] - built[i];
-            moved |= (periodic ? world.minimumImage(d) : d).squaredNorm() > limit2 ? 1 : 0;
+        if (!built) return false;
+        const Vec3 d = X[i] - built[i];
+        return (periodic ? world.minimumImage(d) : d).squaredNorm() > limit2;
+    };
+    // The grains L at a time through the drift kernel, where it applies
+    // (Quat is 4 packed doubles: x, y, z, w); the rest one by one.
+    static_assert(sizeof(Quat) == 4 * sizeof(double));
+    const auto L = static_cast<std::size_t>(lanes);
+    const std::size_t blocks = drift && L > 0 && !periodic && !applied ? world.numGrains / L : 0;
+    const md_block::DriftContext ctx{X->data(), V->data(), W->data(), Q->coeffs().data(),
+                                     invMass->data(), invInertia->data(), F->data(), T->data(),
+                                     built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2};
+    int moved = 0;
+#pragma omp parallel reduction(| : moved) if (nb > kParallelContacts)
+    {
+#pragma omp for schedule(static) nowait
+        for (std::size_t q = 0; q < blocks; ++q) {
+            const md_block::DriftResult r = drift(ctx, q * L);
+            moved |= r.moved != 0 ? 1 : 0;
+            for (unsigned slow = r.slowRotation; slow != 0; slow &= slow - 1) {
+                const std::size_t i = q * L + static_cast<std::size_t>(std::countr_zero(slow));
+                World::rotate(Q[i], W[i], dt);
+            }
         }
+#pragma omp for schedule(static) nowait
+        for (std::size_t i = blocks * L; i < nb; ++i) moved |= advance(i) ? 1 : 0;
     }
     world.time += dt;
     ++world.step;

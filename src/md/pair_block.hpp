@@ -49,6 +49,23 @@ struct BlockContext {
     double dt;
 };
 
+/// The leapfrog kick–drift of L consecutive grains at once
+/// (md_kernels::advanceLeapfrog with World::rotate, for a world without
+/// periodic axes or applied forces), with the scalar code's bits. Vectors
+/// of 3 and quaternions (x, y, z, w) are contiguous per body.
+struct DriftContext {
+    double *x, *v, *w, *q;
+    const double *invMass, *invInertia, *force, *torque;
+    const double* builtAt;  ///< positions at the list build; null: no check
+    double g[3];
+    double dt, limit2;
+};
+struct DriftResult {
+    unsigned moved;         ///< bit j: grain first + j moved beyond √limit2 since the build
+    unsigned slowRotation;  ///< bit j: its orientation is left to World::rotate (half-angle ≥ 10⁻²)
+};
+using DriftKernel = DriftResult (*)(const DriftContext&, std::size_t first);
+
 constexpr int kMaxLanes = 8;
 
 /// One block's results, lane j at [j].
@@ -71,6 +88,7 @@ constexpr int kBlocksPerCall = 8;
 
 struct BlockKernelChoice {
     BlockKernel kernel = nullptr;
+    DriftKernel drift = nullptr;  ///< the kick–drift of the same width
     int lanes = 0;
     const char* isa = "";
 };
@@ -85,5 +103,8 @@ BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangenti
 BlockKernel blockKernelSse2(BlockNormal, BlockTangential);
 BlockKernel blockKernelAvx2(BlockNormal, BlockTangential);
 BlockKernel blockKernelAvx512(BlockNormal, BlockTangential);
+DriftKernel driftKernelSse2();
+DriftKernel driftKernelAvx2();
+DriftKernel driftKernelAvx512();
 
 }  // namespace moreau::md_block

@@ -1,4 +1,4 @@
-// The lane-parallel contact kernel, 4 lanes. Compiled with -mavx2 (see
+// The lane-parallel contact and kick–drift kernels, 4 lanes. Compiled with -mavx2 (see
 // CMakeLists.txt); run only where the CPU reports AVX2 (chooseBlockKernel).
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -13,5 +13,6 @@
 
 namespace moreau::md_block {
 BlockKernel blockKernelAvx2(BlockNormal normal, BlockTangential tangential) { return avx2::pick(normal, tangential); }
+DriftKernel driftKernelAvx2() { return avx2::drift; }
 }  // namespace moreau::md_block
 #endif

@@ -1,4 +1,4 @@
-// The lane-parallel contact kernel, 8 lanes. Compiled with -mavx512f (see
+// The lane-parallel contact and kick–drift kernels, 8 lanes. Compiled with -mavx512f (see
 // CMakeLists.txt); run only where the CPU reports AVX-512F (chooseBlockKernel).
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -15,5 +15,6 @@
 
 namespace moreau::md_block {
 BlockKernel blockKernelAvx512(BlockNormal normal, BlockTangential tangential) { return avx512::pick(normal, tangential); }
+DriftKernel driftKernelAvx512() { return avx512::drift; }
 }  // namespace moreau::md_block
 #endif

@@ -1,4 +1,4 @@
-// The lane-parallel contact kernel, 2 lanes (SSE2: every x86-64; plain
+// The lane-parallel contact and kick–drift kernels, 2 lanes (SSE2: every x86-64; plain
 // vector code elsewhere), and the
 // choice of the widest kernel the CPU runs.
 #include "pair_block.hpp"
@@ -17,19 +17,23 @@
 namespace moreau::md_block {
 
 BlockKernel blockKernelSse2(BlockNormal normal, BlockTangential tangential) { return sse2::pick(normal, tangential); }
+DriftKernel driftKernelSse2() { return sse2::drift; }
 
 BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (maxLanes < 0)
-        return __builtin_cpu_supports("avx512f") ? BlockKernelChoice{blockKernelAvx512(normal, tangential), 8, "avx512"}
-                                                 : BlockKernelChoice{};
-    if (maxLanes >= 8 && __builtin_cpu_supports("avx512f")) return {blockKernelAvx512(normal, tangential), 8, "avx512"};
-    if (maxLanes >= 4 && __builtin_cpu_supports("avx2")) return {blockKernelAvx2(normal, tangential), 4, "avx2"};
-    return {blockKernelSse2(normal, tangential), 2, "sse2"};
+        return __builtin_cpu_supports("avx512f")
+                   ? BlockKernelChoice{blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, "avx512"}
+                   : BlockKernelChoice{};
+    if (maxLanes >= 8 && __builtin_cpu_supports("avx512f"))
+        return {blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, "avx512"};
+    if (maxLanes >= 4 && __builtin_cpu_supports("avx2"))
+        return {blockKernelAvx2(normal, tangential), driftKernelAvx2(), 4, "avx2"};
+    return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, "sse2"};
 #else
     if (maxLanes < 0) return {};
-    return {blockKernelSse2(normal, tangential), 2, "generic"};
+    return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, "generic"};
 #endif
 }
 

@@ -59,6 +59,7 @@ MdPairEngine::MdPairEngine(const MdSettings& settings, double skin) : settings_(
 void MdPairEngine::setBlockLanes(int maxLanes) {
     using md_block::BlockNormal, md_block::BlockTangential;
     blockKernel_ = nullptr;
+    driftKernel_ = nullptr;
     blockLanes_ = 0;
     blockIsa_ = "none";
     static_assert(md_block::kBlockSlipRounding == kSlipRounding);
@@ -78,6 +79,7 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
                                                                                    : BlockNormal::Linear;
     const auto choice = md_block::chooseBlockKernel(normal, tangential, maxLanes);
     blockKernel_ = choice.kernel;
+    driftKernel_ = choice.kernel ? choice.drift : nullptr;
     blockLanes_ = choice.kernel ? choice.lanes : 0;
     blockIsa_ = choice.kernel ? choice.isa : "none";
 }
@@ -479,7 +481,8 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     if (stats_.contacts > 0) stats_.mean = overlap / static_cast<double>(stats_.contacts);
     elastic_ = elastic;
     workIn_ += work;
-    moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * skin_ * skin_);
+    moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * skin_ * skin_, driftKernel_,
+                             blockLanes_);
 }
 
 void MdPairEngine::contacts(const World& world, double margin, std::vector<Contact>& out) const {

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <array>
+#include <cmath>
 #include <string>
 
 #include "moreau/analysis/observables.hpp"
@@ -18,7 +20,7 @@ namespace {
 
 /// A loose polydisperse packing falling into a cylinder on a floor, with a
 /// sideways push, so that contacts open, close, slide and the list rebuilds.
-std::string cylinderScene(int count) {
+std::string cylinderScene(int count, bool push = true) {
     return "[simulation]\nmethod = md\ndimension = 3\ndt = 2e-4\nsteps = 1\nseed = 3\ngravity = 0 0 -60\n"
            "[contact]\nmu = 0.4\nmargin = 0.1\nskin = 0.2\n"
            "[md]\nkn = 2e4\ngamma_n = 20\nkt = 6e3\ngamma_t = 10\n"
@@ -26,8 +28,8 @@ std::string cylinderScene(int count) {
            "[random]\ncount = " + std::to_string(count) +
            "\nr_min = 0.3\nr_max = 0.5\nbox_min = -3 -3 0\nbox_max = 3 3 8\n"
            "[wall.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
-           "[wall.can]\ntype = cylinder\npoint = 0 0 0\naxis = 0 0 1\nradius = 4.4\nside = inside\n"
-           "[force.push]\ngrains = first\nvalue = 3 0 0\n";
+           "[wall.can]\ntype = cylinder\npoint = 0 0 0\naxis = 0 0 1\nradius = 4.4\nside = inside\n" +
+           std::string(push ? "[force.push]\ngrains = first\nvalue = 3 0 0\n" : "");
 }
 
 /// A jittered cubic column of 2560 grains in contact on a floor, under
@@ -154,6 +156,54 @@ TEST_SUITE("md pair engine") {
 #else
         CHECK(autoWidth.pairEngine()->blockLanes() == 0);
 #endif
+    }
+
+    TEST_CASE("every vector width of the kick-drift gives the scalar bits: fast spins, locked axes, a fixed grain") {
+        // No applied force (with one the scalar kick-drift runs). Spins from
+        // zero to beyond the series cut-off of World::rotate (half-angle
+        // |w| dt / 2 >= 1e-2 takes sin and cos), a grain locked along z and
+        // a grain fixed in place.
+        const std::string text = cylinderScene(300, false);
+        struct State {
+            std::vector<Vec3> x, v, w;
+            std::vector<Quat> q;
+            int lanes = 0;
+            Vec3 fixedFrom;  ///< where the fixed grain started
+        };
+        auto runWidth = [&](const std::string& width) {
+            Simulation sim(loadSceneText(text, "<pair-engine test>", {"md.simd=" + width}));
+            World& world = sim.world();
+            const double dt = 2e-4;
+            int fast = 0;
+            for (std::size_t i = 0; i < world.numGrains; ++i) {
+                const double scale = std::array{0.0, 1.0, 60.0, 250.0}[i % 4];
+                const auto di = static_cast<double>(i);
+                world.w[i] = scale * Vec3(std::sin(di), std::cos(3.0 * di), std::sin(7.0 * di));
+                fast += 0.5 * world.w[i].norm() * dt >= 1e-2 ? 1 : 0;
+            }
+            CHECK(fast > 20);
+            world.invMass[5] = world.invInertia[5] = Vec3::Zero();
+            world.invMass[6].z() = 0.0;
+            const Vec3 fixedFrom = world.x[5];
+            for (int k = 0; k < 400; ++k) sim.step();
+            return State{world.x, world.v, world.w, world.q, sim.pairEngine()->blockLanes(), fixedFrom};
+        };
+        const State scalar = runWidth("off");
+        CHECK(scalar.lanes == 0);
+        CHECK(scalar.x[5] == scalar.fixedFrom);
+        CHECK(scalar.v[6].z() == 0.0);
+        for (const char* width : {"sse2", "avx2", "avx512"}) {
+            INFO(width);
+            const State vector = runWidth(width);
+#if defined(__x86_64__)
+            CHECK(vector.lanes >= 2);
+#endif
+            bool same = true;
+            for (std::size_t i = 0; i < scalar.x.size(); ++i)
+                same = same && vector.x[i] == scalar.x[i] && vector.v[i] == scalar.v[i] && vector.w[i] == scalar.w[i] &&
+                       vector.q[i].coeffs() == scalar.q[i].coeffs();
+            CHECK(same);
+        }
     }
 
     TEST_CASE("fused and staged agree across periodic boundaries") {

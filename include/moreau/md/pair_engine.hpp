@@ -40,6 +40,8 @@ namespace moreau {
 namespace md_block {
 struct BlockContext;
 struct BlockResult;
+struct DriftContext;
+struct DriftResult;
 }  // namespace md_block
 
 class MdPairEngine {
@@ -93,6 +95,7 @@ private:
 
     MdSettings settings_;
     void (*blockKernel_)(const md_block::BlockContext&, std::size_t, std::size_t, md_block::BlockResult*) = nullptr;
+    md_block::DriftResult (*driftKernel_)(const md_block::DriftContext&, std::size_t) = nullptr;  ///< kick–drift of the same width
     int blockLanes_ = 0;
     const char* blockIsa_ = "none";
     double skin_ = 0.0, builtMargin_ = -1.0;
