@@ -66,7 +66,12 @@ struct DriftResult {
 };
 using DriftKernel = DriftResult (*)(const DriftContext&, std::size_t first);
 
-constexpr int kMaxLanes = 8;
+/// Vector registers per block, computed side by side (the kernel's chain of
+/// divisions and square roots is long; two independent chains in flight
+/// keep the vector units busy): pairs per block = lanes × interleave.
+constexpr int kInterleaveSse2 = 1, kInterleaveAvx2 = 1, kInterleaveAvx512 = 2;
+
+constexpr int kMaxLanes = 16;  ///< pairs per block at most
 
 /// One block's results, lane j at [j].
 struct BlockResult {
@@ -80,7 +85,7 @@ struct BlockResult {
     unsigned loaded;  ///< bit j: |F|² > 0
 };
 
-/// Computes `count` blocks of L pairs from pair `first` on into out[0 .. count).
+/// Computes `count` blocks of blockPairs pairs from pair `first` on into out[0 .. count).
 using BlockKernel = void (*)(const BlockContext&, std::size_t first, std::size_t count, BlockResult* out);
 
 /// Blocks per kernel call (the results stay in L1).
@@ -88,8 +93,9 @@ constexpr int kBlocksPerCall = 8;
 
 struct BlockKernelChoice {
     BlockKernel kernel = nullptr;
-    DriftKernel drift = nullptr;  ///< the kick–drift of the same width
-    int lanes = 0;
+    DriftKernel drift = nullptr;  ///< the kick–drift of the same width (`lanes` grains per call)
+    int lanes = 0;                ///< lanes of a vector register
+    int blockPairs = 0;           ///< pairs per block of the contact kernel (lanes × interleave)
     const char* isa = "";
 };
 

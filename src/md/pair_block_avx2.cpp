@@ -6,9 +6,11 @@
 #include "pair_block.hpp"
 
 #define MOREAU_LANES 4
+#define MOREAU_INTERLEAVE kInterleaveAvx2
 #define MOREAU_BLOCK_NS avx2
 #define MOREAU_VSQRT(x) ((vd)_mm256_sqrt_pd((__m256d)(x)))
 #define MOREAU_GATHER(p, i) ((vd)_mm256_i64gather_pd((p), (__m256i)(i), 8))
+#define MOREAU_MASKBITS(m) _mm256_movemask_pd((__m256d)(m))
 #include "pair_block_kernel.inc"
 
 namespace moreau::md_block {

@@ -4,12 +4,15 @@
 #include "pair_block.hpp"
 
 #define MOREAU_LANES 2
+#define MOREAU_INTERLEAVE kInterleaveSse2
 #define MOREAU_BLOCK_NS sse2
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #define MOREAU_VSQRT(x) ((vd)_mm_sqrt_pd((__m128d)(x)))
+#define MOREAU_MASKBITS(m) _mm_movemask_pd((__m128d)(m))
 #else
 #define MOREAU_VSQRT(x) (vd{__builtin_sqrt((x)[0]), __builtin_sqrt((x)[1])})
+#define MOREAU_MASKBITS(m) (((m)[0] & 1) | ((m)[1] & 1) << 1)
 #endif
 #define MOREAU_GATHER(p, i) (vd{(p)[(i)[0]], (p)[(i)[1]]})
 #include "pair_block_kernel.inc"
@@ -24,16 +27,16 @@ BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangenti
     __builtin_cpu_init();
     if (maxLanes < 0)
         return __builtin_cpu_supports("avx512f")
-                   ? BlockKernelChoice{blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, "avx512"}
+                   ? BlockKernelChoice{blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, 8 * kInterleaveAvx512, "avx512"}
                    : BlockKernelChoice{};
     if (maxLanes >= 8 && __builtin_cpu_supports("avx512f"))
-        return {blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, "avx512"};
+        return {blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, 8 * kInterleaveAvx512, "avx512"};
     if (maxLanes >= 4 && __builtin_cpu_supports("avx2"))
-        return {blockKernelAvx2(normal, tangential), driftKernelAvx2(), 4, "avx2"};
-    return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, "sse2"};
+        return {blockKernelAvx2(normal, tangential), driftKernelAvx2(), 4, 4 * kInterleaveAvx2, "avx2"};
+    return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, 2 * kInterleaveSse2, "sse2"};
 #else
     if (maxLanes < 0) return {};
-    return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, "generic"};
+    return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, 2 * kInterleaveSse2, "generic"};
 #endif
 }
 

@@ -61,6 +61,7 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
     blockKernel_ = nullptr;
     driftKernel_ = nullptr;
     blockLanes_ = 0;
+    blockPairs_ = 0;
     blockIsa_ = "none";
     static_assert(md_block::kBlockSlipRounding == kSlipRounding);
     if (maxLanes >= 0 && maxLanes < 2) return;
@@ -81,6 +82,7 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
     blockKernel_ = choice.kernel;
     driftKernel_ = choice.kernel ? choice.drift : nullptr;
     blockLanes_ = choice.kernel ? choice.lanes : 0;
+    blockPairs_ = choice.kernel ? choice.blockPairs : 0;
     blockIsa_ = choice.kernel ? choice.isa : "none";
 }
 
@@ -140,7 +142,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
     const bool useBlocks = !Periodic && blockKernel_ != nullptr;
     const auto blockKernel = blockKernel_;
-    const int lanes = blockLanes_;
+    const int lanes = blockPairs_;
     md_block::BlockContext blockContext{};
     if (useBlocks) {
         const bool spring = T == TangentialLaw::Spring;

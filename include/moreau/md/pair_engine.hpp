@@ -97,6 +97,7 @@ private:
     void (*blockKernel_)(const md_block::BlockContext&, std::size_t, std::size_t, md_block::BlockResult*) = nullptr;
     md_block::DriftResult (*driftKernel_)(const md_block::DriftContext&, std::size_t) = nullptr;  ///< kick–drift of the same width
     int blockLanes_ = 0;
+    int blockPairs_ = 0;  ///< pairs per kernel block (lanes × interleave)
     const char* blockIsa_ = "none";
     double skin_ = 0.0, builtMargin_ = -1.0;
     bool moved_ = true;  ///< some body moved more than skin/2 since the build (set by the integrate pass)
