@@ -170,139 +170,135 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     struct Run {
         std::size_t body = SIZE_MAX;
         Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
+        ChunkSums sums;  ///< of the chunk being done
     };
-    // Pointers captured by value and the run sums copied into locals: the
-    // compiler keeps them in registers across the stores of the loop.
-    auto doChunk = [=, &world, &s](std::size_t chunk, Run& run) {
-        std::size_t runBody = run.body;
-        Vec3 runForce = run.force, runTorque = run.torque;
-        ChunkSums sums;
-        // Scatter: a body's terms as a form one run, summed in registers.
-        auto enterRun = [&](std::size_t ia) {
-            if (ia != runBody) {
-                if (runBody != SIZE_MAX && local(runBody)) bodyF[runBody] = runForce, bodyT[runBody] = runTorque;
-                runBody = ia;
-                runForce = bodyF[ia];
-                runTorque = bodyT[ia];
-            }
-        };
-        // A pair apart whose contact had been touching: it forgets its spring.
-        // (Its torque entry needs no reset: gather() reads only pairs touching
-        // this step.)
-        auto forget = [&](std::size_t k) {
-            if (touched[k]) {
-                touched[k] = 0;
-                if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
-            }
-        };
-        // A touching pair's overlap statistics, when it carries force.
-        auto countLoaded = [&](double overlap) {
-            ++sums.touching;
-            sums.overlap += overlap;
-            sums.maxOverlap = std::max(sums.maxOverlap, overlap);
-        };
-        // A touching pair's force F on b and n × F_t onto the per-body sums
-        // (in place for the bodies of this range; for gather() otherwise).
-        auto deliver = [&](std::size_t k, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
-            if constexpr (Split)
-                if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
-            if (local(ib)) {
-                bodyF[ib] += F;
-                bodyT[ib] -= R[ib] * tq;
-            }
-            runForce -= F;
-            runTorque -= R[ia] * tq;
-        };
-        // One pair, all cases (the block kernel's lanes it does not take).
-        auto scalarPair = [&](std::size_t k) {
-            const BodyId a = pairs[k].a, b = pairs[k].b;
-            const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-            const double ra = R[ia], rb = R[ib];
-            enterRun(ia);
-            // Narrow phase with narrowSphereSphere's / narrowSphereWall's arithmetic.
-            Vec3 n = Vec3::UnitX();  // set below wherever it is read
-            double gap;
-            bool touching;
-            if (ib < grains) {
-                Vec3 d = X[ib] - X[ia];
-                if constexpr (Periodic) d = world.minimumImageNear(d);
-                const double d2 = d.squaredNorm();
-                const double reach = ra + rb, slack = 1e-9 * reach + reach;
-                if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)
-                    touching = false;
-                    gap = HUGE_VAL;
-                } else {
-                    const double dist = std::sqrt(d2);
-                    gap = dist - ra - rb;
-                    touching = gap < 0.0;
-                    n = dist > 0.0 ? Vec3(d * (1.0 / dist)) : Vec3::UnitX();
-                }
+    // The helpers take the run state explicitly and capture only pointers,
+    // by value: the loop over the kernel's lanes keeps its state and pointers
+    // in registers, and hands them to the (out-of-line) scalar pass only
+    // around the rare lanes it leaves to it.
+    // Scatter: a body's terms as a form one run, summed in registers.
+    auto enterRun = [=](Run& st, std::size_t ia) {
+        if (ia != st.body) {
+            if (st.body != SIZE_MAX && local(st.body)) bodyF[st.body] = st.force, bodyT[st.body] = st.torque;
+            st.body = ia;
+            st.force = bodyF[ia];
+            st.torque = bodyT[ia];
+        }
+    };
+    // A pair apart whose contact had been touching: it forgets its spring.
+    // (Its torque entry needs no reset: gather() reads only pairs touching
+    // this step.)
+    auto forget = [=](std::size_t k) {
+        if (touched[k]) {
+            touched[k] = 0;
+            if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
+        }
+    };
+    // A touching pair's overlap statistics, when it carries force.
+    auto countLoaded = [](ChunkSums& sums, double overlap) {
+        ++sums.touching;
+        sums.overlap += overlap;
+        sums.maxOverlap = std::max(sums.maxOverlap, overlap);
+    };
+    // A touching pair's force F on b and n × F_t onto the per-body sums
+    // (in place for the bodies of this range; for gather() otherwise).
+    auto deliver = [=](Run& st, std::size_t k, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
+        if constexpr (Split)
+            if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
+        if (local(ib)) {
+            bodyF[ib] += F;
+            bodyT[ib] -= R[ib] * tq;
+        }
+        st.force -= F;
+        st.torque -= R[ia] * tq;
+    };
+    // One pair, all cases (the block kernel's lanes it does not take).
+    auto scalarPair = [=, &world, &s](std::size_t k, Run& st) {
+        const BodyId a = pairs[k].a, b = pairs[k].b;
+        const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+        const double ra = R[ia], rb = R[ib];
+        enterRun(st, ia);
+        // Narrow phase with narrowSphereSphere's / narrowSphereWall's arithmetic.
+        Vec3 n = Vec3::UnitX();  // set below wherever it is read
+        double gap;
+        bool touching;
+        if (ib < grains) {
+            Vec3 d = X[ib] - X[ia];
+            if constexpr (Periodic) d = world.minimumImageNear(d);
+            const double d2 = d.squaredNorm();
+            const double reach = ra + rb, slack = 1e-9 * reach + reach;
+            if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)
+                touching = false;
+                gap = HUGE_VAL;
             } else {
-                Contact c;
-                touching = narrowSphereWall(world, a, b, HUGE_VAL, c) && c.gap < 0.0;
-                gap = c.gap;
-                n = c.n;
+                const double dist = std::sqrt(d2);
+                gap = dist - ra - rb;
+                touching = gap < 0.0;
+                n = dist > 0.0 ? Vec3(d * (1.0 / dist)) : Vec3::UnitX();
             }
-            Vec3& lastForce = forces[k];
-            if (!touching) {
-                // The contact ends when the overlap vanishes and forgets its
-                // spring. Last step's force did work while it opened (counted,
-                // as the staged pipeline does, while the pair is within the margin).
-                forget(k);
-                if (lastForce.squaredNorm() > 0.0) {
-                    if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
-                        Contact c;
-                        gap = narrowSphereSphere(world, a, b, HUGE_VAL, c) ? c.gap : HUGE_VAL;
-                        n = c.n;
-                    }
-                    if (gap < margin) {
-                        const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                        sums.work += -0.5 * lastForce.dot(V) * dt;
-                    }
-                    lastForce = Vec3::Zero();
+        } else {
+            Contact c;
+            touching = narrowSphereWall(world, a, b, HUGE_VAL, c) && c.gap < 0.0;
+            gap = c.gap;
+            n = c.n;
+        }
+        Vec3& lastForce = forces[k];
+        if (!touching) {
+            // The contact ends when the overlap vanishes and forgets its
+            // spring. Last step's force did work while it opened (counted,
+            // as the staged pipeline does, while the pair is within the margin).
+            forget(k);
+            if (lastForce.squaredNorm() > 0.0) {
+                if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
+                    Contact c;
+                    gap = narrowSphereSphere(world, a, b, HUGE_VAL, c) ? c.gap : HUGE_VAL;
+                    n = c.n;
                 }
-                return;
+                if (gap < margin) {
+                    const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+                    st.sums.work += -0.5 * lastForce.dot(V) * dt;
+                }
+                lastForce = Vec3::Zero();
             }
-            touched[k] = 1;
-            const double overlap = -gap;
-            const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
-            const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-            const double Vn = n.dot(V);
-            const Vec3 Vt = V - Vn * n;
-            double plastic = 0.0;
-            double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
-            if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
-            Vec3 Ft;
-            double tangentialEnergy = 0.0;
-            if constexpr (T == TangentialLaw::Spring) {
-                Vec3& spring = springs[k];
-                spring = rotateIntoPlane(spring, n);
-                bool sliding = false;
-                Ft = cundallSpring(cst, Vt, Vec3(Vt * dt), Fn, spring, sliding);
-                tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
-            } else {
-                Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
-            }
-            const Vec3 F = Fn * n + Ft;
-            double normalEnergy;
-            if constexpr (N == NormalLaw::Linear) normalEnergy = 0.5 * cst.kn * overlap * overlap;
-            else normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-            sums.elastic += normalEnergy + tangentialEnergy;
-            sums.work += -0.5 * (lastForce + F).dot(V) * dt;
-            if (F.squaredNorm() > 0.0) countLoaded(overlap);
-            lastForce = F;
-            deliver(k, ia, ib, F, n.cross(Ft));
-        };
-        // A touching grain–grain pair computed by the block kernel (which
-        // stored its spring, force and flag): the sums of the scalar path,
-        // from lane j.
-        auto commit = [&](std::size_t k, const md_block::BlockResult& r, int j) {
-            const auto ia = static_cast<std::size_t>(pairs[k].a), ib = static_cast<std::size_t>(pairs[k].b);
-            enterRun(ia);
-            sums.elastic += r.elastic[j];
-            sums.work += r.work[j];
-            if (r.loaded >> j & 1u) countLoaded(r.overlap[j]);
-            deliver(k, ia, ib, Vec3(r.F[0][j], r.F[1][j], r.F[2][j]), Vec3(r.tq[0][j], r.tq[1][j], r.tq[2][j]));
+            return;
+        }
+        touched[k] = 1;
+        const double overlap = -gap;
+        const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
+        const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+        const double Vn = n.dot(V);
+        const Vec3 Vt = V - Vn * n;
+        double plastic = 0.0;
+        double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
+        if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
+        Vec3 Ft;
+        double tangentialEnergy = 0.0;
+        if constexpr (T == TangentialLaw::Spring) {
+            Vec3& spring = springs[k];
+            spring = rotateIntoPlane(spring, n);
+            bool sliding = false;
+            Ft = cundallSpring(cst, Vt, Vec3(Vt * dt), Fn, spring, sliding);
+            tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
+        } else {
+            Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
+        }
+        const Vec3 F = Fn * n + Ft;
+        double normalEnergy;
+        if constexpr (N == NormalLaw::Linear) normalEnergy = 0.5 * cst.kn * overlap * overlap;
+        else normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
+        st.sums.elastic += normalEnergy + tangentialEnergy;
+        st.sums.work += -0.5 * (lastForce + F).dot(V) * dt;
+        if (F.squaredNorm() > 0.0) countLoaded(st.sums, overlap);
+        lastForce = F;
+        deliver(st, k, ia, ib, F, n.cross(Ft));
+    };
+    auto doChunk = [=](std::size_t chunk, Run& run) {
+        Run st = run;  // a copy whose address is never taken: kept in registers
+        st.sums = ChunkSums{};
+        auto viaScalar = [&](std::size_t k) {
+            Run handed = st;
+            scalarPair(k, handed);
+            st = handed;
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
         std::size_t k = chunk * kChunk;
@@ -312,24 +308,39 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             while (k + L <= end) {
                 const std::size_t blocks = std::min<std::size_t>(md_block::kBlocksPerCall, (end - k) / L);
                 blockKernel(blockContext, k, blocks, r);
-                // The lanes left are plainly apart with no force to account
-                // for: the kernel has forgotten their springs, and they add
-                // to no sum. (Skipping them may leave a's run open over a
-                // body with no term of its own: its sum stays its terms as
-                // b, as it should; the list being sorted by a, no later pair
-                // has the open body as a, nor as b.)
-                for (std::size_t q = 0; q < blocks; ++q, k += L)
-                    for (unsigned todo = r[q].taken | r[q].scalar; todo != 0; todo &= todo - 1) {
+                // The kernel stored each pair's spring, force and flag. The
+                // lanes left out below are plainly apart with no force to
+                // account for: the kernel has forgotten their springs, and
+                // they add to no sum. (Skipping them may leave a's run open
+                // over a body with no term of its own: its sum stays its
+                // terms as b, as it should; the list being sorted by a, no
+                // later pair has the open body as a, nor as b.)
+                for (std::size_t q = 0; q < blocks; ++q, k += L) {
+                    const md_block::BlockResult& rq = r[q];
+                    for (unsigned todo = rq.taken | rq.scalar; todo != 0; todo &= todo - 1) {
                         const int j = std::countr_zero(todo);
                         const std::size_t kj = k + static_cast<std::size_t>(j);
-                        if (r[q].taken >> j & 1u) commit(kj, r[q], j);
-                        else scalarPair(kj);
+                        if (!(rq.taken >> j & 1u)) {
+                            viaScalar(kj);
+                            continue;
+                        }
+                        // A touching grain–grain pair computed by the kernel:
+                        // the sums of the scalar path, from lane j.
+                        const auto ia = static_cast<std::size_t>(pairs[kj].a);
+                        const auto ib = static_cast<std::size_t>(pairs[kj].b);
+                        enterRun(st, ia);
+                        st.sums.elastic += rq.elastic[j];
+                        st.sums.work += rq.work[j];
+                        if (rq.loaded >> j & 1u) countLoaded(st.sums, rq.overlap[j]);
+                        deliver(st, kj, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
+                                Vec3(rq.tq[0][j], rq.tq[1][j], rq.tq[2][j]));
                     }
+                }
             }
         }
-        for (; k < end; ++k) scalarPair(k);
-        chunkSums[chunk] = sums;
-        run.body = runBody, run.force = runForce, run.torque = runTorque;
+        for (; k < end; ++k) viaScalar(k);
+        chunkSums[chunk] = st.sums;
+        run = st;
     };
     auto finish = [&](const Run& run) {
         if (run.body != SIZE_MAX && local(run.body)) bodyF[run.body] = run.force, bodyT[run.body] = run.torque;
