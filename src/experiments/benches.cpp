@@ -181,10 +181,19 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"bench.steps", KeyType::Integer, "2000", "timed steps", 1, 1e9, {}},
         {"bench.dt", KeyType::Real, "7.191623e-5", "time step (t_n/50 of the protocol)", 0, kInf, {}},
     };
+    // Neighbour reach as LAMMPS's `neighbor 0.1 bin`: a skin of 0.1 d
+    // (contact.skin = 0.2 of the radius, the scene default) and no margin (an
+    // MD force needs no positive gap; the margin only lists near contacts).
+    // The trajectory does not depend on either (the same state_hash for any
+    // skin): they set how many pairs the list holds and how often it is built.
     std::vector<std::string> sets = options.sets;
-    bool muGiven = false;
-    for (const auto& s : sets) muGiven = muGiven || s.rfind("bench.mu=", 0) == 0;
-    if (!muGiven) sets.insert(sets.begin(), "bench.mu=0.5");
+    auto given = [&](const std::string& key) {
+        for (const auto& s : sets)
+            if (s.rfind(key + "=", 0) == 0) return true;
+        return false;
+    };
+    if (!given("bench.mu")) sets.insert(sets.begin(), "bench.mu=0.5");
+    if (!given("contact.margin")) sets.insert(sets.begin(), "contact.margin=0");
     ExperimentOptions o = options;
     o.sets = sets;
     BenchSetup b = benchWorld(o, extra);
@@ -247,6 +256,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"pipeline", engine ? "fused" : "staged"},
         {"simd", engine ? engine->blockIsa(world) : "none"},
         {"list_builds", engine ? engine->builds() : detector.builds()},
+        {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : detector.listPairs()) / n},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},

@@ -126,6 +126,8 @@ public:
     void detect(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>& previous);
     /// Builds of the list so far (for benches and tests).
     long builds() const { return builds_; }
+    /// Pairs in the list now (within margin + skin at the last build).
+    std::size_t listPairs() const { return list_.size(); }
 
 private:
     void detectInto(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>* previous);

@@ -18,6 +18,7 @@
 #                                                   packing headers and the README's 4.4/4.5)
 #   wall_contacts_per_particle = grain-wall contacts / N
 # Environment: LMP = LAMMPS executable (default: first of lmp, lmp_serial, lammps on PATH);
+#              SKIN = neighbor skin (default 0.1, the protocol's);
 #              MPIRUN_FLAGS = extra mpirun flags (e.g. --oversubscribe);
 #              KEEP=1 keeps the temporary directory (its path goes to stderr).
 # Also reported: cpu_use_percent (LAMMPS's "% CPU use" of the timed run; well below 100 means
@@ -55,7 +56,7 @@ fi
 "$py" "$here/packing_to_data.py" "$packing" "$side" "$tmp/packing.data" 2>"$tmp/convert.err" \
     || { cat "$tmp/convert.err" >&2; exit 1; }
 
-cmd=("$lmp" -in "$here/md_step.in" -var data packing.data -var L "$side" -log log.lammps -nocite)
+cmd=("$lmp" -in "$here/md_step.in" -var data packing.data -var L "$side" -var skin "${SKIN:-0.1}" -log log.lammps -nocite)
 if [ "$nprocs" -gt 1 ]; then
     command -v mpirun >/dev/null 2>&1 || { echo "run.sh: mpirun not found (apt-get install -y openmpi-bin)" >&2; exit 1; }
     read -r -a extra <<< "${MPIRUN_FLAGS:-}"
