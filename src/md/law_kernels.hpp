@@ -23,10 +23,11 @@ namespace moreau::md_kernels {
 /// more than √limit2 from builtAt (the Verlet rebuild test, minimum image).
 /// A `drift` kernel of `lanes` lanes (pair_block.hpp) advances the grains
 /// L at a time, with the same bits, where the world has no periodic axis
-/// and no applied force.
-bool advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque, double dt,
+/// and no applied force. `clearForces` zeroes force and torque once read,
+/// ready for the next step's sums (one pass over them fewer).
+bool advanceLeapfrog(World& world, std::vector<Vec3>& force, std::vector<Vec3>& torque, double dt,
                      const std::vector<Vec3>* builtAt = nullptr, double limit2 = 0.0,
-                     md_block::DriftKernel drift = nullptr, int lanes = 0);
+                     md_block::DriftKernel drift = nullptr, int lanes = 0, bool clearForces = false);
 
 /// The contacts (or pairs) of each body, in key order, for per-body sums in
 /// parallel: where body i is b, byB[bStart[i] .. bStart[i+1]); the list is

@@ -390,9 +390,9 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
 
 void MdSolver::integrate(World& world, double dt) { advanceLeapfrog(world, force_, torque_, dt); }
 
-bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, const std::vector<Vec3>& torque,
-                                 double dt, const std::vector<Vec3>* builtAt, double limit2,
-                                 md_block::DriftKernel drift, int lanes) {
+bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::vector<Vec3>& torque, double dt,
+                                 const std::vector<Vec3>* builtAt, double limit2, md_block::DriftKernel drift,
+                                 int lanes, bool clearForces) {
     const std::size_t nb = world.numBodies();
     const double tNow = world.time;
     const bool periodic = world.anyPeriodic();
@@ -405,18 +405,20 @@ bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, c
     Quat* __restrict Q = world.q.data();
     const Vec3* __restrict invMass = world.invMass.data();
     const Vec3* __restrict invInertia = world.invInertia.data();
-    const Vec3* __restrict F = force.data();
-    const Vec3* __restrict T = torque.data();
+    Vec3* __restrict F = force.data();
+    Vec3* __restrict T = torque.data();
     const Vec3* __restrict built = builtAt ? builtAt->data() : nullptr;
     // Body i; true when it moved beyond √limit2 since the build.
     auto advance = [&](std::size_t i) {
         const Vec3& im = invMass[i];
         const Vec3& ii = invInertia[i];
+        const Vec3 Fb = F[i], Tb = T[i];
+        if (clearForces) F[i] = T[i] = Vec3::Zero();
         if (im.squaredNorm() + ii.squaredNorm() == 0.0 && !world.prescribed[i]) return false;
-        const Vec3 Fi = applied ? Vec3(F[i] + world.appliedForce(static_cast<BodyId>(i), tNow)) : F[i];
+        const Vec3 Fi = applied ? Vec3(Fb + world.appliedForce(static_cast<BodyId>(i), tNow)) : Fb;
         for (int k = 0; k < 3; ++k)
             if (im[k] > 0.0) V[i][k] += dt * (im[k] * Fi[k] + g[k]);
-        W[i] += dt * ii.cwiseProduct(T[i]);
+        W[i] += dt * ii.cwiseProduct(Tb);
         if (periodic) {
             world.advancePose(i, dt);
         } else {
@@ -434,7 +436,8 @@ bool md_kernels::advanceLeapfrog(World& world, const std::vector<Vec3>& force, c
     const std::size_t blocks = drift && L > 0 && !periodic && !applied ? world.numGrains / L : 0;
     const md_block::DriftContext ctx{X->data(), V->data(), W->data(), Q->coeffs().data(),
                                      invMass->data(), invInertia->data(), F->data(), T->data(),
-                                     built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2};
+                                     built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2,
+                                     clearForces};
     int moved = 0;
 #pragma omp parallel reduction(| : moved) if (nb > kParallelContacts)
     {

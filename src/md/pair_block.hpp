@@ -55,10 +55,12 @@ struct BlockContext {
 /// of 3 and quaternions (x, y, z, w) are contiguous per body.
 struct DriftContext {
     double *x, *v, *w, *q;
-    const double *invMass, *invInertia, *force, *torque;
-    const double* builtAt;  ///< positions at the list build; null: no check
+    const double *invMass, *invInertia;
+    double *force, *torque;  ///< read, and zeroed when clearForces
+    const double* builtAt;   ///< positions at the list build; null: no check
     double g[3];
     double dt, limit2;
+    bool clearForces;
 };
 struct DriftResult {
     unsigned moved;         ///< bit j: grain first + j moved beyond √limit2 since the build

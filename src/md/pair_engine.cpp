@@ -454,8 +454,14 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         planSplit(nb, threads);
         splitBuild_ = builds_;
     }
-    bodyForce_.assign(nb, Vec3::Zero());
-    bodyTorque_.assign(nb, Vec3::Zero());
+    // The per-body sums start from zero: the kick–drift of the last step
+    // cleared them as it read them (forcesClear_), so they are zeroed here
+    // only at the start, after a resize or after a step that threw.
+    if (!forcesClear_ || bodyForce_.size() != nb) {
+        bodyForce_.assign(nb, Vec3::Zero());
+        bodyTorque_.assign(nb, Vec3::Zero());
+    }
+    forcesClear_ = false;
     auto pass = [&]<NormalLaw N, TangentialLaw T>() {
         if (world.anyPeriodic()) {
             if (split) forcePass<N, T, true, true>(world, ctx.dt, margin);
@@ -495,7 +501,8 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     elastic_ = elastic;
     workIn_ += work;
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * skin_ * skin_, driftKernel_,
-                             blockLanes_);
+                             blockLanes_, true);
+    forcesClear_ = true;
 }
 
 void MdPairEngine::contacts(const World& world, double margin, std::vector<Contact>& out) const {

@@ -122,6 +122,7 @@ private:
     /// sorted by a, the range where it is a.
     std::vector<std::int32_t> aStart_, bStart_, byB_;
     std::vector<Vec3> bodyForce_, bodyTorque_;
+    bool forcesClear_ = false;  ///< bodyForce_ and bodyTorque_ are all zero (cleared by the last kick–drift)
     struct ChunkSums {
         double elastic = 0.0, work = 0.0, overlap = 0.0, maxOverlap = 0.0;
         std::size_t touching = 0;
