@@ -104,6 +104,7 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     for (const auto& g : grains) rmin = std::min(rmin, g.radius);
     b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
     b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
+    b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
     return b;
 }
 
@@ -216,7 +217,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         throw InputError("bench md-step: key 'md.pipeline': 'fused' cannot run these settings: " + why +
                          " (allowed: auto, staged)");
     std::optional<MdPairEngine> engine;
-    if (fusable && md.pipeline != MdPipeline::Staged) engine.emplace(md, b.scene.simulation.skin);
+    if (fusable && md.pipeline != MdPipeline::Staged) engine.emplace(md, b.scene.simulation.skin, b.scene.simulation.innerSkin);
     MdSolver solver(md);
     World& world = b.scene.world;
     VerletListDetector detector(b.scene.simulation.skin);
@@ -256,6 +257,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"pipeline", engine ? "fused" : "staged"},
         {"simd", engine ? engine->blockIsa(world) : "none"},
         {"list_builds", engine ? engine->builds() : detector.builds()},
+        {"inner_list_builds", engine ? engine->innerBuilds() : 0},
         {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : detector.listPairs()) / n},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},

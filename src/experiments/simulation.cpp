@@ -31,7 +31,7 @@ Simulation::Simulation(Scene scene)
     const MdSettings& md = scene_.md;
     if (scene_.simulation.method == Method::MD &&
         (md.pipeline == MdPipeline::Fused || (md.pipeline == MdPipeline::Auto && MdPairEngine::supports(md))))
-        pairs_.emplace(md, scene_.simulation.skin);
+        pairs_.emplace(md, scene_.simulation.skin, scene_.simulation.innerSkin);
 }
 
 const std::vector<Contact>& Simulation::contacts() const {

@@ -276,6 +276,12 @@ std::vector<Rule> fixedRules() {
                         "listed, and the cell grid runs again only when a body has moved more than skin/2. Changes "
                         "speed, never results; 0 detects from scratch every step.",
                         0.0));
+    r.push_back(realKey("contact.inner_skin", "0.05",
+                        "Skin of the fused MD pipeline's working list, as a fraction of the smallest grain radius: "
+                        "the force pass runs over the pairs of the Verlet list within margin + inner_skin, filtered "
+                        "again when a body has moved more than inner_skin/2 (no cell grid). Changes speed, never "
+                        "results; 0, or at least contact.skin, works on the Verlet list itself.",
+                        0.0));
     r.push_back(realKey("contact.margin", "0.1",
                         "Detection margin as a fraction of the smallest grain radius: pairs whose gap is below it "
                         "become contact candidates (CD needs small positive gaps, eq. 25). Keep margin * r_min "
@@ -1076,6 +1082,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     for (const GrainSpec& g : grains) rMin = std::min(rMin, g.radius);
     scene.simulation.margin = v.real("contact.margin") * rMin;
     scene.simulation.skin = v.real("contact.skin") * rMin;
+    scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
 
     // Forces on grains.
     std::vector<std::string> forceOwner(world.numGrains);

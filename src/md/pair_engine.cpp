@@ -50,7 +50,8 @@ bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
     return true;
 }
 
-MdPairEngine::MdPairEngine(const MdSettings& settings, double skin) : settings_(settings), skin_(skin) {
+MdPairEngine::MdPairEngine(const MdSettings& settings, double skin, double innerSkin)
+    : settings_(settings), skin_(skin), innerSkin_(innerSkin > 0.0 && innerSkin < skin ? innerSkin : skin) {
     std::string why;
     if (!supports(settings, &why)) throw InputError("md.pipeline = fused: " + why + "; use md.pipeline = staged");
     setBlockLanes(settings.simdLanes);
@@ -86,32 +87,53 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
     blockIsa_ = choice.kernel ? choice.isa : "none";
 }
 
-void MdPairEngine::rebuild(const World& world, double margin) {
-    std::vector<CellGridDetector::Pair> fresh;
-    grid_.detectPairs(world, margin + skin_, fresh);
+void MdPairEngine::rebuildOuter(const World& world, double margin) {
+    grid_.detectPairs(world, margin + skin_, outer_);
     grid_.releaseBuffers();
-    // Carry the memory of the old list over by key (merge-join; both lists
-    // are in key order). Only touching pairs carry any, and each of them is
-    // within the new list's reach.
-    const std::size_t m = fresh.size();
+    outerAt_ = world.x;
+    ++builds_;
+}
+
+void MdPairEngine::rebuild(const World& world, double margin) {
+    // The working list: the pairs of the Verlet list within margin +
+    // innerSkin now, and every pair that has memory (touching at the last
+    // evaluation, or with last step's force still to account for), whatever
+    // its gap. A pair left out is apart with no memory, and no body moves
+    // more than innerSkin/2 before the next filtering, so it stays apart: it
+    // would add nothing to any sum. The memory is carried over by key
+    // (merge-join; both lists are in key order). With innerSkin = skin every
+    // pair of the Verlet list is kept.
+    const bool filter = innerSkin_ < skin_;
+    const double reach = margin + innerSkin_;
     const bool spring = settings_.tangential == TangentialLaw::Spring;
-    std::vector<Vec3> freshSpring(spring ? m : 0, Vec3::Zero()), freshForce(m, Vec3::Zero());
-    std::vector<std::uint8_t> freshTouched(m, 0);
-    for (std::size_t k = 0, o = 0; k < m; ++k) {
-        while (o < pairs_.size() && pairBefore(pairs_[o], fresh[k])) ++o;
-        if (o < pairs_.size() && pairs_[o].a == fresh[k].a && pairs_[o].b == fresh[k].b) {
-            if (spring) freshSpring[k] = spring_[o];
-            freshForce[k] = force_[o];
-            freshTouched[k] = touched_[o];
+    std::vector<CellGridDetector::Pair> fresh;
+    fresh.reserve(filter ? outer_.size() / 2 : outer_.size());
+    std::vector<Vec3> freshSpring, freshForce;
+    std::vector<std::uint8_t> freshTouched;
+    Contact c;
+    for (std::size_t k = 0, o = 0; k < outer_.size(); ++k) {
+        const CellGridDetector::Pair p = outer_[k];
+        while (o < pairs_.size() && pairBefore(pairs_[o], p)) ++o;
+        const bool known = o < pairs_.size() && pairs_[o].a == p.a && pairs_[o].b == p.b;
+        const bool memory = known && (touched_[o] || force_[o].squaredNorm() > 0.0 || (spring && spring_[o].squaredNorm() > 0.0));
+        if (filter && !memory) {
+            const bool near = world.isWall(p.b) ? narrowSphereWall(world, p.a, p.b, reach, c)
+                                                : narrowSphereSphere(world, p.a, p.b, reach, c);
+            if (!near) continue;
         }
+        fresh.push_back(p);
+        if (spring) freshSpring.push_back(known ? spring_[o] : Vec3::Zero());
+        freshForce.push_back(known ? force_[o] : Vec3::Zero());
+        freshTouched.push_back(known ? touched_[o] : std::uint8_t{0});
     }
+    const std::size_t m = fresh.size();
     pairs_.swap(fresh);
     spring_.swap(freshSpring);
     force_.swap(freshForce);
     touched_.swap(freshTouched);
     builtAt_ = world.x;
     builtMargin_ = margin;
-    ++builds_;
+    ++innerBuilds_;
     // Pairs by body for the parallel gather.
     buildByBodyIndex(
         world.numBodies(), m, [this](std::size_t k) { return std::pair{pairs_[k].a, pairs_[k].b}; }, aStart_, bStart_,
@@ -438,6 +460,24 @@ void MdPairEngine::planSplit(std::size_t nb, std::size_t ranges) {
 void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     const std::size_t nb = world.numBodies();
     if (skin_ <= 0.0 || moved_ || builtAt_.size() != nb || margin != builtMargin_) {
+        // The Verlet list holds every pair within margin + skin at its
+        // build; the working list's filter needs every pair within margin +
+        // innerSkin now, so the Verlet list is good while no body has moved
+        // more than (skin − innerSkin)/2 since its build.
+        bool stale = skin_ <= 0.0 || outerAt_.size() != nb || margin != builtMargin_ || innerSkin_ >= skin_;
+        if (!stale) {
+            const double limit = 0.5 * (skin_ - innerSkin_), limit2 = limit * limit;
+            const Vec3* __restrict x = world.x.data();
+            const Vec3* __restrict x0 = outerAt_.data();
+            int far = 0;
+#pragma omp parallel for schedule(static) reduction(| : far) if (nb > 4 * kParallelPairs)
+            for (std::size_t i = 0; i < nb; ++i) {
+                const Vec3 d = x[i] - x0[i];
+                far |= (world.anyPeriodic() ? world.minimumImage(d) : d).squaredNorm() >= limit2 ? 1 : 0;
+            }
+            stale = far != 0;
+        }
+        if (stale) rebuildOuter(world, margin);
         rebuild(world, margin);
         // Masses are read once per list build, not per step (they do not
         // change during a run; an edit takes effect at the next build).
@@ -450,9 +490,9 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     // ranges share. The same bits either way.
     const std::size_t threads = pairs_.size() > kParallelPairs ? static_cast<std::size_t>(omp_get_max_threads()) : 1;
     const bool split = threads > 1;
-    if (split && (builds_ != splitBuild_ || threads != splitRanges_ || splitPairs_ != pairs_.size())) {
+    if (split && (innerBuilds_ != splitBuild_ || threads != splitRanges_ || splitPairs_ != pairs_.size())) {
         planSplit(nb, threads);
-        splitBuild_ = builds_;
+        splitBuild_ = innerBuilds_;
     }
     // The per-body sums start from zero: the kick–drift of the last step
     // cleared them as it read them (forcesClear_), so they are zeroed here
@@ -500,7 +540,7 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     if (stats_.contacts > 0) stats_.mean = overlap / static_cast<double>(stats_.contacts);
     elastic_ = elastic;
     workIn_ += work;
-    moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * skin_ * skin_, driftKernel_,
+    moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,
                              blockLanes_, true);
     forcesClear_ = true;
 }

@@ -206,6 +206,29 @@ TEST_SUITE("md pair engine") {
         }
     }
 
+    TEST_CASE("the working list's inner skin changes the list, never the trajectory") {
+        // Falling, sliding, rebuilding; periodic seams too. One list
+        // (inner_skin 0), a thin working list, and one as wide as the skin.
+        for (const std::string& text : {cylinderScene(300), periodicScene()}) {
+            const RunResult one = run(text, {"contact.inner_skin=0"}, "fused", 1500);
+            for (const char* inner : {"0.02", "0.1", "0.2"}) {
+                INFO(inner);
+                const RunResult filtered = run(text, {std::string("contact.inner_skin=") + inner}, "fused", 1500);
+                CHECK(filtered.hash == one.hash);
+                CHECK(filtered.contacts == one.contacts);
+                CHECK(filtered.elastic == doctest::Approx(one.elastic).epsilon(1e-12));
+            }
+        }
+        // The filtered list is shorter and rebuilt (without the cell grid) more often.
+        Simulation wide(loadSceneText(cylinderScene(300), "<pair-engine test>", {"contact.inner_skin=0"}));
+        Simulation thin(loadSceneText(cylinderScene(300), "<pair-engine test>", {"contact.inner_skin=0.02"}));
+        for (int k = 0; k < 800; ++k) wide.step(), thin.step();
+        CHECK(thin.pairEngine()->pairs() < wide.pairEngine()->pairs());
+        CHECK(thin.pairEngine()->innerBuilds() > wide.pairEngine()->innerBuilds());
+        CHECK(thin.pairEngine()->builds() >= wide.pairEngine()->builds());
+        CHECK(stateHash(thin.world()) == stateHash(wide.world()));
+    }
+
     TEST_CASE("fused and staged agree across periodic boundaries") {
         checkSame(run(periodicScene(), {}, "fused", 2000), run(periodicScene(), {}, "staged", 2000));
     }

@@ -51,7 +51,9 @@ public:
     static bool supports(const MdSettings& settings, std::string* why = nullptr);
 
     /// skin: Verlet skin (absolute length); 0 rebuilds the list every step.
-    MdPairEngine(const MdSettings& settings, double skin);
+    /// innerSkin: skin of the working list filtered from it (see rebuild());
+    /// 0 or >= skin: the working list is the Verlet list.
+    MdPairEngine(const MdSettings& settings, double skin, double innerSkin = 0.0);
 
     /// One step of length ctx.dt. `margin` is the detection margin: the list
     /// holds every pair within margin + skin, and contacts() those within margin.
@@ -64,9 +66,11 @@ public:
     double dissipatedWork() const { return workIn_ - elastic_; }
     /// Contacts carrying force at the last evaluation: count, mean and max overlap.
     const OverlapStats& overlapStats() const { return stats_; }
-    /// Builds of the pair list so far.
+    /// Builds of the Verlet list (cell grid) so far.
     long builds() const { return builds_; }
-    /// Pairs in the list now.
+    /// Builds of the working list (filtered from the Verlet list) so far.
+    long innerBuilds() const { return innerBuilds_; }
+    /// Pairs in the working list now.
     std::size_t pairs() const { return pairs_.size(); }
 
     /// The touching grain–grain pairs go through a lane-parallel kernel
@@ -87,6 +91,10 @@ public:
 private:
     template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
     void forcePass(const World& world, double dt, double margin);
+    /// Verlet list (cell grid within margin + skin) into outer_.
+    void rebuildOuter(const World& world, double margin);
+    /// Working list: the pairs of outer_ within margin + innerSkin, and every
+    /// pair with memory, which it carries over by key.
     void rebuild(const World& world, double margin);
     /// Ranges of the list per thread and the bodies two ranges share.
     void planSplit(std::size_t nb, std::size_t ranges);
@@ -99,11 +107,13 @@ private:
     int blockLanes_ = 0;
     int blockPairs_ = 0;  ///< pairs per kernel block (lanes × interleave)
     const char* blockIsa_ = "none";
-    double skin_ = 0.0, builtMargin_ = -1.0;
-    bool moved_ = true;  ///< some body moved more than skin/2 since the build (set by the integrate pass)
-    long builds_ = 0;
+    double skin_ = 0.0, innerSkin_ = 0.0, builtMargin_ = -1.0;
+    bool moved_ = true;  ///< some body moved more than innerSkin/2 since the working list's build (set by the integrate pass)
+    long builds_ = 0, innerBuilds_ = 0;
     CellGridDetector grid_;
-    std::vector<CellGridDetector::Pair> pairs_;  ///< the list, in key order
+    std::vector<CellGridDetector::Pair> outer_;  ///< the Verlet list (within margin + skin at its build), in key order
+    std::vector<Vec3> outerAt_;                  ///< positions at the Verlet list's build
+    std::vector<CellGridDetector::Pair> pairs_;  ///< the working list, in key order
     std::vector<Vec3> spring_;                   ///< tangential spring per pair (spring law only; 0 when apart)
     std::vector<Vec3> force_;                    ///< force on b per pair at the last evaluation (0 when apart)
     std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)

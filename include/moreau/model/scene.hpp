@@ -175,6 +175,9 @@ struct SimulationSettings {
     double margin = 0.0;
     /// Verlet-list skin (absolute length): speed only, results are the same.
     double skin = 0.0;
+    /// Skin of the fused MD pipeline's working list, filtered from the
+    /// Verlet list (absolute length; 0 or >= skin: one list). Speed only.
+    double innerSkin = 0.0;
 };
 
 struct OutputSettings {
