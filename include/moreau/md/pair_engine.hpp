@@ -97,7 +97,7 @@ private:
     /// pair with memory, which it carries over by key.
     void rebuild(const World& world, double margin);
     /// Ranges of the list per thread and the bodies two ranges share.
-    void planSplit(std::size_t nb, std::size_t ranges);
+    void planSplit(std::size_t nb, std::size_t grains, std::size_t ranges);
     /// Per-body sums of the shared bodies from their pairs (split pass).
     void gather(const World& world);
 
