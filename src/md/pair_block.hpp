@@ -43,6 +43,10 @@ struct BlockContext {
     double* lastForce;        ///< per pair, read and written
     std::uint8_t* touched;    ///< per pair: overlapped at the last evaluation, read and written
     std::int64_t grains;      ///< bodies below this index are grains
+    /// Per wall (body grains + i at 5 i): the plane's normal N (3), μ, and
+    /// 1 for a plane (0: another shape, left to the scalar pass); null when
+    /// the world has no wall.
+    const double* walls;
     double kn, gn, kt, gt, mu;
     bool scaleK, scaleG;  ///< the effective-mass convention: k's and γ's times m_eff
     bool clip;            ///< clip attractive normal forces

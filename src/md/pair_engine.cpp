@@ -168,10 +168,22 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     md_block::BlockContext blockContext{};
     if (useBlocks) {
         const bool spring = T == TangentialLaw::Spring;
+        // The walls for the kernel: a plane's normal and μ (other shapes
+        // stay with the scalar pass).
+        const std::size_t walls = world.numBodies() - grains;
+        wallTable_.assign(5 * walls, 0.0);
+        for (std::size_t i = 0; i < walls; ++i) {
+            const WallShape& shape = world.wall(static_cast<BodyId>(grains + i));
+            if (shape.kind != ShapeKind::Plane) continue;
+            for (int e = 0; e < 3; ++e) wallTable_[5 * i + static_cast<std::size_t>(e)] = shape.direction[e];
+            wallTable_[5 * i + 3] = shape.mu;
+            wallTable_[5 * i + 4] = 1.0;
+        }
         blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
                                               X->data(), Vb->data(), W->data(), R, invMass,
                                               spring ? springs->data() : nullptr, forces->data(), touched,
-                                              static_cast<std::int64_t>(grains), s.kn, s.gammaN, s.kt, s.gammaT,
+                                              static_cast<std::int64_t>(grains),
+                                              walls > 0 ? wallTable_.data() : nullptr, s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, dt};
     }
@@ -371,14 +383,19 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
         // Should the runtime give fewer threads, each takes several ranges:
         // a local body is still summed by one thread, in order.
+        // Each range's time goes to rebalance() (when the team is whole).
         const std::size_t ranges = splitRanges_;
+        rangeTime_.resize(ranges, 0.0);
+        double* const rangeTime = rangeTime_.data();
 #pragma omp parallel num_threads(static_cast<int>(ranges))
         {
             const auto nt = static_cast<std::size_t>(omp_get_num_threads());
             for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < ranges; t += nt) {
+                const double start = omp_get_wtime();
                 Run run;
                 for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) doChunk(chunk, run);
                 finish(run);
+                rangeTime[t] += omp_get_wtime() - start;
             }
         }
     } else {
@@ -427,16 +444,23 @@ void MdPairEngine::gather(const World& world) {
     }
 }
 
-void MdPairEngine::planSplit(std::size_t nb, std::size_t grains, std::size_t ranges) {
-    // Ranges of whole chunks of about equal cost. A grain–wall pair takes
-    // the scalar pass, about 2.5 times a grain–grain pair in the lane kernel
-    // (costs in half units below). Walls cluster at one end of a packing
-    // stored bottom to top (the floor): counting pairs alone left one thread
-    // 12 % more work on packing_N10000, a weight of 4 the other 7 %.
+void MdPairEngine::planSplit(const World& world, std::size_t ranges) {
+    // Ranges of whole chunks of about equal cost. A grain–wall pair that
+    // takes the scalar pass (no lane kernel, or a wall other than a plane)
+    // costs about 2.5 grain–grain pairs in the lane kernel (costs in half
+    // units below). Walls cluster at one end of a packing stored bottom to
+    // top (the floor): before plane walls went into the kernel, counting
+    // pairs alone left one thread 12 % more work on packing_N10000.
     // (The split never changes a result: every body is summed in key order.)
     // A body is shared when its first and last pair (as a or as b) fall in
     // different ranges.
-    constexpr std::size_t kGrainCost = 2, kWallCost = 5;
+    constexpr std::size_t kGrainCost = 2, kScalarWallCost = 5;
+    const std::size_t nb = world.numBodies(), grains = world.numGrains;
+    const bool kernel = blockKernel_ != nullptr && !world.anyPeriodic();
+    std::vector<std::size_t> wallCost(nb - grains);
+    for (std::size_t i = 0; i < wallCost.size(); ++i)
+        wallCost[i] = kernel && world.wall(static_cast<BodyId>(grains + i)).kind == ShapeKind::Plane ? kGrainCost
+                                                                                                  : kScalarWallCost;
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
     splitRanges_ = ranges;
     splitPairs_ = m;
@@ -445,7 +469,9 @@ void MdPairEngine::planSplit(std::size_t nb, std::size_t grains, std::size_t ran
     for (std::size_t c = 0; c < numChunks; ++c) {
         std::size_t cost = 0;
         for (std::size_t k = c * kChunk; k < std::min(m, (c + 1) * kChunk); ++k)
-            cost += static_cast<std::size_t>(pairs_[k].b) >= grains ? kWallCost : kGrainCost;
+            cost += static_cast<std::size_t>(pairs_[k].b) >= grains
+                        ? wallCost[static_cast<std::size_t>(pairs_[k].b) - grains]
+                        : kGrainCost;
         costBefore[c + 1] = costBefore[c] + cost;
     }
     split_.resize(ranges + 1);
@@ -454,6 +480,17 @@ void MdPairEngine::planSplit(std::size_t nb, std::size_t grains, std::size_t ran
         while (c < numChunks && costBefore[c] < target) ++c;
         split_[t] = t == ranges ? numChunks : c;
     }
+    // Where timing has shown the ranges to cost unequal time (rebalance()),
+    // its cuts, as fractions of the list, replace the model's.
+    if (cutFractions_.size() == ranges + 1)
+        for (std::size_t t = 1; t < ranges; ++t)
+            split_[t] = std::clamp<std::size_t>(static_cast<std::size_t>(cutFractions_[t] * static_cast<double>(numChunks)),
+                                                split_[t - 1], numChunks);
+    assignShared(nb);
+}
+
+void MdPairEngine::assignShared(std::size_t nb) {
+    const std::size_t ranges = splitRanges_, numChunks = split_[ranges];
     std::vector<std::uint32_t> rangeOfChunk(numChunks);
     for (std::size_t t = 0; t < ranges; ++t)
         for (std::size_t c = split_[t]; c < split_[t + 1]; ++c) rangeOfChunk[c] = static_cast<std::uint32_t>(t);
@@ -473,6 +510,38 @@ void MdPairEngine::planSplit(std::size_t nb, std::size_t grains, std::size_t ran
         shared_[i] = 1;
         sharedList_.push_back(static_cast<std::int32_t>(i));
     }
+}
+
+void MdPairEngine::rebalance() {
+    // Every kRebalanceSteps split passes, move each cut halfway towards
+    // where the measured times say the ranges would cost the same (the cost
+    // of a chunk taken as its range's mean). Timing changes which thread
+    // sums which body, never a result (every body is summed in key order).
+    constexpr long kRebalanceSteps = 50;
+    if (++timedPasses_ < kRebalanceSteps) return;
+    const std::size_t ranges = splitRanges_, numChunks = split_[ranges];
+    double total = 0.0;
+    for (double t : rangeTime_) total += t;
+    std::vector<double> cumulative(numChunks + 1, 0.0);  // time of the chunks before chunk c
+    for (std::size_t t = 0; t < ranges; ++t) {
+        const std::size_t n = split_[t + 1] - split_[t];
+        for (std::size_t c = split_[t]; c < split_[t + 1]; ++c)
+            cumulative[c + 1] = cumulative[c] + rangeTime_[t] / static_cast<double>(n);
+    }
+    bool changed = false;
+    for (std::size_t t = 1; t < ranges && total > 0.0; ++t) {
+        const double goal = total * static_cast<double>(t) / static_cast<double>(ranges);
+        std::size_t c = 0;
+        while (c < numChunks && cumulative[c + 1] <= goal) ++c;
+        const std::size_t cut = (split_[t] + c + 1) / 2;
+        if (cut != split_[t] && cut >= split_[t - 1] && cut <= split_[t + 1]) split_[t] = cut, changed = true;
+    }
+    cutFractions_.assign(ranges + 1, 0.0);
+    for (std::size_t t = 0; t <= ranges; ++t)
+        cutFractions_[t] = static_cast<double>(split_[t]) / static_cast<double>(std::max<std::size_t>(numChunks, 1));
+    if (changed) assignShared(shared_.size());
+    rangeTime_.assign(ranges, 0.0);
+    timedPasses_ = 0;
 }
 
 void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
@@ -509,8 +578,10 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     const std::size_t threads = pairs_.size() > kParallelPairs ? static_cast<std::size_t>(omp_get_max_threads()) : 1;
     const bool split = threads > 1;
     if (split && (innerBuilds_ != splitBuild_ || threads != splitRanges_ || splitPairs_ != pairs_.size())) {
-        planSplit(nb, world.numGrains, threads);
+        planSplit(world, threads);
         splitBuild_ = innerBuilds_;
+        rangeTime_.assign(threads, 0.0);
+        timedPasses_ = 0;
     }
     // The per-body sums start from zero: the kick–drift of the last step
     // cleared them as it read them (forcesClear_), so they are zeroed here
@@ -544,7 +615,10 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
         default: withTangential.template operator()<NormalLaw::Linear>(); break;
     }
-    if (split) gather(world);
+    if (split) {
+        gather(world);
+        if (omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
+    }
     checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
     double elastic = 0.0, work = 0.0, overlap = 0.0;
     stats_ = OverlapStats{};

@@ -27,7 +27,7 @@ std::string cylinderScene(int count, bool push = true) {
            "[grains]\nsource = random\ndensity = 1\ninertia = sphere\n"
            "[random]\ncount = " + std::to_string(count) +
            "\nr_min = 0.3\nr_max = 0.5\nbox_min = -3 -3 0\nbox_max = 3 3 8\n"
-           "[wall.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+           "[wall.floor]\npoint = 0 0 0\nnormal = 0 0 1\nmu = 0.25\n"
            "[wall.can]\ntype = cylinder\npoint = 0 0 0\naxis = 0 0 1\nradius = 4.4\nside = inside\n" +
            std::string(push ? "[force.push]\ngrains = first\nvalue = 3 0 0\n" : "");
 }

@@ -97,7 +97,11 @@ private:
     /// pair with memory, which it carries over by key.
     void rebuild(const World& world, double margin);
     /// Ranges of the list per thread and the bodies two ranges share.
-    void planSplit(std::size_t nb, std::size_t grains, std::size_t ranges);
+    void planSplit(const World& world, std::size_t ranges);
+    /// The bodies two ranges of split_ share (shared_, sharedList_).
+    void assignShared(std::size_t nb);
+    /// Moves the cuts between ranges towards equal measured times.
+    void rebalance();
     /// Per-body sums of the shared bodies from their pairs (split pass).
     void gather(const World& world);
 
@@ -119,12 +123,16 @@ private:
     std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<Vec3> builtAt_;
+    std::vector<double> wallTable_;              ///< the kernel's wall rows (BlockContext::walls)
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
     /// The split pass (several threads): chunk bounds of each thread's range,
     /// and the bodies with pairs in two ranges (summed by gather()).
     std::vector<std::size_t> split_;
     std::size_t splitRanges_ = 0, splitPairs_ = 0;
     long splitBuild_ = -1;
+    std::vector<double> rangeTime_;     ///< seconds per range since the last rebalance()
+    std::vector<double> cutFractions_;  ///< the balanced cuts as fractions of the list (kept across rebuilds)
+    long timedPasses_ = 0;
     std::vector<std::uint8_t> shared_;
     std::vector<std::int32_t> sharedList_;
     /// Pairs by body for the parallel gather, rebuilt with the list: where
