@@ -9,13 +9,14 @@
 /// the results are the scalar pass's bits.
 ///
 /// The kernel stores each pair's own memory, which no other pair reads: for
-/// the lanes it takes, the advanced spring, the force and the touching flag;
-/// for the lanes plainly apart with no force to account for (beyond the
-/// conservative reach, no force last step), a forgotten spring and a cleared
-/// flag. The caller then commits, in key order, what pairs share: the
-/// per-body sums and the energy sums; and it runs the scalar pass for the
-/// remaining lanes: a wall as b, a contact opening with last step's force
-/// still to account for, coincident centres.
+/// the lanes it takes (grain–grain pairs and plane walls as b), the advanced
+/// spring, the force and the touching flag; for the lanes plainly apart with
+/// no force to account for (a grain beyond the conservative reach, a plane
+/// not touched, no force last step), a forgotten spring and a cleared flag.
+/// The caller then commits, in key order, what pairs share: the per-body
+/// sums and the energy sums; and it runs the scalar pass for the remaining
+/// lanes: a wall other than a plane as b, a contact opening with last step's
+/// force still to account for, coincident centres.
 ///
 /// This header is plain data: the AVX2 and AVX-512 kernels live in
 /// translation units compiled for those ISAs, which must not share inline
