@@ -458,12 +458,41 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
     return moved != 0;
 }
 
+namespace {
+/// Whether n doubles are all finite: x · 0 is 0 for a finite x and NaN
+/// otherwise, and a NaN stays in a sum. Eight running sums, so that the
+/// compiler can keep them in vector registers.
+bool allFinite(const double* p, std::size_t n) {
+    double sum[8] = {};
+    std::size_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (std::size_t j = 0; j < 8; ++j) sum[j] += p[k + j] * 0.0;
+    for (; k < n; ++k) sum[0] += p[k] * 0.0;
+    double total = 0.0;
+    for (double s : sum) total += s;
+    return total == 0.0;
+}
+}  // namespace
+
 void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& torque, long step) {
     const std::size_t nb = force.size();
+    // The common case in one streaming pass (by blocks, in parallel); the
+    // first bad body only when there is one.
+    constexpr std::size_t kBlock = 4096;
+    const std::size_t blocks = (nb + kBlock - 1) / kBlock;
+    int anyBad = 0;
+#pragma omp parallel for schedule(static) reduction(| : anyBad) if (nb > kParallelContacts)
+    for (std::size_t q = 0; q < blocks; ++q) {
+        const std::size_t first = q * kBlock, n = 3 * (std::min(nb, first + kBlock) - first);
+        anyBad |= allFinite(force[first].data(), n) && allFinite(torque[first].data(), n) ? 0 : 1;
+    }
+    if (!anyBad) return;
     std::size_t bad = nb;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > kParallelContacts)
     for (std::size_t i = 0; i < nb; ++i)
-        if (!(force[i].allFinite() && torque[i].allFinite())) bad = std::min(bad, i);
+        if (!(force[i].allFinite() && torque[i].allFinite())) {
+            bad = i;
+            break;
+        }
     if (bad < nb)
         throw DivergenceError("step " + std::to_string(step + 1) + ": the contact force on body " +
                               std::to_string(bad) +

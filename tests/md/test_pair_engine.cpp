@@ -229,6 +229,34 @@ TEST_SUITE("md pair engine") {
         CHECK(stateHash(thin.world()) == stateHash(wide.world()));
     }
 
+    TEST_CASE("a non-finite force stops the step with the lowest body named, the world unchanged") {
+        // An infinite velocity makes the damping force of its contacts
+        // infinite. Every pipeline, width and thread count names the same body.
+        auto report = [&](const std::vector<std::string>& sets, int threads) {
+            omp_set_num_threads(threads);
+            Simulation sim(loadSceneText(latticeColumnScene(), "<pair-engine test>", sets));
+            for (int k = 0; k < 5; ++k) sim.step();
+            sim.world().v[1000].x() = HUGE_VAL;
+            const std::vector<Vec3> before = sim.world().x;
+            std::string message;
+            try {
+                sim.step();
+            } catch (const DivergenceError& e) {
+                message = e.what();
+            }
+            omp_set_num_threads(omp_get_num_procs());
+            CHECK(sim.world().x == before);
+            return message;
+        };
+        const std::string expected = report({"md.simd=off"}, 1);
+        REQUIRE(expected.find("the contact force on body ") != std::string::npos);
+        CHECK(std::stoul(expected.substr(expected.find("on body ") + 8)) <= 1000);
+        CHECK(report({}, 1) == expected);
+        CHECK(report({}, 2) == expected);
+        CHECK(report({"md.simd=sse2"}, 2) == expected);
+        CHECK(report({"md.pipeline=staged"}, 1) == expected);
+    }
+
     TEST_CASE("fused and staged agree across periodic boundaries") {
         checkSame(run(periodicScene(), {}, "fused", 2000), run(periodicScene(), {}, "staged", 2000));
     }
