@@ -168,22 +168,11 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     md_block::BlockContext blockContext{};
     if (useBlocks) {
         const bool spring = T == TangentialLaw::Spring;
-        // The walls for the kernel: a plane's normal and μ (other shapes
-        // stay with the scalar pass).
-        const std::size_t walls = world.numBodies() - grains;
-        wallTable_.assign(5 * walls, 0.0);
-        for (std::size_t i = 0; i < walls; ++i) {
-            const WallShape& shape = world.wall(static_cast<BodyId>(grains + i));
-            if (shape.kind != ShapeKind::Plane) continue;
-            for (int e = 0; e < 3; ++e) wallTable_[5 * i + static_cast<std::size_t>(e)] = shape.direction[e];
-            wallTable_[5 * i + 3] = shape.mu;
-            wallTable_[5 * i + 4] = 1.0;
-        }
         blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
                                               X->data(), Vb->data(), W->data(), R, invMass,
                                               spring ? springs->data() : nullptr, forces->data(), touched,
                                               static_cast<std::int64_t>(grains),
-                                              walls > 0 ? wallTable_.data() : nullptr, s.kn, s.gammaN, s.kt, s.gammaT,
+                                              wallTable_.empty() ? nullptr : wallTable_.data(), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, dt};
     }
@@ -351,8 +340,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 // later pair has the open body as a, nor as b.)
                 for (std::size_t q = 0; q < blocks; ++q, k += L) {
                     const md_block::BlockResult& rq = r[q];
-                    for (unsigned todo = rq.taken | rq.scalar; todo != 0; todo &= todo - 1) {
-                        const int j = std::countr_zero(todo);
+                    for (unsigned pending = rq.taken | rq.scalar; pending != 0; pending &= pending - 1) {
+                        const int j = std::countr_zero(pending);
                         const std::size_t kj = k + static_cast<std::size_t>(j);
                         if (!(rq.taken >> j & 1u)) {
                             viaScalar(kj);
@@ -556,11 +545,12 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
             const double limit = 0.5 * (skin_ - innerSkin_), limit2 = limit * limit;
             const Vec3* __restrict x = world.x.data();
             const Vec3* __restrict x0 = outerAt_.data();
+            const bool periodic = world.anyPeriodic();
             int far = 0;
 #pragma omp parallel for schedule(static) reduction(| : far) if (nb > 4 * kParallelPairs)
             for (std::size_t i = 0; i < nb; ++i) {
                 const Vec3 d = x[i] - x0[i];
-                far |= (world.anyPeriodic() ? world.minimumImage(d) : d).squaredNorm() >= limit2 ? 1 : 0;
+                far |= (periodic ? world.minimumImage(d) : d).squaredNorm() >= limit2 ? 1 : 0;
             }
             stale = far != 0;
         }
@@ -570,6 +560,17 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         // change during a run; an edit takes effect at the next build).
         invMass_.resize(nb);
         for (std::size_t i = 0; i < nb; ++i) invMass_[i] = inverseMass(world, i);
+        // The walls for the kernel, likewise per build: a plane's normal and
+        // μ (other shapes stay with the scalar pass).
+        const std::size_t grains = world.numGrains, walls = nb - grains;
+        wallTable_.assign(5 * walls, 0.0);
+        for (std::size_t i = 0; i < walls; ++i) {
+            const WallShape& shape = world.wall(static_cast<BodyId>(grains + i));
+            if (shape.kind != ShapeKind::Plane) continue;
+            for (int e = 0; e < 3; ++e) wallTable_[5 * i + static_cast<std::size_t>(e)] = shape.direction[e];
+            wallTable_[5 * i + 3] = shape.mu;
+            wallTable_[5 * i + 4] = 1.0;
+        }
     }
     // One thread (or a small list): one pass makes every per-body sum; more
     // threads: each takes a range of the list (planSplit, redone when the

@@ -123,7 +123,7 @@ private:
     std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<Vec3> builtAt_;
-    std::vector<double> wallTable_;              ///< the kernel's wall rows (BlockContext::walls)
+    std::vector<double> wallTable_;              ///< the kernel's wall rows (BlockContext::walls), made at each list build
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
     /// The split pass (several threads): chunk bounds of each thread's range,
     /// and the bodies with pairs in two ranges (summed by gather()).
