@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
+
+#include <unistd.h>
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/cd/solver.hpp"
@@ -33,6 +36,46 @@ double peakRssBytes() {
     while (std::getline(in, line))
         if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
     return 0.0;
+}
+
+/// The clocks a timed part is read with: wall time, this process's CPU time
+/// (all threads) and the machine's stolen time (a virtual machine's CPUs
+/// running someone else: /proc/stat's steal column, all CPUs; NaN where there
+/// is none to read). On a shared machine a run whose CPU use is well below
+/// 100 % per thread, or that had time stolen, was slowed by its neighbours.
+struct Clocks {
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    double cpu = processCpuSeconds();
+    double stolen = stolenSeconds();
+
+    static double processCpuSeconds() {
+        timespec t{};
+        return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec)
+                                                               : std::numeric_limits<double>::quiet_NaN();
+    }
+    static double stolenSeconds() {
+        // "cpu  user nice system idle iowait irq softirq steal ...", in clock ticks.
+        std::ifstream in("/proc/stat");
+        std::string label;
+        double field[8];
+        if (!(in >> label) || label != "cpu") return std::numeric_limits<double>::quiet_NaN();
+        for (double& f : field)
+            if (!(in >> f)) return std::numeric_limits<double>::quiet_NaN();
+        return field[7] / static_cast<double>(sysconf(_SC_CLK_TCK));
+    }
+};
+
+/// The noise readings of a part begun at `start`, for the results: its CPU
+/// time, CPU use per thread in % of its wall time, and the time stolen.
+nlohmann::json noiseReadings(const Clocks& start) {
+    const Clocks end;
+    const double cpu = end.cpu - start.cpu, stolen = end.stolen - start.stolen;
+    const double wall = std::chrono::duration<double>(end.wall - start.wall).count();
+    nlohmann::json j;
+    j["cpu_seconds"] = cpu;
+    j["cpu_use_percent"] = 100.0 * cpu / (wall * omp_get_max_threads());
+    j["stolen_seconds"] = std::isfinite(stolen) ? nlohmann::json(stolen) : nlohmann::json(nullptr);
+    return j;
 }
 
 struct BenchSetup {
@@ -136,6 +179,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     std::size_t updates = 0, totalContacts = 0;
     long sweeps = 0;
     double levels = 0.0;
+    const Clocks start;
     for (long s = 0; s < steps; ++s) {
         ctx.step = world.step;
         detector.detect(world, b.scene.simulation.margin, contacts, previous);
@@ -150,6 +194,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         sweeps += st.iterations;
         levels += solver.levelsPerSweep();
     }
+    const nlohmann::json noise = noiseReadings(start);  // the whole loop: detection included
     const double n = static_cast<double>(world.numGrains);
     const double meanContacts = static_cast<double>(totalContacts) / static_cast<double>(steps);
     nlohmann::json results = {
@@ -169,6 +214,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"rotational_energy", rotationalEnergy(world)},
         {"state_hash", hex64(stateHash(world))},
     };
+    results.update(noise);
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
@@ -241,9 +287,10 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     advance(sceneInteger(b.scene, "bench.warmup"));
     const long steps = sceneInteger(b.scene, "bench.steps");
-    const auto t0 = std::chrono::steady_clock::now();
+    const Clocks start;
     advance(steps);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start.wall).count();
+    const nlohmann::json noise = noiseReadings(start);
     if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
     std::size_t touching = 0;
     for (const Contact& c : contacts) touching += c.gap < 0.0 ? 1 : 0;
@@ -265,6 +312,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"peak_rss_bytes_per_particle", peakRssBytes() / n},
         {"state_hash", hex64(stateHash(world))},
     };
+    results.update(noise);
     return {{"bench", "md-step"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 

@@ -14,7 +14,10 @@
 # Moreau run has a LAMMPS run of the same minute beside it. On a shared machine
 # whose speed drifts, only such pairs compare. Prints a Markdown table of
 # particle-steps per second with the pairwise ratios, then the medians, and
-# checks that every Moreau run ended in the same state_hash.
+# checks that every Moreau run ended in the same state_hash. Each row also
+# shows both codes' CPU use per core over the timed steps (LAMMPS's "% CPU
+# use", Moreau's cpu_use_percent) and the ratio of their throughputs per CPU
+# second: a run that lost time to the machine's neighbours shows it there.
 # Environment: MOREAU = moreau executable (default build/bin/moreau); LMP,
 #              MPIRUN_FLAGS as for lammps/run.sh.
 set -euo pipefail
@@ -58,18 +61,32 @@ for line in open(sys.argv[1]):
     r, t, lammps, ours = line.rstrip("\n").split("\t")
     rows.append((int(r), int(t), json.loads(lammps), json.loads(ours)["results"]))
 threads = sorted({t for _, t, _, _ in rows})
-print("| round | cores | LAMMPS | Moreau | Moreau / LAMMPS |")
-print("|---|---|---|---|---|")
-ratio, speed = {t: [] for t in threads}, {t: {} for t in threads}
+print("| round | cores | LAMMPS | Moreau | Moreau / LAMMPS | CPU use LAMMPS / Moreau | ratio per CPU second |")
+print("|---|---|---|---|---|---|---|")
+ratio, speed, perCpu = {t: [] for t in threads}, {t: {} for t in threads}, {t: [] for t in threads}
+def pct(x):
+    return "?" if x is None else f"{x:.0f}%"
 for r, t, l, m in rows:
     lp, mp = l["particle_steps_per_second"], m["particle_steps_per_second"]
     ratio[t].append(mp / lp)
     speed[t][r] = mp
-    print(f"| {r} | {t} | {lp:.3g} | {mp:.3g} | {mp / lp:.2f} |")
+    # Throughput per CPU second of each code (wall rate / CPU use per core):
+    # what a run would have done on cores it had to itself, when the noise
+    # was time taken away (steal, other processes) rather than slower caches.
+    lc, mc = l.get("cpu_use_percent"), m.get("cpu_use_percent")
+    cell = "?"
+    if lc and mc:
+        q = (mp / mc) / (lp / lc)
+        perCpu[t].append(q)
+        cell = f"{q:.2f}"
+    print(f"| {r} | {t} | {lp:.3g} | {mp:.3g} | {mp / lp:.2f} | {pct(lc)} / {pct(mc)} | {cell} |")
 print()
 for t in threads:
     print(f"- {t} core(s): Moreau / LAMMPS median {statistics.median(ratio[t]):.2f} "
           f"(range {min(ratio[t]):.2f}-{max(ratio[t]):.2f})")
+    if perCpu[t]:
+        print(f"  per CPU second: median {statistics.median(perCpu[t]):.2f} "
+              f"(range {min(perCpu[t]):.2f}-{max(perCpu[t]):.2f})")
 if 1 in threads:
     for t in threads:
         if t == 1:
