@@ -57,7 +57,19 @@ StepRecord Simulation::observe() const {
     return r;
 }
 
-const StepRecord& Simulation::step() {
+const StepRecord& Simulation::record() const {
+    if (recordStale_) {
+        const int iterations = record_.iterations;
+        const double residual = record_.residual;
+        record_ = observe();
+        record_.iterations = iterations;
+        record_.residual = residual;
+        recordStale_ = false;
+    }
+    return record_;
+}
+
+CdStepStats Simulation::advance() {
     World& w = scene_.world;
     const StepContext ctx = contextOf(scene_);
     CdStepStats stats;  // MD: no iterations, no residual
@@ -85,10 +97,10 @@ const StepRecord& Simulation::step() {
         std::vector<ContactMemory>().swap(previous_);  // free it before the solve, whose own arrays are large
         stats = cd_.step(w, contacts_, ctx);  // solve + advance (throws on divergence)
     }
-    record_ = observe();
     record_.iterations = stats.iterations;
     record_.residual = stats.residual;
-    return record_;
+    recordStale_ = true;
+    return stats;
 }
 
 void writeCheckpoint(const std::filesystem::path& file, const World& world) {
@@ -126,12 +138,12 @@ nlohmann::json runScene(Scene scene, const RunOptions& options) {
     if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
     try {
         for (long s = 1; s <= steps; ++s) {
-            const StepRecord& r = sim.step();
+            const CdStepStats r = sim.advance();  // observed below only where written
             sumIterations += r.iterations;
             sumResidual += r.residual;
             maxIterations = std::max(maxIterations, r.iterations);
             if (r.iterations >= sim.scene().cd.maxIterations && sim.scene().cd.criterion != Criterion::Fixed) ++unconverged;
-            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), r);
+            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.record());
             if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
             if (progress) {
                 const auto now = std::chrono::steady_clock::now();

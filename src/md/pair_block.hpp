@@ -43,6 +43,7 @@ struct BlockContext {
     double* spring;           ///< per pair (tangential spring law only), read and written
     double* lastForce;        ///< per pair, read and written
     std::uint8_t* touched;    ///< per pair: overlapped at the last evaluation, read and written
+    double* overlap;          ///< per pair: written (meaningful where the pair is taken)
     std::int64_t grains;      ///< bodies below this index are grains
     /// Per wall (body grains + i at 5 i): the plane's normal N (3), μ, and
     /// 1 for a plane (0: another shape, left to the scalar pass); null when
@@ -84,12 +85,9 @@ constexpr int kMaxLanes = 16;  ///< pairs per block at most
 struct BlockResult {
     double F[3][kMaxLanes];       ///< force on b
     double tq[3][kMaxLanes];      ///< n × F_t
-    double elastic[kMaxLanes];    ///< ½ k_n ξ² + ½ k_t |s|² (Hertz: 0.4 k̃ ξ^{5/2})
     double work[kMaxLanes];       ///< −½ (F_last + F)·V Δt
-    double overlap[kMaxLanes];
     unsigned taken;   ///< bit j: lane j is a touching grain–grain pair, computed and stored here
     unsigned scalar;  ///< bit j: lane j is left to the scalar pass (neither taken nor plainly apart)
-    unsigned loaded;  ///< bit j: |F|² > 0
 };
 
 /// Computes `count` blocks of blockPairs pairs from pair `first` on into out[0 .. count).

@@ -144,7 +144,8 @@ template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
 void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     const MdSettings& s = settings_;
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
-    chunks_.assign(numChunks, ChunkSums{});
+    chunkWork_.assign(numChunks, 0.0);
+    overlap_.resize(m);
     const std::size_t grains = world.numGrains;
     // Raw pointers: the stores below must not make the compiler reload the
     // vectors' data pointers for every pair.
@@ -158,7 +159,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     Vec3* __restrict torques = torque_.data();
     Vec3* __restrict springs = spring_.data();
     std::uint8_t* __restrict touched = touched_.data();
-    ChunkSums* __restrict chunkSums = chunks_.data();
+    double* __restrict overlaps = overlap_.data();
+    double* __restrict chunkWork = chunkWork_.data();
     const double muGrain = world.muGrain;
     // The block kernel's view of the same data (non-periodic worlds).
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
@@ -170,7 +172,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         const bool spring = T == TangentialLaw::Spring;
         blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
                                               X->data(), Vb->data(), W->data(), R, invMass,
-                                              spring ? springs->data() : nullptr, forces->data(), touched,
+                                              spring ? springs->data() : nullptr, forces->data(), touched, overlaps,
                                               static_cast<std::int64_t>(grains),
                                               wallTable_.empty() ? nullptr : wallTable_.data(), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
@@ -193,7 +195,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     struct Run {
         std::size_t body = SIZE_MAX;
         Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
-        ChunkSums sums;  ///< of the chunk being done
+        double work = 0.0;  ///< of the chunk being done
     };
     // The helpers take the run state explicitly and capture only pointers,
     // by value: the loop over the kernel's lanes keeps its state and pointers
@@ -216,12 +218,6 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             touched[k] = 0;
             if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
         }
-    };
-    // A touching pair's overlap statistics, when it carries force.
-    auto countLoaded = [](ChunkSums& sums, double overlap) {
-        ++sums.touching;
-        sums.overlap += overlap;
-        sums.maxOverlap = std::max(sums.maxOverlap, overlap);
     };
     // A touching pair's force F on b and n × F_t onto the per-body sums
     // (in place for the bodies of this range; for gather() otherwise).
@@ -279,7 +275,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 }
                 if (gap < margin) {
                     const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                    st.sums.work += -0.5 * lastForce.dot(V) * dt;
+                    st.work += -0.5 * lastForce.dot(V) * dt;
                 }
                 lastForce = Vec3::Zero();
             }
@@ -287,6 +283,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         }
         touched[k] = 1;
         const double overlap = -gap;
+        overlaps[k] = overlap;
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
         const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
         const double Vn = n.dot(V);
@@ -295,29 +292,22 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
         if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
         Vec3 Ft;
-        double tangentialEnergy = 0.0;
         if constexpr (T == TangentialLaw::Spring) {
             Vec3& spring = springs[k];
             spring = rotateIntoPlane(spring, n);
             bool sliding = false;
             Ft = cundallSpring(cst, Vt, Vec3(Vt * dt), Fn, spring, sliding);
-            tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
         } else {
             Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
         }
         const Vec3 F = Fn * n + Ft;
-        double normalEnergy;
-        if constexpr (N == NormalLaw::Linear) normalEnergy = 0.5 * cst.kn * overlap * overlap;
-        else normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-        st.sums.elastic += normalEnergy + tangentialEnergy;
-        st.sums.work += -0.5 * (lastForce + F).dot(V) * dt;
-        if (F.squaredNorm() > 0.0) countLoaded(st.sums, overlap);
+        st.work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;
         deliver(st, k, ia, ib, F, n.cross(Ft));
     };
     auto doChunk = [=](std::size_t chunk, Run& run) {
         Run st = run;  // a copy whose address is never taken: kept in registers
-        st.sums = ChunkSums{};
+        st.work = 0.0;
         auto viaScalar = [&](std::size_t k) {
             Run handed = st;
             scalarPair(k, handed);
@@ -352,9 +342,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                         const auto ia = static_cast<std::size_t>(pairs[kj].a);
                         const auto ib = static_cast<std::size_t>(pairs[kj].b);
                         enterRun(st, ia);
-                        st.sums.elastic += rq.elastic[j];
-                        st.sums.work += rq.work[j];
-                        if (rq.loaded >> j & 1u) countLoaded(st.sums, rq.overlap[j]);
+                        st.work += rq.work[j];
                         deliver(st, kj, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
                                 Vec3(rq.tq[0][j], rq.tq[1][j], rq.tq[2][j]));
                     }
@@ -362,7 +350,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             }
         }
         for (; k < end; ++k) viaScalar(k);
-        chunkSums[chunk] = st.sums;
+        chunkWork[chunk] = st.work;
         run = st;
     };
     auto finish = [&](const Run& run) {
@@ -621,21 +609,63 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         if (omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
     }
     checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
-    double elastic = 0.0, work = 0.0, overlap = 0.0;
-    stats_ = OverlapStats{};
-    for (const ChunkSums& c : chunks_) {
-        elastic += c.elastic;
-        work += c.work;
-        overlap += c.overlap;
-        stats_.contacts += c.touching;
-        stats_.max = std::max(stats_.max, c.maxOverlap);
-    }
-    if (stats_.contacts > 0) stats_.mean = overlap / static_cast<double>(stats_.contacts);
-    elastic_ = elastic;
+    double work = 0.0;
+    for (const double w : chunkWork_) work += w;
     workIn_ += work;
+    diagnosticsDone_ = false;
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,
                              blockLanes_, true);
     forcesClear_ = true;
+}
+
+const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
+    if (diagnosticsDone_) return diagnostics_;
+    // Each touching pair's elastic energy as the force pass has it (the
+    // scalar pass's expressions; the kernel's lanes give the same bits),
+    // and the overlaps of those carrying force. Partial sums by chunk of
+    // kChunk pairs in key order, then over the chunks in order: the bits of
+    // the sums the force pass made before it left them to this.
+    const MdSettings& s = settings_;
+    const bool spring = s.tangential == TangentialLaw::Spring;
+    const bool linear = s.normal == NormalLaw::Linear;
+    const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
+    struct Part {
+        double elastic = 0.0, overlap = 0.0, max = 0.0;
+        std::size_t loaded = 0;
+    };
+    std::vector<Part> parts(numChunks);
+#pragma omp parallel for schedule(static) if (m > kParallelPairs)
+    for (std::size_t chunk = 0; chunk < numChunks; ++chunk) {
+        Part p;
+        for (std::size_t k = chunk * kChunk; k < std::min(m, (chunk + 1) * kChunk); ++k) {
+            if (!touched_[k]) continue;
+            const auto ia = static_cast<std::size_t>(pairs_[k].a), ib = static_cast<std::size_t>(pairs_[k].b);
+            const Constants cst = contactConstants(s, invMass_[ia], invMass_[ib], 0.0);
+            const double overlap = overlap_[k];
+            const double normal = linear ? 0.5 * cst.kn * overlap * overlap
+                                         : 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
+            const double tangential = spring ? 0.5 * cst.kt * spring_[k].squaredNorm() : 0.0;
+            p.elastic += normal + tangential;
+            if (force_[k].squaredNorm() > 0.0) {
+                ++p.loaded;
+                p.overlap += overlap;
+                p.max = std::max(p.max, overlap);
+            }
+        }
+        parts[chunk] = p;
+    }
+    Diagnostics d;
+    double overlap = 0.0;
+    for (const Part& p : parts) {
+        d.elastic += p.elastic;
+        overlap += p.overlap;
+        d.overlaps.contacts += p.loaded;
+        d.overlaps.max = std::max(d.overlaps.max, p.max);
+    }
+    if (d.overlaps.contacts > 0) d.overlaps.mean = overlap / static_cast<double>(d.overlaps.contacts);
+    diagnostics_ = d;
+    diagnosticsDone_ = true;
+    return diagnostics_;
 }
 
 void MdPairEngine::contacts(const World& world, double margin, std::vector<Contact>& out) const {

@@ -308,6 +308,45 @@ TEST_SUITE("md pair engine") {
         }
     }
 
+    TEST_CASE("observables made when asked for after unobserved steps are those observed every step") {
+        // Simulation::advance() leaves the record, and the fused pipeline its
+        // energy and overlap sums, to the next record(): a run writing every
+        // n-th step must get what observing every step would have given.
+        const std::string text = cylinderScene(300);
+        for (const std::vector<std::string>& sets : std::vector<std::vector<std::string>>{
+                 {"md.pipeline=fused"},
+                 {"md.pipeline=fused", "md.normal=hertz", "md.tangential=coulomb"},
+                 {"md.pipeline=fused", "md.meff=both", "md.kn=40", "md.kt=12"},
+                 {"md.pipeline=staged"},
+                 {"simulation.method=cd"}}) {
+            INFO(sets.back());
+            Simulation every(loadSceneText(text, "<pair-engine test>", sets));
+            Simulation lazy(loadSceneText(text, "<pair-engine test>", sets));
+            for (int k = 1; k <= 600; ++k) {
+                const StepRecord& e = every.step();
+                const CdStepStats stats = lazy.advance();
+                CHECK(stats.iterations == e.iterations);
+                if (k % 150 != 0) continue;
+                const StepRecord& l = lazy.record();
+                CHECK(l.step == e.step);
+                CHECK(l.time == e.time);
+                CHECK(l.kineticEnergy == e.kineticEnergy);
+                CHECK(l.rotationalEnergy == e.rotationalEnergy);
+                CHECK(l.contacts == e.contacts);
+                CHECK(l.meanOverlap == e.meanOverlap);
+                CHECK(l.maxOverlap == e.maxOverlap);
+                CHECK(l.elasticEnergy == e.elasticEnergy);
+                CHECK(l.iterations == e.iterations);
+                CHECK(l.residual == e.residual);
+                CHECK(l.contacts > 0);
+                if (sets.back() != "simulation.method=cd") {  // rigid grains may end with no overlap at all
+                    CHECK(l.maxOverlap > 0.0);
+                    CHECK(l.elasticEnergy > 0.0);
+                }
+            }
+        }
+    }
+
     TEST_CASE("the fused pipeline's contacts are the narrow phase's at the current positions") {
         Simulation sim(loadSceneText(cylinderScene(300), "<pair-engine test>", {"md.pipeline=fused"}));
         for (int k = 0; k < 800; ++k) sim.step();

@@ -23,7 +23,15 @@ public:
 
     /// One time step. Throws DivergenceError when velocities become
     /// non-finite; the world is then left as it was before the step.
-    const StepRecord& step();
+    const StepRecord& step() {
+        advance();
+        return record();
+    }
+    /// One time step whose observables (energies, overlaps, contacts) are
+    /// made only when record() is next called: a run that writes every
+    /// n-th step does not pay for them at the others. Returns the step's CD
+    /// iterations and residual (MD: none).
+    CdStepStats advance();
 
     World& world() { return scene_.world; }
     const World& world() const { return scene_.world; }
@@ -39,7 +47,8 @@ public:
     bool fused() const { return pairs_.has_value(); }
     /// The fused pipeline (null when MD is staged or the method is CD).
     const MdPairEngine* pairEngine() const { return pairs_ ? &*pairs_ : nullptr; }
-    const StepRecord& record() const { return record_; }
+    /// The last step's record (observed when first asked for after advance()).
+    const StepRecord& record() const;
 
     /// Diagnostics of the current state (no step): energies, overlaps, contacts.
     StepRecord observe() const;
@@ -56,7 +65,8 @@ private:
     MdSolver md_;
     std::optional<MdPairEngine> pairs_;  ///< MD in the fused pipeline
     std::vector<std::int32_t> previousIndex_;  ///< MD: this step's contact → last step's
-    StepRecord record_;
+    mutable StepRecord record_;
+    mutable bool recordStale_ = false;  ///< record_ not yet observed for the last step
 };
 
 struct RunOptions {

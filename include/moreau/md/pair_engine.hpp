@@ -60,12 +60,15 @@ public:
     void step(World& world, const StepContext& ctx, double margin);
 
     /// Σ ½ k_n ξ² + ½ k_t |s|² (Hertz family: 0.4 k̃ ξ^{5/2}) at the last evaluation.
-    double elasticEnergy() const { return elastic_; }
+    /// This and overlapStats() are made from the pairs' memory when first
+    /// asked for after a step (a pass over the list; steps whose diagnostics
+    /// nobody reads cost nothing), with the bits a per-step sum would have.
+    double elasticEnergy() const { return diagnostics().elastic; }
     /// Work delivered to the contacts since the start (as MdSolver::contactWork).
     double contactWork() const { return workIn_; }
-    double dissipatedWork() const { return workIn_ - elastic_; }
+    double dissipatedWork() const { return workIn_ - elasticEnergy(); }
     /// Contacts carrying force at the last evaluation: count, mean and max overlap.
-    const OverlapStats& overlapStats() const { return stats_; }
+    const OverlapStats& overlapStats() const { return diagnostics().overlaps; }
     /// Builds of the Verlet list (cell grid) so far.
     long builds() const { return builds_; }
     /// Builds of the working list (filtered from the Verlet list) so far.
@@ -104,6 +107,14 @@ private:
     void rebalance();
     /// Per-body sums of the shared bodies from their pairs (split pass).
     void gather(const World& world);
+    struct Diagnostics {
+        double elastic = 0.0;
+        OverlapStats overlaps;
+    };
+    /// The last evaluation's elastic energy and overlap statistics, from the
+    /// pairs touching then (touched_, overlap_, spring_, force_), summed by
+    /// chunks of kChunk pairs in key order; made once per step, when asked.
+    const Diagnostics& diagnostics() const;
 
     MdSettings settings_;
     void (*blockKernel_)(const md_block::BlockContext&, std::size_t, std::size_t, md_block::BlockResult*) = nullptr;
@@ -122,6 +133,7 @@ private:
     std::vector<Vec3> force_;                    ///< force on b per pair at the last evaluation (0 when apart)
     std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
+    std::vector<double> overlap_;                ///< its overlap then (where touched_)
     std::vector<Vec3> builtAt_;
     std::vector<double> wallTable_;              ///< the kernel's wall rows (BlockContext::walls), made at each list build
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
@@ -141,13 +153,10 @@ private:
     std::vector<std::int32_t> aStart_, bStart_, byB_;
     std::vector<Vec3> bodyForce_, bodyTorque_;
     bool forcesClear_ = false;  ///< bodyForce_ and bodyTorque_ are all zero (cleared by the last kick–drift)
-    struct ChunkSums {
-        double elastic = 0.0, work = 0.0, overlap = 0.0, maxOverlap = 0.0;
-        std::size_t touching = 0;
-    };
-    std::vector<ChunkSums> chunks_;
-    double elastic_ = 0.0, workIn_ = 0.0;
-    OverlapStats stats_;
+    std::vector<double> chunkWork_;  ///< work of each chunk of kChunk pairs in the last force pass
+    double workIn_ = 0.0;
+    mutable Diagnostics diagnostics_;
+    mutable bool diagnosticsDone_ = true;  ///< diagnostics_ is the last evaluation's (none yet: zeros)
 };
 
 }  // namespace moreau
