@@ -52,6 +52,7 @@ struct BlockContext {
     double kn, gn, kt, gt, mu;
     bool scaleK, scaleG;  ///< the effective-mass convention: k's and γ's times m_eff
     bool clip;            ///< clip attractive normal forces
+    bool work;            ///< compute BlockResult::work (MdPairEngine::trackWork)
     double dt;
 };
 
@@ -85,7 +86,7 @@ constexpr int kMaxLanes = 16;  ///< pairs per block at most
 struct BlockResult {
     double F[3][kMaxLanes];       ///< force on b
     double tq[3][kMaxLanes];      ///< n × F_t
-    double work[kMaxLanes];       ///< −½ (F_last + F)·V Δt
+    double work[kMaxLanes];       ///< −½ (F_last + F)·V Δt (only with BlockContext::work)
     unsigned taken;   ///< bit j: lane j is a touching grain–grain pair, computed and stored here
     unsigned scalar;  ///< bit j: lane j is left to the scalar pass (neither taken nor plainly apart)
 };

@@ -162,6 +162,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     double* __restrict overlaps = overlap_.data();
     double* __restrict chunkWork = chunkWork_.data();
     const double muGrain = world.muGrain;
+    const bool trackWork = trackWork_;
     // The block kernel's view of the same data (non-periodic worlds).
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
     const bool useBlocks = !Periodic && blockKernel_ != nullptr;
@@ -176,7 +177,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                                               static_cast<std::int64_t>(grains),
                                               wallTable_.empty() ? nullptr : wallTable_.data(), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
-                                              s.clipAttractive, dt};
+                                              s.clipAttractive, trackWork, dt};
     }
     // The per-body sums are made here, in key order as gather() makes them.
     // The list is sorted by a, so a body's terms as a form one run, summed
@@ -268,12 +269,12 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             // as the staged pipeline does, while the pair is within the margin).
             forget(k);
             if (lastForce.squaredNorm() > 0.0) {
-                if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
+                if (trackWork && gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
                     Contact c;
                     gap = narrowSphereSphere(world, a, b, HUGE_VAL, c) ? c.gap : HUGE_VAL;
                     n = c.n;
                 }
-                if (gap < margin) {
+                if (trackWork && gap < margin) {
                     const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
                     st.work += -0.5 * lastForce.dot(V) * dt;
                 }
@@ -301,7 +302,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
         }
         const Vec3 F = Fn * n + Ft;
-        st.work += -0.5 * (lastForce + F).dot(V) * dt;
+        if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;
         deliver(st, k, ia, ib, F, n.cross(Ft));
     };
@@ -342,7 +343,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                         const auto ia = static_cast<std::size_t>(pairs[kj].a);
                         const auto ib = static_cast<std::size_t>(pairs[kj].b);
                         enterRun(st, ia);
-                        st.work += rq.work[j];
+                        if (trackWork) st.work += rq.work[j];
                         deliver(st, kj, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
                                 Vec3(rq.tq[0][j], rq.tq[1][j], rq.tq[2][j]));
                     }

@@ -61,6 +61,7 @@ struct RunResult {
     double elastic = 0.0;
     std::size_t contacts = 0;
     double meanOverlap = 0.0;
+    double work = 0.0;  ///< work delivered to the contacts (tracked in the fused pipeline)
     bool fused = false;
     std::size_t pairs = 0;  ///< the fused pipeline's list length at the end
 };
@@ -68,8 +69,10 @@ struct RunResult {
 RunResult run(const std::string& text, std::vector<std::string> sets, const std::string& pipeline, int steps) {
     sets.push_back("md.pipeline=" + pipeline);
     Simulation sim(loadSceneText(text, "<pair-engine test>", sets));
+    if (sim.pairEngine()) sim.pairEngine()->trackWork(true);
     for (int k = 0; k < steps; ++k) sim.step();
     RunResult r;
+    r.work = sim.pairEngine() ? sim.pairEngine()->contactWork() : sim.md().contactWork();
     r.hash = stateHash(sim.world());
     r.elastic = sim.record().elasticEnergy;
     r.contacts = sim.record().contacts;
@@ -138,6 +141,7 @@ TEST_SUITE("md pair engine") {
                 CHECK(vector.contacts == scalar.contacts);
                 CHECK(vector.elastic == scalar.elastic);
                 CHECK(vector.meanOverlap == scalar.meanOverlap);
+                CHECK(vector.work == scalar.work);
             }
         });
         // The kernel is in use (every x86-64 has at least SSE2) and honours the cap.
@@ -306,6 +310,26 @@ TEST_SUITE("md pair engine") {
                 CHECK(what.find("staged") != std::string::npos);
             }
         }
+    }
+
+    TEST_CASE("the fused pipeline's work, when tracked, is the staged solver's") {
+        const std::string text = cylinderScene(300);
+        forEachFusedLawPair([&](std::vector<std::string> sets) {
+            sets.push_back("md.pipeline=fused");
+            Simulation fused(loadSceneText(text, "<pair-engine test>", sets));
+            sets.back() = "md.pipeline=staged";
+            Simulation staged(loadSceneText(text, "<pair-engine test>", sets));
+            REQUIRE(fused.pairEngine() != nullptr);
+            CHECK(std::isnan(fused.pairEngine()->contactWork()));  // not tracked unless asked for
+            fused.pairEngine()->trackWork(true);
+            for (int k = 0; k < 1200; ++k) fused.advance(), staged.advance();
+            const MdPairEngine& engine = *fused.pairEngine();
+            CHECK(stateHash(fused.world()) == stateHash(staged.world()));
+            CHECK(staged.md().contactWork() > 0.0);
+            // The same terms, summed by chunk of pairs instead of by contact.
+            CHECK(engine.contactWork() == doctest::Approx(staged.md().contactWork()).epsilon(1e-11));
+            CHECK(engine.dissipatedWork() == doctest::Approx(staged.md().dissipatedWork()).epsilon(1e-11));
+        });
     }
 
     TEST_CASE("observables made when asked for after unobserved steps are those observed every step") {

@@ -47,6 +47,7 @@ public:
     bool fused() const { return pairs_.has_value(); }
     /// The fused pipeline (null when MD is staged or the method is CD).
     const MdPairEngine* pairEngine() const { return pairs_ ? &*pairs_ : nullptr; }
+    MdPairEngine* pairEngine() { return pairs_ ? &*pairs_ : nullptr; }
     /// The last step's record (observed when first asked for after advance()).
     const StepRecord& record() const;
 

@@ -27,6 +27,7 @@
 /// - After a DivergenceError the world is unchanged but the springs have
 ///   advanced: the run is over anyway (Simulation writes a checkpoint).
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "moreau/analysis/observables.hpp"
@@ -64,9 +65,20 @@ public:
     /// asked for after a step (a pass over the list; steps whose diagnostics
     /// nobody reads cost nothing), with the bits a per-step sum would have.
     double elasticEnergy() const { return diagnostics().elastic; }
-    /// Work delivered to the contacts since the start (as MdSolver::contactWork).
-    double contactWork() const { return workIn_; }
-    double dissipatedWork() const { return workIn_ - elasticEnergy(); }
+    /// Whether the steps sum the work delivered to the contacts (off unless
+    /// asked for: a running sum must see every step, and no output of a run
+    /// reads it; the staged MdSolver always sums it). Turning it on starts
+    /// the sum at zero.
+    void trackWork(bool on) {
+        trackWork_ = on;
+        workIn_ = 0.0;
+    }
+    bool tracksWork() const { return trackWork_; }
+    /// Work delivered to the contacts since trackWork(true) (as
+    /// MdSolver::contactWork); NaN when the work is not tracked.
+    double contactWork() const { return trackWork_ ? workIn_ : std::numeric_limits<double>::quiet_NaN(); }
+    /// contactWork() less the elastic energy stored now.
+    double dissipatedWork() const { return contactWork() - elasticEnergy(); }
     /// Contacts carrying force at the last evaluation: count, mean and max overlap.
     const OverlapStats& overlapStats() const { return diagnostics().overlaps; }
     /// Builds of the Verlet list (cell grid) so far.
@@ -155,6 +167,7 @@ private:
     bool forcesClear_ = false;  ///< bodyForce_ and bodyTorque_ are all zero (cleared by the last kick–drift)
     std::vector<double> chunkWork_;  ///< work of each chunk of kChunk pairs in the last force pass
     double workIn_ = 0.0;
+    bool trackWork_ = false;
     mutable Diagnostics diagnostics_;
     mutable bool diagnosticsDone_ = true;  ///< diagnostics_ is the last evaluation's (none yet: zeros)
 };
