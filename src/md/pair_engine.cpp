@@ -269,14 +269,16 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             // as the staged pipeline does, while the pair is within the margin).
             forget(k);
             if (lastForce.squaredNorm() > 0.0) {
-                if (trackWork && gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
-                    Contact c;
-                    gap = narrowSphereSphere(world, a, b, HUGE_VAL, c) ? c.gap : HUGE_VAL;
-                    n = c.n;
-                }
-                if (trackWork && gap < margin) {
-                    const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                    st.work += -0.5 * lastForce.dot(V) * dt;
+                if (trackWork) {
+                    if (gap >= HUGE_VAL) {  // the far-apart exit skipped the geometry
+                        Contact c;
+                        gap = narrowSphereSphere(world, a, b, HUGE_VAL, c) ? c.gap : HUGE_VAL;
+                        n = c.n;
+                    }
+                    if (gap < margin) {
+                        const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+                        st.work += -0.5 * lastForce.dot(V) * dt;
+                    }
                 }
                 lastForce = Vec3::Zero();
             }
@@ -610,9 +612,11 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         if (omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
     }
     checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
-    double work = 0.0;
-    for (const double w : chunkWork_) work += w;
-    workIn_ += work;
+    if (trackWork_) {
+        double work = 0.0;
+        for (const double w : chunkWork_) work += w;
+        workIn_ += work;
+    }
     diagnosticsDone_ = false;
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,
                              blockLanes_, true);
