@@ -179,13 +179,17 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, trackWork, dt};
     }
-    // The per-body sums are made here, in key order as gather() makes them.
-    // The list is sorted by a, so a body's terms as a form one run, summed
-    // in registers onto its terms as b (all from pairs (j, a), j < a, which
-    // come earlier). Split (several threads): each thread takes a range of
-    // chunks and sums the bodies whose pairs all lie in its range; the
-    // bodies shared by two ranges are left to gather(), which reads their
-    // pairs' forces and torques.
+    // The per-body sums are made here, in key order as gather() makes them:
+    // each pair adds its terms onto both bodies' sums in memory as it comes.
+    // The list is sorted by a, so a body's terms as a follow its terms as b
+    // (all from pairs (j, a), j < a, which come earlier). (Keeping a's run in
+    // registers instead, stored when a changes, gives the same bits but was
+    // about 6 % slower, likely because the test for a new run, true about
+    // every third pair, is hard to predict.)
+    // Split (several threads): each thread takes a range of chunks and sums
+    // the bodies whose pairs all lie in its range; the bodies shared by two
+    // ranges are left to gather(), which reads their pairs' forces and
+    // torques.
     Vec3* __restrict bodyF = bodyForce_.data();
     Vec3* __restrict bodyT = bodyTorque_.data();
     const std::uint8_t* __restrict shared = Split ? shared_.data() : nullptr;
@@ -193,24 +197,10 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         if constexpr (Split) return shared[i] == 0;
         else return (void)shared, (void)i, true;
     };
-    struct Run {
-        std::size_t body = SIZE_MAX;
-        Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
-        double work = 0.0;  ///< of the chunk being done
-    };
-    // The helpers take the run state explicitly and capture only pointers,
-    // by value: the loop over the kernel's lanes keeps its state and pointers
-    // in registers, and hands them to the (out-of-line) scalar pass only
-    // around the rare lanes it leaves to it.
-    // Scatter: a body's terms as a form one run, summed in registers.
-    auto enterRun = [=](Run& st, std::size_t ia) {
-        if (ia != st.body) {
-            if (st.body != SIZE_MAX && local(st.body)) bodyF[st.body] = st.force, bodyT[st.body] = st.torque;
-            st.body = ia;
-            st.force = bodyF[ia];
-            st.torque = bodyT[ia];
-        }
-    };
+    // The helpers take the chunk's work sum explicitly and capture only
+    // pointers, by value: the loop over the kernel's lanes keeps its sum and
+    // pointers in registers, and hands them to the (out-of-line) scalar pass
+    // only around the rare lanes it leaves to it.
     // A pair apart whose contact had been touching: it forgets its spring.
     // (Its torque entry needs no reset: gather() reads only pairs touching
     // this step.)
@@ -222,22 +212,23 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     };
     // A touching pair's force F on b and n × F_t onto the per-body sums
     // (in place for the bodies of this range; for gather() otherwise).
-    auto deliver = [=](Run& st, std::size_t k, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
+    auto deliver = [=](std::size_t k, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
         if constexpr (Split)
             if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
         if (local(ib)) {
             bodyF[ib] += F;
             bodyT[ib] -= R[ib] * tq;
         }
-        st.force -= F;
-        st.torque -= R[ia] * tq;
+        if (local(ia)) {
+            bodyF[ia] -= F;
+            bodyT[ia] -= R[ia] * tq;
+        }
     };
     // One pair, all cases (the block kernel's lanes it does not take).
-    auto scalarPair = [=, &world, &s](std::size_t k, Run& st) {
+    auto scalarPair = [=, &world, &s](std::size_t k, double& work) {
         const BodyId a = pairs[k].a, b = pairs[k].b;
         const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
         const double ra = R[ia], rb = R[ib];
-        enterRun(st, ia);
         // Narrow phase with narrowSphereSphere's / narrowSphereWall's arithmetic.
         Vec3 n = Vec3::UnitX();  // set below wherever it is read
         double gap;
@@ -277,7 +268,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                     }
                     if (gap < margin) {
                         const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                        st.work += -0.5 * lastForce.dot(V) * dt;
+                        work += -0.5 * lastForce.dot(V) * dt;
                     }
                 }
                 lastForce = Vec3::Zero();
@@ -304,17 +295,16 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
         }
         const Vec3 F = Fn * n + Ft;
-        if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
+        if (trackWork) work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;
-        deliver(st, k, ia, ib, F, n.cross(Ft));
+        deliver(k, ia, ib, F, n.cross(Ft));
     };
-    auto doChunk = [=](std::size_t chunk, Run& run) {
-        Run st = run;  // a copy whose address is never taken: kept in registers
-        st.work = 0.0;
+    auto doChunk = [=](std::size_t chunk) {
+        double work = 0.0;  // its address is never taken: kept in a register
         auto viaScalar = [&](std::size_t k) {
-            Run handed = st;
+            double handed = work;
             scalarPair(k, handed);
-            st = handed;
+            work = handed;
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
         std::size_t k = chunk * kChunk;
@@ -327,10 +317,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 // The kernel stored each pair's spring, force and flag. The
                 // lanes left out below are plainly apart with no force to
                 // account for: the kernel has forgotten their springs, and
-                // they add to no sum. (Skipping them may leave a's run open
-                // over a body with no term of its own: its sum stays its
-                // terms as b, as it should; the list being sorted by a, no
-                // later pair has the open body as a, nor as b.)
+                // they add to no sum.
                 for (std::size_t q = 0; q < blocks; ++q, k += L) {
                     const md_block::BlockResult& rq = r[q];
                     for (unsigned pending = rq.taken | rq.scalar; pending != 0; pending &= pending - 1) {
@@ -344,20 +331,15 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                         // the sums of the scalar path, from lane j.
                         const auto ia = static_cast<std::size_t>(pairs[kj].a);
                         const auto ib = static_cast<std::size_t>(pairs[kj].b);
-                        enterRun(st, ia);
-                        if (trackWork) st.work += rq.work[j];
-                        deliver(st, kj, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
+                        if (trackWork) work += rq.work[j];
+                        deliver(kj, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
                                 Vec3(rq.tq[0][j], rq.tq[1][j], rq.tq[2][j]));
                     }
                 }
             }
         }
         for (; k < end; ++k) viaScalar(k);
-        chunkWork[chunk] = st.work;
-        run = st;
-    };
-    auto finish = [&](const Run& run) {
-        if (run.body != SIZE_MAX && local(run.body)) bodyF[run.body] = run.force, bodyT[run.body] = run.torque;
+        chunkWork[chunk] = work;
     };
     if constexpr (Split) {
         // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
@@ -372,16 +354,12 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             const auto nt = static_cast<std::size_t>(omp_get_num_threads());
             for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < ranges; t += nt) {
                 const double start = omp_get_wtime();
-                Run run;
-                for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) doChunk(chunk, run);
-                finish(run);
+                for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) doChunk(chunk);
                 rangeTime[t] += omp_get_wtime() - start;
             }
         }
     } else {
-        Run run;
-        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk, run);
-        finish(run);
+        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
     }
 }
 
