@@ -66,17 +66,87 @@ struct Clocks {
 };
 
 /// The noise readings of a part begun at `start`, for the results: its CPU
-/// time, CPU use per thread in % of its wall time, and the time stolen.
-nlohmann::json noiseReadings(const Clocks& start) {
+/// time, CPU use per thread in % of its wall time (of `threadSeconds`, the
+/// thread-seconds it had, where given), and the time stolen.
+nlohmann::json noiseReadings(const Clocks& start, double threadSeconds = 0.0) {
     const Clocks end;
     const double cpu = end.cpu - start.cpu, stolen = end.stolen - start.stolen;
     const double wall = std::chrono::duration<double>(end.wall - start.wall).count();
+    if (!(threadSeconds > 0.0)) threadSeconds = wall * omp_get_max_threads();
     nlohmann::json j;
     j["cpu_seconds"] = cpu;
-    j["cpu_use_percent"] = 100.0 * cpu / (wall * omp_get_max_threads());
+    j["cpu_use_percent"] = 100.0 * cpu / threadSeconds;
     j["stolen_seconds"] = std::isfinite(stolen) ? nlohmann::json(stolen) : nlohmann::json(nullptr);
     return j;
 }
+
+/// `bench.alternate`: the timed steps cut into slices run alternately on one
+/// thread and on the --threads of the bench, so that a speed-up is measured
+/// within the same minute. On a shared machine whose speed drifts by tens of
+/// percent between runs, separate runs cannot tell 1.7× from 1.8×; slices a
+/// few tenths of a second long, interleaved, see nearly the same machine. The
+/// trajectory is the same bits: a result never depends on the thread count.
+struct Alternation {
+    long slice = 0;   ///< steps per slice; 0: no alternation (every step on --threads)
+    int threads = 1;  ///< the bench's --threads
+    double seconds[2] = {0.0, 0.0};  ///< [0]: one thread, [1]: --threads (the time the rate counts)
+    double wall[2] = {0.0, 0.0};     ///< all the slices' wall time, likewise
+    double done[2] = {0.0, 0.0};     ///< what the rate counts (updates, particle-steps) on each
+    std::vector<double> pairRatios;  ///< each slice pair's rate on --threads over its rate on one thread
+    double pendingRate = 0.0;        ///< the last one-thread slice's rate, until its pair ends
+
+    Alternation(long sliceSteps, int benchThreads) : slice(sliceSteps), threads(benchThreads) {}
+
+    static KeySpec key() {
+        return {"bench.alternate", KeyType::Integer, "0",
+                "0: every timed step on --threads; N > 0: the timed steps in slices of N steps, alternately on 1 thread "
+                "and on --threads, reporting both rates and the speed-up (same trajectory bits)",
+                0, 1e9, {}};
+    }
+    /// Runs `steps` timed steps through run(n, which) (n steps on the
+    /// current thread count, `which` 0 for one thread and 1 for --threads,
+    /// returning what they did and the seconds the rate counts), in slices
+    /// when alternating.
+    template <class Run>
+    void time(long steps, Run&& run) {
+        for (long s = 0, q = 0; s < steps; ++q) {
+            const long n = slice > 0 ? std::min(slice, steps - s) : steps;
+            const int which = slice > 0 && q % 2 == 0 ? 0 : 1;
+            omp_set_num_threads(which == 0 ? 1 : threads);
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto [d, secs] = run(n, which);
+            wall[which] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            seconds[which] += secs;
+            done[which] += d;
+            if (which == 0) {
+                pendingRate = d / secs;
+            } else if (pendingRate > 0.0) {
+                pairRatios.push_back(d / secs / pendingRate);
+                pendingRate = 0.0;
+            }
+            s += n;
+        }
+        omp_set_num_threads(threads);
+    }
+    /// Thread-seconds the timed steps had (for their CPU use).
+    double threadSeconds() const { return wall[0] + wall[1] * threads; }
+    /// The results' keys of the one-thread slices and the speed-up.
+    void report(nlohmann::json& results, const std::string& rateKey) const {
+        if (slice == 0) return;
+        std::vector<double> r = pairRatios;
+        std::sort(r.begin(), r.end());
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        const double median = r.empty() ? nan : (r.size() % 2 == 1 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]));
+        results["alternate_slice_steps"] = slice;
+        results["alternate_pairs"] = r.size();
+        results["one_thread_seconds"] = seconds[0];
+        results["one_thread_" + rateKey] = done[0] / seconds[0];
+        results["speedup"] = (done[1] / seconds[1]) / (done[0] / seconds[0]);
+        results["speedup_median_of_pairs"] = median;
+        results["speedup_min_of_pairs"] = r.empty() ? nan : r.front();
+        results["speedup_max_of_pairs"] = r.empty() ? nan : r.back();
+    }
+};
 
 struct BenchSetup {
     Scene scene;  ///< settings (cd.*, seed) and the bench.* values
@@ -158,6 +228,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"bench.steps", KeyType::Integer, "5", "time steps timed (detection excluded)", 1, 1e6, {}},
         {"bench.sweeps", KeyType::Integer, "20", "random sweeps per time step", 1, 1e6, {}},
         {"bench.dt", KeyType::Real, "0.001", "time step", 0, kInf, {}},
+        Alternation::key(),
     };
     BenchSetup b = benchWorld(options, extra);
     const long steps = sceneInteger(b.scene, "bench.steps");
@@ -175,26 +246,33 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     StepContext ctx;
     ctx.dt = sceneReal(b.scene, "bench.dt");
     ctx.seed = b.scene.simulation.seed;
-    double sweepSeconds = 0.0, solveSeconds = 0.0;
-    std::size_t updates = 0, totalContacts = 0;
+    double solveSeconds[2] = {0.0, 0.0};  // as Alternation::seconds
+    std::size_t totalContacts = 0;
     long sweeps = 0;
     double levels = 0.0;
+    Alternation alt(sceneInteger(b.scene, "bench.alternate"), omp_get_max_threads());
     const Clocks start;
-    for (long s = 0; s < steps; ++s) {
-        ctx.step = world.step;
-        detector.detect(world, b.scene.simulation.margin, contacts, previous);
-        matchContactMemory(previous, contacts, nullptr);
-        std::vector<ContactMemory>().swap(previous);
-        const auto t0 = std::chrono::steady_clock::now();
-        const CdStepStats st = solver.step(world, contacts, ctx);
-        solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        sweepSeconds += solver.lastSweepSeconds();
-        updates += contacts.size() * static_cast<std::size_t>(st.iterations);
-        totalContacts += contacts.size();
-        sweeps += st.iterations;
-        levels += solver.levelsPerSweep();
-    }
-    const nlohmann::json noise = noiseReadings(start);  // the whole loop: detection included
+    alt.time(steps, [&](long n, int which) {
+        std::size_t done = 0;
+        double secs = 0.0;
+        for (long s = 0; s < n; ++s) {
+            ctx.step = world.step;
+            detector.detect(world, b.scene.simulation.margin, contacts, previous);
+            matchContactMemory(previous, contacts, nullptr);
+            std::vector<ContactMemory>().swap(previous);
+            const auto t0 = std::chrono::steady_clock::now();
+            const CdStepStats st = solver.step(world, contacts, ctx);
+            solveSeconds[which] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            secs += solver.lastSweepSeconds();
+            done += contacts.size() * static_cast<std::size_t>(st.iterations);
+            totalContacts += contacts.size();
+            sweeps += st.iterations;
+            levels += solver.levelsPerSweep();
+        }
+        return std::pair{static_cast<double>(done), secs};
+    });
+    // The whole loop, detection included.
+    const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     const double n = static_cast<double>(world.numGrains);
     const double meanContacts = static_cast<double>(totalContacts) / static_cast<double>(steps);
     nlohmann::json results = {
@@ -204,10 +282,10 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"contacts_per_particle", meanContacts / n},
         {"sweeps", sweeps},
         {"levels_per_sweep", levels / static_cast<double>(steps)},
-        {"seconds", sweepSeconds},
-        {"contact_updates_per_second", static_cast<double>(updates) / sweepSeconds},
-        {"solve_seconds", solveSeconds},
-        {"contact_updates_per_second_with_prepare", static_cast<double>(updates) / solveSeconds},
+        {"seconds", alt.seconds[1]},
+        {"contact_updates_per_second", alt.done[1] / alt.seconds[1]},
+        {"solve_seconds", solveSeconds[1]},
+        {"contact_updates_per_second_with_prepare", alt.done[1] / solveSeconds[1]},
         {"peak_rss_bytes", peakRssBytes()},
         {"peak_rss_bytes_per_particle", peakRssBytes() / n},
         {"kinetic_energy", kineticEnergy(world)},
@@ -215,6 +293,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"state_hash", hex64(stateHash(world))},
     };
     results.update(noise);
+    alt.report(results, "contact_updates_per_second");
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
@@ -227,6 +306,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"bench.warmup", KeyType::Integer, "1000", "untimed warm-up steps", 0, 1e9, {}},
         {"bench.steps", KeyType::Integer, "2000", "timed steps", 1, 1e9, {}},
         {"bench.dt", KeyType::Real, "7.191623e-5", "time step (t_n/50 of the protocol)", 0, kInf, {}},
+        Alternation::key(),
     };
     // Neighbour reach as LAMMPS's `neighbor 0.1 bin`: a skin of 0.1 d
     // (contact.skin = 0.2 of the radius, the scene default) and no margin (an
@@ -287,10 +367,15 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     advance(sceneInteger(b.scene, "bench.warmup"));
     const long steps = sceneInteger(b.scene, "bench.steps");
+    Alternation alt(sceneInteger(b.scene, "bench.alternate"), omp_get_max_threads());
     const Clocks start;
-    advance(steps);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start.wall).count();
-    const nlohmann::json noise = noiseReadings(start);
+    alt.time(steps, [&](long n, int) {
+        const auto t0 = std::chrono::steady_clock::now();
+        advance(n);
+        return std::pair{static_cast<double>(world.numGrains * n),
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+    });
+    const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
     std::size_t touching = 0;
     for (const Contact& c : contacts) touching += c.gap < 0.0 ? 1 : 0;
@@ -299,8 +384,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"particles", world.numGrains},
         {"source", b.source},
         {"steps", steps},
-        {"seconds", seconds},
-        {"particle_steps_per_second", n * static_cast<double>(steps) / seconds},
+        {"seconds", alt.seconds[1]},
+        {"particle_steps_per_second", alt.done[1] / alt.seconds[1]},
         {"pipeline", engine ? "fused" : "staged"},
         {"simd", engine ? engine->blockIsa(world) : "none"},
         {"list_builds", engine ? engine->builds() : detector.builds()},
@@ -313,6 +398,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"state_hash", hex64(stateHash(world))},
     };
     results.update(noise);
+    alt.report(results, "particle_steps_per_second");
     return {{"bench", "md-step"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 

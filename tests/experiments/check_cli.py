@@ -124,6 +124,34 @@ with tempfile.TemporaryDirectory() as tmp:
         bench_hashes.append(b["results"]["state_hash"])
     expect(bench_hashes[0] == bench_hashes[1], f"cd-sweep hash differs between threads: {bench_hashes}")
 
+    # --- bench.alternate: slices on 1 and 2 threads, the same trajectory ---
+    for name, sets, rate in (
+            ("cd-sweep", ["bench.particles=20000", "bench.steps=2"], "contact_updates_per_second"),
+            ("md-step", ["bench.particles=4000", "bench.warmup=10", "bench.steps=30"], "particle_steps_per_second")):
+        hashes = []
+        for extra in ([], ["--set", "bench.alternate=" + ("1" if name == "cd-sweep" else "5")]):
+            bj = os.path.join(tmp, f"alt-{name}-{len(extra)}.json")
+            args = ["bench", name]
+            for kv in sets:
+                args += ["--set", kv]
+            p = run(*args, *extra, "--threads", "2", "--json", bj)
+            expect(p.returncode == 0, f"bench {name} {extra} failed: {p.stderr}")
+            with open(bj) as f:
+                b = json.load(f)
+            hashes.append(b["results"]["state_hash"])
+            r = b["results"]
+            if extra:
+                expect(b["threads"] == 2, f"{name}: threads after alternating")
+                for key in ("speedup", "speedup_median_of_pairs", "one_thread_" + rate, "alternate_pairs"):
+                    expect(key in r, f"{name} with bench.alternate lacks {key}")
+                expect(r.get("alternate_pairs") == (1 if name == "cd-sweep" else 3), f"{name}: slice pairs {r.get('alternate_pairs')}")
+                ratio = r[rate] / r["one_thread_" + rate]
+                expect(0 < r["speedup"] and abs(r["speedup"] / ratio - 1) < 1e-12, f"{name}: speedup {r['speedup']} vs rates {ratio}")
+            else:
+                expect("speedup" not in r, f"{name}: speedup reported without bench.alternate")
+        expect(hashes[0] == hashes[1], f"{name}: alternating threads changed the trajectory: {hashes}")
+    bad_input(["bench", "md-step", "--set", "bench.alternate=-1"], ["bench.alternate"], tmp)
+
     p = run("list")
     expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
     p = run("list", "integrators")
