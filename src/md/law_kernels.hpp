@@ -57,6 +57,10 @@ void buildByBodyIndex(std::size_t nb, std::size_t m, BodiesOf bodiesOf, std::vec
 /// or torque is not finite: the same report for any thread count.
 void checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& torque, long step);
 
+/// Whether the forces and torques of bodies [first, last) are all finite
+/// (one streaming pass, serial: for a range of a parallel region).
+bool forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last);
+
 /// Normal force on b along +n (force schemes eqs. 2, 6, 8, 9, 10) from the
 /// overlap ξ and its rate ξ̇ = −V_n; `plastic` is the Walton–Braun memory
 /// F_max of this contact.

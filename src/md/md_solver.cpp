@@ -474,17 +474,21 @@ bool allFinite(const double* p, std::size_t n) {
 }
 }  // namespace
 
+bool md_kernels::forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last) {
+    if (last <= first) return true;
+    const std::size_t n = 3 * (last - first);
+    return allFinite(force[first].data(), n) && allFinite(torque[first].data(), n);
+}
+
 void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& torque, long step) {
     const std::size_t nb = force.size();
-    // The common case in one streaming pass (by blocks, in parallel); the
-    // first bad body only when there is one.
-    constexpr std::size_t kBlock = 4096;
-    const std::size_t blocks = (nb + kBlock - 1) / kBlock;
+    // The common case in one streaming pass (an equal share of the bodies per
+    // thread); the first bad body only when there is one.
     int anyBad = 0;
-#pragma omp parallel for schedule(static) reduction(| : anyBad) if (nb > kParallelContacts)
-    for (std::size_t q = 0; q < blocks; ++q) {
-        const std::size_t first = q * kBlock, n = 3 * (std::min(nb, first + kBlock) - first);
-        anyBad |= allFinite(force[first].data(), n) && allFinite(torque[first].data(), n) ? 0 : 1;
+#pragma omp parallel reduction(| : anyBad) if (nb > kParallelContacts)
+    {
+        const auto t = static_cast<std::size_t>(omp_get_thread_num()), nt = static_cast<std::size_t>(omp_get_num_threads());
+        anyBad |= forcesFinite(force.data(), torque.data(), t * nb / nt, (t + 1) * nb / nt) ? 0 : 1;
     }
     if (!anyBad) return;
     std::size_t bad = nb;

@@ -346,27 +346,40 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         // Should the runtime give fewer threads, each takes several ranges:
         // a local body is still summed by one thread, in order.
         // Each range's time goes to rebalance() (when the team is whole).
+        // In the same parallel region (one fork and join per step): the
+        // shared bodies' sums (gather(), each thread a share of them, after
+        // every range is done), then the finiteness check of every body's
+        // sums, a share per thread, after the gather.
         const std::size_t ranges = splitRanges_;
         rangeTime_.resize(ranges, 0.0);
         double* const rangeTime = rangeTime_.data();
-#pragma omp parallel num_threads(static_cast<int>(ranges))
+        const std::size_t nb = bodyForce_.size();
+        int bad = 0;
+#pragma omp parallel num_threads(static_cast<int>(ranges)) reduction(| : bad)
         {
-            const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-            for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < ranges; t += nt) {
+            const auto nt = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
+            for (auto t = me; t < ranges; t += nt) {
                 const double start = omp_get_wtime();
                 for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) doChunk(chunk);
                 rangeTime[t] += omp_get_wtime() - start;
             }
+#pragma omp barrier
+            gather(world);
+            bad |= forcesFinite(bodyF, bodyT, me * nb / nt, (me + 1) * nb / nt) ? 0 : 1;
         }
+        sumsFinite_ = bad == 0;
     } else {
         for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
+        sumsFinite_ = forcesFinite(bodyF, bodyT, 0, bodyForce_.size());
     }
 }
 
 void MdPairEngine::gather(const World& world) {
     // Per-body sums in key order (contacts where the body is b, then where it
     // is a), as MdSolver::gather, through the pairs by body: for the bodies
-    // whose pairs the split force pass left to two threads.
+    // whose pairs the split force pass left to two threads. Called by every
+    // thread of the split pass's region (an orphaned loop: each thread sums
+    // a share, and all wait at its end); outside a region, by one thread.
     const Vec3* __restrict forces = force_.data();
     const Vec3* __restrict torques = torque_.data();
     const double* __restrict R = world.radius.data();
@@ -380,7 +393,7 @@ void MdPairEngine::gather(const World& world) {
     const std::int32_t* __restrict byB = byB_.data();
     const std::int32_t* __restrict list = sharedList_.data();
     const std::size_t count = sharedList_.size();
-#pragma omp parallel for schedule(static) if (count > 512)
+#pragma omp for schedule(static)
     for (std::size_t q0 = 0; q0 < count; ++q0) {
         const auto i = static_cast<std::size_t>(list[q0]);
         Vec3 f = Vec3::Zero(), t = Vec3::Zero();
@@ -585,11 +598,10 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
         default: withTangential.template operator()<NormalLaw::Linear>(); break;
     }
-    if (split) {
-        gather(world);
-        if (omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
-    }
-    checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
+    if (split && omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
+    // The pass checked the sums; the first bad body, for the report, only
+    // when one is not finite.
+    if (!sumsFinite_) checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
     if (trackWork_) {
         double work = 0.0;
         for (const double w : chunkWork_) work += w;

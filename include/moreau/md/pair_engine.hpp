@@ -117,7 +117,8 @@ private:
     void assignShared(std::size_t nb);
     /// Moves the cuts between ranges towards equal measured times.
     void rebalance();
-    /// Per-body sums of the shared bodies from their pairs (split pass).
+    /// Per-body sums of the shared bodies from their pairs (split pass; an
+    /// orphaned OpenMP loop, called by every thread of the pass's region).
     void gather(const World& world);
     struct Diagnostics {
         double elastic = 0.0;
@@ -143,6 +144,7 @@ private:
     std::vector<CellGridDetector::Pair> pairs_;  ///< the working list, in key order
     std::vector<Vec3> spring_;                   ///< tangential spring per pair (spring law only; 0 when apart)
     std::vector<Vec3> force_;                    ///< force on b per pair at the last evaluation (0 when apart)
+    bool sumsFinite_ = true;                     ///< the last pass found every body's force and torque finite
     std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<double> overlap_;                ///< its overlap then (where touched_)
