@@ -134,7 +134,7 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     builtAt_ = world.x;
     builtMargin_ = margin;
     ++innerBuilds_;
-    // Pairs by body for the parallel gather.
+    // Pairs by body, for the owners of the split pass (assignOwners).
     buildByBodyIndex(
         world.numBodies(), m, [this](std::size_t k) { return std::pair{pairs_[k].a, pairs_[k].b}; }, aStart_, bStart_,
         byB_);
@@ -156,7 +156,6 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     const double* __restrict R = world.radius.data();
     const double* __restrict invMass = invMass_.data();
     Vec3* __restrict forces = force_.data();
-    Vec3* __restrict torques = torque_.data();
     Vec3* __restrict springs = spring_.data();
     std::uint8_t* __restrict touched = touched_.data();
     double* __restrict overlaps = overlap_.data();
@@ -179,53 +178,61 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, trackWork, dt};
     }
-    // The per-body sums are made here, in key order as gather() makes them:
-    // each pair adds its terms onto both bodies' sums in memory as it comes.
-    // The list is sorted by a, so a body's terms as a follow its terms as b
-    // (all from pairs (j, a), j < a, which come earlier). (Keeping a's run in
-    // registers instead, stored when a changes, gives the same bits but was
-    // about 6 % slower, likely because the test for a new run, true about
-    // every third pair, is hard to predict.)
-    // Split (several threads): each thread takes a range of chunks and sums
-    // the bodies whose pairs all lie in its range; the bodies shared by two
-    // ranges are left to gather(), which reads their pairs' forces and
-    // torques.
+    // The per-body sums are made here, in key order (MdSolver::gather's:
+    // a body's terms as b, then as a): each pair adds its terms onto both
+    // bodies' sums in memory as it comes. The list is sorted by a, so a
+    // body's terms, as b (pairs (j, a), j < a) and then as a, come in list
+    // order. (Keeping a's run in registers instead, stored when a changes,
+    // gives the same bits but was about 6 % slower, likely because the test
+    // for a new run, true about every third pair, is hard to predict.)
+    // Split (several threads): each thread takes a range of chunks. A body's
+    // terms in list order fall into consecutive ranges, so the range of its
+    // first pair (its owner) sums the first part of them in place; a later
+    // range spills its terms for that body, in list order, and after every
+    // range is done the spills are added in range order, finishing each
+    // sum in the serial order.
     Vec3* __restrict bodyF = bodyForce_.data();
     Vec3* __restrict bodyT = bodyTorque_.data();
-    const std::uint8_t* __restrict shared = Split ? shared_.data() : nullptr;
-    auto local = [shared](std::size_t i) {
-        if constexpr (Split) return shared[i] == 0;
-        else return (void)shared, (void)i, true;
+    const std::uint32_t* __restrict owner = Split ? owner_.data() : nullptr;
+    auto own = [owner](std::size_t i, std::size_t range) {
+        if constexpr (Split) return owner[i] == range;
+        else return (void)owner, (void)i, (void)range, true;
     };
-    // The helpers take the chunk's work sum explicitly and capture only
-    // pointers, by value: the loop over the kernel's lanes keeps its sum and
-    // pointers in registers, and hands them to the (out-of-line) scalar pass
-    // only around the rare lanes it leaves to it.
+    // The helpers take the chunk's state (work sum, spill cursor)
+    // explicitly and capture only pointers, by value: the loop over the
+    // kernel's lanes keeps its state and pointers in registers, and hands
+    // them to the (out-of-line) scalar pass only around the rare lanes it
+    // leaves to it.
+    struct ChunkState {
+        double work = 0.0;
+        SpillTerm* spill = nullptr;  ///< next free term of this range's spill (split)
+    };
     // A pair apart whose contact had been touching: it forgets its spring.
-    // (Its torque entry needs no reset: gather() reads only pairs touching
-    // this step.)
     auto forget = [=](std::size_t k) {
         if (touched[k]) {
             touched[k] = 0;
             if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
         }
     };
-    // A touching pair's force F on b and n × F_t onto the per-body sums
-    // (in place for the bodies of this range; for gather() otherwise).
-    auto deliver = [=](std::size_t k, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
-        if constexpr (Split)
-            if (!local(ia) || !local(ib)) torques[k] = tq;  // for gather()
-        if (local(ib)) {
+    // A touching pair's force F on b and n × F_t onto the per-body sums:
+    // in place for the bodies this range owns, spilled otherwise (x − y is
+    // x + (−y) exactly, so a spilled term adds the same bits later).
+    auto deliver = [=](std::size_t range, ChunkState& st, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
+        if (own(ib, range)) {
             bodyF[ib] += F;
             bodyT[ib] -= R[ib] * tq;
+        } else {
+            *st.spill++ = SpillTerm{F, -(R[ib] * tq), static_cast<std::int32_t>(ib)};
         }
-        if (local(ia)) {
+        if (own(ia, range)) {
             bodyF[ia] -= F;
             bodyT[ia] -= R[ia] * tq;
+        } else {
+            *st.spill++ = SpillTerm{-F, -(R[ia] * tq), static_cast<std::int32_t>(ia)};
         }
     };
     // One pair, all cases (the block kernel's lanes it does not take).
-    auto scalarPair = [=, &world, &s](std::size_t k, double& work) {
+    auto scalarPair = [=, &world, &s](std::size_t k, std::size_t range, ChunkState& st) {
         const BodyId a = pairs[k].a, b = pairs[k].b;
         const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
         const double ra = R[ia], rb = R[ib];
@@ -268,7 +275,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                     }
                     if (gap < margin) {
                         const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                        work += -0.5 * lastForce.dot(V) * dt;
+                        st.work += -0.5 * lastForce.dot(V) * dt;
                     }
                 }
                 lastForce = Vec3::Zero();
@@ -295,16 +302,18 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
             Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
         }
         const Vec3 F = Fn * n + Ft;
-        if (trackWork) work += -0.5 * (lastForce + F).dot(V) * dt;
+        if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;
-        deliver(k, ia, ib, F, n.cross(Ft));
+        deliver(range, st, ia, ib, F, n.cross(Ft));
     };
-    auto doChunk = [=](std::size_t chunk) {
-        double work = 0.0;  // its address is never taken: kept in a register
+    // Chunk `chunk` of range `range`, spilling from `spill` on; returns the
+    // spill's new end.
+    auto doChunk = [=](std::size_t chunk, std::size_t range, SpillTerm* spill) {
+        ChunkState st{0.0, spill};  // its address is never taken: kept in registers
         auto viaScalar = [&](std::size_t k) {
-            double handed = work;
-            scalarPair(k, handed);
-            work = handed;
+            ChunkState handed = st;
+            scalarPair(k, range, handed);
+            st = handed;
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
         std::size_t k = chunk * kChunk;
@@ -331,87 +340,59 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                         // the sums of the scalar path, from lane j.
                         const auto ia = static_cast<std::size_t>(pairs[kj].a);
                         const auto ib = static_cast<std::size_t>(pairs[kj].b);
-                        if (trackWork) work += rq.work[j];
-                        deliver(kj, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
+                        if (trackWork) st.work += rq.work[j];
+                        deliver(range, st, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
                                 Vec3(rq.tq[0][j], rq.tq[1][j], rq.tq[2][j]));
                     }
                 }
             }
         }
         for (; k < end; ++k) viaScalar(k);
-        chunkWork[chunk] = work;
+        chunkWork[chunk] = st.work;
+        return st.spill;
     };
     if constexpr (Split) {
         // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
         // Should the runtime give fewer threads, each takes several ranges:
         // a local body is still summed by one thread, in order.
         // Each range's time goes to rebalance() (when the team is whole).
-        // In the same parallel region (one fork and join per step): the
-        // shared bodies' sums (gather(), each thread a share of them, after
-        // every range is done), then the finiteness check of every body's
-        // sums, a share per thread, after the gather.
+        // In the same parallel region (one fork and join per step): once
+        // every range is done, the last thread adds the spills in range
+        // order (a few thousand terms, from its own cache for two threads),
+        // and then every thread checks a share of the sums for finiteness.
         const std::size_t ranges = splitRanges_;
         rangeTime_.resize(ranges, 0.0);
         double* const rangeTime = rangeTime_.data();
         const std::size_t nb = bodyForce_.size();
+        std::vector<SpillTerm>* const spills = spill_.data();
+        std::size_t* const spilled = spilled_.data();
         int bad = 0;
 #pragma omp parallel num_threads(static_cast<int>(ranges)) reduction(| : bad)
         {
             const auto nt = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
             for (auto t = me; t < ranges; t += nt) {
                 const double start = omp_get_wtime();
-                for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) doChunk(chunk);
+                SpillTerm* const first = spills[t].data();
+                SpillTerm* spill = first;
+                for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) spill = doChunk(chunk, t, spill);
+                spilled[t] = static_cast<std::size_t>(spill - first);
                 rangeTime[t] += omp_get_wtime() - start;
             }
 #pragma omp barrier
-            gather(world);
+            if (me == nt - 1)
+                for (std::size_t t = 1; t < ranges; ++t)
+                    for (const SpillTerm* term = spills[t].data(); term != spills[t].data() + spilled[t]; ++term) {
+                        const auto i = static_cast<std::size_t>(term->body);
+                        bodyF[i] += term->force;
+                        bodyT[i] += term->torque;
+                    }
+#pragma omp barrier
             bad |= forcesFinite(bodyF, bodyT, me * nb / nt, (me + 1) * nb / nt) ? 0 : 1;
         }
         sumsFinite_ = bad == 0;
     } else {
-        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk);
+        for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk, 0, nullptr);
         sumsFinite_ = forcesFinite(bodyF, bodyT, 0, bodyForce_.size());
-    }
-}
-
-void MdPairEngine::gather(const World& world) {
-    // Per-body sums in key order (contacts where the body is b, then where it
-    // is a), as MdSolver::gather, through the pairs by body: for the bodies
-    // whose pairs the split force pass left to two threads. Called by every
-    // thread of the split pass's region (an orphaned loop: each thread sums
-    // a share, and all wait at its end); outside a region, by one thread.
-    const Vec3* __restrict forces = force_.data();
-    const Vec3* __restrict torques = torque_.data();
-    const double* __restrict R = world.radius.data();
-    // A pair apart adds nothing: +0 changes no sum (and no sum is −0).
-    const std::uint8_t* __restrict touched = touched_.data();
-    auto apart = [&](std::size_t k) { return touched[k] == 0; };
-    Vec3* __restrict F = bodyForce_.data();
-    Vec3* __restrict T = bodyTorque_.data();
-    const std::int32_t* __restrict aStart = aStart_.data();
-    const std::int32_t* __restrict bStart = bStart_.data();
-    const std::int32_t* __restrict byB = byB_.data();
-    const std::int32_t* __restrict list = sharedList_.data();
-    const std::size_t count = sharedList_.size();
-#pragma omp for schedule(static)
-    for (std::size_t q0 = 0; q0 < count; ++q0) {
-        const auto i = static_cast<std::size_t>(list[q0]);
-        Vec3 f = Vec3::Zero(), t = Vec3::Zero();
-        const double r = R[i];
-        for (auto q = bStart[i]; q < bStart[i + 1]; ++q) {
-            const auto k = static_cast<std::size_t>(byB[q]);
-            if (apart(k)) continue;
-            f += forces[k];
-            t -= r * torques[k];
-        }
-        for (auto q = aStart[i]; q < aStart[i + 1]; ++q) {
-            const auto k = static_cast<std::size_t>(q);
-            if (apart(k)) continue;
-            f -= forces[k];
-            t -= r * torques[k];
-        }
-        F[i] = f;
-        T[i] = t;
     }
 }
 
@@ -423,8 +404,7 @@ void MdPairEngine::planSplit(const World& world, std::size_t ranges) {
     // top (the floor): before plane walls went into the kernel, counting
     // pairs alone left one thread 12 % more work on packing_N10000.
     // (The split never changes a result: every body is summed in key order.)
-    // A body is shared when its first and last pair (as a or as b) fall in
-    // different ranges.
+    // A body belongs to the range of its first pair (assignOwners).
     constexpr std::size_t kGrainCost = 2, kScalarWallCost = 5;
     const std::size_t nb = world.numBodies(), grains = world.numGrains;
     const bool kernel = blockKernel_ != nullptr && !world.anyPeriodic();
@@ -435,7 +415,6 @@ void MdPairEngine::planSplit(const World& world, std::size_t ranges) {
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
     splitRanges_ = ranges;
     splitPairs_ = m;
-    torque_.resize(m);  // written this step for every touching pair with a shared body, before gather() reads it
     std::vector<std::size_t> costBefore(numChunks + 1, 0);  // cost of the chunks before chunk c
     for (std::size_t c = 0; c < numChunks; ++c) {
         std::size_t cost = 0;
@@ -457,30 +436,34 @@ void MdPairEngine::planSplit(const World& world, std::size_t ranges) {
         for (std::size_t t = 1; t < ranges; ++t)
             split_[t] = std::clamp<std::size_t>(static_cast<std::size_t>(cutFractions_[t] * static_cast<double>(numChunks)),
                                                 split_[t - 1], numChunks);
-    assignShared(nb);
+    assignOwners(nb);
 }
 
-void MdPairEngine::assignShared(std::size_t nb) {
-    const std::size_t ranges = splitRanges_, numChunks = split_[ranges];
+void MdPairEngine::assignOwners(std::size_t nb) {
+    // A body's owner is the range of its first pair (as a or as b; bodies
+    // with no pair: range 0, never read). Each range's spill holds at most
+    // one term per pair of the range and body it does not own.
+    const std::size_t ranges = splitRanges_, numChunks = split_[ranges], m = pairs_.size();
     std::vector<std::uint32_t> rangeOfChunk(numChunks);
     for (std::size_t t = 0; t < ranges; ++t)
         for (std::size_t c = split_[t]; c < split_[t + 1]; ++c) rangeOfChunk[c] = static_cast<std::uint32_t>(t);
-    shared_.assign(nb, 0);
-    sharedList_.clear();
+    owner_.assign(nb, 0);
     for (std::size_t i = 0; i < nb; ++i) {
-        std::size_t first = SIZE_MAX, last = 0;
-        if (aStart_[i] < aStart_[i + 1]) {
-            first = static_cast<std::size_t>(aStart_[i]);
-            last = static_cast<std::size_t>(aStart_[i + 1] - 1);
-        }
-        if (bStart_[i] < bStart_[i + 1]) {  // byB lists a body's pairs in key order
+        std::size_t first = SIZE_MAX;
+        if (aStart_[i] < aStart_[i + 1]) first = static_cast<std::size_t>(aStart_[i]);
+        if (bStart_[i] < bStart_[i + 1])  // byB lists a body's pairs in key order
             first = std::min(first, static_cast<std::size_t>(byB_[static_cast<std::size_t>(bStart_[i])]));
-            last = std::max(last, static_cast<std::size_t>(byB_[static_cast<std::size_t>(bStart_[i + 1] - 1)]));
-        }
-        if (first == SIZE_MAX || rangeOfChunk[first / kChunk] == rangeOfChunk[last / kChunk]) continue;
-        shared_[i] = 1;
-        sharedList_.push_back(static_cast<std::int32_t>(i));
+        if (first != SIZE_MAX) owner_[i] = rangeOfChunk[first / kChunk];
     }
+    std::vector<std::size_t> capacity(ranges, 0);
+    for (std::size_t k = 0; k < m; ++k) {
+        const std::uint32_t t = rangeOfChunk[k / kChunk];
+        capacity[t] += (owner_[static_cast<std::size_t>(pairs_[k].a)] != t ? 1 : 0) +
+                       (owner_[static_cast<std::size_t>(pairs_[k].b)] != t ? 1 : 0);
+    }
+    spill_.resize(ranges);
+    spilled_.assign(ranges, 0);
+    for (std::size_t t = 0; t < ranges; ++t) spill_[t].resize(capacity[t]);
 }
 
 void MdPairEngine::rebalance() {
@@ -510,7 +493,7 @@ void MdPairEngine::rebalance() {
     cutFractions_.assign(ranges + 1, 0.0);
     for (std::size_t t = 0; t <= ranges; ++t)
         cutFractions_[t] = static_cast<double>(split_[t]) / static_cast<double>(std::max<std::size_t>(numChunks, 1));
-    if (changed) assignShared(shared_.size());
+    if (changed) assignOwners(owner_.size());
     rangeTime_.assign(ranges, 0.0);
     timedPasses_ = 0;
 }
@@ -556,8 +539,9 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
     }
     // One thread (or a small list): one pass makes every per-body sum; more
     // threads: each takes a range of the list (planSplit, redone when the
-    // list or the thread count changes) and gather() sums the bodies two
-    // ranges share. The same bits either way.
+    // list or the thread count changes), and a body's terms in later ranges
+    // than its first are added after the pass, in order. The same bits
+    // either way.
     const std::size_t threads = pairs_.size() > kParallelPairs ? static_cast<std::size_t>(omp_get_max_threads()) : 1;
     const bool split = threads > 1;
     if (split && (innerBuilds_ != splitBuild_ || threads != splitRanges_ || splitPairs_ != pairs_.size())) {

@@ -111,15 +111,13 @@ private:
     /// Working list: the pairs of outer_ within margin + innerSkin, and every
     /// pair with memory, which it carries over by key.
     void rebuild(const World& world, double margin);
-    /// Ranges of the list per thread and the bodies two ranges share.
+    /// Ranges of the list per thread, and each body's owner.
     void planSplit(const World& world, std::size_t ranges);
-    /// The bodies two ranges of split_ share (shared_, sharedList_).
-    void assignShared(std::size_t nb);
+    /// Each body's owner, the range of its first pair (owner_), and the
+    /// ranges' spills sized for the terms of the bodies they do not own.
+    void assignOwners(std::size_t nb);
     /// Moves the cuts between ranges towards equal measured times.
     void rebalance();
-    /// Per-body sums of the shared bodies from their pairs (split pass; an
-    /// orphaned OpenMP loop, called by every thread of the pass's region).
-    void gather(const World& world);
     struct Diagnostics {
         double elastic = 0.0;
         OverlapStats overlaps;
@@ -145,23 +143,30 @@ private:
     std::vector<Vec3> spring_;                   ///< tangential spring per pair (spring law only; 0 when apart)
     std::vector<Vec3> force_;                    ///< force on b per pair at the last evaluation (0 when apart)
     bool sumsFinite_ = true;                     ///< the last pass found every body's force and torque finite
-    std::vector<Vec3> torque_;                   ///< n × F_t per pair for gather(), split pass only (the torques are −r_a, −r_b times it)
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<double> overlap_;                ///< its overlap then (where touched_)
     std::vector<Vec3> builtAt_;
     std::vector<double> wallTable_;              ///< the kernel's wall rows (BlockContext::walls), made at each list build
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
     /// The split pass (several threads): chunk bounds of each thread's range,
-    /// and the bodies with pairs in two ranges (summed by gather()).
+    /// and each body's owner, the range of its first pair, which sums its
+    /// terms in place; later ranges spill theirs (added after the pass).
     std::vector<std::size_t> split_;
     std::size_t splitRanges_ = 0, splitPairs_ = 0;
     long splitBuild_ = -1;
     std::vector<double> rangeTime_;     ///< seconds per range since the last rebalance()
     std::vector<double> cutFractions_;  ///< the balanced cuts as fractions of the list (kept across rebuilds)
     long timedPasses_ = 0;
-    std::vector<std::uint8_t> shared_;
-    std::vector<std::int32_t> sharedList_;
-    /// Pairs by body for the parallel gather, rebuilt with the list: where
+    std::vector<std::uint32_t> owner_;
+    /// A term of a per-body sum left by a range for a body it does not own
+    /// (the force and torque to add, signs and radius applied).
+    struct SpillTerm {
+        Vec3 force, torque;
+        std::int32_t body;
+    };
+    std::vector<std::vector<SpillTerm>> spill_;  ///< per range, sized for its most terms (assignOwners)
+    std::vector<std::size_t> spilled_;           ///< terms spilled per range by the last pass
+    /// Pairs by body, for the owners, rebuilt with the list: where
     /// body i is b (byB_[bStart_[i] .. bStart_[i+1]]) and, the list being
     /// sorted by a, the range where it is a.
     std::vector<std::int32_t> aStart_, bStart_, byB_;
