@@ -45,6 +45,17 @@ std::string latticeColumnScene() {
            "[force.push]\ngrains = first\nvalue = 3 0 0\n";
 }
 
+/// The column between four side walls that touch it at every height, one
+/// of them mobile (free along x, pushed in): a wall's pairs run through the
+/// whole list, so its sum has terms in every range of the split pass, and
+/// the mobile wall's sum moves it.
+std::string boxedColumnScene() {
+    return latticeColumnScene() +
+           "[wall.x0]\npoint = 0 0 0\nnormal = 1 0 0\n"
+           "[wall.x1]\npoint = 6.42 0 0\nnormal = -1 0 0\nmobile = true\nmass = 20\nfree = x\nforce = -200 0 0\n"
+           "[wall.y0]\npoint = 0 0 0\nnormal = 0 1 0\n[wall.y1]\npoint = 0 6.42 0\nnormal = 0 -1 0\n";
+}
+
 /// A slab periodic in x and y on a floor.
 std::string periodicScene() {
     return "[simulation]\nmethod = md\ndimension = 3\ndt = 2e-4\nsteps = 1\nseed = 5\ngravity = 0 0 -60\n"
@@ -266,10 +277,12 @@ TEST_SUITE("md pair engine") {
     }
 
     TEST_CASE("the fused pipeline gives the same bits for 1, 2 and 3 threads") {
-        // Enough pairs (> 4096) for the split force pass: each thread sums the
-        // bodies of its range, gather() the bodies two ranges share (3 threads:
-        // two cuts, and a range may hold a whole run of a body's pairs).
-        const std::string text = latticeColumnScene();
+        // Enough pairs (> 4096) for the split force pass: each range sums in
+        // place the bodies whose first pair it holds and spills its terms for
+        // the others (3 threads: two cuts, and a range may hold a whole run
+        // of a body's pairs). The side walls have terms in every range, and
+        // one of them moves, so the order of the spills shows in the grains.
+        const std::string text = boxedColumnScene();
         const std::vector<std::string> sets;
         auto hashWith = [&](int threads) {
             omp_set_num_threads(threads);
