@@ -95,7 +95,15 @@ struct Alternation {
     std::vector<double> pairRatios;  ///< each slice pair's rate on --threads over its rate on one thread
     double pendingRate = 0.0;        ///< the last one-thread slice's rate, until its pair ends
 
-    Alternation(long sliceSteps, int benchThreads) : slice(sliceSteps), threads(benchThreads) {}
+    /// The slices of `steps` timed steps: at least one on each thread count.
+    Alternation(const char* bench, long sliceSteps, long steps, int benchThreads)
+        : slice(sliceSteps), threads(benchThreads) {
+        if (slice > 0 && steps <= slice)
+            throw InputError(std::string("bench ") + bench + ": key 'bench.alternate': " + std::to_string(slice) +
+                             " leaves no slice on --threads in bench.steps = " + std::to_string(steps) +
+                             " timed steps (allowed: " +
+                             (steps > 1 ? "0, or 1 to " + std::to_string(steps - 1) : std::string("0")) + ")");
+    }
 
     static KeySpec key() {
         return {"bench.alternate", KeyType::Integer, "0",
@@ -232,6 +240,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     };
     BenchSetup b = benchWorld(options, extra);
     const long steps = sceneInteger(b.scene, "bench.steps");
+    Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), steps, omp_get_max_threads());
     CdSettings cds = b.scene.cd;
     cds.criterion = Criterion::Fixed;
     cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
@@ -250,7 +259,6 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     std::size_t totalContacts = 0;
     long sweeps = 0;
     double levels = 0.0;
-    Alternation alt(sceneInteger(b.scene, "bench.alternate"), omp_get_max_threads());
     const Clocks start;
     alt.time(steps, [&](long n, int which) {
         std::size_t done = 0;
@@ -365,9 +373,9 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
             solver.step(world, contacts, index, ctx);
         }
     };
-    advance(sceneInteger(b.scene, "bench.warmup"));
     const long steps = sceneInteger(b.scene, "bench.steps");
-    Alternation alt(sceneInteger(b.scene, "bench.alternate"), omp_get_max_threads());
+    Alternation alt("md-step", sceneInteger(b.scene, "bench.alternate"), steps, omp_get_max_threads());
+    advance(sceneInteger(b.scene, "bench.warmup"));
     const Clocks start;
     alt.time(steps, [&](long n, int) {
         const auto t0 = std::chrono::steady_clock::now();

@@ -151,6 +151,8 @@ with tempfile.TemporaryDirectory() as tmp:
                 expect("speedup" not in r, f"{name}: speedup reported without bench.alternate")
         expect(hashes[0] == hashes[1], f"{name}: alternating threads changed the trajectory: {hashes}")
     bad_input(["bench", "md-step", "--set", "bench.alternate=-1"], ["bench.alternate"], tmp)
+    bad_input(["bench", "cd-sweep", "--set", "bench.steps=2", "--set", "bench.alternate=2"],
+              ["bench.alternate", "bench.steps", "1 to 1"], tmp)
 
     p = run("list")
     expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
