@@ -354,7 +354,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     if constexpr (Split) {
         // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
         // Should the runtime give fewer threads, each takes several ranges:
-        // a local body is still summed by one thread, in order.
+        // the bodies a range owns are still summed in place by one thread,
+        // in order, and the spills still wait for every range.
         // Each range's time goes to rebalance() (when the team is whole).
         // In the same parallel region (one fork and join per step): once
         // every range is done, the last thread adds the spills in range
