@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -86,40 +87,61 @@ nlohmann::json noiseReadings(const Clocks& start, double threadSeconds = 0.0) {
 /// percent between runs, separate runs cannot tell 1.7× from 1.8×; slices a
 /// few tenths of a second long, interleaved, see nearly the same machine. The
 /// trajectory is the same bits: a result never depends on the thread count.
+///
+/// `bench.capacity` adds a third slice before each one-thread slice: as many
+/// independent copies of the bench as --threads, one thread each, at once
+/// (the copies start from the state the timed steps start from and never
+/// touch the timed trajectory). Their summed rate over a lone thread's is
+/// what the machine gives that many cores of perfectly parallel work at that
+/// moment (shared caches, memory bandwidth, a neighbour on a virtual
+/// machine's cores): a speed-up is judged against it.
 struct Alternation {
-    long slice = 0;   ///< steps per slice; 0: no alternation (every step on --threads)
-    int threads = 1;  ///< the bench's --threads
-    double seconds[2] = {0.0, 0.0};  ///< [0]: one thread, [1]: --threads (the time the rate counts)
-    double wall[2] = {0.0, 0.0};     ///< all the slices' wall time, likewise
-    double done[2] = {0.0, 0.0};     ///< what the rate counts (updates, particle-steps) on each
-    std::vector<double> pairRatios;  ///< each slice pair's rate on --threads over its rate on one thread
-    double pendingRate = 0.0;        ///< the last one-thread slice's rate, until its pair ends
+    long slice = 0;         ///< steps per slice; 0: no alternation (every step on --threads)
+    int threads = 1;        ///< the bench's --threads
+    bool capacity = false;  ///< with the slices of independent copies
+    double seconds[2] = {0.0, 0.0};   ///< [0]: one thread, [1]: --threads (the time the rate counts)
+    double wall[3] = {0.0, 0.0, 0.0};  ///< all the slices' wall time, likewise ([2]: the copies)
+    double done[2] = {0.0, 0.0};       ///< what the rate counts (updates, particle-steps) on each
+    std::vector<double> pairRatios;    ///< each slice pair's rate on --threads over its rate on one thread
+    std::vector<double> copyRates;     ///< each copies slice's summed rate
+    std::vector<double> capacityRatios;  ///< each copies slice's summed rate over the next one-thread slice's
+    double pendingRate = 0.0;          ///< the last one-thread slice's rate, until its pair ends
+    int copiesRun = 0;                 ///< copies that ran at once (the threads OpenMP gave)
 
     /// The slices of `steps` timed steps: at least one on each thread count.
-    Alternation(const char* bench, long sliceSteps, long steps, int benchThreads)
-        : slice(sliceSteps), threads(benchThreads) {
+    Alternation(const char* bench, long sliceSteps, bool withCapacity, long steps, int benchThreads)
+        : slice(sliceSteps), threads(benchThreads), capacity(withCapacity) {
         if (slice > 0 && steps <= slice)
             throw InputError(std::string("bench ") + bench + ": key 'bench.alternate': " + std::to_string(slice) +
                              " leaves no slice on --threads in bench.steps = " + std::to_string(steps) +
                              " timed steps (allowed: " +
                              (steps > 1 ? "0, or 1 to " + std::to_string(steps - 1) : std::string("0")) + ")");
+        if (capacity && slice == 0)
+            throw InputError(std::string("bench ") + bench +
+                             ": key 'bench.capacity': true needs slices (allowed: false, or true with bench.alternate >= 1)");
     }
 
-    static KeySpec key() {
-        return {"bench.alternate", KeyType::Integer, "0",
-                "0: every timed step on --threads; N > 0: the timed steps in slices of N steps, alternately on 1 thread "
-                "and on --threads, reporting both rates and the speed-up (same trajectory bits)",
-                0, 1e9, {}};
+    static std::vector<KeySpec> keys() {
+        return {{"bench.alternate", KeyType::Integer, "0",
+                 "0: every timed step on --threads; N > 0: the timed steps in slices of N steps, alternately on 1 "
+                 "thread and on --threads, reporting both rates and the speed-up (same trajectory bits)",
+                 0, 1e9, {}},
+                {"bench.capacity", KeyType::Bool, "false",
+                 "with bench.alternate: before each one-thread slice, --threads independent copies of the bench run N "
+                 "steps at once, one thread each; reports what the machine gives that many cores (capacity)",
+                 0, 0, {}}};
     }
     /// Runs `steps` timed steps through run(n, which) (n steps on the
     /// current thread count, `which` 0 for one thread and 1 for --threads,
     /// returning what they did and the seconds the rate counts), in slices
-    /// when alternating.
-    template <class Run>
-    void time(long steps, Run&& run) {
+    /// when alternating; with capacity, copyStep(i) runs one step of copy i
+    /// (on the calling thread alone) and returns the same pair.
+    template <class Run, class CopyStep>
+    void time(long steps, Run&& run, CopyStep&& copyStep) {
         for (long s = 0, q = 0; s < steps; ++q) {
             const long n = slice > 0 ? std::min(slice, steps - s) : steps;
             const int which = slice > 0 && q % 2 == 0 ? 0 : 1;
+            if (which == 0 && capacity) runCopies(n, copyStep);
             omp_set_num_threads(which == 0 ? 1 : threads);
             const auto t0 = std::chrono::steady_clock::now();
             const auto [d, secs] = run(n, which);
@@ -128,6 +150,7 @@ struct Alternation {
             done[which] += d;
             if (which == 0) {
                 pendingRate = d / secs;
+                if (capacity) capacityRatios.push_back(copyRates.back() / pendingRate);
             } else if (pendingRate > 0.0) {
                 pairRatios.push_back(d / secs / pendingRate);
                 pendingRate = 0.0;
@@ -136,23 +159,69 @@ struct Alternation {
         }
         omp_set_num_threads(threads);
     }
-    /// Thread-seconds the timed steps had (for their CPU use).
-    double threadSeconds() const { return wall[0] + wall[1] * threads; }
+    /// The copies slice: every copy from the same moment, each on its own
+    /// thread, until one has run n steps (the others stop after their
+    /// current step, so all of them ran side by side). Each copy's rate is
+    /// over its own steps; their sum is the slice's rate.
+    template <class CopyStep>
+    void runCopies(long n, CopyStep& copyStep) {
+        std::vector<double> rate(static_cast<std::size_t>(threads), 0.0);
+        std::atomic<bool> stop{false};
+        int team = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+        {
+            const int i = omp_get_thread_num();
+#pragma omp single
+            team = omp_get_num_threads();
+            omp_set_num_threads(1);  // this thread's nested regions: one thread
+            double d = 0.0, secs = 0.0;
+            for (long k = 0; k < n && !stop.load(std::memory_order_relaxed); ++k) {
+                const auto [dk, sk] = copyStep(i);
+                d += dk;
+                secs += sk;
+            }
+            stop.store(true, std::memory_order_relaxed);
+            rate[static_cast<std::size_t>(i)] = secs > 0.0 ? d / secs : 0.0;
+        }
+        wall[2] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        copiesRun = team;
+        double sum = 0.0;
+        for (double r : rate) sum += r;
+        copyRates.push_back(sum);
+    }
+    /// Thread-seconds the timed steps had (for their CPU use), the copies'
+    /// included.
+    double threadSeconds() const { return wall[0] + (wall[1] + wall[2]) * threads; }
+
+    static double median(std::vector<double> r) {
+        std::sort(r.begin(), r.end());
+        if (r.empty()) return std::numeric_limits<double>::quiet_NaN();
+        return r.size() % 2 == 1 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
+    }
     /// The results' keys of the one-thread slices and the speed-up.
     void report(nlohmann::json& results, const std::string& rateKey) const {
         if (slice == 0) return;
-        std::vector<double> r = pairRatios;
-        std::sort(r.begin(), r.end());
         const double nan = std::numeric_limits<double>::quiet_NaN();
-        const double median = r.empty() ? nan : (r.size() % 2 == 1 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]));
+        const double oneThread = done[0] / seconds[0], speedup = (done[1] / seconds[1]) / oneThread;
         results["alternate_slice_steps"] = slice;
-        results["alternate_pairs"] = r.size();
+        results["alternate_pairs"] = pairRatios.size();
         results["one_thread_seconds"] = seconds[0];
-        results["one_thread_" + rateKey] = done[0] / seconds[0];
-        results["speedup"] = (done[1] / seconds[1]) / (done[0] / seconds[0]);
-        results["speedup_median_of_pairs"] = median;
-        results["speedup_min_of_pairs"] = r.empty() ? nan : r.front();
-        results["speedup_max_of_pairs"] = r.empty() ? nan : r.back();
+        results["one_thread_" + rateKey] = oneThread;
+        results["speedup"] = speedup;
+        results["speedup_median_of_pairs"] = median(pairRatios);
+        results["speedup_min_of_pairs"] = pairRatios.empty() ? nan : *std::min_element(pairRatios.begin(), pairRatios.end());
+        results["speedup_max_of_pairs"] = pairRatios.empty() ? nan : *std::max_element(pairRatios.begin(), pairRatios.end());
+        if (!capacity) return;
+        double sum = 0.0;
+        for (double r : copyRates) sum += r;
+        const double concurrent = sum / static_cast<double>(copyRates.size());
+        results["capacity_copies"] = copiesRun;
+        results["capacity_slices"] = copyRates.size();
+        results["concurrent_copies_" + rateKey] = concurrent;
+        results["capacity"] = concurrent / oneThread;
+        results["capacity_median_of_pairs"] = median(capacityRatios);
+        results["speedup_over_capacity"] = speedup / (concurrent / oneThread);
     }
 };
 
@@ -231,54 +300,89 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
 
 }  // namespace
 
+/// The state the CD bench advances (a copy of it is an independent bench):
+/// detection and matching as Simulation runs them (Verlet list with the
+/// scene's skin, last step's contacts kept as 40-byte memories and freed
+/// before the solve), so the peak memory is a run's.
+struct CdBenchRun {
+    World world;
+    CdSolver solver;
+    VerletListDetector detector;
+    double margin = 0.0;
+    StepContext ctx;
+    std::vector<Contact> contacts;
+    std::vector<ContactMemory> previous;
+
+    struct Step {
+        double updates = 0.0;       ///< contacts × sweeps
+        double sweepSeconds = 0.0;  ///< the sweeps alone
+        double solveSeconds = 0.0;  ///< the solver's step (sweeps and their preparation)
+        std::size_t contacts = 0;
+        long sweeps = 0;
+        double levels = 0.0;
+    };
+    Step step() {
+        ctx.step = world.step;
+        detector.detect(world, margin, contacts, previous);
+        matchContactMemory(previous, contacts, nullptr);
+        std::vector<ContactMemory>().swap(previous);
+        const auto t0 = std::chrono::steady_clock::now();
+        const CdStepStats st = solver.step(world, contacts, ctx);
+        Step r;
+        r.solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        r.sweepSeconds = solver.lastSweepSeconds();
+        r.updates = static_cast<double>(contacts.size()) * static_cast<double>(st.iterations);
+        r.contacts = contacts.size();
+        r.sweeps = st.iterations;
+        r.levels = solver.levelsPerSweep();
+        return r;
+    }
+};
+
 nlohmann::json benchCdSweep(const ExperimentOptions& options) {
-    const std::vector<KeySpec> extra = {
+    std::vector<KeySpec> extra = {
         {"bench.steps", KeyType::Integer, "5", "time steps timed (detection excluded)", 1, 1e6, {}},
         {"bench.sweeps", KeyType::Integer, "20", "random sweeps per time step", 1, 1e6, {}},
         {"bench.dt", KeyType::Real, "0.001", "time step", 0, kInf, {}},
-        Alternation::key(),
     };
+    for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
     BenchSetup b = benchWorld(options, extra);
     const long steps = sceneInteger(b.scene, "bench.steps");
-    Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), steps, omp_get_max_threads());
+    Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneBool(b.scene, "bench.capacity"), steps,
+                    omp_get_max_threads());
     CdSettings cds = b.scene.cd;
     cds.criterion = Criterion::Fixed;
     cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
-    CdSolver solver(cds);
-    World& world = b.scene.world;
-    // Detection and matching as Simulation runs them (Verlet list with the
-    // scene's skin, last step's contacts kept as 40-byte memories and freed
-    // before the solve), so the peak memory is a run's.
-    VerletListDetector detector(b.scene.simulation.skin);
-    std::vector<Contact> contacts;
-    std::vector<ContactMemory> previous;
-    StepContext ctx;
-    ctx.dt = sceneReal(b.scene, "bench.dt");
-    ctx.seed = b.scene.simulation.seed;
+    CdBenchRun run{std::move(b.scene.world), CdSolver(cds), VerletListDetector(b.scene.simulation.skin),
+                   b.scene.simulation.margin, StepContext{}, {}, {}};
+    run.ctx.dt = sceneReal(b.scene, "bench.dt");
+    run.ctx.seed = b.scene.simulation.seed;
+    std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
+    const World& world = run.world;
     double solveSeconds[2] = {0.0, 0.0};  // as Alternation::seconds
     std::size_t totalContacts = 0;
     long sweeps = 0;
     double levels = 0.0;
     const Clocks start;
-    alt.time(steps, [&](long n, int which) {
-        std::size_t done = 0;
-        double secs = 0.0;
-        for (long s = 0; s < n; ++s) {
-            ctx.step = world.step;
-            detector.detect(world, b.scene.simulation.margin, contacts, previous);
-            matchContactMemory(previous, contacts, nullptr);
-            std::vector<ContactMemory>().swap(previous);
-            const auto t0 = std::chrono::steady_clock::now();
-            const CdStepStats st = solver.step(world, contacts, ctx);
-            solveSeconds[which] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            secs += solver.lastSweepSeconds();
-            done += contacts.size() * static_cast<std::size_t>(st.iterations);
-            totalContacts += contacts.size();
-            sweeps += st.iterations;
-            levels += solver.levelsPerSweep();
-        }
-        return std::pair{static_cast<double>(done), secs};
-    });
+    alt.time(
+        steps,
+        [&](long n, int which) {
+            double done = 0.0, secs = 0.0;
+            for (long s = 0; s < n; ++s) {
+                const CdBenchRun::Step st = run.step();
+                solveSeconds[which] += st.solveSeconds;
+                secs += st.sweepSeconds;
+                done += st.updates;
+                totalContacts += st.contacts;
+                sweeps += st.sweeps;
+                levels += st.levels;
+            }
+            return std::pair{done, secs};
+        },
+        [&](int i) {
+            const CdBenchRun::Step st = copies[static_cast<std::size_t>(i)].step();
+            return std::pair{st.updates, st.sweepSeconds};
+        });
     // The whole loop, detection included.
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     const double n = static_cast<double>(world.numGrains);
@@ -305,17 +409,45 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
+/// The state the MD bench advances (a copy of it is an independent bench):
+/// the fused pair engine, or the staged pipeline with detection and
+/// matching as Simulation runs them (one Contact array).
+struct MdBenchRun {
+    World world;
+    std::optional<MdPairEngine> engine;
+    MdSolver solver;
+    VerletListDetector detector;
+    double margin = 0.0;
+    StepContext ctx;
+    std::vector<Contact> contacts;
+    std::vector<ContactMemory> previous;
+    std::vector<std::int32_t> index;
+
+    void advance(long steps) {
+        for (long s = 0; s < steps; ++s) {
+            ctx.step = world.step;
+            if (engine) {
+                engine->step(world, ctx, margin);
+                continue;
+            }
+            detector.detect(world, margin, contacts, previous);
+            matchContactMemory(previous, contacts, &index);
+            solver.step(world, contacts, index, ctx);
+        }
+    }
+};
+
 nlohmann::json benchMdStep(const ExperimentOptions& options) {
     // The protocol of ../shared/packings/README.md (LAMMPS gran/hooke/history):
     // k_n = 2e5, k_t = 2/7 k_n, γ_n = 50, γ_t = 25 as rates (F = m_eff γ v),
     // μ = 0.5 for grains and walls, no clipping of the normal force, gravity,
     // Δt = 7.191623e-5, 1000 untimed warm-up steps, 2000 timed ones.
-    const std::vector<KeySpec> extra = {
+    std::vector<KeySpec> extra = {
         {"bench.warmup", KeyType::Integer, "1000", "untimed warm-up steps", 0, 1e9, {}},
         {"bench.steps", KeyType::Integer, "2000", "timed steps", 1, 1e9, {}},
         {"bench.dt", KeyType::Real, "7.191623e-5", "time step (t_n/50 of the protocol)", 0, kInf, {}},
-        Alternation::key(),
     };
+    for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
     // Neighbour reach as LAMMPS's `neighbor 0.1 bin`: a skin of 0.1 d
     // (contact.skin = 0.2 of the radius, the scene default) and no margin (an
     // MD force needs no positive gap; the margin only lists near contacts).
@@ -350,39 +482,29 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     if (md.pipeline == MdPipeline::Fused && !fusable)
         throw InputError("bench md-step: key 'md.pipeline': 'fused' cannot run these settings: " + why +
                          " (allowed: auto, staged)");
-    std::optional<MdPairEngine> engine;
-    if (fusable && md.pipeline != MdPipeline::Staged) engine.emplace(md, b.scene.simulation.skin, b.scene.simulation.innerSkin);
-    MdSolver solver(md);
-    World& world = b.scene.world;
-    VerletListDetector detector(b.scene.simulation.skin);
-    std::vector<Contact> contacts;
-    std::vector<ContactMemory> previous;  // as Simulation does: one Contact array
-    std::vector<std::int32_t> index;
-    StepContext ctx;
-    ctx.dt = sceneReal(b.scene, "bench.dt");
-    ctx.seed = b.scene.simulation.seed;
-    auto advance = [&](long steps) {
-        for (long s = 0; s < steps; ++s) {
-            ctx.step = world.step;
-            if (engine) {
-                engine->step(world, ctx, b.scene.simulation.margin);
-                continue;
-            }
-            detector.detect(world, b.scene.simulation.margin, contacts, previous);
-            matchContactMemory(previous, contacts, &index);
-            solver.step(world, contacts, index, ctx);
-        }
-    };
+    MdBenchRun run{std::move(b.scene.world), std::nullopt, MdSolver(md), VerletListDetector(b.scene.simulation.skin),
+                   b.scene.simulation.margin, StepContext{}, {}, {}, {}};
+    if (fusable && md.pipeline != MdPipeline::Staged) run.engine.emplace(md, b.scene.simulation.skin, b.scene.simulation.innerSkin);
+    run.ctx.dt = sceneReal(b.scene, "bench.dt");
+    run.ctx.seed = b.scene.simulation.seed;
     const long steps = sceneInteger(b.scene, "bench.steps");
-    Alternation alt("md-step", sceneInteger(b.scene, "bench.alternate"), steps, omp_get_max_threads());
-    advance(sceneInteger(b.scene, "bench.warmup"));
-    const Clocks start;
-    alt.time(steps, [&](long n, int) {
+    Alternation alt("md-step", sceneInteger(b.scene, "bench.alternate"), sceneBool(b.scene, "bench.capacity"), steps,
+                    omp_get_max_threads());
+    run.advance(sceneInteger(b.scene, "bench.warmup"));
+    std::vector<MdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
+    World& world = run.world;
+    std::optional<MdPairEngine>& engine = run.engine;
+    std::vector<Contact>& contacts = run.contacts;
+    auto timed = [](MdBenchRun& r, long n) {
         const auto t0 = std::chrono::steady_clock::now();
-        advance(n);
-        return std::pair{static_cast<double>(world.numGrains * n),
+        r.advance(n);
+        return std::pair{static_cast<double>(r.world.numGrains) * static_cast<double>(n),
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-    });
+    };
+    const Clocks start;
+    alt.time(
+        steps, [&](long n, int) { return timed(run, n); },
+        [&](int i) { return timed(copies[static_cast<std::size_t>(i)], 1); });
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
     std::size_t touching = 0;
@@ -396,9 +518,9 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"particle_steps_per_second", alt.done[1] / alt.seconds[1]},
         {"pipeline", engine ? "fused" : "staged"},
         {"simd", engine ? engine->blockIsa(world) : "none"},
-        {"list_builds", engine ? engine->builds() : detector.builds()},
+        {"list_builds", engine ? engine->builds() : run.detector.builds()},
         {"inner_list_builds", engine ? engine->innerBuilds() : 0},
-        {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : detector.listPairs()) / n},
+        {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : run.detector.listPairs()) / n},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},

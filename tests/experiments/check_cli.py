@@ -129,7 +129,8 @@ with tempfile.TemporaryDirectory() as tmp:
             ("cd-sweep", ["bench.particles=20000", "bench.steps=2"], "contact_updates_per_second"),
             ("md-step", ["bench.particles=4000", "bench.warmup=10", "bench.steps=30"], "particle_steps_per_second")):
         hashes = []
-        for extra in ([], ["--set", "bench.alternate=" + ("1" if name == "cd-sweep" else "5")]):
+        slices = ["--set", "bench.alternate=" + ("1" if name == "cd-sweep" else "5")]
+        for extra in ([], slices, slices + ["--set", "bench.capacity=true"]):
             bj = os.path.join(tmp, f"alt-{name}-{len(extra)}.json")
             args = ["bench", name]
             for kv in sets:
@@ -147,12 +148,25 @@ with tempfile.TemporaryDirectory() as tmp:
                 expect(r.get("alternate_pairs") == (1 if name == "cd-sweep" else 3), f"{name}: slice pairs {r.get('alternate_pairs')}")
                 ratio = r[rate] / r["one_thread_" + rate]
                 expect(0 < r["speedup"] and abs(r["speedup"] / ratio - 1) < 1e-12, f"{name}: speedup {r['speedup']} vs rates {ratio}")
+                if "bench.capacity=true" in extra:
+                    # Two copies at once before each one-thread slice; the
+                    # timed trajectory is untouched (hash compared below).
+                    expect(r.get("capacity_copies") == 2, f"{name}: capacity copies {r.get('capacity_copies')}")
+                    expect(r.get("capacity_slices") == (1 if name == "cd-sweep" else 3), f"{name}: capacity slices {r.get('capacity_slices')}")
+                    cap = r.get("capacity", 0)
+                    expect(cap > 0 and abs(cap / (r["concurrent_copies_" + rate] / r["one_thread_" + rate]) - 1) < 1e-12,
+                           f"{name}: capacity {cap}")
+                    expect(abs(r["speedup_over_capacity"] * cap / r["speedup"] - 1) < 1e-12, f"{name}: speedup over capacity")
+                else:
+                    expect("capacity" not in r, f"{name}: capacity reported without bench.capacity")
             else:
                 expect("speedup" not in r, f"{name}: speedup reported without bench.alternate")
-        expect(hashes[0] == hashes[1], f"{name}: alternating threads changed the trajectory: {hashes}")
+        expect(len(set(hashes)) == 1, f"{name}: alternating threads or copies changed the trajectory: {hashes}")
     bad_input(["bench", "md-step", "--set", "bench.alternate=-1"], ["bench.alternate"], tmp)
     bad_input(["bench", "cd-sweep", "--set", "bench.steps=2", "--set", "bench.alternate=2"],
               ["bench.alternate", "bench.steps", "1 to 1"], tmp)
+    bad_input(["bench", "md-step", "--set", "bench.particles=1000", "--set", "bench.capacity=true"], ["bench.capacity", "bench.alternate"], tmp)
+    bad_input(["bench", "cd-sweep", "--set", "bench.capacity=often"], ["bench.capacity"], tmp)
 
     p = run("list")
     expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
