@@ -88,6 +88,14 @@ nlohmann::json noiseReadings(const Clocks& start, double threadSeconds = 0.0) {
 /// few tenths of a second long, interleaved, see nearly the same machine. The
 /// trajectory is the same bits: a result never depends on the thread count.
 ///
+/// `bench.settle` leaves the first S steps of every slice untimed (they are
+/// still steps of the trajectory): a core that sat idle through the last
+/// slice runs slow for some tens of milliseconds when work resumes (on this
+/// machine, measured in session 8: the two ranges of the MD force pass
+/// differed by 250–330 µs per step in the first 10 steps of a two-thread
+/// slice, 50–110 µs after 150 steps), which the speed-up would otherwise
+/// charge to the code.
+///
 /// `bench.capacity` adds a third slice before each one-thread slice: as many
 /// independent copies of the bench as --threads, one thread each, at once
 /// (the copies start from the state the timed steps start from and never
@@ -97,6 +105,7 @@ nlohmann::json noiseReadings(const Clocks& start, double threadSeconds = 0.0) {
 /// machine's cores): a speed-up is judged against it.
 struct Alternation {
     long slice = 0;         ///< steps per slice; 0: no alternation (every step on --threads)
+    long settle = 0;        ///< untimed steps at the start of every slice
     int threads = 1;        ///< the bench's --threads
     bool capacity = false;  ///< with the slices of independent copies
     double seconds[2] = {0.0, 0.0};   ///< [0]: one thread, [1]: --threads (the time the rate counts)
@@ -109,13 +118,18 @@ struct Alternation {
     int copiesRun = 0;                 ///< copies that ran at once (the threads OpenMP gave)
 
     /// The slices of `steps` timed steps: at least one on each thread count.
-    Alternation(const char* bench, long sliceSteps, bool withCapacity, long steps, int benchThreads)
-        : slice(sliceSteps), threads(benchThreads), capacity(withCapacity) {
+    Alternation(const char* bench, long sliceSteps, long settleSteps, bool withCapacity, long steps, int benchThreads)
+        : slice(sliceSteps), settle(settleSteps), threads(benchThreads), capacity(withCapacity) {
         if (slice > 0 && steps <= slice)
             throw InputError(std::string("bench ") + bench + ": key 'bench.alternate': " + std::to_string(slice) +
                              " leaves no slice on --threads in bench.steps = " + std::to_string(steps) +
                              " timed steps (allowed: " +
                              (steps > 1 ? "0, or 1 to " + std::to_string(steps - 1) : std::string("0")) + ")");
+        if (settle > 0 && settle >= std::max(slice, 1L))
+            throw InputError(std::string("bench ") + bench + ": key 'bench.settle': " + std::to_string(settle) +
+                             " leaves no timed step in slices of bench.alternate = " + std::to_string(slice) +
+                             " steps (allowed: " +
+                             (slice > 1 ? "0 to " + std::to_string(slice - 1) : std::string("0 with this bench.alternate")) + ")");
         if (capacity && slice == 0)
             throw InputError(std::string("bench ") + bench +
                              ": key 'bench.capacity': true needs slices (allowed: false, or true with bench.alternate >= 1)");
@@ -129,11 +143,16 @@ struct Alternation {
                 {"bench.capacity", KeyType::Bool, "false",
                  "with bench.alternate: before each one-thread slice, --threads independent copies of the bench run N "
                  "steps at once, one thread each; reports what the machine gives that many cores (capacity)",
-                 0, 0, {}}};
+                 0, 0, {}},
+                {"bench.settle", KeyType::Integer, "0",
+                 "with bench.alternate: the first S steps of every slice (and of every copy's) run untimed, so that a "
+                 "core left idle by the last slice is up to speed when timing starts (0 to bench.alternate - 1)",
+                 0, 1e9, {}}};
     }
-    /// Runs `steps` timed steps through run(n, which) (n steps on the
+    /// Runs `steps` steps through run(n, which, timed) (n steps on the
     /// current thread count, `which` 0 for one thread and 1 for --threads,
-    /// returning what they did and the seconds the rate counts), in slices
+    /// returning what they did and the seconds the rate counts; `timed`
+    /// false for the settling steps, whose return is ignored), in slices
     /// when alternating; with capacity, copyStep(i) runs one step of copy i
     /// (on the calling thread alone) and returns the same pair.
     template <class Run, class CopyStep>
@@ -143,8 +162,11 @@ struct Alternation {
             const int which = slice > 0 && q % 2 == 0 ? 0 : 1;
             if (which == 0 && capacity) runCopies(n, copyStep);
             omp_set_num_threads(which == 0 ? 1 : threads);
+            s += n;
+            const long untimed = std::min(settle, n - 1);  // the last slice may be short
+            if (untimed > 0) run(untimed, which, false);
             const auto t0 = std::chrono::steady_clock::now();
-            const auto [d, secs] = run(n, which);
+            const auto [d, secs] = run(n - untimed, which, true);
             wall[which] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             seconds[which] += secs;
             done[which] += d;
@@ -155,7 +177,6 @@ struct Alternation {
                 pairRatios.push_back(d / secs / pendingRate);
                 pendingRate = 0.0;
             }
-            s += n;
         }
         omp_set_num_threads(threads);
     }
@@ -176,7 +197,9 @@ struct Alternation {
             team = omp_get_num_threads();
             omp_set_num_threads(1);  // this thread's nested regions: one thread
             double d = 0.0, secs = 0.0;
-            for (long k = 0; k < n && !stop.load(std::memory_order_relaxed); ++k) {
+            const long untimed = std::min(settle, n - 1);
+            for (long k = 0; k < untimed; ++k) copyStep(i);
+            for (long k = untimed; k < n && !stop.load(std::memory_order_relaxed); ++k) {
                 const auto [dk, sk] = copyStep(i);
                 d += dk;
                 secs += sk;
@@ -205,6 +228,7 @@ struct Alternation {
         const double nan = std::numeric_limits<double>::quiet_NaN();
         const double oneThread = done[0] / seconds[0], speedup = (done[1] / seconds[1]) / oneThread;
         results["alternate_slice_steps"] = slice;
+        results["alternate_settle_steps"] = settle;
         results["alternate_pairs"] = pairRatios.size();
         results["one_thread_seconds"] = seconds[0];
         results["one_thread_" + rateKey] = oneThread;
@@ -348,8 +372,8 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
     BenchSetup b = benchWorld(options, extra);
     const long steps = sceneInteger(b.scene, "bench.steps");
-    Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneBool(b.scene, "bench.capacity"), steps,
-                    omp_get_max_threads());
+    Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
+                    sceneBool(b.scene, "bench.capacity"), steps, omp_get_max_threads());
     CdSettings cds = b.scene.cd;
     cds.criterion = Criterion::Fixed;
     cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
@@ -366,11 +390,11 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     const Clocks start;
     alt.time(
         steps,
-        [&](long n, int which) {
+        [&](long n, int which, bool timed) {
             double done = 0.0, secs = 0.0;
             for (long s = 0; s < n; ++s) {
                 const CdBenchRun::Step st = run.step();
-                solveSeconds[which] += st.solveSeconds;
+                if (timed) solveSeconds[which] += st.solveSeconds;
                 secs += st.sweepSeconds;
                 done += st.updates;
                 totalContacts += st.contacts;
@@ -488,8 +512,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     run.ctx.dt = sceneReal(b.scene, "bench.dt");
     run.ctx.seed = b.scene.simulation.seed;
     const long steps = sceneInteger(b.scene, "bench.steps");
-    Alternation alt("md-step", sceneInteger(b.scene, "bench.alternate"), sceneBool(b.scene, "bench.capacity"), steps,
-                    omp_get_max_threads());
+    Alternation alt("md-step", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
+                    sceneBool(b.scene, "bench.capacity"), steps, omp_get_max_threads());
     run.advance(sceneInteger(b.scene, "bench.warmup"));
     std::vector<MdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
     World& world = run.world;
@@ -503,7 +527,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     const Clocks start;
     alt.time(
-        steps, [&](long n, int) { return timed(run, n); },
+        steps, [&](long n, int, bool) { return timed(run, n); },
         [&](int i) { return timed(copies[static_cast<std::size_t>(i)], 1); });
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions

@@ -130,7 +130,9 @@ with tempfile.TemporaryDirectory() as tmp:
             ("md-step", ["bench.particles=4000", "bench.warmup=10", "bench.steps=30"], "particle_steps_per_second")):
         hashes = []
         slices = ["--set", "bench.alternate=" + ("1" if name == "cd-sweep" else "5")]
-        for extra in ([], slices, slices + ["--set", "bench.capacity=true"]):
+        # md-step: its copies and slices also settle (1 untimed step each).
+        settle = ["--set", "bench.settle=1"] if name == "md-step" else []
+        for extra in ([], slices, slices + ["--set", "bench.capacity=true"] + settle):
             bj = os.path.join(tmp, f"alt-{name}-{len(extra)}.json")
             args = ["bench", name]
             for kv in sets:
@@ -157,6 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
                     expect(cap > 0 and abs(cap / (r["concurrent_copies_" + rate] / r["one_thread_" + rate]) - 1) < 1e-12,
                            f"{name}: capacity {cap}")
                     expect(abs(r["speedup_over_capacity"] * cap / r["speedup"] - 1) < 1e-12, f"{name}: speedup over capacity")
+                    expect(r.get("alternate_settle_steps") == (1 if settle else 0), f"{name}: settle steps")
                 else:
                     expect("capacity" not in r, f"{name}: capacity reported without bench.capacity")
             else:
@@ -167,6 +170,8 @@ with tempfile.TemporaryDirectory() as tmp:
               ["bench.alternate", "bench.steps", "1 to 1"], tmp)
     bad_input(["bench", "md-step", "--set", "bench.particles=1000", "--set", "bench.capacity=true"], ["bench.capacity", "bench.alternate"], tmp)
     bad_input(["bench", "cd-sweep", "--set", "bench.capacity=often"], ["bench.capacity"], tmp)
+    bad_input(["bench", "md-step", "--set", "bench.particles=1000", "--set", "bench.alternate=5", "--set", "bench.settle=5"],
+              ["bench.settle", "0 to 4"], tmp)
 
     p = run("list")
     expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
