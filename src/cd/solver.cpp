@@ -6,6 +6,7 @@
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -178,8 +179,13 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     }
     const std::size_t m = contacts.size();
     resizeHuge(rows_, m);  // read in random order: 2 MB pages spare the TLB
-    // The pair list serves only the dependency levels of the parallel path.
-    if (omp_get_max_threads() > 1 && m > kParallelRows) pairs_.resize(m);
+    // The pair list serves the parallel path: its dependency levels, or
+    // (freed once split) the owner split.
+    const int threads = omp_get_max_threads();
+    const bool parallel = threads > 1 && m > kParallelRows;
+    ownerPath_ = parallel && settings_.parallel == CdSettings::Parallel::Owners &&
+                 settings_.order != SweepOrder::RandomSequential && threads <= kMaxOwners && m < kMaxOwnerRows;
+    if (parallel) pairs_.resize(m);
     tables_.aniso.clear();
     tables_.mu.assign(1, world.muGrain);
     for (std::size_t w = 0; w < world.numWalls(); ++w) tables_.mu.push_back(world.wallShape[w].mu);
@@ -227,6 +233,13 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.P = Vec3::Zero();
         r.dP = 0.0f;
         if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? k.a : -1, mobile_[ib] ? k.b : -1};
+    }
+    if (ownerPath_) {
+        if (ownerCuts_.size() != static_cast<std::size_t>(threads) + 1) ownerCuts_.clear();
+        splitOwners(split_, pairs_, nb, threads, ownerCuts_);
+        ownerSeconds_.assign(static_cast<std::size_t>(threads), 0.0);
+        ownerTeamWhole_ = true;
+        std::vector<std::array<std::int32_t, 2>>().swap(pairs_);
     }
 }
 
@@ -295,6 +308,133 @@ void CdSolver::sweepLevels(const SweepPlan& plan) {
     }
 }
 
+void CdSolver::planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const StepContext& ctx, int sweep) const {
+    // The same order as the serial sweep's (the same draws), its entries
+    // carrying each row's owner.
+    // (Shuffling and planning in one pass, each entry planned as soon as
+    // Fisher–Yates fixes its position, measured slower: 2.3–3.3 against
+    // 1.9–2.9 ms per plan; so did prefetching the shuffle's swaps.)
+    std::int32_t syncSeen = 0;
+    buildOrder(scratch.order, ctx, sweep, [&](std::int32_t row) { return split_.entry(row, syncSeen); });
+    planOwners(plan, scratch.order, split_, scratch.count);
+}
+
+namespace {
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+void CdSolver::sweepOwners(const OwnerPlan& plan) {
+    finished_.assign(static_cast<std::size_t>(split_.numShared), 0);
+    const auto owners = static_cast<std::size_t>(split_.owners);
+    std::uint32_t* finished = finished_.data();
+    const std::int32_t* list = plan.rows.data();
+    const OwnerPlan::Wait* waits = plan.waits.data();
+    auto ready = [finished](const OwnerPlan::Wait& w) {
+        for (int j = 0; j < 2; ++j)
+            if (w.shared[j] >= 0 &&
+                std::atomic_ref<std::uint32_t>(finished[w.shared[j]]).load(std::memory_order_acquire) != w.rank[j])
+                return false;
+        return true;
+    };
+    auto finish = [finished](const OwnerPlan::Wait& w) {
+        for (int j = 0; j < 2; ++j)
+            if (w.shared[j] >= 0)
+                std::atomic_ref<std::uint32_t>(finished[w.shared[j]]).store(w.rank[j] + 1, std::memory_order_release);
+    };
+    auto update = [&](std::int32_t row) { shockLaw(rows_[static_cast<std::size_t>(row)], bodies_, masks_, tables_); };
+#pragma omp parallel num_threads(static_cast<int>(owners))
+    {
+        const auto nt = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
+        if (nt == owners) {
+            // Owner `me`'s rows in the sweep's order, prefetching ahead as
+            // sweepRange does; a sync row first waits for its turn.
+            const std::size_t begin = static_cast<std::size_t>(plan.rowStart[me]), end = static_cast<std::size_t>(plan.rowStart[me + 1]);
+            const OwnerPlan::Wait* w = waits + plan.waitStart[me];
+            const double start = omp_get_wtime();
+            double waited = 0.0;
+            for (std::size_t k = begin; k < end; ++k) {
+                if (k + 16 < end) {
+                    const char* p = reinterpret_cast<const char*>(&rows_[static_cast<std::size_t>(list[k + 16] & 0x7fffffff)]);
+                    __builtin_prefetch(p);
+                    __builtin_prefetch(p + 64);
+                    __builtin_prefetch(p + sizeof(SolverRow) - 1);
+                }
+                if (k + 8 < end) {
+                    const SolverRow& ahead = rows_[static_cast<std::size_t>(list[k + 8] & 0x7fffffff)];
+                    __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.a)]);
+                    __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.b)]);
+                }
+                const std::int32_t e = list[k];
+                if (e >= 0) {
+                    update(e);
+                    continue;
+                }
+                if (!ready(*w)) {
+                    const double t0 = omp_get_wtime();
+                    while (!ready(*w)) relax();
+                    waited += omp_get_wtime() - t0;
+                }
+                update(e & 0x7fffffff);
+                finish(*w++);
+            }
+            ownerSeconds_[me] += omp_get_wtime() - start - waited;
+        } else if (me == 0) {
+            ownerTeamWhole_ = false;
+            // Fewer threads than owners: one thread takes every owner in
+            // turn, each as far as its next row that must wait. The sweep's
+            // earliest unfinished row can always run, so every round moves on.
+            std::array<std::size_t, kMaxOwners> at{}, waitAt{};
+            for (std::size_t t = 0; t < owners; ++t)
+                at[t] = static_cast<std::size_t>(plan.rowStart[t]), waitAt[t] = static_cast<std::size_t>(plan.waitStart[t]);
+            for (bool left = true; left;) {
+                left = false;
+                for (std::size_t t = 0; t < owners; ++t) {
+                    const auto end = static_cast<std::size_t>(plan.rowStart[t + 1]);
+                    for (; at[t] < end; ++at[t]) {
+                        const std::int32_t e = list[at[t]];
+                        if (e >= 0) {
+                            update(e);
+                            continue;
+                        }
+                        if (!ready(waits[waitAt[t]])) break;
+                        update(e & 0x7fffffff);
+                        finish(waits[waitAt[t]++]);
+                    }
+                    left = left || at[t] < end;
+                }
+            }
+        }
+    }
+}
+
+void CdSolver::balanceOwners() {
+    // Each owner's time per row this step; the cuts move halfway towards
+    // rows in proportion to speed. (A hub's rows, with the last owner, count
+    // as its rows like any other.)
+    const auto T = static_cast<std::size_t>(split_.owners);
+    std::vector<double> speed(T);
+    double total = 0.0;
+    for (std::size_t t = 0; t < T; ++t) {
+        if (!(ownerSeconds_[t] > 0.0) || split_.rowsOf[t] == 0) return;
+        speed[t] = static_cast<double>(split_.rowsOf[t]) / ownerSeconds_[t];
+        total += speed[t];
+    }
+    if (ownerCuts_.size() != T + 1) {
+        ownerCuts_.resize(T + 1);
+        for (std::size_t t = 0; t <= T; ++t) ownerCuts_[t] = static_cast<double>(t) / static_cast<double>(T);
+    }
+    double goal = 0.0;
+    for (std::size_t t = 1; t < T; ++t) {
+        goal += speed[t - 1] / total;
+        ownerCuts_[t] = std::clamp(0.5 * (ownerCuts_[t] + goal), 0.05 / static_cast<double>(T), 1.0 - 0.05 / static_cast<double>(T));
+    }
+    for (std::size_t t = 1; t < T; ++t) ownerCuts_[t] = std::max(ownerCuts_[t], ownerCuts_[t - 1]);
+}
+
 void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const {
     // Fixed blocks summed in block order: the same bits for any thread count.
     const std::size_t m = rows_.size();
@@ -350,8 +490,13 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
     if (m > 0) {
         const int threads = omp_get_max_threads();
         const int batch = parallel ? std::min(maxSweeps, threads) : 1;
-        if (plans_.size() < static_cast<std::size_t>(batch)) plans_.resize(static_cast<std::size_t>(batch));
-        if (scratch_.size() < static_cast<std::size_t>(threads)) scratch_.resize(static_cast<std::size_t>(threads));
+        if (ownerPath_) {
+            if (ownerPlans_.size() < static_cast<std::size_t>(batch)) ownerPlans_.resize(static_cast<std::size_t>(batch));
+            if (ownerScratch_.size() < static_cast<std::size_t>(threads)) ownerScratch_.resize(static_cast<std::size_t>(threads));
+        } else {
+            if (plans_.size() < static_cast<std::size_t>(batch)) plans_.resize(static_cast<std::size_t>(batch));
+            if (scratch_.size() < static_cast<std::size_t>(threads)) scratch_.resize(static_cast<std::size_t>(threads));
+        }
         const bool oneOrder = settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce;
         bool done = false;
         int sweep = 0;
@@ -362,10 +507,17 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
             // build them in parallel, one sweep per thread.
             const int toBuild = (oneOrder && sweep > 0) ? 0 : (oneOrder ? 1 : count);
 #pragma omp parallel for schedule(static, 1) if (parallel && toBuild > 1)
-            for (int s = 0; s < toBuild; ++s)
-                planSweep(plans_[static_cast<std::size_t>(s)], scratch_[static_cast<std::size_t>(omp_get_thread_num())],
-                          ctx, sweep + s, parallel);
+            for (int s = 0; s < toBuild; ++s) {
+                const auto me = static_cast<std::size_t>(omp_get_thread_num());
+                if (ownerPath_)
+                    planOwnerSweep(ownerPlans_[static_cast<std::size_t>(s)], ownerScratch_[me], ctx, sweep + s);
+                else
+                    planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s, parallel);
+            }
             for (int s = 0; s < count && !done; ++s, ++sweep) {
+                if (ownerPath_) {
+                    sweepOwners(ownerPlans_[oneOrder ? 0 : static_cast<std::size_t>(s)]);
+                } else {
                 const SweepPlan& plan = plans_[oneOrder ? 0 : static_cast<std::size_t>(s)];
                 if (settings_.order == SweepOrder::RandomSequential)
                     for (SolverRow& r : rows_) r.dP = 0.0f;
@@ -374,6 +526,7 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
                     levels += plan.levelStart.size() - 1;
                 } else {
                     sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
+                }
                 }
                 if (needSums || sweep + 1 == maxSweeps) {
                     sums(impulseFloor, sumDP, sumP, violations);
@@ -392,6 +545,9 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
         stats.iterations = sweep;
         stats.converged = fixed || done;
         levelsPerSweep_ = sweep > 0 ? static_cast<double>(levels) / sweep : 0.0;
+        if (ownerPath_ && ownerTeamWhole_) balanceOwners();
+        sharedPerStep_ = ownerPath_ ? static_cast<double>(split_.numShared) : 0.0;
+        syncRowsPerStep_ = ownerPath_ ? static_cast<double>(split_.syncRows.size()) : 0.0;
         if (!needSums && sweep < maxSweeps) {
             sums(impulseFloor, sumDP, sumP, violations);
             stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
@@ -428,6 +584,9 @@ void CdSolver::releaseBuffers() {
     std::vector<BodyMasks>().swap(masks_);
     std::vector<SweepPlan>().swap(plans_);
     std::vector<LevelScratch>().swap(scratch_);
+    std::vector<OwnerPlan>().swap(ownerPlans_);
+    std::vector<OwnerScratch>().swap(ownerScratch_);
+    split_ = OwnerSplit{};
 }
 
 void CdSolver::store(std::vector<Contact>& contacts, double dt) const {

@@ -167,6 +167,7 @@ TEST_SUITE("cd") {
                       {false, false, true});
             CdSettings cs;
             cs.iterations = 6;
+            cs.parallel = CdSettings::Parallel::Levels;
             CdSolver solver(cs);
             std::vector<Contact> contacts;
             levels = 0.0;

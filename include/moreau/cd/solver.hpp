@@ -24,6 +24,7 @@
 
 #include "moreau/cd/step_context.hpp"
 #include "moreau/cd/sweep_levels.hpp"
+#include "moreau/cd/sweep_owners.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
@@ -102,6 +103,12 @@ public:
     /// Mean number of dependency levels per sweep in the last step (0 when the
     /// sweeps ran serially).
     double levelsPerSweep() const { return levelsPerSweep_; }
+    /// The last step's owner split (0 off that path): bodies shared between
+    /// owners, and rows that wait on them.
+    double sharedBodies() const { return sharedPerStep_; }
+    double syncRows() const { return syncRowsPerStep_; }
+    /// Whether the last step's sweeps ran on the owner split.
+    bool ownerSplit() const { return ownerPath_; }
     /// Number of rows (contacts) of the last step.
     std::size_t rows() const { return rows_.size(); }
 
@@ -137,6 +144,14 @@ private:
     void buildOrder(std::vector<T>& order, const StepContext& ctx, int sweep, Make make) const;
     void planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
     void sweepLevels(const SweepPlan& plan);
+    /// Scratch of one owner plan's build (one per thread).
+    struct OwnerScratch {
+        std::vector<std::int32_t> order;   ///< the sweep's order of split entries
+        std::vector<std::uint32_t> count;  ///< rows seen per shared body
+    };
+    void planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const StepContext& ctx, int sweep) const;
+    void sweepOwners(const OwnerPlan& plan);
+    void balanceOwners();
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
     void checkFinite(const World& world, const StepContext& ctx);
     void releaseBuffers();
@@ -159,6 +174,19 @@ private:
     std::vector<SweepPlan> plans_;        ///< a batch of sweeps planned ahead, one per thread
     std::vector<LevelScratch> scratch_;   ///< one per thread
     double levelsPerSweep_ = 0.0;
+    /// The owner-split path (sweep_owners.hpp): this step's split, a batch
+    /// of plans, their scratch, and each shared body's count of finished rows.
+    bool ownerPath_ = false;
+    OwnerSplit split_;
+    std::vector<OwnerPlan> ownerPlans_;
+    std::vector<OwnerScratch> ownerScratch_;
+    std::vector<std::uint32_t> finished_;
+    /// Owner cuts as fractions of the rows, kept across steps and moved
+    /// towards equal measured times (the cuts never change a result).
+    std::vector<double> ownerCuts_;
+    std::vector<double> ownerSeconds_;  ///< per owner this step: updating, not waiting
+    bool ownerTeamWhole_ = true;        ///< every sweep this step had one thread per owner
+    double sharedPerStep_ = 0.0, syncRowsPerStep_ = 0.0;
 };
 
 }  // namespace moreau
