@@ -316,7 +316,7 @@ void CdSolver::planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const Step
     // 1.9–2.9 ms per plan; so did prefetching the shuffle's swaps.)
     std::int32_t syncSeen = 0;
     buildOrder(scratch.order, ctx, sweep, [&](std::int32_t row) { return split_.entry(row, syncSeen); });
-    planOwners(plan, scratch.order, split_, scratch.count);
+    planOwners(plan, scratch.order, split_, scratch.plan);
 }
 
 namespace {
@@ -335,15 +335,17 @@ void CdSolver::sweepOwners(const OwnerPlan& plan) {
     const OwnerPlan::Wait* waits = plan.waits.data();
     auto ready = [finished](const OwnerPlan::Wait& w) {
         for (int j = 0; j < 2; ++j)
-            if (w.shared[j] >= 0 &&
-                std::atomic_ref<std::uint32_t>(finished[w.shared[j]]).load(std::memory_order_acquire) != w.rank[j])
+            if ((w.rank[j] & OwnerPlan::kWait) &&
+                std::atomic_ref<std::uint32_t>(finished[w.shared[j]]).load(std::memory_order_acquire) !=
+                    (w.rank[j] & OwnerPlan::kRank))
                 return false;
         return true;
     };
     auto finish = [finished](const OwnerPlan::Wait& w) {
         for (int j = 0; j < 2; ++j)
-            if (w.shared[j] >= 0)
-                std::atomic_ref<std::uint32_t>(finished[w.shared[j]]).store(w.rank[j] + 1, std::memory_order_release);
+            if (w.rank[j] & OwnerPlan::kStore)
+                std::atomic_ref<std::uint32_t>(finished[w.shared[j]])
+                    .store((w.rank[j] & OwnerPlan::kRank) + 1, std::memory_order_release);
     };
     auto update = [&](std::int32_t row) { shockLaw(rows_[static_cast<std::size_t>(row)], bodies_, masks_, tables_); };
 #pragma omp parallel num_threads(static_cast<int>(owners))

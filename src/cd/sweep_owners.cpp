@@ -71,31 +71,50 @@ void sizePlan(OwnerPlan& plan, std::size_t m, const OwnerSplit& split) {
 }  // namespace
 
 void planOwners(OwnerPlan& plan, const std::vector<std::int32_t>& order, const OwnerSplit& split,
-                std::vector<std::uint32_t>& count) {
-    const std::size_t m = order.size();
+                OwnerPlanScratch& scratch) {
+    const std::size_t m = order.size(), T = static_cast<std::size_t>(split.owners);
     sizePlan(plan, m, split);
     std::array<std::int32_t, kMaxOwners> rowAt{}, waitAt{};
     std::copy(plan.rowStart.begin(), plan.rowStart.end() - 1, rowAt.begin());
     std::copy(plan.waitStart.begin(), plan.waitStart.end() - 1, waitAt.begin());
-    count.assign(static_cast<std::size_t>(split.numShared), 0);
+    scratch.count.assign(static_cast<std::size_t>(split.numShared), 0);
+    scratch.lastSlot.assign(static_cast<std::size_t>(split.numShared), -1);
     std::int32_t* rows = plan.rows.data();
     OwnerPlan::Wait* waits = plan.waits.data();
     const OwnerSplit::SyncRow* sync = split.syncRows.data();
-    std::uint32_t* seen = count.data();
+    std::uint32_t* seen = scratch.count.data();
+    std::int32_t* lastSlot = scratch.lastSlot.data();
+    const auto ownerOfWait = [&](std::int32_t index) {
+        // The owner whose wait range holds entry `index`.
+        std::size_t t = 0;
+        while (t + 1 < T && index >= plan.waitStart[t + 1]) ++t;
+        return t;
+    };
     for (std::size_t k = 0; k < m; ++k) {
         const std::int32_t e = order[k];
         if (e >= 0) {
             rows[rowAt[static_cast<std::size_t>(e >> 27)]++] = e & 0x7ffffff;
             continue;
         }
-        // A sync row: its rank among each shared body's rows so far.
+        // A sync row: its rank among each shared body's rows so far; a wait
+        // where the body's last row has another owner, who then stores.
         const OwnerSplit::SyncRow& r = sync[e & 0x7fffffff];
         const auto t = static_cast<std::size_t>(r.owner);
         rows[rowAt[t]++] = static_cast<std::int32_t>(0x80000000u | static_cast<std::uint32_t>(r.row));
-        OwnerPlan::Wait& w = waits[waitAt[t]++];
+        const std::int32_t index = waitAt[t]++;
+        OwnerPlan::Wait& w = waits[index];
         for (int j = 0; j < 2; ++j) {
             w.shared[j] = r.shared[j];
-            w.rank[j] = r.shared[j] >= 0 ? seen[r.shared[j]]++ : 0;
+            w.rank[j] = 0;
+            if (r.shared[j] < 0) continue;
+            const auto id = static_cast<std::size_t>(r.shared[j]);
+            w.rank[j] = seen[id]++;
+            const std::int32_t slot = lastSlot[id];
+            if (slot >= 0 && ownerOfWait(slot / 2) != t) {
+                w.rank[j] |= OwnerPlan::kWait;
+                waits[slot / 2].rank[slot % 2] |= OwnerPlan::kStore;
+            }
+            lastSlot[id] = 2 * index + j;
         }
     }
 }

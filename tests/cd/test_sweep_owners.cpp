@@ -69,7 +69,9 @@ std::vector<std::vector<std::int32_t>> runAnyway(const OwnerPlan& plan, const Ow
         if (plan.rows[at[t]] >= 0) return true;
         const OwnerPlan::Wait& w = plan.waits[waitAt[t]];
         for (int j = 0; j < 2; ++j)
-            if (w.shared[j] >= 0 && finished[static_cast<std::size_t>(w.shared[j])] != w.rank[j]) return false;
+            if ((w.rank[j] & OwnerPlan::kWait) &&
+                finished[static_cast<std::size_t>(w.shared[j])] != (w.rank[j] & OwnerPlan::kRank))
+                return false;
         return true;
     };
     for (;;) {
@@ -85,7 +87,8 @@ std::vector<std::vector<std::int32_t>> runAnyway(const OwnerPlan& plan, const Ow
         if (e < 0) {
             const OwnerPlan::Wait& w = plan.waits[waitAt[t]++];
             for (int j = 0; j < 2; ++j)
-                if (w.shared[j] >= 0) finished[static_cast<std::size_t>(w.shared[j])] = w.rank[j] + 1;
+                if (w.rank[j] & OwnerPlan::kStore)
+                    finished[static_cast<std::size_t>(w.shared[j])] = (w.rank[j] & OwnerPlan::kRank) + 1;
         }
     }
     for (std::size_t t = 0; t < T; ++t) CHECK(at[t] == static_cast<std::size_t>(plan.rowStart[t + 1]));  // no deadlock
@@ -126,8 +129,8 @@ TEST_SUITE("cd") {
                     rng.shuffle(std::span<std::int32_t>(order));
                     const std::vector<std::int32_t> sequence = decode(order, split);
                     OwnerPlan plan;
-                    std::vector<std::uint32_t> count;
-                    planOwners(plan, order, split, count);
+                    OwnerPlanScratch scratch;
+                    planOwners(plan, order, split, scratch);
                     // Every row once, with its owner, in the sweep's order.
                     std::vector<std::int64_t> position(kRows, -1);
                     for (std::size_t k = 0; k < kRows; ++k) position[static_cast<std::size_t>(sequence[k])] = static_cast<std::int64_t>(k);
@@ -176,13 +179,13 @@ TEST_SUITE("cd") {
         Rng rng(5);
         rng.shuffle(std::span<std::int32_t>(order));
         OwnerPlan plan;
-        std::vector<std::uint32_t> count;
-        planOwners(plan, order, split, count);
+        OwnerPlanScratch scratch;
+        planOwners(plan, order, split, scratch);
         std::vector<std::vector<std::int32_t>> expected(kBodies);
         for (std::int32_t row : decode(order, split))
             for (std::int32_t body : pairs[static_cast<std::size_t>(row)])
                 if (body >= 0) expected[static_cast<std::size_t>(body)].push_back(row);
-        for (auto& w : plan.waits) w.shared[0] = w.shared[1] = -1;
+        for (auto& w : plan.waits) w.rank[0] &= OwnerPlan::kRank, w.rank[1] &= OwnerPlan::kRank;
         bool broken = false;
         for (std::uint64_t schedule = 0; schedule < 5 && !broken; ++schedule)
             broken = runAnyway(plan, split, pairs, kBodies, schedule) != expected;

@@ -146,8 +146,8 @@ private:
     void sweepLevels(const SweepPlan& plan);
     /// Scratch of one owner plan's build (one per thread).
     struct OwnerScratch {
-        std::vector<std::int32_t> order;   ///< the sweep's order of split entries
-        std::vector<std::uint32_t> count;  ///< rows seen per shared body
+        std::vector<std::int32_t> order;  ///< the sweep's order of split entries
+        OwnerPlanScratch plan;
     };
     void planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const StepContext& ctx, int sweep) const;
     void sweepOwners(const OwnerPlan& plan);

@@ -72,11 +72,17 @@ void splitOwners(OwnerSplit& split, const std::vector<std::array<std::int32_t, 2
 
 /// One sweep's work per owner.
 struct OwnerPlan {
-    /// A sync row's wait: ranks among its shared bodies' rows in the sweep.
+    /// A sync row's wait: per side, the shared body (or −1) and the row's
+    /// rank among that body's rows in the sweep (bits 0–29), with kWait
+    /// where the body's previous row belongs to another owner (wait until
+    /// the body's count of finished rows is the rank) and kStore where its
+    /// next row does (set the count to rank + 1 after the update). Between
+    /// rows of one owner the thread's own order suffices.
     struct Wait {
         std::int32_t shared[2];
         std::uint32_t rank[2];
     };
+    static constexpr std::uint32_t kWait = 1u << 31, kStore = 1u << 30, kRank = kStore - 1;
     std::vector<std::int32_t> rows;       ///< owner t's rows at [rowStart[t], rowStart[t+1]), in sweep order; bit 31 on sync rows
     std::vector<std::int32_t> rowStart;
     std::vector<Wait> waits;              ///< owner t's sync rows' waits at [waitStart[t], …), in its order
@@ -84,9 +90,14 @@ struct OwnerPlan {
 };
 
 /// The plan of one sweep from its order of entries (OwnerSplit::entry,
-/// shuffled). `count` is scratch (one counter per shared body).
+/// shuffled). `last` is scratch (per shared body: rows seen, and the owner
+/// and wait slot of the last).
+struct OwnerPlanScratch {
+    std::vector<std::uint32_t> count;
+    std::vector<std::int32_t> lastSlot;  ///< 2 × wait index + side of the body's last row, −1 before its first
+};
 void planOwners(OwnerPlan& plan, const std::vector<std::int32_t>& order, const OwnerSplit& split,
-                std::vector<std::uint32_t>& count);
+                OwnerPlanScratch& scratch);
 
 
 }  // namespace moreau
