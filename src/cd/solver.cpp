@@ -327,89 +327,99 @@ inline void relax() {
 }
 }  // namespace
 
-void CdSolver::sweepOwners(const OwnerPlan& plan) {
-    finished_.assign(static_cast<std::size_t>(split_.numShared), 0);
-    const auto owners = static_cast<std::size_t>(split_.owners);
+namespace {
+/// The waits of the owner sweeps: a shared body's count of finished rows.
+inline bool turnCame(const std::uint32_t* finished, const OwnerPlan::Wait& w) {
+    for (int j = 0; j < 2; ++j)
+        if ((w.rank[j] & OwnerPlan::kWait) &&
+            std::atomic_ref<const std::uint32_t>(finished[w.shared[j]]).load(std::memory_order_acquire) !=
+                (w.rank[j] & OwnerPlan::kRank))
+            return false;
+    return true;
+}
+inline void passTurn(std::uint32_t* finished, const OwnerPlan::Wait& w) {
+    for (int j = 0; j < 2; ++j)
+        if (w.rank[j] & OwnerPlan::kStore)
+            std::atomic_ref<std::uint32_t>(finished[w.shared[j]])
+                .store((w.rank[j] & OwnerPlan::kRank) + 1, std::memory_order_release);
+}
+}  // namespace
+
+void CdSolver::runOwnerRows(const OwnerPlan& plan, std::size_t me) {
+    // Owner `me`'s rows in the sweep's order, prefetching ahead as
+    // sweepRange does; a row that must wait first waits for its turn.
     std::uint32_t* finished = finished_.data();
     const std::int32_t* list = plan.rows.data();
-    const OwnerPlan::Wait* waits = plan.waits.data();
-    auto ready = [finished](const OwnerPlan::Wait& w) {
-        for (int j = 0; j < 2; ++j)
-            if ((w.rank[j] & OwnerPlan::kWait) &&
-                std::atomic_ref<std::uint32_t>(finished[w.shared[j]]).load(std::memory_order_acquire) !=
-                    (w.rank[j] & OwnerPlan::kRank))
-                return false;
-        return true;
-    };
-    auto finish = [finished](const OwnerPlan::Wait& w) {
-        for (int j = 0; j < 2; ++j)
-            if (w.rank[j] & OwnerPlan::kStore)
-                std::atomic_ref<std::uint32_t>(finished[w.shared[j]])
-                    .store((w.rank[j] & OwnerPlan::kRank) + 1, std::memory_order_release);
-    };
-    auto update = [&](std::int32_t row) { shockLaw(rows_[static_cast<std::size_t>(row)], bodies_, masks_, tables_); };
+    const std::size_t begin = static_cast<std::size_t>(plan.rowStart[me]), end = static_cast<std::size_t>(plan.rowStart[me + 1]);
+    const OwnerPlan::Wait* w = plan.waits.data() + plan.waitStart[me];
+    const double start = omp_get_wtime();
+    double waited = 0.0;
+    for (std::size_t k = begin; k < end; ++k) {
+        if (k + 16 < end) {
+            const char* p = reinterpret_cast<const char*>(&rows_[static_cast<std::size_t>(list[k + 16] & 0x7fffffff)]);
+            __builtin_prefetch(p);
+            __builtin_prefetch(p + 64);
+            __builtin_prefetch(p + sizeof(SolverRow) - 1);
+        }
+        if (k + 8 < end) {
+            const SolverRow& ahead = rows_[static_cast<std::size_t>(list[k + 8] & 0x7fffffff)];
+            __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.a)]);
+            __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.b)]);
+        }
+        const std::int32_t e = list[k];
+        if (e >= 0) {
+            shockLaw(rows_[static_cast<std::size_t>(e)], bodies_, masks_, tables_);
+            continue;
+        }
+        if (!turnCame(finished, *w)) {
+            const double t0 = omp_get_wtime();
+            while (!turnCame(finished, *w)) relax();
+            waited += omp_get_wtime() - t0;
+        }
+        shockLaw(rows_[static_cast<std::size_t>(e & 0x7fffffff)], bodies_, masks_, tables_);
+        passTurn(finished, *w++);
+    }
+    ownerSeconds_[me] += omp_get_wtime() - start - waited;
+}
+
+void CdSolver::runOwnersInTurn(const OwnerPlan& plan) {
+    // Fewer threads than owners: one thread takes every owner in turn, each
+    // as far as its next row that must wait. The sweep's earliest unfinished
+    // row can always run, so every round moves on.
+    ownerTeamWhole_ = false;
+    std::uint32_t* finished = finished_.data();
+    const auto owners = static_cast<std::size_t>(split_.owners);
+    std::array<std::size_t, kMaxOwners> at{}, waitAt{};
+    for (std::size_t t = 0; t < owners; ++t)
+        at[t] = static_cast<std::size_t>(plan.rowStart[t]), waitAt[t] = static_cast<std::size_t>(plan.waitStart[t]);
+    for (bool left = true; left;) {
+        left = false;
+        for (std::size_t t = 0; t < owners; ++t) {
+            const auto end = static_cast<std::size_t>(plan.rowStart[t + 1]);
+            for (; at[t] < end; ++at[t]) {
+                const std::int32_t e = plan.rows[at[t]];
+                if (e >= 0) {
+                    shockLaw(rows_[static_cast<std::size_t>(e)], bodies_, masks_, tables_);
+                    continue;
+                }
+                if (!turnCame(finished, plan.waits[waitAt[t]])) break;
+                shockLaw(rows_[static_cast<std::size_t>(e & 0x7fffffff)], bodies_, masks_, tables_);
+                passTurn(finished, plan.waits[waitAt[t]++]);
+            }
+            left = left || at[t] < end;
+        }
+    }
+}
+
+void CdSolver::sweepOwners(const OwnerPlan& plan) {
+    // One sweep, its counts from zero.
+    finished_.assign(static_cast<std::size_t>(split_.numShared), 0);
+    const auto owners = static_cast<std::size_t>(split_.owners);
 #pragma omp parallel num_threads(static_cast<int>(owners))
     {
         const auto nt = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
-        if (nt == owners) {
-            // Owner `me`'s rows in the sweep's order, prefetching ahead as
-            // sweepRange does; a sync row first waits for its turn.
-            const std::size_t begin = static_cast<std::size_t>(plan.rowStart[me]), end = static_cast<std::size_t>(plan.rowStart[me + 1]);
-            const OwnerPlan::Wait* w = waits + plan.waitStart[me];
-            const double start = omp_get_wtime();
-            double waited = 0.0;
-            for (std::size_t k = begin; k < end; ++k) {
-                if (k + 16 < end) {
-                    const char* p = reinterpret_cast<const char*>(&rows_[static_cast<std::size_t>(list[k + 16] & 0x7fffffff)]);
-                    __builtin_prefetch(p);
-                    __builtin_prefetch(p + 64);
-                    __builtin_prefetch(p + sizeof(SolverRow) - 1);
-                }
-                if (k + 8 < end) {
-                    const SolverRow& ahead = rows_[static_cast<std::size_t>(list[k + 8] & 0x7fffffff)];
-                    __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.a)]);
-                    __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.b)]);
-                }
-                const std::int32_t e = list[k];
-                if (e >= 0) {
-                    update(e);
-                    continue;
-                }
-                if (!ready(*w)) {
-                    const double t0 = omp_get_wtime();
-                    while (!ready(*w)) relax();
-                    waited += omp_get_wtime() - t0;
-                }
-                update(e & 0x7fffffff);
-                finish(*w++);
-            }
-            ownerSeconds_[me] += omp_get_wtime() - start - waited;
-        } else if (me == 0) {
-            ownerTeamWhole_ = false;
-            // Fewer threads than owners: one thread takes every owner in
-            // turn, each as far as its next row that must wait. The sweep's
-            // earliest unfinished row can always run, so every round moves on.
-            std::array<std::size_t, kMaxOwners> at{}, waitAt{};
-            for (std::size_t t = 0; t < owners; ++t)
-                at[t] = static_cast<std::size_t>(plan.rowStart[t]), waitAt[t] = static_cast<std::size_t>(plan.waitStart[t]);
-            for (bool left = true; left;) {
-                left = false;
-                for (std::size_t t = 0; t < owners; ++t) {
-                    const auto end = static_cast<std::size_t>(plan.rowStart[t + 1]);
-                    for (; at[t] < end; ++at[t]) {
-                        const std::int32_t e = list[at[t]];
-                        if (e >= 0) {
-                            update(e);
-                            continue;
-                        }
-                        if (!ready(waits[waitAt[t]])) break;
-                        update(e & 0x7fffffff);
-                        finish(waits[waitAt[t]++]);
-                    }
-                    left = left || at[t] < end;
-                }
-            }
-        }
+        if (nt == owners) runOwnerRows(plan, me);
+        else if (me == 0) runOwnersInTurn(plan);
     }
 }
 

@@ -52,19 +52,24 @@ std::vector<std::int32_t> decode(const std::vector<std::int32_t>& order, const O
     return rows;
 }
 
-/// Runs the plan the way any schedule of the owners may (each step, a random
-/// owner whose next row may run moves one row) and returns each body's rows
-/// in the order they ran.
-std::vector<std::vector<std::int32_t>> runAnyway(const OwnerPlan& plan, const OwnerSplit& split, const Pairs& pairs,
-                                                 std::size_t numBodies, std::uint64_t seed) {
+/// Runs the plans, one sweep after another with a barrier and counts from
+/// zero between them (as sweepOwners does), the way any schedule of the
+/// owners may: each step, an owner whose next row may run moves one row.
+/// Returns each body's rows in the order they ran, none where the owners
+/// deadlock. Odd seeds: the lowest owner runs whenever it may (the others
+/// only as far as it needs); even seeds pick at random.
+std::vector<std::vector<std::int32_t>> runAnyway(const std::vector<OwnerPlan>& plans, const OwnerSplit& split,
+                                                 const Pairs& pairs, std::size_t numBodies, std::uint64_t seed) {
     const auto T = static_cast<std::size_t>(split.owners);
     std::vector<std::uint32_t> finished(static_cast<std::size_t>(split.numShared), 0);
-    std::vector<std::size_t> at(T), waitAt(T);
+    std::vector<std::size_t> sweepOf(T, 0), at(T), waitAt(T);
     for (std::size_t t = 0; t < T; ++t)
-        at[t] = static_cast<std::size_t>(plan.rowStart[t]), waitAt[t] = static_cast<std::size_t>(plan.waitStart[t]);
+        at[t] = static_cast<std::size_t>(plans[0].rowStart[t]), waitAt[t] = static_cast<std::size_t>(plans[0].waitStart[t]);
     std::vector<std::vector<std::int32_t>> perBody(numBodies);
     Rng rng(seed);
     auto runnable = [&](std::size_t t) {
+        if (sweepOf[t] == plans.size()) return false;
+        const OwnerPlan& plan = plans[sweepOf[t]];
         if (at[t] == static_cast<std::size_t>(plan.rowStart[t + 1])) return false;
         if (plan.rows[at[t]] >= 0) return true;
         const OwnerPlan::Wait& w = plan.waits[waitAt[t]];
@@ -78,8 +83,28 @@ std::vector<std::vector<std::int32_t>> runAnyway(const OwnerPlan& plan, const Ow
         std::vector<std::size_t> ready;
         for (std::size_t t = 0; t < T; ++t)
             if (runnable(t)) ready.push_back(t);
-        if (ready.empty()) break;
-        const std::size_t t = ready[rng.below(static_cast<std::uint32_t>(ready.size()))];
+        if (ready.empty()) {
+            // Every owner done with its current plan, or blocked.
+            bool allDone = true;
+            for (std::size_t t = 0; t < T; ++t)
+                allDone = allDone && sweepOf[t] < plans.size() &&
+                          at[t] == static_cast<std::size_t>(plans[sweepOf[t]].rowStart[t + 1]);
+            if (!allDone) break;
+            if (sweepOf[0] + 1 == plans.size()) {
+                for (auto& s : sweepOf) s = plans.size();
+                break;
+            }
+            // A barrier: all go on to the next plan together.
+            for (std::size_t t = 0; t < T; ++t) {
+                ++sweepOf[t];
+                at[t] = static_cast<std::size_t>(plans[sweepOf[t]].rowStart[t]);
+                waitAt[t] = static_cast<std::size_t>(plans[sweepOf[t]].waitStart[t]);
+            }
+            std::fill(finished.begin(), finished.end(), 0u);
+            continue;
+        }
+        const std::size_t t = seed % 2 == 1 ? ready.front() : ready[rng.below(static_cast<std::uint32_t>(ready.size()))];
+        const OwnerPlan& plan = plans[sweepOf[t]];
         const std::int32_t e = plan.rows[at[t]++];
         const std::int32_t row = e & 0x7fffffff;
         for (std::int32_t body : pairs[static_cast<std::size_t>(row)])
@@ -91,7 +116,8 @@ std::vector<std::vector<std::int32_t>> runAnyway(const OwnerPlan& plan, const Ow
                     finished[static_cast<std::size_t>(w.shared[j])] = (w.rank[j] & OwnerPlan::kRank) + 1;
         }
     }
-    for (std::size_t t = 0; t < T; ++t) CHECK(at[t] == static_cast<std::size_t>(plan.rowStart[t + 1]));  // no deadlock
+    for (std::size_t t = 0; t < T; ++t)
+        if (sweepOf[t] != plans.size()) return {};  // a deadlock: no result
     return perBody;
 }
 
@@ -121,6 +147,9 @@ TEST_SUITE("cd") {
                 CHECK(ownersOf[5] == std::set<int>{owners - 1});
                 if (cuts.size() == 4) CHECK(split.rowsOf[0] < static_cast<std::int32_t>(kRows) / 5);
 
+                // Three sweeps, each with counts from zero.
+                std::vector<OwnerPlan> alone(3);
+                std::vector<std::vector<std::int32_t>> expected(kBodies);
                 for (std::uint64_t sweep = 0; sweep < 3; ++sweep) {
                     std::vector<std::int32_t> order;
                     std::int32_t seen = 0;
@@ -128,7 +157,7 @@ TEST_SUITE("cd") {
                     Rng rng(100 + sweep);
                     rng.shuffle(std::span<std::int32_t>(order));
                     const std::vector<std::int32_t> sequence = decode(order, split);
-                    OwnerPlan plan;
+                    OwnerPlan& plan = alone[sweep];
                     OwnerPlanScratch scratch;
                     planOwners(plan, order, split, scratch);
                     // Every row once, with its owner, in the sweep's order.
@@ -154,14 +183,15 @@ TEST_SUITE("cd") {
                         CHECK(syncRows == plan.waitStart[static_cast<std::size_t>(t) + 1] - plan.waitStart[static_cast<std::size_t>(t)]);
                     }
                     CHECK(std::all_of(times.begin(), times.end(), [](int n) { return n == 1; }));
-                    // Any schedule the waits allow updates each body in the sweep's sequence.
-                    std::vector<std::vector<std::int32_t>> expected(kBodies);
                     for (std::int32_t row : sequence)
                         for (std::int32_t body : pairs[static_cast<std::size_t>(row)])
                             if (body >= 0) expected[static_cast<std::size_t>(body)].push_back(row);
-                    for (std::uint64_t schedule = 0; schedule < 3; ++schedule)
-                        CHECK(runAnyway(plan, split, pairs, kBodies, 7 + schedule) == expected);
                 }
+                // Any schedule the waits allow updates each body in the
+                // sweeps' sequence (a barrier and counts from zero between
+                // sweeps, as sweepOwners runs them).
+                for (std::uint64_t schedule = 0; schedule < 4; ++schedule)
+                    CHECK(runAnyway(alone, split, pairs, kBodies, 7 + schedule) == expected);
             }
         }
     }
@@ -178,17 +208,18 @@ TEST_SUITE("cd") {
         for (std::size_t c = 0; c < kRows; ++c) order.push_back(split.entry(static_cast<std::int32_t>(c), seen));
         Rng rng(5);
         rng.shuffle(std::span<std::int32_t>(order));
-        OwnerPlan plan;
+        std::vector<OwnerPlan> plans(1);
         OwnerPlanScratch scratch;
-        planOwners(plan, order, split, scratch);
+        planOwners(plans[0], order, split, scratch);
         std::vector<std::vector<std::int32_t>> expected(kBodies);
         for (std::int32_t row : decode(order, split))
             for (std::int32_t body : pairs[static_cast<std::size_t>(row)])
                 if (body >= 0) expected[static_cast<std::size_t>(body)].push_back(row);
-        for (auto& w : plan.waits) w.rank[0] &= OwnerPlan::kRank, w.rank[1] &= OwnerPlan::kRank;
+        CHECK(runAnyway(plans, split, pairs, kBodies, 0) == expected);
+        for (auto& w : plans[0].waits) w.rank[0] &= OwnerPlan::kRank, w.rank[1] &= OwnerPlan::kRank;
         bool broken = false;
         for (std::uint64_t schedule = 0; schedule < 5 && !broken; ++schedule)
-            broken = runAnyway(plan, split, pairs, kBodies, schedule) != expected;
+            broken = runAnyway(plans, split, pairs, kBodies, schedule) != expected;
         CHECK(broken);
     }
 

@@ -151,6 +151,8 @@ private:
     };
     void planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const StepContext& ctx, int sweep) const;
     void sweepOwners(const OwnerPlan& plan);
+    void runOwnerRows(const OwnerPlan& plan, std::size_t me);
+    void runOwnersInTurn(const OwnerPlan& plan);
     void balanceOwners();
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
     void checkFinite(const World& world, const StepContext& ctx);
