@@ -324,18 +324,22 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
 
 }  // namespace
 
-/// The state the CD bench advances (a copy of it is an independent bench):
-/// detection and matching as Simulation runs them (Verlet list with the
-/// scene's skin, last step's contacts kept as 40-byte memories and freed
-/// before the solve), so the peak memory is a run's.
-struct CdBenchRun {
+/// What a bench advances besides its solver (a copy of it, solver
+/// included, is an independent bench): the world, detection as Simulation
+/// runs it (Verlet list with the scene's skin) and the step's context.
+struct BenchState {
     World world;
-    CdSolver solver;
     VerletListDetector detector;
     double margin = 0.0;
     StepContext ctx;
     std::vector<Contact> contacts;
-    std::vector<ContactMemory> previous;
+    std::vector<ContactMemory> previous;  ///< last step's contacts, as memories
+};
+
+/// The CD bench's state: last step's contacts kept as 40-byte memories and
+/// freed before the solve, as Simulation does, so the peak memory is a run's.
+struct CdBenchRun : BenchState {
+    CdSolver solver;
 
     struct Step {
         double updates = 0.0;       ///< contacts × sweeps
@@ -382,8 +386,8 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     CdSettings cds = b.scene.cd;
     cds.criterion = Criterion::Fixed;
     cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
-    CdBenchRun run{std::move(b.scene.world), CdSolver(cds), VerletListDetector(b.scene.simulation.skin),
-                   b.scene.simulation.margin, StepContext{}, {}, {}};
+    CdBenchRun run{{std::move(b.scene.world), VerletListDetector(b.scene.simulation.skin), b.scene.simulation.margin, {}, {}, {}},
+                   CdSolver(cds)};
     run.ctx.dt = sceneReal(b.scene, "bench.dt");
     run.ctx.seed = b.scene.simulation.seed;
     std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
@@ -445,18 +449,11 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
-/// The state the MD bench advances (a copy of it is an independent bench):
-/// the fused pair engine, or the staged pipeline with detection and
-/// matching as Simulation runs them (one Contact array).
-struct MdBenchRun {
-    World world;
+/// The MD bench's state: the fused pair engine, or the staged pipeline with
+/// detection and matching as Simulation runs them (one Contact array).
+struct MdBenchRun : BenchState {
     std::optional<MdPairEngine> engine;
     MdSolver solver;
-    VerletListDetector detector;
-    double margin = 0.0;
-    StepContext ctx;
-    std::vector<Contact> contacts;
-    std::vector<ContactMemory> previous;
     std::vector<std::int32_t> index;
 
     void advance(long steps) {
@@ -518,8 +515,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     if (md.pipeline == MdPipeline::Fused && !fusable)
         throw InputError("bench md-step: key 'md.pipeline': 'fused' cannot run these settings: " + why +
                          " (allowed: auto, staged)");
-    MdBenchRun run{std::move(b.scene.world), std::nullopt, MdSolver(md), VerletListDetector(b.scene.simulation.skin),
-                   b.scene.simulation.margin, StepContext{}, {}, {}, {}};
+    MdBenchRun run{{std::move(b.scene.world), VerletListDetector(b.scene.simulation.skin), b.scene.simulation.margin, {}, {}, {}},
+                   std::nullopt, MdSolver(md), {}};
     if (fusable && md.pipeline != MdPipeline::Staged) run.engine.emplace(md, b.scene.simulation.skin, b.scene.simulation.innerSkin);
     run.ctx.dt = sceneReal(b.scene, "bench.dt");
     run.ctx.seed = b.scene.simulation.seed;
