@@ -117,24 +117,33 @@ namespace {
     r.dP = static_cast<float>(dP.norm());
 }
 
-/// Updates rows idx[begin..end) in that order, prefetching ahead: the order is
-/// known, so rows are fetched 16 updates early and, once a row is in cache,
-/// its two bodies 8 updates early.
+/// Before updating entry k of idx[..end): the order is known, so rows are
+/// fetched 16 updates early and, once a row is in cache, its two bodies 8
+/// updates early. An entry is a row index under `mask` (the owner sweeps
+/// flag rows that wait in bit 31).
+[[gnu::always_inline]] inline void prefetchAhead(const std::int32_t* idx, std::size_t k, std::size_t end,
+                                                 const std::vector<SolverRow>& rows,
+                                                 const std::vector<SolverBody>& bodies,
+                                                 std::int32_t mask = 0x7fffffff) {
+    if (k + 16 < end) {
+        const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16] & mask)]);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 64);
+        __builtin_prefetch(p + sizeof(SolverRow) - 1);
+    }
+    if (k + 8 < end) {
+        const SolverRow& ahead = rows[static_cast<std::size_t>(idx[k + 8] & mask)];
+        __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.a)]);
+        __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.b)]);
+    }
+}
+
+/// Updates rows idx[begin..end) in that order, prefetching ahead.
 void sweepRange(const std::int32_t* idx, std::size_t begin, std::size_t end, std::vector<SolverRow>& rows,
                 std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
                 const RowTables& tables) {
     for (std::size_t k = begin; k < end; ++k) {
-        if (k + 16 < end) {
-            const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16])]);
-            __builtin_prefetch(p);
-            __builtin_prefetch(p + 64);
-            __builtin_prefetch(p + sizeof(SolverRow) - 1);
-        }
-        if (k + 8 < end) {
-            const SolverRow& ahead = rows[static_cast<std::size_t>(idx[k + 8])];
-            __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.a)]);
-            __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.b)]);
-        }
+        prefetchAhead(idx, k, end, rows, bodies);
         shockLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
     }
 }
@@ -325,9 +334,7 @@ inline void relax() {
     __builtin_ia32_pause();
 #endif
 }
-}  // namespace
 
-namespace {
 /// The waits of the owner sweeps: a shared body's count of finished rows.
 inline bool turnCame(const std::uint32_t* finished, const OwnerPlan::Wait& w) {
     for (int j = 0; j < 2; ++j)
@@ -355,17 +362,7 @@ void CdSolver::runOwnerRows(const OwnerPlan& plan, std::size_t me) {
     const double start = omp_get_wtime();
     double waited = 0.0;
     for (std::size_t k = begin; k < end; ++k) {
-        if (k + 16 < end) {
-            const char* p = reinterpret_cast<const char*>(&rows_[static_cast<std::size_t>(list[k + 16] & 0x7fffffff)]);
-            __builtin_prefetch(p);
-            __builtin_prefetch(p + 64);
-            __builtin_prefetch(p + sizeof(SolverRow) - 1);
-        }
-        if (k + 8 < end) {
-            const SolverRow& ahead = rows_[static_cast<std::size_t>(list[k + 8] & 0x7fffffff)];
-            __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.a)]);
-            __builtin_prefetch(&bodies_[static_cast<std::size_t>(ahead.b)]);
-        }
+        prefetchAhead(list, k, end, rows_, bodies_);
         const std::int32_t e = list[k];
         if (e >= 0) {
             shockLaw(rows_[static_cast<std::size_t>(e)], bodies_, masks_, tables_);
@@ -530,15 +527,15 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
                 if (ownerPath_) {
                     sweepOwners(ownerPlans_[oneOrder ? 0 : static_cast<std::size_t>(s)]);
                 } else {
-                const SweepPlan& plan = plans_[oneOrder ? 0 : static_cast<std::size_t>(s)];
-                if (settings_.order == SweepOrder::RandomSequential)
-                    for (SolverRow& r : rows_) r.dP = 0.0f;
-                if (!plan.levelStart.empty()) {
-                    sweepLevels(plan);
-                    levels += plan.levelStart.size() - 1;
-                } else {
-                    sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
-                }
+                    const SweepPlan& plan = plans_[oneOrder ? 0 : static_cast<std::size_t>(s)];
+                    if (settings_.order == SweepOrder::RandomSequential)
+                        for (SolverRow& r : rows_) r.dP = 0.0f;
+                    if (!plan.levelStart.empty()) {
+                        sweepLevels(plan);
+                        levels += plan.levelStart.size() - 1;
+                    } else {
+                        sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
+                    }
                 }
                 if (needSums || sweep + 1 == maxSweeps) {
                     sums(impulseFloor, sumDP, sumP, violations);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace moreau {
 
 void splitOwners(OwnerSplit& split, const std::vector<std::array<std::int32_t, 2>>& pairs, std::size_t numBodies,
@@ -72,24 +71,20 @@ void sizePlan(OwnerPlan& plan, std::size_t m, const OwnerSplit& split) {
 
 void planOwners(OwnerPlan& plan, const std::vector<std::int32_t>& order, const OwnerSplit& split,
                 OwnerPlanScratch& scratch) {
-    const std::size_t m = order.size(), T = static_cast<std::size_t>(split.owners);
+    const std::size_t m = order.size();
     sizePlan(plan, m, split);
     std::array<std::int32_t, kMaxOwners> rowAt{}, waitAt{};
     std::copy(plan.rowStart.begin(), plan.rowStart.end() - 1, rowAt.begin());
     std::copy(plan.waitStart.begin(), plan.waitStart.end() - 1, waitAt.begin());
     scratch.count.assign(static_cast<std::size_t>(split.numShared), 0);
     scratch.lastSlot.assign(static_cast<std::size_t>(split.numShared), -1);
+    scratch.lastOwner.resize(static_cast<std::size_t>(split.numShared));
     std::int32_t* rows = plan.rows.data();
     OwnerPlan::Wait* waits = plan.waits.data();
     const OwnerSplit::SyncRow* sync = split.syncRows.data();
     std::uint32_t* seen = scratch.count.data();
     std::int32_t* lastSlot = scratch.lastSlot.data();
-    const auto ownerOfWait = [&](std::int32_t index) {
-        // The owner whose wait range holds entry `index`.
-        std::size_t t = 0;
-        while (t + 1 < T && index >= plan.waitStart[t + 1]) ++t;
-        return t;
-    };
+    std::uint8_t* lastOwner = scratch.lastOwner.data();
     for (std::size_t k = 0; k < m; ++k) {
         const std::int32_t e = order[k];
         if (e >= 0) {
@@ -110,11 +105,12 @@ void planOwners(OwnerPlan& plan, const std::vector<std::int32_t>& order, const O
             const auto id = static_cast<std::size_t>(r.shared[j]);
             w.rank[j] = seen[id]++;
             const std::int32_t slot = lastSlot[id];
-            if (slot >= 0 && ownerOfWait(slot / 2) != t) {
+            if (slot >= 0 && lastOwner[id] != t) {
                 w.rank[j] |= OwnerPlan::kWait;
                 waits[slot / 2].rank[slot % 2] |= OwnerPlan::kStore;
             }
             lastSlot[id] = 2 * index + j;
+            lastOwner[id] = static_cast<std::uint8_t>(t);
         }
     }
 }

@@ -9,8 +9,10 @@
 /// the sweep's sequence without any synchronisation. A body touched by rows
 /// of several owners (a *shared* body, near the cuts) must see its rows in
 /// the sweep's sequence too. The plan gives every row touching a shared body
-/// its rank among that body's rows in the sweep, and a row waits until the
-/// body's count of finished rows equals its rank. Rows of one body are far
+/// its rank among that body's rows in the sweep. Where the body's previous
+/// row belongs to another owner, the row waits until the body's count of
+/// finished rows equals its rank, and that previous row sets the count
+/// (between rows of one owner, the thread's own order suffices). Rows of one body are far
 /// apart in a random order (tens of thousands of positions on a large
 /// packing), so a thread rarely waits. The earliest unfinished row of the
 /// sweep can always run, so the sweep always finishes.
@@ -18,7 +20,9 @@
 /// Against dependency levels (sweep_levels.hpp), an owner's rows come in
 /// random order as in the serial sweep, and there is no barrier per level.
 /// The plan is one pass over the shuffled order with no per-body table for
-/// most rows.
+/// most rows. (On the 2-core machine the two schemes measured alike, and
+/// the levels' dynamic chunks cope better with a slow core: `cd.parallel`
+/// keeps levels as the default; docs/contact-dynamics.md.)
 ///
 /// A mobile body touching more than kHubRows rows (a piston on hundreds of
 /// grains) is not shared: all its rows go to the last owner, so that no
@@ -89,15 +93,16 @@ struct OwnerPlan {
     std::vector<std::int32_t> waitStart;
 };
 
-/// The plan of one sweep from its order of entries (OwnerSplit::entry,
-/// shuffled). `last` is scratch (per shared body: rows seen, and the owner
-/// and wait slot of the last).
+/// Scratch of planOwners, per shared body.
 struct OwnerPlanScratch {
-    std::vector<std::uint32_t> count;
-    std::vector<std::int32_t> lastSlot;  ///< 2 × wait index + side of the body's last row, −1 before its first
+    std::vector<std::uint32_t> count;     ///< its rows seen so far
+    std::vector<std::int32_t> lastSlot;   ///< 2 × wait index + side of its last row, −1 before its first
+    std::vector<std::uint8_t> lastOwner;  ///< the owner of its last row
 };
+
+/// The plan of one sweep from its order of entries (OwnerSplit::entry,
+/// shuffled).
 void planOwners(OwnerPlan& plan, const std::vector<std::int32_t>& order, const OwnerSplit& split,
                 OwnerPlanScratch& scratch);
-
 
 }  // namespace moreau
