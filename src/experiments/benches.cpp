@@ -3,12 +3,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -451,16 +453,50 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
 
 /// The MD bench's state: the fused pair engine, or the staged pipeline with
 /// detection and matching as Simulation runs them (one Contact array).
+namespace {
+
+/// How unevenly the split force pass's ranges ended, step by step: the
+/// spread (slowest minus mean range) is what a step waited beyond a
+/// perfectly balanced split. `seconds`: the wall time of those steps.
+void reportRangeSpread(nlohmann::json& results, const std::vector<std::array<double, 2>>& ranges, double seconds) {
+    std::vector<double> spread;
+    spread.reserve(ranges.size());
+    double lost = 0.0;
+    for (const auto& [slowest, mean] : ranges) {
+        spread.push_back(slowest - mean);
+        lost += slowest - mean;
+    }
+    std::sort(spread.begin(), spread.end());
+    auto us = [&](double q) {
+        return 1e6 * spread[static_cast<std::size_t>(q * static_cast<double>(spread.size() - 1))];
+    };
+    results["split_wait_us"] = {{"steps", spread.size()},
+                                {"mean", 1e6 * lost / static_cast<double>(spread.size())},
+                                {"p50", us(0.5)},
+                                {"p90", us(0.9)},
+                                {"p99", us(0.99)},
+                                {"max", us(1.0)}};
+    results["split_wait_share"] = seconds > 0.0 ? lost / seconds : 0.0;
+}
+
+}  // namespace
+
 struct MdBenchRun : BenchState {
     std::optional<MdPairEngine> engine;
     MdSolver solver;
     std::vector<std::int32_t> index;
+    /// Where set, each split force pass's slowest and mean range (seconds).
+    std::vector<std::array<double, 2>>* ranges = nullptr;
 
     void advance(long steps) {
         for (long s = 0; s < steps; ++s) {
             ctx.step = world.step;
             if (engine) {
                 engine->step(world, ctx, margin);
+                const std::vector<double>& r = engine->lastRangeSeconds();
+                if (ranges && !r.empty())
+                    ranges->push_back({*std::max_element(r.begin(), r.end()),
+                                       std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size())});
                 continue;
             }
             detector.detect(world, margin, contacts, previous);
@@ -535,9 +571,15 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
     };
     const Clocks start;
+    std::vector<std::array<double, 2>> ranges;  // the timed steps on --threads
     alt.time(
-        steps, [&](long n, int, bool) { return timed(run, n); },
+        steps,
+        [&](long n, int which, bool isTimed) {
+            run.ranges = which == 1 && isTimed ? &ranges : nullptr;
+            return timed(run, n);
+        },
         [&](int i) { return timed(copies[static_cast<std::size_t>(i)], 1); });
+    run.ranges = nullptr;
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
     std::size_t touching = 0;
@@ -562,6 +604,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     results.update(noise);
     alt.report(results, "particle_steps_per_second");
+    if (!ranges.empty()) reportRangeSpread(results, ranges, alt.seconds[1]);
     return {{"bench", "md-step"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 

@@ -364,6 +364,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         const std::size_t ranges = splitRanges_;
         rangeTime_.resize(ranges, 0.0);
         double* const rangeTime = rangeTime_.data();
+        lastRangeSeconds_.assign(ranges, 0.0);
+        double* const lastRange = lastRangeSeconds_.data();
         const std::size_t nb = bodyForce_.size();
         std::vector<SpillTerm>* const spills = spill_.data();
         std::size_t* const spilled = spilled_.data();
@@ -377,7 +379,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                 SpillTerm* spill = first;
                 for (std::size_t chunk = split_[t]; chunk < split_[t + 1]; ++chunk) spill = doChunk(chunk, t, spill);
                 spilled[t] = static_cast<std::size_t>(spill - first);
-                rangeTime[t] += omp_get_wtime() - start;
+                lastRange[t] = omp_get_wtime() - start;
+                rangeTime[t] += lastRange[t];
             }
 #pragma omp barrier
             if (me == nt - 1)
@@ -392,6 +395,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         }
         sumsFinite_ = bad == 0;
     } else {
+        lastRangeSeconds_.clear();
         for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk, 0, nullptr);
         sumsFinite_ = forcesFinite(bodyF, bodyT, 0, bodyForce_.size());
     }

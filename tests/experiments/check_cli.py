@@ -145,6 +145,15 @@ with tempfile.TemporaryDirectory() as tmp:
                 b = json.load(f)
             hashes.append(b["results"]["state_hash"])
             r = b["results"]
+            if name == "md-step":
+                # The split pass's per-step waits, over the timed steps on
+                # two threads: all 30, or 3 slices of 5 less the settled one.
+                w = r.get("split_wait_us", {})
+                want = 30 if not extra else (12 if settle and "bench.capacity=true" in extra else 15)
+                expect(w.get("steps") == want, f"md-step {extra}: split waits over {w.get('steps')} steps, want {want}")
+                expect(0 <= w.get("p50", -1) <= w.get("p90", -1) <= w.get("p99", -1) <= w.get("max", -1),
+                       f"md-step {extra}: split wait percentiles {w}")
+                expect(0 <= r.get("split_wait_share", -1) < 1, f"md-step {extra}: split wait share {r.get('split_wait_share')}")
             if extra:
                 expect(b["threads"] == 2, f"{name}: threads after alternating")
                 for key in ("speedup", "speedup_median_of_pairs", "one_thread_" + rate, "alternate_pairs"):

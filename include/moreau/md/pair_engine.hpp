@@ -85,6 +85,10 @@ public:
     long builds() const { return builds_; }
     /// Builds of the working list (filtered from the Verlet list) so far.
     long innerBuilds() const { return innerBuilds_; }
+    /// Wall seconds each range of the last step's split force pass took
+    /// (empty when that pass ran on one thread). Their spread is what the
+    /// threads that finished first waited at the barrier after the pass.
+    const std::vector<double>& lastRangeSeconds() const { return lastRangeSeconds_; }
     /// Pairs in the working list now.
     std::size_t pairs() const { return pairs_.size(); }
 
@@ -155,6 +159,7 @@ private:
     std::size_t splitRanges_ = 0, splitPairs_ = 0;
     long splitBuild_ = -1;
     std::vector<double> rangeTime_;     ///< seconds per range since the last rebalance()
+    std::vector<double> lastRangeSeconds_;  ///< seconds per range of the last split pass (empty: not split)
     std::vector<double> cutFractions_;  ///< the balanced cuts as fractions of the list (kept across rebuilds)
     long timedPasses_ = 0;
     std::vector<std::uint32_t> owner_;
