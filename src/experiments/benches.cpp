@@ -451,8 +451,6 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
-/// The MD bench's state: the fused pair engine, or the staged pipeline with
-/// detection and matching as Simulation runs them (one Contact array).
 namespace {
 
 /// How unevenly the split force pass's ranges ended, step by step: the
@@ -481,6 +479,8 @@ void reportRangeSpread(nlohmann::json& results, const std::vector<std::array<dou
 
 }  // namespace
 
+/// The MD bench's state: the fused pair engine, or the staged pipeline with
+/// detection and matching as Simulation runs them (one Contact array).
 struct MdBenchRun : BenchState {
     std::optional<MdPairEngine> engine;
     MdSolver solver;
