@@ -119,12 +119,12 @@ namespace {
 
 /// Before updating entry k of idx[..end): the order is known, so rows are
 /// fetched 16 updates early and, once a row is in cache, its two bodies 8
-/// updates early. An entry is a row index under `mask` (the owner sweeps
-/// flag rows that wait in bit 31).
+/// updates early. An entry's low 31 bits are its row (the owner sweeps flag
+/// rows that wait in bit 31).
 [[gnu::always_inline]] inline void prefetchAhead(const std::int32_t* idx, std::size_t k, std::size_t end,
                                                  const std::vector<SolverRow>& rows,
-                                                 const std::vector<SolverBody>& bodies,
-                                                 std::int32_t mask = 0x7fffffff) {
+                                                 const std::vector<SolverBody>& bodies) {
+    constexpr std::int32_t mask = 0x7fffffff;
     if (k + 16 < end) {
         const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16] & mask)]);
         __builtin_prefetch(p);

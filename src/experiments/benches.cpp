@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -453,23 +452,17 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
 
 namespace {
 
-/// How unevenly the split force pass's ranges ended, step by step: the
-/// spread (slowest minus mean range) is what a step waited beyond a
-/// perfectly balanced split. `seconds`: the wall time of those steps.
-void reportRangeSpread(nlohmann::json& results, const std::vector<std::array<double, 2>>& ranges, double seconds) {
-    std::vector<double> spread;
-    spread.reserve(ranges.size());
-    double lost = 0.0;
-    for (const auto& [slowest, mean] : ranges) {
-        spread.push_back(slowest - mean);
-        lost += slowest - mean;
-    }
-    std::sort(spread.begin(), spread.end());
+/// How unevenly the split force pass's ranges ended, step by step: each
+/// step's wait (slowest minus mean range) is what it lost to an uneven
+/// split. `seconds`: the wall time of those steps.
+void reportSplitWaits(nlohmann::json& results, std::vector<double> waits, double seconds) {
+    const double lost = std::accumulate(waits.begin(), waits.end(), 0.0);
+    std::sort(waits.begin(), waits.end());
     auto us = [&](double q) {
-        return 1e6 * spread[static_cast<std::size_t>(q * static_cast<double>(spread.size() - 1))];
+        return 1e6 * waits[static_cast<std::size_t>(q * static_cast<double>(waits.size() - 1))];
     };
-    results["split_wait_us"] = {{"steps", spread.size()},
-                                {"mean", 1e6 * lost / static_cast<double>(spread.size())},
+    results["split_wait_us"] = {{"steps", waits.size()},
+                                {"mean", 1e6 * lost / static_cast<double>(waits.size())},
                                 {"p50", us(0.5)},
                                 {"p90", us(0.9)},
                                 {"p99", us(0.99)},
@@ -485,8 +478,9 @@ struct MdBenchRun : BenchState {
     std::optional<MdPairEngine> engine;
     MdSolver solver;
     std::vector<std::int32_t> index;
-    /// Where set, each split force pass's slowest and mean range (seconds).
-    std::vector<std::array<double, 2>>* ranges = nullptr;
+    /// Where set, each split force pass's wait: its slowest range's time
+    /// minus its ranges' mean (seconds).
+    std::vector<double>* splitWaits = nullptr;
 
     void advance(long steps) {
         for (long s = 0; s < steps; ++s) {
@@ -494,9 +488,9 @@ struct MdBenchRun : BenchState {
             if (engine) {
                 engine->step(world, ctx, margin);
                 const std::vector<double>& r = engine->lastRangeSeconds();
-                if (ranges && !r.empty())
-                    ranges->push_back({*std::max_element(r.begin(), r.end()),
-                                       std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size())});
+                if (splitWaits && !r.empty())
+                    splitWaits->push_back(*std::max_element(r.begin(), r.end()) -
+                                          std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size()));
                 continue;
             }
             detector.detect(world, margin, contacts, previous);
@@ -571,15 +565,15 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
     };
     const Clocks start;
-    std::vector<std::array<double, 2>> ranges;  // the timed steps on --threads
+    std::vector<double> splitWaits;  // the timed steps on --threads
     alt.time(
         steps,
         [&](long n, int which, bool isTimed) {
-            run.ranges = which == 1 && isTimed ? &ranges : nullptr;
+            run.splitWaits = which == 1 && isTimed ? &splitWaits : nullptr;
             return timed(run, n);
         },
         [&](int i) { return timed(copies[static_cast<std::size_t>(i)], 1); });
-    run.ranges = nullptr;
+    run.splitWaits = nullptr;
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
     std::size_t touching = 0;
@@ -604,7 +598,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     results.update(noise);
     alt.report(results, "particle_steps_per_second");
-    if (!ranges.empty()) reportRangeSpread(results, ranges, alt.seconds[1]);
+    if (!splitWaits.empty()) reportSplitWaits(results, std::move(splitWaits), alt.seconds[1]);
     return {{"bench", "md-step"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }
 
