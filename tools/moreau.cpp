@@ -11,7 +11,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
-#include "moreau/experiments/simulation.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/integrators.hpp"

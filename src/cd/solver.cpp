@@ -444,6 +444,57 @@ void CdSolver::balanceOwners() {
     for (std::size_t t = 1; t < T; ++t) ownerCuts_[t] = std::max(ownerCuts_[t], ownerCuts_[t - 1]);
 }
 
+bool CdSolver::oneOrder() const {
+    return settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce;
+}
+
+void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool parallel) {
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    const auto plans = static_cast<std::size_t>(count);
+    if (ownerPath_) {
+        if (ownerPlans_.size() < plans) ownerPlans_.resize(plans);
+        if (ownerScratch_.size() < threads) ownerScratch_.resize(threads);
+    } else {
+        if (plans_.size() < plans) plans_.resize(plans);
+        if (scratch_.size() < threads) scratch_.resize(threads);
+    }
+    // The plans of a batch's sweeps are independent of each other: built in
+    // parallel, one sweep per thread. One order per step (fixed,
+    // shuffle-once) is planned once.
+    const int toBuild = (oneOrder() && sweep > 0) ? 0 : (oneOrder() ? 1 : count);
+#pragma omp parallel for schedule(static, 1) if (parallel && toBuild > 1)
+    for (int s = 0; s < toBuild; ++s) {
+        const auto me = static_cast<std::size_t>(omp_get_thread_num());
+        if (ownerPath_)
+            planOwnerSweep(ownerPlans_[static_cast<std::size_t>(s)], ownerScratch_[me], ctx, sweep + s);
+        else
+            planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s, parallel);
+    }
+}
+
+std::size_t CdSolver::runSweep(int s) {
+    const std::size_t k = oneOrder() ? 0 : static_cast<std::size_t>(s);
+    if (ownerPath_) {
+        sweepOwners(ownerPlans_[k]);
+        return 0;
+    }
+    const SweepPlan& plan = plans_[k];
+    if (settings_.order == SweepOrder::RandomSequential)
+        for (SolverRow& r : rows_) r.dP = 0.0f;  // a row drawn no time in this sweep did not change
+    if (plan.levelStart.empty()) {
+        sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
+        return 0;
+    }
+    sweepLevels(plan);
+    return plan.levelStart.size() - 1;
+}
+
+void CdSolver::finishSchedule() {
+    if (ownerPath_ && ownerTeamWhole_) balanceOwners();
+    sharedPerStep_ = ownerPath_ ? static_cast<double>(split_.numShared) : 0.0;
+    syncRowsPerStep_ = ownerPath_ ? static_cast<double>(split_.syncRows.size()) : 0.0;
+}
+
 void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const {
     // Fixed blocks summed in block order: the same bits for any thread count.
     const std::size_t m = rows_.size();
@@ -476,97 +527,89 @@ void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64
 }
 
 CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const StepContext& ctx) {
-    prepare(world, contacts, ctx);
-    warmStart(contacts, ctx.dt);
-    residualHistory_.clear();
+    const CdStepStats stats = solve(world, contacts, ctx);
+    integrate(world, ctx.dt);
+    return stats;
+}
 
+CdStepStats CdSolver::solve(World& world, std::vector<Contact>& contacts, const StepContext& ctx) {
+    prepare(world, contacts, ctx);         // free velocities (eq. 23); rows: m_n, M_t (eqs. 17-18), g_pos/dt (eq. 33)
+    warmStart(contacts, ctx.dt);           // last step's reactions applied
+    const CdStepStats stats = iterate(ctx);  // sweeps of the shock law (eq. 34) until the criterion (eqs. 35-37)
+    checkFinite(world, ctx);               // a diverged step writes nothing back
+    store(world, contacts, ctx.dt);        // reactions into the contacts, new velocities into the world (eq. 2)
+    releaseBuffers();
+    return stats;
+}
+
+/// The stopping rule of the sweeps: fixed N_I (eq. 37), local (eq. 35 with
+/// the force floor δ) or global (eq. 36), and the residual Σ|ΔP|/Σ|P|.
+struct CdSolver::StopRule {
+    const CdSolver& solver;
+    double impulseFloor;  ///< eq. 35's floor δ is a force; the sweeps work with impulses R Δt
+    bool needSums;
+    double prevSumP = 0.0;
+
+    StopRule(const CdSolver& s, const StepContext& ctx)
+        : solver(s),
+          impulseFloor(s.settings_.delta * ctx.dt),
+          needSums(s.settings_.criterion != Criterion::Fixed || s.recordHistory_) {
+        if (s.settings_.criterion == Criterion::Global)
+            for (const SolverRow& r : s.rows_) prevSumP += r.P.norm();
+    }
+    /// After a sweep: whether the criterion is met; `last` forces the residual.
+    bool met(CdStepStats& stats, std::vector<double>& history, bool last) {
+        double sumDP = 0.0, sumP = 0.0;
+        std::int64_t violations = 0;
+        if (needSums || last) {
+            solver.sums(impulseFloor, sumDP, sumP, violations);
+            stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
+            if (solver.recordHistory_) history.push_back(stats.residual);
+        }
+        switch (solver.settings_.criterion) {
+            case Criterion::Fixed: return false;
+            case Criterion::Local: return violations == 0;
+            case Criterion::Global: {
+                const bool done = std::abs(sumP - prevSumP) <= solver.settings_.epsilon * sumP;  // eq. 36
+                prevSumP = sumP;
+                return done;
+            }
+        }
+        return false;
+    }
+};
+
+CdStepStats CdSolver::iterate(const StepContext& ctx) {
+    residualHistory_.clear();
     CdStepStats stats;
     const std::size_t m = rows_.size();
     const bool fixed = settings_.criterion == Criterion::Fixed;
     const int maxSweeps = fixed ? settings_.iterations : settings_.maxIterations;
-    const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows;
-    const bool needSums = !fixed || recordHistory_;
-    // Eq. 35's floor δ is a force; the sweeps work with impulses R Δt.
-    const double impulseFloor = settings_.delta * ctx.dt;
-
-    double prevSumP = 0.0, sumDP = 0.0, sumP = 0.0;
-    std::int64_t violations = 0;
-    if (settings_.criterion == Criterion::Global) {
-        for (const SolverRow& r : rows_) prevSumP += r.P.norm();
-    }
-
+    StopRule criterion(*this, ctx);
     const auto sweepStart = std::chrono::steady_clock::now();
+    levelsPerSweep_ = 0.0;
     if (m > 0) {
-        const int threads = omp_get_max_threads();
-        const int batch = parallel ? std::min(maxSweeps, threads) : 1;
-        if (ownerPath_) {
-            if (ownerPlans_.size() < static_cast<std::size_t>(batch)) ownerPlans_.resize(static_cast<std::size_t>(batch));
-            if (ownerScratch_.size() < static_cast<std::size_t>(threads)) ownerScratch_.resize(static_cast<std::size_t>(threads));
-        } else {
-            if (plans_.size() < static_cast<std::size_t>(batch)) plans_.resize(static_cast<std::size_t>(batch));
-            if (scratch_.size() < static_cast<std::size_t>(threads)) scratch_.resize(static_cast<std::size_t>(threads));
-        }
-        const bool oneOrder = settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce;
+        const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows;
+        const int batch = parallel ? std::min(maxSweeps, omp_get_max_threads()) : 1;
         bool done = false;
         int sweep = 0;
         std::size_t levels = 0;
         while (!done && sweep < maxSweeps) {
             const int count = std::min(batch, maxSweeps - sweep);
-            // The plans of a batch's sweeps are independent of each other:
-            // build them in parallel, one sweep per thread.
-            const int toBuild = (oneOrder && sweep > 0) ? 0 : (oneOrder ? 1 : count);
-#pragma omp parallel for schedule(static, 1) if (parallel && toBuild > 1)
-            for (int s = 0; s < toBuild; ++s) {
-                const auto me = static_cast<std::size_t>(omp_get_thread_num());
-                if (ownerPath_)
-                    planOwnerSweep(ownerPlans_[static_cast<std::size_t>(s)], ownerScratch_[me], ctx, sweep + s);
-                else
-                    planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s, parallel);
-            }
+            planSweeps(ctx, sweep, count, parallel);
             for (int s = 0; s < count && !done; ++s, ++sweep) {
-                if (ownerPath_) {
-                    sweepOwners(ownerPlans_[oneOrder ? 0 : static_cast<std::size_t>(s)]);
-                } else {
-                    const SweepPlan& plan = plans_[oneOrder ? 0 : static_cast<std::size_t>(s)];
-                    if (settings_.order == SweepOrder::RandomSequential)
-                        for (SolverRow& r : rows_) r.dP = 0.0f;
-                    if (!plan.levelStart.empty()) {
-                        sweepLevels(plan);
-                        levels += plan.levelStart.size() - 1;
-                    } else {
-                        sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
-                    }
-                }
-                if (needSums || sweep + 1 == maxSweeps) {
-                    sums(impulseFloor, sumDP, sumP, violations);
-                    stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
-                    if (recordHistory_) residualHistory_.push_back(stats.residual);
-                }
-                if (settings_.criterion == Criterion::Local) {
-                    done = violations == 0;
-                } else if (settings_.criterion == Criterion::Global) {
-                    done = std::abs(sumP - prevSumP) <= settings_.epsilon * sumP;  // eq. 36
-                    prevSumP = sumP;
-                }
+                levels += runSweep(s);
+                done = criterion.met(stats, residualHistory_, sweep + 1 == maxSweeps);
                 if (observer_ && observer_(sweep + 1, rows_)) done = true;
             }
         }
         stats.iterations = sweep;
         stats.converged = fixed || done;
         levelsPerSweep_ = sweep > 0 ? static_cast<double>(levels) / sweep : 0.0;
-        if (ownerPath_ && ownerTeamWhole_) balanceOwners();
-        sharedPerStep_ = ownerPath_ ? static_cast<double>(split_.numShared) : 0.0;
-        syncRowsPerStep_ = ownerPath_ ? static_cast<double>(split_.syncRows.size()) : 0.0;
-        if (!needSums && sweep < maxSweeps) {
-            sums(impulseFloor, sumDP, sumP, violations);
-            stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
-        }
+        if (!criterion.needSums && sweep < maxSweeps) criterion.met(stats, residualHistory_, true);
+        finishSchedule();
     }
     sweepSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
-    checkFinite(world, ctx);  // before anything is written back: the world stays the last good state
-    store(contacts, ctx.dt);
-    integrate(world, ctx.dt);
-    releaseBuffers();
     return stats;
 }
 
@@ -598,19 +641,24 @@ void CdSolver::releaseBuffers() {
     split_ = OwnerSplit{};
 }
 
-void CdSolver::store(std::vector<Contact>& contacts, double dt) const {
+void CdSolver::store(World& world, std::vector<Contact>& contacts, double dt) const {
     for (std::size_t c = 0; c < rows_.size(); ++c) contacts[c].history.reaction = rows_[c].P / dt;
+    const std::size_t nb = world.numBodies();
+    for (std::size_t i = 0; i < nb; ++i) {
+        if (!mobile_[i]) continue;
+        world.v[i] = bodies_[i].v;
+        world.w[i] = bodies_[i].w;
+    }
 }
 
 void CdSolver::integrate(World& world, double dt) const {
+    // Eq. 1 with the new velocities: every body the solver moves, and the
+    // walls whose motion is prescribed.
     const std::size_t nb = world.numBodies();
 #pragma omp parallel for schedule(static) if (nb > kParallelRows)
     for (std::size_t i = 0; i < nb; ++i) {
-        const bool moves = mobile_[i] || world.prescribed[i];
-        if (!moves) continue;
-        world.v[i] = bodies_[i].v;
-        world.w[i] = bodies_[i].w;
-        world.advancePose(i, dt);  // eq. 1 with the new velocity
+        const bool moves = world.invMass[i].squaredNorm() + world.invInertia[i].squaredNorm() > 0.0 || world.prescribed[i];
+        if (moves) world.advancePose(i, dt);
     }
     world.time += dt;
     ++world.step;

@@ -11,7 +11,7 @@
 #include "chain_theory.hpp"
 #include "moreau/analysis/fit.hpp"
 #include "moreau/experiments/experiment.hpp"
-#include "moreau/experiments/simulation.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau::cdwaves {

@@ -21,7 +21,7 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
-#include "moreau/experiments/simulation.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau {

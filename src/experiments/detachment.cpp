@@ -20,7 +20,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
-#include "moreau/experiments/simulation.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau {

@@ -22,7 +22,6 @@
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/md/force_laws.hpp"
 #include "moreau/md/integrators.hpp"
-#include "moreau/md/pair_engine.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau {
@@ -1269,10 +1268,6 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     }
     md.springVelocityIncrement = v.text("md.spring_increment") == "velocity";
     if (scene.simulation.method == Method::MD) checkIntegratorLaws(md);
-    if (std::string why; scene.simulation.method == Method::MD && md.pipeline == MdPipeline::Fused &&
-                         !MdPairEngine::supports(md, &why))
-        throw InputError(scene.origin + ": key 'md.pipeline': 'fused' cannot run this scene: " + why +
-                         " (allowed: auto, staged)");
 
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));

@@ -11,7 +11,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
-#include "moreau/experiments/simulation.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
 
 using namespace moreau;
@@ -314,7 +314,7 @@ TEST_SUITE("md pair engine") {
         for (const char* set : {"md.integrator=rk", "md.tangential=pena", "md.mu_static_ratio=2"}) {
             INFO(set);
             try {
-                (void)loadSceneText(text, "scene.ini", {set, "md.pipeline=fused"});
+                Simulation sim(loadSceneText(text, "scene.ini", {set, "md.pipeline=fused"}));
                 FAIL("accepted");
             } catch (const InputError& e) {
                 const std::string what = e.what();

@@ -22,7 +22,7 @@
 #include <functional>
 #include <vector>
 
-#include "moreau/cd/step_context.hpp"
+#include "moreau/core/step_context.hpp"
 #include "moreau/cd/sweep_levels.hpp"
 #include "moreau/cd/sweep_owners.hpp"
 #include "moreau/contact/contact.hpp"
@@ -94,6 +94,15 @@ public:
     /// return their history holds the new reactions.
     CdStepStats step(World& world, std::vector<Contact>& contacts, const StepContext& ctx);
 
+    /// The step without its last stage: the impulses and the new velocities
+    /// (eq. 2, written into the world; positions untouched), the reactions
+    /// into the contacts' history. Throws DivergenceError, writing nothing,
+    /// when a velocity is not finite.
+    CdStepStats solve(World& world, std::vector<Contact>& contacts, const StepContext& ctx);
+    /// The step's last stage: positions and orientations from the world's
+    /// velocities (eq. 1), and the world's clock.
+    void integrate(World& world, double dt) const;
+
     const CdSettings& settings() const { return settings_; }
     CdSettings& settings() { return settings_; }
 
@@ -132,8 +141,20 @@ public:
                             const RowTables& tables);
 
 private:
+    struct StopRule;
     void prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx);
     void warmStart(const std::vector<Contact>& contacts, double dt);
+    /// Sweeps until the criterion is met (or its cap): the iteration loop.
+    CdStepStats iterate(const StepContext& ctx);
+    /// Whether every sweep of a step runs one order (fixed, shuffle-once).
+    bool oneOrder() const;
+    /// Plans sweeps [sweep, sweep + count) of the step (their orders, and how
+    /// the threads share them).
+    void planSweeps(const StepContext& ctx, int sweep, int count, bool parallel);
+    /// Runs the s-th sweep of the last planSweeps(); returns its dependency levels (0: not by levels).
+    std::size_t runSweep(int s);
+    /// After the last sweep of a step: the schedule's own bookkeeping.
+    void finishSchedule();
     /// One sweep's order; on the parallel path regrouped by dependency level
     /// (see sweep_levels.hpp). No levels: the sweep runs serially in seq order.
     struct SweepPlan {
@@ -157,8 +178,7 @@ private:
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
     void checkFinite(const World& world, const StepContext& ctx);
     void releaseBuffers();
-    void store(std::vector<Contact>& contacts, double dt) const;
-    void integrate(World& world, double dt) const;
+    void store(World& world, std::vector<Contact>& contacts, double dt) const;
 
     CdSettings settings_;
     std::vector<SolverBody> bodies_;

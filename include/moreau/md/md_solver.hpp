@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "moreau/cd/step_context.hpp"
+#include "moreau/core/step_context.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "moreau/analysis/observables.hpp"
-#include "moreau/cd/step_context.hpp"
+#include "moreau/core/step_context.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"

@@ -1,4 +1,4 @@
-#include "moreau/experiments/simulation.hpp"
+#include "moreau/sim/simulation.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -29,8 +29,13 @@ StepContext contextOf(const Scene& scene) {
 Simulation::Simulation(Scene scene)
     : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {
     const MdSettings& md = scene_.md;
-    if (scene_.simulation.method == Method::MD &&
-        (md.pipeline == MdPipeline::Fused || (md.pipeline == MdPipeline::Auto && MdPairEngine::supports(md))))
+    if (scene_.simulation.method != Method::MD) return;
+    std::string why;
+    const bool fusable = MdPairEngine::supports(md, &why);
+    if (md.pipeline == MdPipeline::Fused && !fusable)
+        throw InputError(scene_.origin + ": key 'md.pipeline': 'fused' cannot run this scene: " + why +
+                         " (allowed: auto, staged)");
+    if (md.pipeline == MdPipeline::Fused || (md.pipeline == MdPipeline::Auto && fusable))
         pairs_.emplace(md, scene_.simulation.skin, scene_.simulation.innerSkin);
 }
 
