@@ -388,8 +388,6 @@ void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) 
     }
 }
 
-void MdSolver::integrate(World& world, double dt) { advanceLeapfrog(world, force_, torque_, dt); }
-
 bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::vector<Vec3>& torque, double dt,
                                  const std::vector<Vec3>* builtAt, double limit2, md_block::DriftKernel drift,
                                  int lanes, bool clearForces) {
@@ -610,15 +608,26 @@ void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& c
 
 void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
                     const StepContext& ctx) {
-    if (settings_.integrator != Integrator::CD) {
-        stepScheme(world, contacts, previousIndex, ctx);
-        return;
-    }
+    forces(world, contacts, previousIndex, ctx);
+    integrate(world, contacts, previousIndex, ctx);
+}
+
+void MdSolver::forces(const World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+                      const StepContext& ctx) {
+    if (settings_.integrator != Integrator::CD) return;  // the scheme evaluates its own stages (integrate)
     computeForces(world, contacts, previousIndex, ctx.dt);
     gather(world, contacts);
     checkFiniteForces(force_, torque_, ctx.step);
     commitContacts(contacts);
-    integrate(world, ctx.dt);
+}
+
+void MdSolver::integrate(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+                         const StepContext& ctx) {
+    if (settings_.integrator != Integrator::CD) {
+        stepScheme(world, contacts, previousIndex, ctx);
+        return;
+    }
+    advanceLeapfrog(world, force_, torque_, ctx.dt);
 }
 
 }  // namespace moreau

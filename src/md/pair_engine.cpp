@@ -504,6 +504,11 @@ void MdPairEngine::rebalance() {
 }
 
 void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
+    forces(world, ctx, margin);
+    integrate(world, ctx);
+}
+
+void MdPairEngine::forces(const World& world, const StepContext& ctx, double margin) {
     const std::size_t nb = world.numBodies();
     if (skin_ <= 0.0 || moved_ || builtAt_.size() != nb || margin != builtMargin_) {
         // The Verlet list holds every pair within margin + skin at its
@@ -597,6 +602,9 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
         workIn_ += work;
     }
     diagnosticsDone_ = false;
+}
+
+void MdPairEngine::integrate(World& world, const StepContext& ctx) {
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,
                              blockLanes_, true);
     forcesClear_ = true;

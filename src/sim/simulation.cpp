@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <stdexcept>
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
@@ -74,38 +75,82 @@ const StepRecord& Simulation::record() const {
     return record_;
 }
 
+StepContext Simulation::stageContext() const {
+    StepContext ctx = contextOf(scene_);
+    if (scene_.simulation.method == Method::MD) ctx.dt /= scene_.md.substeps;
+    return ctx;
+}
+
+void Simulation::expectStage(Stage stage, const char* name) {
+    static constexpr const char* kNames[] = {"detect", "match", "solve", "integrate"};
+    if (next_ == stage) return;
+    throw std::logic_error(std::string("Simulation::") + name + "() called after " +
+                           kNames[(static_cast<int>(next_) + 3) % 4] +
+                           "(): the stages of a step run in the order detect, match, solve, integrate "
+                           "(detect may start a new step at any time)");
+}
+
+void Simulation::detect() {
+    next_ = Stage::Match;
+    if (pairs_) return;  // the fused pipeline's pair pass finds its contacts itself
+    detector_.detect(scene_.world, scene_.simulation.margin, contacts_, previous_);
+}
+
+void Simulation::match() {
+    expectStage(Stage::Match, "match");
+    next_ = Stage::Solve;
+    if (pairs_) return;
+    matchContactMemory(previous_, contacts_, scene_.simulation.method == Method::MD ? &previousIndex_ : nullptr);
+    // CD: free last step's memory before the solve, whose own arrays are large.
+    if (scene_.simulation.method == Method::CD) std::vector<ContactMemory>().swap(previous_);
+}
+
+void Simulation::solve() {
+    expectStage(Stage::Solve, "solve");
+    World& w = scene_.world;
+    const StepContext ctx = stageContext();
+    if (scene_.simulation.method == Method::CD) {
+        stats_ = cd_.solve(w, contacts_, ctx);
+    } else if (pairs_) {
+        pairs_->forces(w, ctx, scene_.simulation.margin);
+        contactsStale_ = true;
+    } else {
+        md_.forces(w, contacts_, previousIndex_, ctx);
+    }
+    next_ = Stage::Integrate;
+}
+
+void Simulation::integrate() {
+    expectStage(Stage::Integrate, "integrate");
+    next_ = Stage::Detect;
+    World& w = scene_.world;
+    const StepContext ctx = stageContext();
+    if (scene_.simulation.method == Method::CD) cd_.integrate(w, ctx.dt);
+    else if (pairs_) pairs_->integrate(w, ctx);
+    else md_.integrate(w, contacts_, previousIndex_, ctx);
+}
+
 CdStepStats Simulation::advance() {
     World& w = scene_.world;
-    const StepContext ctx = contextOf(scene_);
-    CdStepStats stats;  // MD: no iterations, no residual
-    if (scene_.simulation.method == Method::MD) {
-        const double t0 = w.time;
-        StepContext sub = ctx;
-        sub.dt = ctx.dt / scene_.md.substeps;
-        for (int k = 0; k < scene_.md.substeps; ++k) {
-            sub.step = w.step;
-            if (pairs_) {
-                pairs_->step(w, sub, scene_.simulation.margin);  // narrow phase, laws, springs, gather, integrate
-                contactsStale_ = true;
-                continue;
-            }
-            detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
-            matchContactMemory(previous_, contacts_, &previousIndex_);          // match: springs carry over
-            md_.step(w, contacts_, previousIndex_, sub);                        // forces + integrate
-        }
-        // The world counts simulation steps, not substeps.
-        w.step = ctx.step + 1;
-        w.time = t0 + ctx.dt;
-    } else {
-        detector_.detect(w, scene_.simulation.margin, contacts_, previous_);  // detect; keep keys + history
-        matchContactMemory(previous_, contacts_, nullptr);              // match: reactions carry over
-        std::vector<ContactMemory>().swap(previous_);  // free it before the solve, whose own arrays are large
-        stats = cd_.step(w, contacts_, ctx);  // solve + advance (throws on divergence)
+    const long step = w.step;
+    const double t0 = w.time;
+    stats_ = CdStepStats{};  // MD: no iterations, no residual
+    const int substeps = scene_.simulation.method == Method::MD ? scene_.md.substeps : 1;
+    for (int k = 0; k < substeps; ++k) {
+        detect();
+        match();
+        solve();
+        integrate();
     }
-    record_.iterations = stats.iterations;
-    record_.residual = stats.residual;
+    if (scene_.simulation.method == Method::MD) {
+        // The world counts simulation steps, not substeps.
+        w.step = step + 1;
+        w.time = t0 + scene_.simulation.dt;
+    }
+    record_.iterations = stats_.iterations;
+    record_.residual = stats_.residual;
     recordStale_ = true;
-    return stats;
+    return stats_;
 }
 
 void writeCheckpoint(const std::filesystem::path& file, const World& world) {

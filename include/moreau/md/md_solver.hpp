@@ -46,6 +46,18 @@ public:
     /// force on body b of each contact.
     void step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
               const StepContext& ctx);
+    /// The step's solve stage. Integrator cd: the forces at the current
+    /// state (positions x_n, velocities v_{n−1/2}), the contact memory
+    /// committed and each contact's force on b in history.reaction; nothing
+    /// moves. Throws DivergenceError when a force is not finite. Other
+    /// schemes evaluate the forces at their own stages, inside integrate():
+    /// here they do nothing.
+    void forces(const World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+                const StepContext& ctx);
+    /// The step's integrate stage: cd: kick and drift with the forces of
+    /// forces(); other schemes: their whole step (stepScheme).
+    void integrate(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+                   const StepContext& ctx);
 
     /// Elastic energy stored in the contacts at the step's force evaluation
     /// (cd: at x_n, before the positions advance; other schemes: at the
@@ -98,7 +110,6 @@ private:
     /// plastic memory, aux_, work sums) and stores the forces in history.reaction.
     void commitContacts(std::vector<Contact>& contacts);
     void gather(const World& world, const std::vector<Contact>& contacts);
-    void integrate(World& world, double dt);
 
     // --- every scheme but cd (src/md/integrators.cpp) -----------------------
     void stepScheme(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,

@@ -59,6 +59,13 @@ public:
     /// One step of length ctx.dt. `margin` is the detection margin: the list
     /// holds every pair within margin + skin, and contacts() those within margin.
     void step(World& world, const StepContext& ctx, double margin);
+    /// The step's first part: the list (rebuilt where bodies moved beyond
+    /// the skin), the narrow phase, the laws, the springs and the per-body
+    /// sums. Throws DivergenceError when a sum is not finite.
+    void forces(const World& world, const StepContext& ctx, double margin);
+    /// The step's second part: kick and drift with the sums of forces(),
+    /// which it clears.
+    void integrate(World& world, const StepContext& ctx);
 
     /// Σ ½ k_n ξ² + ½ k_t |s|² (Hertz family: 0.4 k̃ ξ^{5/2}) at the last evaluation.
     /// This and overlapStats() are made from the pairs' memory when first

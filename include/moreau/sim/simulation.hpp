@@ -33,6 +33,33 @@ public:
     /// iterations and residual (MD: none).
     CdStepStats advance();
 
+    /// The stages of one step, in order (advance() runs them all; with
+    /// md.substeps = S it runs them S times, each over Δt/S, and the world's
+    /// clock then counts one step). Each may be called alone, e.g. to
+    /// prescribe a state between match() and solve(), or to read the forces
+    /// of a state without moving it (solve() without integrate()).
+    ///
+    /// detect: the candidate contacts at the current positions (Verlet list
+    /// and narrow phase; gap < simulation.margin).
+    void detect();
+    /// match: each candidate takes last step's memory of its key (CD
+    /// reaction, MD spring and law memory); new contacts start clean.
+    void match();
+    /// solve: CD: the sweeps; the new velocities (eq. 2) into the world and
+    /// the reactions into the contacts; positions untouched. MD: the forces
+    /// at the current state into the contacts (integrator cd; other schemes
+    /// evaluate their stages inside integrate()). The fused MD pipeline does
+    /// detect and match here, in its pair pass. Throws DivergenceError,
+    /// leaving the world as it was, when a value becomes non-finite.
+    void solve();
+    /// integrate: CD: positions from the new velocities (eq. 1); MD: kick
+    /// and drift (cd) or the integrator's whole step. Advances the clock.
+    void integrate();
+    // A stage called out of this order throws std::logic_error (detect may
+    // be called at any time: it starts a step afresh).
+    /// The CD iterations and residual of the last solve() (MD: zeros).
+    const CdStepStats& solveStats() const { return stats_; }
+
     World& world() { return scene_.world; }
     const World& world() const { return scene_.world; }
     const Scene& scene() const { return scene_; }
@@ -55,7 +82,15 @@ public:
     StepRecord observe() const;
 
 private:
+    /// The context of the stage now: Δt of one (sub)step, the world's step, the seed.
+    StepContext stageContext() const;
+    enum class Stage { Detect, Match, Solve, Integrate };
+    /// Throws std::logic_error unless `stage` is the one due.
+    void expectStage(Stage stage, const char* name);
+    Stage next_ = Stage::Detect;  ///< the stage due next (detect is always allowed)
+
     Scene scene_;
+    CdStepStats stats_;
     VerletListDetector detector_;
     /// This step's contacts, and last step's as far as matching needs them:
     /// one Contact array, not two (see ContactMemory).
