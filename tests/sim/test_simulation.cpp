@@ -79,7 +79,7 @@ TEST_SUITE("sim") {
         CHECK(sim.world().step == 1);
     }
 
-    TEST_CASE("solve without integrate moves nothing; CD's solve sets the new velocities") {
+    TEST_CASE("solve without integrate moves nothing, and CD's solve sets the new velocities") {
         Simulation sim(boxScene({"simulation.method=cd"}));
         for (int k = 0; k < 20; ++k) sim.advance();
         const World before = sim.world();
