@@ -153,6 +153,21 @@ CdStepStats Simulation::advance() {
     return stats_;
 }
 
+Scene sceneFromWorld(World world, Method method, double dt, const CdSettings& cd, const MdSettings& md, double margin,
+                     std::uint64_t seed, std::string origin) {
+    Scene scene;
+    scene.origin = std::move(origin);
+    scene.simulation.method = method;
+    scene.simulation.dt = dt;
+    scene.simulation.margin = margin;
+    scene.simulation.seed = seed;
+    scene.simulation.steps = 0;
+    scene.cd = cd;
+    scene.md = md;
+    scene.world = std::move(world);
+    return scene;
+}
+
 void writeCheckpoint(const std::filesystem::path& file, const World& world) {
     std::ofstream out(file);
     out << "# moreau checkpoint: step " << world.step << " time " << std::setprecision(17) << world.time << "\n";

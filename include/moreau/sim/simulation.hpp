@@ -57,6 +57,8 @@ public:
     void integrate();
     // A stage called out of this order throws std::logic_error (detect may
     // be called at any time: it starts a step afresh).
+    /// Δt of the steps from now on (simulation.dt; MD: split into md.substeps).
+    void setTimeStep(double dt) { scene_.simulation.dt = dt; }
     /// The CD iterations and residual of the last solve() (MD: zeros).
     const CdStepStats& solveStats() const { return stats_; }
 
@@ -104,6 +106,13 @@ private:
     mutable StepRecord record_;
     mutable bool recordStale_ = false;  ///< record_ not yet observed for the last step
 };
+
+/// A scene around a world built in code, for tests and experiments: the
+/// method and Δt given, the CD and MD settings given (defaults otherwise),
+/// detection margin `margin`, seed `seed` (md.pipeline as given: auto takes
+/// the fused pipeline where it applies). `origin` names it in messages.
+Scene sceneFromWorld(World world, Method method, double dt, const CdSettings& cd = {}, const MdSettings& md = {},
+                     double margin = 0.0, std::uint64_t seed = 1, std::string origin = "<scene built in code>");
 
 struct RunOptions {
     std::filesystem::path outDir = "out";
