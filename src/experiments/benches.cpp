@@ -16,14 +16,12 @@
 #include <unistd.h>
 
 #include "moreau/analysis/observables.hpp"
-#include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
-#include "moreau/md/md_solver.hpp"
-#include "moreau/md/pair_engine.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/sim/simulation.hpp"
 
 namespace moreau {
 
@@ -325,27 +323,17 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
 
 }  // namespace
 
-/// What a bench advances besides its solver (a copy of it, solver
-/// included, is an independent bench): the world, detection as Simulation
-/// runs it (Verlet list with the scene's skin) and the step's context.
-struct BenchState {
-    World world;
-    VerletListDetector detector;
-    double margin = 0.0;
-    StepContext ctx;
-    std::vector<Contact> contacts;
-    std::vector<ContactMemory> previous;  ///< last step's contacts, as memories
-};
-
-/// The CD bench's state: last step's contacts kept as 40-byte memories and
-/// freed before the solve, as Simulation does, so the peak memory is a run's.
-struct CdBenchRun : BenchState {
-    CdSolver solver;
+/// The CD bench's state: a Simulation (a copy of it is an independent
+/// bench), stepped stage by stage so that the solve is timed apart from
+/// detection. Last step's contacts are freed before the solve, as in any
+/// run, so the peak memory is a run's.
+struct CdBenchRun {
+    Simulation sim;
 
     struct Step {
         double updates = 0.0;       ///< contacts × sweeps
         double sweepSeconds = 0.0;  ///< the sweeps alone
-        double solveSeconds = 0.0;  ///< the solver's step (sweeps and their preparation)
+        double solveSeconds = 0.0;  ///< solve and integrate (sweeps and their preparation)
         std::size_t contacts = 0;
         long sweeps = 0;
         double levels = 0.0;
@@ -353,17 +341,18 @@ struct CdBenchRun : BenchState {
         double sharedBodies = 0.0, syncRows = 0.0;
     };
     Step step() {
-        ctx.step = world.step;
-        detector.detect(world, margin, contacts, previous);
-        matchContactMemory(previous, contacts, nullptr);
-        std::vector<ContactMemory>().swap(previous);
+        sim.detect();
+        sim.match();
         const auto t0 = std::chrono::steady_clock::now();
-        const CdStepStats st = solver.step(world, contacts, ctx);
+        sim.solve();
+        sim.integrate();
+        const CdStepStats& st = sim.solveStats();
+        const CdSolver& solver = sim.cd();
         Step r;
         r.solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         r.sweepSeconds = solver.lastSweepSeconds();
-        r.updates = static_cast<double>(contacts.size()) * static_cast<double>(st.iterations);
-        r.contacts = contacts.size();
+        r.contacts = sim.contacts().size();
+        r.updates = static_cast<double>(r.contacts) * static_cast<double>(st.iterations);
         r.sweeps = st.iterations;
         r.levels = solver.levelsPerSweep();
         r.owners = solver.ownerSplit();
@@ -384,15 +373,13 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     const long steps = sceneInteger(b.scene, "bench.steps");
     Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
                     sceneBool(b.scene, "bench.capacity"), steps, omp_get_max_threads());
-    CdSettings cds = b.scene.cd;
-    cds.criterion = Criterion::Fixed;
-    cds.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
-    CdBenchRun run{{std::move(b.scene.world), VerletListDetector(b.scene.simulation.skin), b.scene.simulation.margin, {}, {}, {}},
-                   CdSolver(cds)};
-    run.ctx.dt = sceneReal(b.scene, "bench.dt");
-    run.ctx.seed = b.scene.simulation.seed;
+    b.scene.simulation.method = Method::CD;
+    b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
+    b.scene.cd.criterion = Criterion::Fixed;
+    b.scene.cd.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
+    CdBenchRun run{Simulation(std::move(b.scene))};
     std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
-    const World& world = run.world;
+    const World& world = run.sim.world();
     double solveSeconds[2] = {0.0, 0.0};  // as Alternation::seconds
     std::size_t totalContacts = 0;
     long sweeps = 0;
@@ -472,30 +459,23 @@ void reportSplitWaits(nlohmann::json& results, std::vector<double> waits, double
 
 }  // namespace
 
-/// The MD bench's state: the fused pair engine, or the staged pipeline with
-/// detection and matching as Simulation runs them (one Contact array).
-struct MdBenchRun : BenchState {
-    std::optional<MdPairEngine> engine;
-    MdSolver solver;
-    std::vector<std::int32_t> index;
+/// The MD bench's state: a Simulation (the fused pair engine, or the
+/// staged pipeline); a copy of it is an independent bench.
+struct MdBenchRun {
+    Simulation sim;
     /// Where set, each split force pass's wait: its slowest range's time
     /// minus its ranges' mean (seconds).
     std::vector<double>* splitWaits = nullptr;
 
     void advance(long steps) {
         for (long s = 0; s < steps; ++s) {
-            ctx.step = world.step;
-            if (engine) {
-                engine->step(world, ctx, margin);
-                const std::vector<double>& r = engine->lastRangeSeconds();
-                if (splitWaits && !r.empty())
-                    splitWaits->push_back(*std::max_element(r.begin(), r.end()) -
-                                          std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size()));
-                continue;
-            }
-            detector.detect(world, margin, contacts, previous);
-            matchContactMemory(previous, contacts, &index);
-            solver.step(world, contacts, index, ctx);
+            sim.advance();
+            const MdPairEngine* engine = sim.pairEngine();
+            if (!engine || !splitWaits) continue;
+            const std::vector<double>& r = engine->lastRangeSeconds();
+            if (!r.empty())
+                splitWaits->push_back(*std::max_element(r.begin(), r.end()) -
+                                      std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size()));
         }
     }
 };
@@ -540,28 +520,23 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     // md.pipeline: fused (the default for this protocol) or staged.
     md.pipeline = b.scene.md.pipeline;
     md.simdLanes = b.scene.md.simdLanes;  // --set md.simd=off times the scalar pass
-    std::string why;
-    const bool fusable = MdPairEngine::supports(md, &why);
-    if (md.pipeline == MdPipeline::Fused && !fusable)
-        throw InputError("bench md-step: key 'md.pipeline': 'fused' cannot run these settings: " + why +
-                         " (allowed: auto, staged)");
-    MdBenchRun run{{std::move(b.scene.world), VerletListDetector(b.scene.simulation.skin), b.scene.simulation.margin, {}, {}, {}},
-                   std::nullopt, MdSolver(md), {}};
-    if (fusable && md.pipeline != MdPipeline::Staged) run.engine.emplace(md, b.scene.simulation.skin, b.scene.simulation.innerSkin);
-    run.ctx.dt = sceneReal(b.scene, "bench.dt");
-    run.ctx.seed = b.scene.simulation.seed;
-    const long steps = sceneInteger(b.scene, "bench.steps");
-    Alternation alt("md-step", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
-                    sceneBool(b.scene, "bench.capacity"), steps, omp_get_max_threads());
-    run.advance(sceneInteger(b.scene, "bench.warmup"));
+    b.scene.md = md;
+    b.scene.simulation.method = Method::MD;
+    b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
+    b.scene.origin = "bench md-step";
+    MdBenchRun run{Simulation(std::move(b.scene))};
+    const Scene& scene = run.sim.scene();
+    const long steps = sceneInteger(scene, "bench.steps");
+    Alternation alt("md-step", sceneInteger(scene, "bench.alternate"), sceneInteger(scene, "bench.settle"),
+                    sceneBool(scene, "bench.capacity"), steps, omp_get_max_threads());
+    run.advance(sceneInteger(scene, "bench.warmup"));
     std::vector<MdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
-    World& world = run.world;
-    std::optional<MdPairEngine>& engine = run.engine;
-    std::vector<Contact>& contacts = run.contacts;
+    const World& world = run.sim.world();
+    const MdPairEngine* engine = run.sim.pairEngine();
     auto timed = [](MdBenchRun& r, long n) {
         const auto t0 = std::chrono::steady_clock::now();
         r.advance(n);
-        return std::pair{static_cast<double>(r.world.numGrains) * static_cast<double>(n),
+        return std::pair{static_cast<double>(r.sim.world().numGrains) * static_cast<double>(n),
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
     };
     const Clocks start;
@@ -575,7 +550,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         [&](int i) { return timed(copies[static_cast<std::size_t>(i)], 1); });
     run.splitWaits = nullptr;
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
-    if (engine) engine->contacts(world, b.scene.simulation.margin, contacts);  // at the final positions
+    const std::vector<Contact>& contacts = run.sim.contacts();  // fused: at the final positions
     std::size_t touching = 0;
     for (const Contact& c : contacts) touching += c.gap < 0.0 ? 1 : 0;
     const double n = static_cast<double>(world.numGrains);
@@ -587,9 +562,9 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"particle_steps_per_second", alt.done[1] / alt.seconds[1]},
         {"pipeline", engine ? "fused" : "staged"},
         {"simd", engine ? engine->blockIsa(world) : "none"},
-        {"list_builds", engine ? engine->builds() : run.detector.builds()},
+        {"list_builds", engine ? engine->builds() : run.sim.detector().builds()},
         {"inner_list_builds", engine ? engine->innerBuilds() : 0},
-        {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : run.detector.listPairs()) / n},
+        {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : run.sim.detector().listPairs()) / n},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},

@@ -77,6 +77,8 @@ public:
     /// The fused pipeline (null when MD is staged or the method is CD).
     const MdPairEngine* pairEngine() const { return pairs_ ? &*pairs_ : nullptr; }
     MdPairEngine* pairEngine() { return pairs_ ? &*pairs_ : nullptr; }
+    /// The contact detection of the staged pipelines (its list builds and pairs).
+    const VerletListDetector& detector() const { return detector_; }
     /// The last step's record (observed when first asked for after advance()).
     const StepRecord& record() const;
 
