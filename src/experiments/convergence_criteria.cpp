@@ -13,6 +13,7 @@
 /// against the converged solution are recorded sweep by sweep, with the
 /// sweep at which each criterion stops.
 #include <cmath>
+#include <optional>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -33,11 +34,10 @@ struct RunSummary {
     long cappedSteps = 0, steps = 0;
     std::vector<double> loadStepResidual;  ///< residual after each sweep of the load step
     int loadStepIterations = 0;
-    World before;                          ///< state just before the load step
-    std::vector<Contact> contactsBefore;   ///< last step's contacts then
+    std::optional<Simulation> beforeLoad;  ///< the run just before the load step (where asked for)
 };
 
-RunSummary runWith(const Scene& base, Criterion criterion, double epsilon, long loadStep) {
+RunSummary runWith(const Scene& base, Criterion criterion, double epsilon, long loadStep, bool keepLoad = false) {
     Scene scene = base;
     scene.cd.criterion = criterion;
     if (criterion != Criterion::Fixed) scene.cd.epsilon = epsilon;
@@ -47,10 +47,7 @@ RunSummary runWith(const Scene& base, Criterion criterion, double epsilon, long 
     double sumIt = 0.0, sumOv = 0.0;
     for (long k = 0; k < steps; ++k) {
         const bool load = k == loadStep;
-        if (load) {
-            r.before = sim.world();
-            r.contactsBefore = sim.contacts();
-        }
+        if (load && keepLoad) r.beforeLoad.emplace(sim);
         sim.cd().recordResidualHistory(load);
         const StepRecord& rec = sim.step();
         if (load) {
@@ -111,7 +108,7 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
         if (!options.quiet) std::cerr << "convergence-criteria: " << s << '\n';
     };
 
-    const RunSummary fixed = runWith(scene, Criterion::Fixed, 0.0, loadStep);
+    const RunSummary fixed = runWith(scene, Criterion::Fixed, 0.0, loadStep, true);
     say("fixed N_I=" + std::to_string(scene.cd.iterations) + ": mean overlap " + std::to_string(fixed.meanOverlap));
     const double target = fixed.meanOverlap;
 
@@ -161,15 +158,7 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
     int stopLocal = -1, stopGlobal = -1;
     int referenceSweeps = 0;
     {
-        World w0 = fixed.before;
-        std::vector<Contact> contacts;
-        CellGridDetector detector;
-        detector.detect(w0, scene.simulation.margin, contacts);
-        matchContacts(fixed.contactsBefore, contacts);
-        StepContext ctx;
-        ctx.dt = scene.simulation.dt;
-        ctx.step = w0.step;
-        ctx.seed = scene.simulation.seed;
+        const double dt = scene.simulation.dt;
         CdSettings tight = scene.cd;
         tight.criterion = Criterion::Local;
         tight.epsilon = 1e-12;
@@ -177,11 +166,13 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
         tight.maxIterations = curveSweeps;
         std::vector<Vec3> ref;
         {
-            World w = w0;
-            std::vector<Contact> c = contacts;
-            CdSolver solver(tight);
-            referenceSweeps = solver.step(w, c, ctx).iterations;
-            for (const Contact& k : c) ref.push_back(k.history.reaction);
+            Simulation converged = *fixed.beforeLoad;
+            converged.cd().settings() = tight;
+            converged.detect();
+            converged.match();
+            converged.solve();
+            referenceSweeps = converged.solveStats().iterations;
+            for (const Contact& k : converged.contacts()) ref.push_back(k.history.reaction);
         }
         double scale = 0.0;
         std::size_t carrying = 0;
@@ -191,20 +182,22 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
                 ++carrying;
             }
         scale = carrying ? scale / static_cast<double>(carrying) : 1.0;
-        CdSettings observed = scene.cd;
-        observed.criterion = Criterion::Fixed;
-        observed.iterations = referenceSweeps;
-        CdSolver solver(observed);
+        Simulation sim = *fixed.beforeLoad;
+        CdSolver& solver = sim.cd();
+        solver.settings().criterion = Criterion::Fixed;
+        solver.settings().iterations = referenceSweeps;
         solver.recordResidualHistory(true);
+        sim.detect();
+        sim.match();
         double prevSum = 0.0;
-        for (const Contact& k : contacts) prevSum += k.history.reaction.norm() * ctx.dt;  // warm start's Σ|P|
-        const double floor = scene.cd.delta * ctx.dt;
+        for (const Contact& k : sim.contacts()) prevSum += k.history.reaction.norm() * dt;  // warm start's Σ|P|
+        const double floor = scene.cd.delta * dt;
         solver.setSweepObserver([&](int sweeps, const std::vector<SolverRow>& rows) {
             double e = 0.0, sum = 0.0;
             bool localOk = true;
             for (std::size_t c = 0; c < rows.size(); ++c) {
                 const double p = rows[c].P.norm();
-                e = std::max(e, (rows[c].P / ctx.dt - ref[c]).norm());
+                e = std::max(e, (rows[c].P / dt - ref[c]).norm());
                 sum += p;
                 if (static_cast<double>(rows[c].dP) > local.epsilon * p + floor) localOk = false;
             }
@@ -214,9 +207,7 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
             prevSum = sum;
             return false;
         });
-        World w = w0;
-        std::vector<Contact> c = contacts;
-        solver.step(w, c, ctx);
+        sim.solve();
         curveResidual = solver.residualHistory();
     }
     const int NI = scene.cd.iterations;

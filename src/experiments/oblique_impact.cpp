@@ -26,7 +26,7 @@
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/force_laws.hpp"
-#include "moreau/md/md_solver.hpp"
+#include "moreau/sim/simulation.hpp"
 
 namespace moreau {
 
@@ -44,7 +44,8 @@ struct ImpactResult {
 /// One binary impact on a single listed contact whose geometry the shared
 /// narrow phase refreshes each step (no broad phase: the pair is known).
 ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, double dt) {
-    World w;
+    World world;
+    World& w = world;
     w.dimension = 2;
     w.muGrain = mu;
     const double I = 0.4 * kMass * kRadius * kRadius;
@@ -58,32 +59,31 @@ ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, 
     const double vnIn = std::abs(u.x());
     const double eIn = 0.25 * kMass * u.squaredNorm();
 
-    MdSolver solver(md);
-    std::vector<Contact> contacts{pairContact(0, 1)};
-    std::vector<std::int32_t> previous{-1};
+    // The staged pipeline: the contact's force is the one of the step's
+    // evaluation (the fused one reports contacts after the step).
+    MdSettings staged = md;
+    staged.pipeline = MdPipeline::Staged;
+    Simulation sim(sceneFromWorld(std::move(world), Method::MD, dt, {}, staged, 0.0, 1, "oblique-impact"));
     bool touched = false;
     long forceSteps = 0;
-    StepContext ctx;
-    ctx.dt = dt;
     const long maxSteps = 200000;
     for (long s = 0; s < maxSteps; ++s) {
-        refreshContactGeometry(w, contacts);  // the library's narrow phase: n and gap of the pair
-        ctx.step = w.step;
-        solver.step(w, contacts, previous, ctx);
-        previous[0] = 0;
-        if (contacts[0].history.reaction.squaredNorm() > 0.0) {
+        sim.advance();
+        const std::vector<Contact>& contacts = sim.contacts();
+        if (!contacts.empty() && contacts[0].history.reaction.squaredNorm() > 0.0) {
             touched = true;
             ++forceSteps;
         }
-        if (touched && (w.x[1] - w.x[0]).norm() > 2.0 * kRadius) break;  // apart: the next force is zero
+        if (touched && (sim.world().x[1] - sim.world().x[0]).norm() > 2.0 * kRadius) break;  // apart: the next force is zero
     }
+    const World& after = sim.world();
     if (!touched) throw InputError("oblique-impact: the spheres never touched (internal setup error)");
-    const Vec3 d = w.x[1] - w.x[0];
+    const Vec3 d = after.x[1] - after.x[0];
     const Vec3 n = d / d.norm();
     const Vec3 s = Vec3::UnitZ().cross(n);
-    const Vec3 V = w.v[1] - w.v[0] - (kRadius * w.w[0] + kRadius * w.w[1]).cross(n);
-    const Vec3 uf = w.v[1] - w.v[0];
-    const double eOut = 0.25 * kMass * uf.squaredNorm() + 0.5 * I * (w.w[0].squaredNorm() + w.w[1].squaredNorm());
+    const Vec3 V = after.v[1] - after.v[0] - (kRadius * after.w[0] + kRadius * after.w[1]).cross(n);
+    const Vec3 uf = after.v[1] - after.v[0];
+    const double eOut = 0.25 * kMass * uf.squaredNorm() + 0.5 * I * (after.w[0].squaredNorm() + after.w[1].squaredNorm());
     return {V.dot(s) / vnIn, V.dot(s) / V.dot(n), std::sqrt(eOut / eIn), static_cast<double>(forceSteps) * dt};
 }
 

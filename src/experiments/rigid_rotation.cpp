@@ -211,37 +211,32 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
     double tangentialShare = 0.0;
     const auto t1 = std::chrono::steady_clock::now();
     for (std::size_t v = 0; v < variants.size(); ++v) {
-        World w = base;
-        MdSolver md = sim.md();
-        md.setKuhnSwitches(true, true, true, variants[v].projection, variants[v].twirl);
+        // A copy of the prepared run: its contacts keep their memory.
+        Simulation rot = sim;
+        World& w = rot.world();
+        w = base;
+        rot.md().setKuhnSwitches(true, true, true, variants[v].projection, variants[v].twirl);
+        rot.setTimeStep(dtRot);
+        const std::vector<Contact>& contacts = rot.contacts();
         const long steps = variants[v].increments;
         const double dTheta = total / static_cast<double>(steps);
-        std::vector<Contact> contacts = sim.contacts(), candidates;
-        std::vector<std::int32_t> previous;
-        VerletListDetector detector(sim.scene().simulation.skin);
-        StepContext ctx;
-        ctx.dt = dtRot;
-        ctx.seed = seed;
         for (long k = 0; k <= steps; ++k) {
             // Increment 0 turns nothing: the forces of the packing without walls.
             const double theta = static_cast<double>(k) * dTheta;
             const Mat3 R = Eigen::AngleAxisd(theta, Vec3::UnitX()).toRotationMatrix();
             const Quat qR(Eigen::AngleAxisd(theta, Vec3::UnitX()));
             const Vec3 omega = k == 0 ? Vec3::Zero() : Vec3(dTheta / dtRot, 0.0, 0.0);
-            std::vector<Vec3> xk(ng);
             for (std::size_t i = 0; i < ng; ++i) {
-                xk[i] = centre + R * (x0[i] - centre);
-                w.x[i] = xk[i];
+                w.x[i] = centre + R * (x0[i] - centre);
                 w.q[i] = qR * q0[i];
-                w.v[i] = omega.cross(xk[i] - centre);
+                w.v[i] = omega.cross(w.x[i] - centre);
                 w.w[i] = omega;
             }
-            ctx.step = k;
-            detector.detect(w, sim.scene().simulation.margin, candidates);
-            matchContacts(contacts, candidates, &previous);
-            contacts.swap(candidates);
-            md.step(w, contacts, previous, ctx);
-            for (std::size_t i = 0; i < ng; ++i) w.x[i] = xk[i];  // undo the integration stage
+            w.step = k;
+            // The forces of the prescribed state; nothing moves (no integrate).
+            rot.detect();
+            rot.match();
+            rot.solve();
             const Mat3 sigma = kuhnStress(w, contacts, volume);
             const Mat3 turnedBack = R.transpose() * sigma * R;  // eq. 24
             if (k == 0) {
