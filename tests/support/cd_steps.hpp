@@ -1,9 +1,13 @@
 #pragma once
 /// Small helpers of the CD and MD tests: whole steps (detect, match, solve) and walls.
+#include <cstdint>
+#include <utility>
+
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/md/md_solver.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/sim/simulation.hpp"
 
 namespace moreau::test {
 
@@ -36,6 +40,21 @@ inline void mdStep(World& w, MdSolver& solver, std::vector<Contact>& contacts, s
     ctx.dt = dt;
     ctx.step = w.step;
     solver.step(w, contacts, index, ctx);
+}
+
+/// A CD run of the world `w` with time step dt, detection margin 0.05 and
+/// seed 7 unless given: its steps are the stepper's (sim.advance()).
+inline Simulation cdSimulation(World w, double dt, const CdSettings& cd = {}, double margin = 0.05,
+                               std::uint64_t seed = 7) {
+    return Simulation(sceneFromWorld(std::move(w), Method::CD, dt, cd, MdSettings{}, margin, seed));
+}
+
+/// An MD run of the world `w` with time step dt and detection margin 0.05
+/// on the staged solver (md.pipeline = staged: sim.md() is the MdSolver that
+/// steps, whatever the fused pipeline would support).
+inline Simulation stagedMdSimulation(World w, double dt, MdSettings md) {
+    md.pipeline = MdPipeline::Staged;
+    return Simulation(sceneFromWorld(std::move(w), Method::MD, dt, CdSettings{}, md, 0.05));
 }
 
 inline WallShape planeShape(const Vec3& normal, double mu = 0.0) {
