@@ -6,6 +6,7 @@
 
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
@@ -14,25 +15,31 @@ using doctest::Approx;
 namespace {
 
 /// A 1D column of n unit grains resting on a wall at x = 0 under gravity −x:
-/// contact i (counted from the wall) carries (n − i) m g exactly.
+/// contact i (counted from the wall) carries (n − i) m g exactly. Its CD run
+/// (Δt = 1) has the given settings; sim.cd() is its solver.
 struct Column {
-    World world;
-    std::vector<Contact> contacts;
+    static constexpr double g = 1.0, dt = 1.0;
     int n;
-    double g = 1.0, dt = 1.0;
-    explicit Column(int count) : n(count) {
-        world.dimension = 1;
-        world.gravity = Vec3(-g, 0, 0);
-        for (int i = 0; i < n; ++i) world.addGrain(Vec3(0.5 + i, 0, 0), 0.5, 1.0, 0.125);
-        moreau::test::addPlane(world, Vec3::Zero(), Vec3::UnitX());
+    Simulation sim;
+    Column(int count, const CdSettings& settings)
+        : n(count), sim(moreau::test::cdSimulation(makeWorld(count), dt, settings)) {}
+    static World makeWorld(int count) {
+        World w;
+        w.dimension = 1;
+        w.gravity = Vec3(-g, 0, 0);
+        for (int i = 0; i < count; ++i) w.addGrain(Vec3(0.5 + i, 0, 0), 0.5, 1.0, 0.125);
+        moreau::test::addPlane(w, Vec3::Zero(), Vec3::UnitX());
+        return w;
     }
-    CdStepStats step(CdSolver& solver) { return moreau::test::stepWorld(world, solver, contacts, dt); }
+    const World& world() const { return sim.world(); }
+    CdStepStats step() { return sim.advance(); }
     /// Largest |R − exact| over the contacts, relative to the largest load n m g.
     double maxError() const {
+        const World& w = sim.world();
         double err = 0.0;
-        for (const Contact& c : contacts) {
+        for (const Contact& c : sim.contacts()) {
             // The wall contact is (grain 0, wall); grain contacts are (i, i+1).
-            const int below = world.isWall(c.b) ? 0 : c.b;
+            const int below = w.isWall(c.b) ? 0 : c.b;
             const double exact = (n - below) * g;
             err = std::max(err, std::abs(c.history.reaction.norm() - exact));
         }
@@ -44,76 +51,71 @@ struct Column {
 
 TEST_SUITE("cd") {
     TEST_CASE("fixed criterion: exactly N_I sweeps (eq. 37)") {
-        Column col(20);
         CdSettings s;
         s.iterations = 7;
-        CdSolver solver(s);
-        const CdStepStats st = col.step(solver);
+        Column col(20, s);
+        const CdStepStats st = col.step();
         CHECK(st.iterations == 7);
         CHECK(st.residual > 0.0);
     }
 
     TEST_CASE("local criterion: every reaction converged to epsilon (eq. 35)") {
-        Column col(20);
         CdSettings s;
         s.criterion = Criterion::Local;
         s.epsilon = 1e-10;
         s.delta = 1e-12;
         s.warmStart = false;
-        CdSolver solver(s);
-        const CdStepStats st = col.step(solver);
+        Column col(20, s);
+        const CdStepStats st = col.step();
         CHECK(st.converged);
         CHECK(st.iterations < s.maxIterations);
         // Diffusive relaxation (eq. 48): hundreds of sweeps for 20 grains.
         CHECK(st.iterations > 20 * 20 / 4);
         CHECK(col.maxError() < 1e-7);
-        for (const Vec3& v : col.world.v) CHECK(v.norm() < 1e-7);
+        for (const Vec3& v : col.world().v) CHECK(v.norm() < 1e-7);
         SUBCASE("warm start: the next step needs a fraction of the sweeps") {
             // Eq. 35 bounds the last change, not the error: the cold step
             // stops with residual velocities that the next step relaxes.
-            solver.settings().warmStart = true;
-            const CdStepStats next = col.step(solver);
+            col.sim.cd().settings().warmStart = true;
+            const CdStepStats next = col.step();
             CHECK(next.iterations < st.iterations / 4);
             CHECK(col.maxError() < 1e-7);
         }
     }
 
     TEST_CASE("global criterion: the mean force settles (eq. 36)") {
-        Column col(20);
         CdSettings s;
         s.criterion = Criterion::Global;
         s.epsilon = 1e-9;
         s.warmStart = false;
-        CdSolver solver(s);
-        const CdStepStats st = col.step(solver);
+        Column col(20, s);
+        const CdStepStats st = col.step();
         CHECK(st.converged);
         CHECK(st.iterations > 10);
         CHECK(col.maxError() < 1e-3);
     }
 
     TEST_CASE("criteria stop at their cap and say so") {
-        Column col(40);
         CdSettings s;
         s.criterion = Criterion::Local;
         s.epsilon = 1e-14;
         s.delta = 0.0;
         s.maxIterations = 5;
         s.warmStart = false;
-        CdSolver solver(s);
-        const CdStepStats st = col.step(solver);
+        Column col(40, s);
+        const CdStepStats st = col.step();
         CHECK(st.iterations == 5);
         CHECK_FALSE(st.converged);
     }
 
     TEST_CASE("residual history falls as the sweeps converge") {
-        Column col(10);
         CdSettings s;
         s.iterations = 1000;
         s.warmStart = false;
-        CdSolver solver(s);
-        solver.recordResidualHistory(true);
-        col.step(solver);
-        const auto& h = solver.residualHistory();
+        Column col(10, s);
+        col.sim.cd().recordResidualHistory(true);
+        col.step();
+        const auto& h = col.sim.cd().residualHistory();
         REQUIRE(h.size() == 1000);
         // The slowest mode of a 10-grain column decays like exp(−q π² k/400)
         // per sweep k (eq. 42): ~1e-8 after 1000 sweeps.
