@@ -136,16 +136,11 @@ TEST_SUITE("cd") {
             w.v[0] = Vec3(-0.2, 0, 0);
             CdSettings s;
             s.gapPositive = positive;
-            CdSolver solver(s);
-            CellGridDetector detector;
-            std::vector<Contact> contacts;
-            detector.detect(w, 0.05, contacts);
-            StepContext ctx;
-            ctx.dt = 0.5;
-            solver.step(w, contacts, ctx);
+            Simulation sim = moreau::test::cdSimulation(std::move(w), 0.5, s, 0.05, 1);
+            sim.advance();
             // g_pos: the approach stops, the overlap stays. Plain g: the
             // overlap is closed within the step, v = −g/dt = 0.02.
-            CHECK(w.v[0].x() == Approx(positive ? 0.0 : 0.01 / 0.5).epsilon(1e-12));
+            CHECK(sim.world().v[0].x() == Approx(positive ? 0.0 : 0.01 / 0.5).epsilon(1e-12));
         }
     }
 }
