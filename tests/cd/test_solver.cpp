@@ -10,12 +10,13 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/rng.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 using moreau::test::addPlane;
-using moreau::test::stepWorld;
+using moreau::test::cdSimulation;
 
 namespace {
 
@@ -112,18 +113,19 @@ TEST_SUITE("cd") {
         w.addGrain(Vec3(0, 0, r), r, m, I);
         addPlane(w, Vec3::Zero(), Vec3::UnitZ(), 10.0);
         w.v[0] = Vec3(0.4, 0.0, -1.0);
-        CdSolver solver(CdSettings{});
-        std::vector<Contact> contacts;
-        stepWorld(w, solver, contacts, 0.1);
+        Simulation sim = cdSimulation(std::move(w), 0.1);
+        sim.advance();
+        const std::vector<Contact>& contacts = sim.contacts();
+        const World& after = sim.world();
         REQUIRE(contacts.size() == 1);
         // Normal: the full momentum m |v_n| in one step; tangential: the
         // contact point stops, the grain rolls (v = r ω) with v_t reduced by
         // m_t/m = 1/(1 + m r²/I) = 2/7.
         const double R_n = contacts[0].history.reaction.dot(contacts[0].n);
         CHECK(R_n * 0.1 == Approx(m * 1.0));
-        CHECK(w.v[0].z() == Approx(0.0).epsilon(1e-14));
-        CHECK(w.v[0].x() == Approx(0.4 * 5.0 / 7.0).epsilon(1e-12));
-        CHECK(w.v[0].x() - w.w[0].y() * r == Approx(0.0).epsilon(1e-12));
+        CHECK(after.v[0].z() == Approx(0.0).epsilon(1e-14));
+        CHECK(after.v[0].x() == Approx(0.4 * 5.0 / 7.0).epsilon(1e-12));
+        CHECK(after.v[0].x() - after.w[0].y() * r == Approx(0.0).epsilon(1e-12));
     }
 
     TEST_CASE("two-grain head-on collision: zero relative normal velocity after two steps (§2.4.2)") {
@@ -134,15 +136,15 @@ TEST_SUITE("cd") {
         w.addGrain(Vec3(2 * r + gap, 0, 0), r, 1.0, 0.1);
         w.v[0] = Vec3(1, 0, 0);
         w.v[1] = Vec3(-1, 0, 0);
-        CdSolver solver(CdSettings{});
-        std::vector<Contact> contacts;
-        stepWorld(w, solver, contacts, dt);
+        Simulation sim = cdSimulation(std::move(w), dt);
+        const World& now = sim.world();
+        sim.advance();
         // First step: the gap closes exactly, relative velocity -g/dt remains.
-        CHECK(w.v[1].x() - w.v[0].x() == Approx(-gap / dt).epsilon(1e-12));
-        CHECK((w.x[1] - w.x[0]).norm() - 2 * r == Approx(0.0).epsilon(1e-12));
-        stepWorld(w, solver, contacts, dt);
-        CHECK(w.v[1].x() - w.v[0].x() == Approx(0.0).epsilon(1e-12));
-        CHECK(w.v[0].x() + w.v[1].x() == Approx(0.0).epsilon(1e-14));  // momentum
+        CHECK(now.v[1].x() - now.v[0].x() == Approx(-gap / dt).epsilon(1e-12));
+        CHECK((now.x[1] - now.x[0]).norm() - 2 * r == Approx(0.0).epsilon(1e-12));
+        sim.advance();
+        CHECK(now.v[1].x() - now.v[0].x() == Approx(0.0).epsilon(1e-12));
+        CHECK(now.v[0].x() + now.v[1].x() == Approx(0.0).epsilon(1e-14));  // momentum
     }
 
     TEST_CASE("grain at rest on a plane under gravity stays at rest with R_n = m g") {
@@ -152,13 +154,13 @@ TEST_SUITE("cd") {
         w.gravity = Vec3(0, 0, -g);
         w.addGrain(Vec3(0.3, -0.2, r), r, m, 0.4 * m * r * r);
         addPlane(w, Vec3::Zero(), Vec3::UnitZ(), 0.5);
-        CdSolver solver(CdSettings{});
-        std::vector<Contact> contacts;
-        for (int s = 0; s < 50; ++s) stepWorld(w, solver, contacts, dt);
+        Simulation sim = cdSimulation(std::move(w), dt);
+        for (int s = 0; s < 50; ++s) sim.advance();
+        const std::vector<Contact>& contacts = sim.contacts();
         REQUIRE(contacts.size() == 1);
         CHECK(contacts[0].history.reaction.dot(contacts[0].n) == Approx(m * g).epsilon(1e-12));
-        CHECK(w.v[0].norm() < 1e-12);
-        CHECK(w.x[0].z() == Approx(r).epsilon(1e-12));
+        CHECK(sim.world().v[0].norm() < 1e-12);
+        CHECK(sim.world().x[0].z() == Approx(r).epsilon(1e-12));
     }
 
     TEST_CASE("slope: static friction holds below atan(mu), Coulomb sliding above") {
@@ -172,11 +174,10 @@ TEST_SUITE("cd") {
             w.addGrain(r * nrm, r, m, 0.4 * m * r * r);
             if (!rotation) w.invInertia[0] = Vec3::Zero();  // a sliding block
             addPlane(w, Vec3::Zero(), nrm, mu);
-            CdSolver solver(CdSettings{});
-            std::vector<Contact> contacts;
-            for (int s = 0; s < steps; ++s) stepWorld(w, solver, contacts, dt);
+            Simulation sim = cdSimulation(std::move(w), dt);
+            for (int s = 0; s < steps; ++s) sim.advance();
             const Vec3 down(-std::cos(theta), 0.0, -std::sin(theta));  // down-slope unit vector
-            return w.v[0].dot(down);
+            return sim.world().v[0].dot(down);
         };
         const double thetaC = std::atan(mu);
         SUBCASE("non-rotating grain") {
@@ -209,15 +210,15 @@ TEST_SUITE("cd") {
             w.w[i] = Vec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
         }
         const Vec3 p0 = totalMomentum(w);
-        CdSolver solver(CdSettings{});
-        std::vector<Contact> contacts;
+        Simulation sim = cdSimulation(std::move(w), 0.02);
         std::size_t maxContacts = 0;
         for (int s = 0; s < 100; ++s) {
-            stepWorld(w, solver, contacts, 0.02);
-            maxContacts = std::max(maxContacts, contacts.size());
+            sim.advance();
+            maxContacts = std::max(maxContacts, sim.contacts().size());
         }
         CHECK(maxContacts > 20);  // collisions happened
-        CHECK((totalMomentum(w) - p0).norm() < 1e-11 * (1.0 + p0.norm()) * static_cast<double>(w.numGrains));
+        CHECK((totalMomentum(sim.world()) - p0).norm() <
+              1e-11 * (1.0 + p0.norm()) * static_cast<double>(sim.world().numGrains));
     }
 
     TEST_CASE("parallel sweeps are bit-identical to the serial random sweep") {
@@ -228,12 +229,11 @@ TEST_SUITE("cd") {
             cs.iterations = 15;
             cs.order = order;
             cs.parallel = parallel;
-            CdSolver solver(cs);
-            std::vector<Contact> contacts;
-            for (int s = 0; s < 3; ++s) stepWorld(w, solver, contacts, 0.01);
-            levels = solver.levelsPerSweep();
-            owned = solver.ownerSplit();
-            return stateHash(w);
+            Simulation sim = cdSimulation(std::move(w), 0.01, cs);
+            for (int s = 0; s < 3; ++s) sim.advance();
+            levels = sim.cd().levelsPerSweep();
+            owned = sim.cd().ownerSplit();
+            return stateHash(sim.world());
         };
         for (SweepOrder order : {SweepOrder::RandomSweep, SweepOrder::ShuffleOnce, SweepOrder::RandomSequential}) {
             for (CdSettings::Parallel parallel : {CdSettings::Parallel::Owners, CdSettings::Parallel::Levels}) {
@@ -272,16 +272,17 @@ TEST_SUITE("cd") {
         w.w[0] = Vec3(0.3, -0.2, 0.1);
         CdSettings cs;
         cs.iterations = 1;
-        CdSolver solver(cs);
-        std::vector<Contact> contacts;
-        stepWorld(w, solver, contacts, 0.01);
+        Simulation sim = cdSimulation(std::move(w), 0.01, cs);
+        sim.advance();
+        const std::vector<Contact>& contacts = sim.contacts();
+        const World& after = sim.world();
         REQUIRE(contacts.size() == 1);
         const Vec3 n = contacts[0].n;  // from the sphere to the plate
-        const Vec3 vPoint = w.v[0] + w.w[0].cross(0.5 * n);
-        const Vec3 slip = w.v[static_cast<std::size_t>(plate)] - vPoint;
+        const Vec3 vPoint = after.v[0] + after.w[0].cross(0.5 * n);
+        const Vec3 slip = after.v[static_cast<std::size_t>(plate)] - vPoint;
         const Vec3 slipT = slip - n.dot(slip) * n;
         CHECK(contacts[0].history.reaction.norm() > 0.0);
-        CHECK(std::abs(w.v[static_cast<std::size_t>(plate)].x()) > 0.05);  // the plate was dragged along
+        CHECK(std::abs(after.v[static_cast<std::size_t>(plate)].x()) > 0.05);  // the plate was dragged along
         CHECK(slipT.norm() < 1e-12);
     }
 }
