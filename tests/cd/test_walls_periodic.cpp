@@ -6,20 +6,17 @@
 
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 
-using moreau::test::stepWorld;
+using moreau::test::cdSimulation;
 
 namespace {
 
 WallShape plane(const Vec3& normal, double mu = 0.0) { return moreau::test::planeShape(normal, mu); }
-
-void stepOnce(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt) {
-    stepWorld(w, solver, contacts, dt);
-}
 
 }  // namespace
 
@@ -40,13 +37,13 @@ TEST_SUITE("cd") {
         s.criterion = Criterion::Local;
         s.epsilon = 1e-12;
         s.delta = 1e-14;
-        CdSolver solver(s);
-        std::vector<Contact> contacts;
-        for (int k = 0; k < 400; ++k) stepOnce(w, solver, contacts, dt);
-        CHECK(w.x[static_cast<std::size_t>(piston)].x() == 0.0);  // locked axis never moves
-        CHECK(w.v[static_cast<std::size_t>(piston)].norm() < 1e-9);
-        CHECK(w.x[static_cast<std::size_t>(piston)].y() == Approx(3.0).epsilon(1e-9));
-        for (const Contact& c : contacts) {
+        Simulation sim = cdSimulation(std::move(w), dt, s);
+        for (int k = 0; k < 400; ++k) sim.advance();
+        const World& end = sim.world();
+        CHECK(end.x[static_cast<std::size_t>(piston)].x() == 0.0);  // locked axis never moves
+        CHECK(end.v[static_cast<std::size_t>(piston)].norm() < 1e-9);
+        CHECK(end.x[static_cast<std::size_t>(piston)].y() == Approx(3.0).epsilon(1e-9));
+        for (const Contact& c : sim.contacts()) {
             if (c.b != piston) continue;
             CHECK(c.history.reaction.dot(c.n) == Approx(F).epsilon(1e-8));
         }
@@ -66,10 +63,9 @@ TEST_SUITE("cd") {
             }
             w.v[0] = Vec3(1.0, 0, 0);
             w.v[1] = Vec3(-0.5, 0, 0);
-            CdSolver solver(CdSettings{});
-            std::vector<Contact> contacts;
-            for (int k = 0; k < 5; ++k) stepOnce(w, solver, contacts, 0.01);
-            return std::pair<double, double>(w.v[0].x(), w.v[1].x());
+            Simulation sim = cdSimulation(std::move(w), 0.01);
+            for (int k = 0; k < 5; ++k) sim.advance();
+            return std::pair<double, double>(sim.world().v[0].x(), sim.world().v[1].x());
         };
         const auto open = collide(false), seam = collide(true);
         CHECK(open.first == Approx(0.0).epsilon(1e-12));  // inelastic: common velocity (1·1 − 2·0.5)/3 = 0
@@ -83,13 +79,12 @@ TEST_SUITE("cd") {
         w.addGrain(Vec3::Zero(), 0.5, 1.0, 0.1);
         const Vec3 omega(0.3, -0.2, 0.5);
         w.w[0] = omega;
-        CdSolver solver(CdSettings{});
-        std::vector<Contact> contacts;
         const int steps = 200;
         const double dt = 0.01;
-        for (int k = 0; k < steps; ++k) stepOnce(w, solver, contacts, dt);
+        Simulation sim = cdSimulation(std::move(w), dt);
+        for (int k = 0; k < steps; ++k) sim.advance();
         const Quat expected(Eigen::AngleAxisd(omega.norm() * steps * dt, omega.normalized()));
-        CHECK(w.q[0].angularDistance(expected) < 1e-12);
-        CHECK(w.q[0].norm() == Approx(1.0).epsilon(1e-14));
+        CHECK(sim.world().q[0].angularDistance(expected) < 1e-12);
+        CHECK(sim.world().q[0].norm() == Approx(1.0).epsilon(1e-14));
     }
 }
