@@ -13,6 +13,7 @@
 #include "moreau/cd/sweep_levels.hpp"
 #include "moreau/core/rng.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
@@ -168,14 +169,13 @@ TEST_SUITE("cd") {
             CdSettings cs;
             cs.iterations = 6;
             cs.parallel = CdSettings::Parallel::Levels;
-            CdSolver solver(cs);
-            std::vector<Contact> contacts;
+            Simulation sim = moreau::test::cdSimulation(std::move(w), 0.01, cs);
             levels = 0.0;
             for (int s = 0; s < 2; ++s) {
-                moreau::test::stepWorld(w, solver, contacts, 0.01);
-                levels += solver.levelsPerSweep();
+                sim.advance();
+                levels += sim.cd().levelsPerSweep();
             }
-            return stateHash(w);
+            return stateHash(sim.world());
         };
         double levels1 = 0.0, levels2 = 0.0;
         const auto h1 = run(1, levels1);
