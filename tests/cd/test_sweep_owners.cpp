@@ -15,6 +15,7 @@
 #include "moreau/cd/solver.hpp"
 #include "moreau/cd/sweep_owners.hpp"
 #include "moreau/core/rng.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
@@ -232,14 +233,13 @@ TEST_SUITE("cd") {
             CdSettings cs;
             cs.iterations = 6;
             cs.parallel = parallel;
-            CdSolver solver(cs);
-            std::vector<Contact> contacts;
+            Simulation sim = moreau::test::cdSimulation(std::move(w), 0.01, cs);
             owned = true;
             auto steps = [&] {
                 omp_set_num_threads(threads);
                 for (int s = 0; s < 3; ++s) {
-                    moreau::test::stepWorld(w, solver, contacts, 0.01);
-                    owned = owned && solver.ownerSplit();
+                    sim.advance();
+                    owned = owned && sim.cd().ownerSplit();
                 }
             };
             if (nested) {
@@ -257,7 +257,7 @@ TEST_SUITE("cd") {
                 steps();
             }
             omp_set_num_threads(omp_get_num_procs());
-            return stateHash(w);
+            return stateHash(sim.world());
         };
         bool owned = false;
         const auto serial = run(1, CdSettings::Parallel::Owners, false, owned);
