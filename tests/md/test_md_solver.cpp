@@ -10,6 +10,7 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/md/md_solver.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
@@ -31,22 +32,21 @@ Collision collideAt(const MdSettings& s, double dt, double speed) {
     w.addGrain(Vec3(1.0 + 0.3 * speed * dt, 0, 0), 0.5, 1.0, 0.1);
     w.v[0] = Vec3(0.5 * speed, 0, 0);
     w.v[1] = Vec3(-0.5 * speed, 0, 0);
-    MdSolver solver(s);
-    std::vector<Contact> contacts;
-    std::vector<std::int32_t> index;
+    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+    const World& now = sim.world();
     double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0;
     for (int k = 0; k < 1000000; ++k) {
-        test::mdStep(w, solver, contacts, index, dt);
-        const double gap = w.x[1].x() - w.x[0].x() - 1.0;
+        sim.advance();
+        const double gap = now.x[1].x() - now.x[0].x() - 1.0;
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
             // Walton–Braun leaves a permanent set: the grains part at gap 0
             // only after the force ended; restitution is read off there.
             const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
-            return {(w.v[1].x() - w.v[0].x()) / speed, tEnd - tStart};
+            return {(now.v[1].x() - now.v[0].x()) / speed, tEnd - tStart};
         }
         prevGap = gap;
-        prevT = w.time;
+        prevT = now.time;
     }
     return {0.0, 0.0};
 }
@@ -65,22 +65,21 @@ Collision collide(const MdSettings& s, double stepsPerContact) {
     w.addGrain(Vec3(1.0 + 0.3 * dt, 0, 0), 0.5, 1.0, 0.1);
     w.v[0] = Vec3(0.5, 0, 0);
     w.v[1] = Vec3(-0.5, 0, 0);
-    MdSolver solver(s);
-    std::vector<Contact> contacts;
-    std::vector<std::int32_t> index;
+    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+    const World& now = sim.world();
     double tStart = -1.0, tEnd = -1.0, prevGap = 0.3 * dt, prevT = 0.0;
     for (int k = 0; k < 10 * static_cast<int>(stepsPerContact); ++k) {
-        test::mdStep(w, solver, contacts, index, dt);
-        const double gap = w.x[1].x() - w.x[0].x() - 1.0;
+        sim.advance();
+        const double gap = now.x[1].x() - now.x[0].x() - 1.0;
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
             tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
             break;
         }
         prevGap = gap;
-        prevT = w.time;
+        prevT = now.time;
     }
-    return {w.v[1].x() - w.v[0].x(), tEnd - tStart};  // separation speed over approach speed 1
+    return {now.v[1].x() - now.v[0].x(), tEnd - tStart};  // separation speed over approach speed 1
 }
 
 }  // namespace
@@ -189,13 +188,12 @@ TEST_SUITE("md") {
             s.kn = 1e5;
             s.gammaN = 20.0;
             s.tangential = TangentialLaw::Coulomb;
-            MdSolver solver(s);
-            std::vector<Contact> contacts;
-            std::vector<std::int32_t> index;
             const double dt = M_PI * std::sqrt(m / s.kn) / 2000.0;
-            for (int k = 0; k < 8000; ++k) test::mdStep(w, solver, contacts, index, dt);
-            slip = w.v[0].x() - r * w.w[0].y();  // contact point speed (ω_y > 0 rolls along +x)
-            return w.v[0].x();
+            Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+            for (int k = 0; k < 8000; ++k) sim.advance();
+            const World& end = sim.world();
+            slip = end.v[0].x() - r * end.w[0].y();  // contact point speed (ω_y > 0 rolls along +x)
+            return end.v[0].x();
         };
         // e_n of this normal law (eq. 3 with m_eff = m against a fixed wall):
         const double g = 20.0 / (2.0 * m), tn = M_PI / std::sqrt(1e5 / m - g * g), en = std::exp(-g * tn);
@@ -234,12 +232,10 @@ TEST_SUITE("md") {
             w.addGrain((r - m * g * std::cos(theta) / s.kn) * nrm, r, m, 0.4 * m * r * r);
             w.invInertia[0] = Vec3::Zero();  // a block: it cannot roll
             moreau::test::addPlane(w, Vec3::Zero(), nrm, mu);
-            MdSolver solver(s);
-            std::vector<Contact> contacts;
-            std::vector<std::int32_t> index;
             const double dt = 1e-4;
-            for (int k = 0; k < 5000; ++k) test::mdStep(w, solver, contacts, index, dt);
-            return w.v[0].dot(Vec3(-std::cos(theta), 0.0, -std::sin(theta)));  // down the slope
+            Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+            for (int k = 0; k < 5000; ++k) sim.advance();
+            return sim.world().v[0].dot(Vec3(-std::cos(theta), 0.0, -std::sin(theta)));  // down the slope
         };
         const double thetaC = std::atan(mu);
         CHECK(std::abs(slide(0.9 * thetaC)) < 1e-3);
@@ -261,11 +257,9 @@ TEST_SUITE("md") {
             moreau::test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
             MdSettings s;
             s.meff = EffectiveMass::Damping;
-            MdSolver solver(s);
-            std::vector<Contact> contacts;
-            std::vector<std::int32_t> index;
-            for (int k = 0; k < 30; ++k) test::mdStep(w, solver, contacts, index, 7e-5);
-            return stateHash(w);
+            Simulation sim = test::stagedMdSimulation(std::move(w), 7e-5, s);
+            for (int k = 0; k < 30; ++k) sim.advance();
+            return stateHash(sim.world());
         };
         const auto h1 = run(1), h2 = run(2);
         CHECK(h1 == h2);
