@@ -19,6 +19,7 @@
 #include "moreau/md/force_laws.hpp"
 #include "moreau/md/md_solver.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;
@@ -40,25 +41,24 @@ Collision collide(const MdSettings& s, double ma, double mb, double dt, double s
     w.addGrain(Vec3(1.0 + 0.3 * speed * dt, 0, 0), 0.5, mb, 0.1);
     w.v[0] = Vec3(speed * mb / (ma + mb), 0, 0);
     w.v[1] = Vec3(-speed * ma / (ma + mb), 0, 0);
-    auto kinetic = [&] { return 0.5 * (ma * w.v[0].squaredNorm() + mb * w.v[1].squaredNorm()); };
+    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+    const World& now = sim.world();
+    auto kinetic = [&] { return 0.5 * (ma * now.v[0].squaredNorm() + mb * now.v[1].squaredNorm()); };
     const double k0 = kinetic();
-    MdSolver solver(s);
-    std::vector<Contact> contacts;
-    std::vector<std::int32_t> index;
     double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0, maxOverlap = 0.0;
     for (int k = 0; k < 10000000; ++k) {
-        test::mdStep(w, solver, contacts, index, dt);
-        const double gap = w.x[1].x() - w.x[0].x() - 1.0;
+        sim.advance();
+        const double gap = now.x[1].x() - now.x[0].x() - 1.0;
         maxOverlap = std::max(maxOverlap, -gap);
         if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
         if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
             const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
-            test::mdStep(w, solver, contacts, index, dt);  // the contact's last work (its force falls to zero)
-            return {(w.v[1].x() - w.v[0].x()) / speed, tEnd - tStart, k0 - kinetic(), solver.dissipatedWork(),
+            sim.advance();  // the contact's last work (its force falls to zero)
+            return {(now.v[1].x() - now.v[0].x()) / speed, tEnd - tStart, k0 - kinetic(), sim.md().dissipatedWork(),
                     maxOverlap};
         }
         prevGap = gap;
-        prevT = w.time;
+        prevT = now.time;
     }
     return {0, 0, 0, 0, 0};
 }
@@ -84,13 +84,11 @@ double slope(TangentialLaw law, double theta, double muD, double ratio, double v
     w.invInertia[0] = Vec3::Zero();
     w.v[0] = v0 * down;
     moreau::test::addPlane(w, Vec3::Zero(), nrm, muD);
-    MdSolver solver(s);
-    std::vector<Contact> contacts;
-    std::vector<std::int32_t> index;
     const double dt = 1e-4;
+    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
     const int steps = static_cast<int>(time / dt);
-    for (int k = 0; k < steps; ++k) test::mdStep(w, solver, contacts, index, dt);
-    return w.v[0].dot(down);
+    for (int k = 0; k < steps; ++k) sim.advance();
+    return sim.world().v[0].dot(down);
 }
 
 KuhnInput kuhnInput(const Vec3& f0, double fn, const Vec3& movement) {
@@ -167,12 +165,11 @@ TEST_SUITE("md") {
                 w.addGrain(Vec3(0.1, -0.2, 0.3) + (2.0 * r + 0.37 * dt) * n0, r, m, 0.4 * m * r * r);
                 w.v[0] = 0.5 * n0;
                 w.v[1] = -0.5 * n0;
-                MdSolver solver(s);
-                std::vector<Contact> contacts;
-                std::vector<std::int32_t> index;
-                for (int k = 0; k < 1500; ++k) test::mdStep(w, solver, contacts, index, dt);  // 3 t_n: over
-                const Vec3 u = w.v[1] - w.v[0];
-                CHECK((w.x[1] - w.x[0]).norm() > 2.0 * r);
+                Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+                for (int k = 0; k < 1500; ++k) sim.advance();  // 3 t_n: over
+                const World& end = sim.world();
+                const Vec3 u = end.v[1] - end.v[0];
+                CHECK((end.x[1] - end.x[0]).norm() > 2.0 * r);
                 // Δt = t_n/500: e_n to 4e-4 (before the fix: 0.77 along x at mu = 0.5)
                 CHECK(u.dot(n0) == Approx(eTheory).epsilon(1e-3));
                 const double slip = (u - u.dot(n0) * n0).norm();
@@ -184,7 +181,7 @@ TEST_SUITE("md") {
                     // the sign law there (its stick chatter, O(Δt): 1.3e-4 here, 3e-5 at t_n/2000).
                     const double bound = 3.5 * mu * meff * omega * dt / m + 1e-12;  // 3.5 mu F_n,max dt/m
                     CHECK(slip < bound);
-                    CHECK(r * w.w[0].norm() < bound);
+                    CHECK(r * end.w[0].norm() < bound);
                 }
             }
         }
@@ -381,25 +378,24 @@ TEST_SUITE("md") {
             s.tangential = TangentialLaw::Kuhn;
             s.kuhnProjection = projection;
             s.kuhnTwirl = twirl;
-            MdSolver solver(s);
-            std::vector<Contact> contacts;
-            std::vector<std::int32_t> index;
             const double dt = 1e-3;
             w.v[1] = Vec3(0, 0.2, 0.1);  // one loading step: tangential force 1e5 · 2.2e-4 ≈ 22 < μ f^n = 50
-            test::mdStep(w, solver, contacts, index, dt);
-            const Vec3 f0 = contacts.at(0).history.reaction;
-            const Vec3 b0 = w.x[1];
+            Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
+            World& pair = sim.world();  // driven by hand between the steps
+            sim.advance();
+            const Vec3 f0 = sim.contacts().at(0).history.reaction;
+            const Vec3 b0 = pair.x[1];
             const Vec3 axis = Vec3(1, 1, 0).normalized();
             const int steps = 1000;
             const double total = 0.5 * M_PI, omega = total / (steps * dt);
             for (int k = 1; k <= steps; ++k) {
-                w.x[1] = Eigen::AngleAxisd(total * k / steps, axis) * b0;
-                w.v[1] = omega * axis.cross(w.x[1]);
-                w.v[0] = Vec3::Zero();
-                w.w[0] = w.w[1] = omega * axis;
-                test::mdStep(w, solver, contacts, index, dt);
+                pair.x[1] = Eigen::AngleAxisd(total * k / steps, axis) * b0;
+                pair.v[1] = omega * axis.cross(pair.x[1]);
+                pair.v[0] = Vec3::Zero();
+                pair.w[0] = pair.w[1] = omega * axis;
+                sim.advance();
             }
-            const Vec3 f1 = contacts.at(0).history.reaction;
+            const Vec3 f1 = sim.contacts().at(0).history.reaction;
             const Vec3 expected = Eigen::AngleAxisd(total, axis) * f0;
             magnitudeRatio = f1.norm() / f0.norm();
             return (f1 - expected).norm() / f0.norm();
@@ -426,13 +422,12 @@ TEST_SUITE("md") {
         w.invInertia[0] = Vec3::Zero();
         w.v[0] = Vec3(1.0, 0, 0);
         moreau::test::addPlane(w, Vec3::Zero(), Vec3::UnitZ(), mu);
-        MdSolver solver(s);
-        std::vector<Contact> contacts;
-        std::vector<std::int32_t> index;
         const double x0 = w.x[0].x();
-        for (int k = 0; k < 3000; ++k) test::mdStep(w, solver, contacts, index, 1e-4);
-        CHECK(w.v[0].x() == Approx(1.0 - mu * g * 0.3).epsilon(2e-3));
-        const double slid = w.x[0].x() - x0;
+        Simulation sim = test::stagedMdSimulation(std::move(w), 1e-4, s);
+        const MdSolver& solver = sim.md();
+        for (int k = 0; k < 3000; ++k) sim.advance();
+        CHECK(sim.world().v[0].x() == Approx(1.0 - mu * g * 0.3).epsilon(2e-3));
+        const double slid = sim.world().x[0].x() - x0;
         CHECK(solver.kuhnWork().dissipated == Approx(mu * m * g * slid).epsilon(2e-3));
         CHECK(solver.kuhnWork().total == Approx(solver.kuhnWork().elastic + solver.kuhnWork().dissipated));
         const auto perContact = solver.kuhnContactDissipation();
@@ -455,15 +450,14 @@ TEST_SUITE("md") {
             s.gammaT = 0.0;
             s.tangential = law;
             s.penaTranslation = tr;
-            MdSolver solver(s);
-            std::vector<Contact> contacts;
-            std::vector<std::int32_t> index;
-            test::mdStep(w, solver, contacts, index, 1e-3);
+            Simulation sim = test::stagedMdSimulation(std::move(w), 1e-3, s);
+            sim.advance();
             // Moved by hand, velocities zero: only a geometric update sees it.
-            if (turn) w.q[1] = Quat(Eigen::AngleAxisd(1e-4, Vec3::UnitZ())) * w.q[1];
-            else w.x[1] += Vec3(0, 2e-5, 0);
-            test::mdStep(w, solver, contacts, index, 1e-3);
-            const Contact& c = contacts.at(0);
+            World& pair = sim.world();
+            if (turn) pair.q[1] = Quat(Eigen::AngleAxisd(1e-4, Vec3::UnitZ())) * pair.q[1];
+            else pair.x[1] += Vec3(0, 2e-5, 0);
+            sim.advance();
+            const Contact& c = sim.contacts().at(0);
             return Vec3(c.history.reaction - c.history.reaction.dot(c.n) * c.n);
         };
         // Translation of b by 2e-5 along y: force on b −k_t · 2e-5 ŷ (paper weighting: half of it).
@@ -491,11 +485,9 @@ TEST_SUITE("md") {
             s.kt = 3e4;
             s.gammaT = 5.0;
             s.tangential = law;
-            MdSolver solver(s);
-            std::vector<Contact> contacts;
-            std::vector<std::int32_t> index;
-            for (int k = 0; k < 3000; ++k) test::mdStep(w, solver, contacts, index, 1e-5);
-            return std::pair{w.v[0], w.w[0]};
+            Simulation sim = test::stagedMdSimulation(std::move(w), 1e-5, s);
+            for (int k = 0; k < 3000; ++k) sim.advance();
+            return std::pair{sim.world().v[0], sim.world().w[0]};
         };
         const auto [vc, wc] = run(TangentialLaw::Spring);
         const auto [vp, wp] = run(TangentialLaw::Pena);
@@ -523,12 +515,10 @@ TEST_SUITE("md") {
                 s.tangential = law;
                 s.muStaticRatio = 1.2;
                 s.meff = EffectiveMass::Damping;
-                MdSolver solver(s);
-                std::vector<Contact> contacts;
-                std::vector<std::int32_t> index;
-                for (int k = 0; k < 10; ++k) test::mdStep(w, solver, contacts, index, 7e-5);
-                CHECK(contacts.size() > 4096);
-                return std::pair{stateHash(w), solver.dissipatedWork()};
+                Simulation sim = test::stagedMdSimulation(std::move(w), 7e-5, s);
+                for (int k = 0; k < 10; ++k) sim.advance();
+                CHECK(sim.contacts().size() > 4096);
+                return std::pair{stateHash(sim.world()), sim.md().dissipatedWork()};
             };
             const auto [h1, d1] = run(1);
             const auto [h2, d2] = run(2);
