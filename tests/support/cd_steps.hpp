@@ -1,46 +1,13 @@
 #pragma once
-/// Small helpers of the CD and MD tests: whole steps (detect, match, solve) and walls.
+/// Small helpers of the CD and MD tests: a Simulation around a world built
+/// in code (whose steps are the stepper's), and walls.
 #include <cstdint>
 #include <utility>
 
-#include "moreau/cd/solver.hpp"
-#include "moreau/contact/detection.hpp"
-#include "moreau/md/md_solver.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau::test {
-
-/// Detect (margin 0.05 unless given), match with last step's contacts and
-/// take one CD step.
-inline CdStepStats stepWorld(World& w, CdSolver& solver, std::vector<Contact>& contacts, double dt,
-                             double margin = 0.05, std::uint64_t seed = 7) {
-    CellGridDetector detector;
-    std::vector<Contact> fresh;
-    detector.detect(w, margin, fresh);
-    matchContacts(contacts, fresh);
-    contacts.swap(fresh);
-    StepContext ctx;
-    ctx.dt = dt;
-    ctx.step = w.step;
-    ctx.seed = seed;
-    return solver.step(w, contacts, ctx);
-}
-
-/// Detect (margin 0.05), match with last step's contacts (MD history carries
-/// over through `index`) and take one MD step.
-inline void mdStep(World& w, MdSolver& solver, std::vector<Contact>& contacts, std::vector<std::int32_t>& index,
-                   double dt) {
-    CellGridDetector detector;
-    std::vector<Contact> fresh;
-    detector.detect(w, 0.05, fresh);
-    matchContacts(contacts, fresh, &index);
-    contacts.swap(fresh);
-    StepContext ctx;
-    ctx.dt = dt;
-    ctx.step = w.step;
-    solver.step(w, contacts, index, ctx);
-}
 
 /// A CD run of the world `w` with time step dt, detection margin 0.05 and
 /// seed 7 unless given: its steps are the stepper's (sim.advance()).
