@@ -19,23 +19,6 @@ using doctest::Approx;
 
 namespace {
 
-struct Stepper {
-    MdSolver solver;
-    CellGridDetector detector;
-    std::vector<Contact> contacts, fresh;
-    std::vector<std::int32_t> index;
-    explicit Stepper(const MdSettings& s) : solver(s) {}
-    void step(World& w, double dt) {
-        detector.detect(w, 0.05, fresh);
-        matchContacts(contacts, fresh, &index);
-        contacts.swap(fresh);
-        StepContext ctx;
-        ctx.dt = dt;
-        ctx.step = w.step;
-        solver.step(w, contacts, index, ctx);
-    }
-};
-
 // Oscillator: a sphere (m = 1, R = 0.5, I = 2/5 m R², r = 1 + mR²/I = 7/2)
 // pressed on a fixed plane z = 0 by gravity, at its equilibrium overlap
 // mg/k_n, started with a vertical and a horizontal speed. Undamped linear
@@ -68,16 +51,17 @@ double oscillatorError(Integrator scheme, int N, double gamma = 0.0, bool tangen
     s.gammaT = gamma;
     s.clipAttractive = false;
     s.integrator = scheme;
-    Stepper st(s);
     const double omega = std::sqrt(kKn / m), dt = 2.0 * M_PI / omega / N, T = 1.125 * N * dt;
-    for (int k = 0; k < 9 * N / 8; ++k) st.step(w, dt);
+    Simulation sim = moreau::test::stagedMdSimulation(w, dt, s);
+    for (int k = 0; k < 9 * N / 8; ++k) sim.advance();
+    const World& end = sim.world();
     const double r = 1.0 + m * kR * kR / I, ws = std::sqrt(kKt * r / m);
     const double dn = gamma / (2.0 * m), wn = std::sqrt(omega * omega - dn * dn);
     const double dsd = r * gamma / (2.0 * m), wsd = std::sqrt(ws * ws - dsd * dsd);
     const double zExact = zEq + kVz / wn * std::exp(-dn * T) * std::sin(wn * T);
     const double sExact = vx / wsd * std::exp(-dsd * T) * std::sin(wsd * T);
     const double xExact = vx * T + (sExact - vx * T) / r;
-    return std::abs(w.x[0].z() - zExact) / (kVz / omega) + std::abs(w.x[0].x() - xExact) / (kVx / ws);
+    return std::abs(end.x[0].z() - zExact) / (kVz / omega) + std::abs(end.x[0].x() - xExact) / (kVx / ws);
 }
 
 /// Two grains pressed between two walls along x (1D, preload overlap δ₀ at
@@ -98,12 +82,13 @@ double chainError(Integrator scheme, int N) {
     s.gammaN = 0.0;
     s.tangential = TangentialLaw::None;
     s.integrator = scheme;
-    Stepper st(s);
     const double w1 = std::sqrt(k / m), w2 = std::sqrt(3.0 * k / m), dt = 2.0 * M_PI / w1 / N, T = 1.125 * N * dt;
-    for (int i = 0; i < 9 * N / 8; ++i) st.step(w, dt);
+    Simulation sim = moreau::test::stagedMdSimulation(w, dt, s);
+    for (int i = 0; i < 9 * N / 8; ++i) sim.advance();
+    const World& end = sim.world();
     const double u1 = 0.5 * v0 * (std::sin(w1 * T) / w1 + std::sin(w2 * T) / w2);
     const double u2 = 0.5 * v0 * (std::sin(w1 * T) / w1 - std::sin(w2 * T) / w2);
-    return (std::abs(w.x[0].x() - (0.5 - d0) - u1) + std::abs(w.x[1].x() - (1.5 - 2.0 * d0) - u2)) / (v0 / w1);
+    return (std::abs(end.x[0].x() - (0.5 - d0) - u1) + std::abs(end.x[1].x() - (1.5 - 2.0 * d0) - u2)) / (v0 / w1);
 }
 
 /// A grain orbiting inside a cylinder wall (2D), held by the wall's spring:
@@ -131,10 +116,9 @@ Vec3 orbitPosition(Integrator scheme, int N, TangentialLaw law = TangentialLaw::
     s.kt = kKt;
     s.gammaT = 0.0;
     s.integrator = scheme;
-    Stepper st(s);
-    const double dt = 0.1 / N;
-    for (int i = 0; i < N; ++i) st.step(w, dt);
-    return w.x[0];
+    Simulation sim = moreau::test::stagedMdSimulation(w, 0.1 / N, s);
+    for (int i = 0; i < N; ++i) sim.advance();
+    return sim.world().x[0];
 }
 
 /// Least-squares slope of log error against log N.
@@ -167,10 +151,10 @@ double collisionEnergyError(Integrator scheme, int N, bool restart = true) {
     s.tangential = TangentialLaw::None;
     s.integrator = scheme;
     s.restartOnContactChange = restart;
-    Stepper st(s);
-    const double dt = M_PI * std::sqrt(0.5 / kKn) / N;
-    for (int k = 0; k < N + 3; ++k) st.step(w, dt);
-    const double e = 0.5 * (w.v[0].squaredNorm() + w.v[1].squaredNorm());
+    Simulation sim = moreau::test::stagedMdSimulation(w, M_PI * std::sqrt(0.5 / kKn) / N, s);
+    for (int k = 0; k < N + 3; ++k) sim.advance();
+    const World& end = sim.world();
+    const double e = 0.5 * (end.v[0].squaredNorm() + end.v[1].squaredNorm());
     return std::abs(e / 0.25 - 1.0);
 }
 
@@ -326,9 +310,9 @@ TEST_SUITE("md") {
         World w;
         w.addGrain(Vec3::Zero(), 0.5, 1.0, 0.1);
         const Vec3 x0 = w.x[0];
-        Stepper st(s);
-        CHECK_THROWS_AS(st.step(w, 1e-3), InputError);
-        CHECK(w.x[0] == x0);
+        Simulation sim = moreau::test::stagedMdSimulation(w, 1e-3, s);
+        CHECK_THROWS_AS(sim.advance(), InputError);
+        CHECK(sim.world().x[0] == x0);
         // First derivatives exist for the Hertz family: ty3 and the Khakimov schemes run.
         for (Integrator ok : {Integrator::TY3, Integrator::T16, Integrator::D12}) {
             s.integrator = ok;
@@ -347,9 +331,9 @@ TEST_SUITE("md") {
             c.addGrain(Vec3(1.0, 0, 0), 0.5, 1.0, 0.1);
             c.v[0] = Vec3(0.5, 0, 0);
             c.v[1] = Vec3(-0.5, 0, 0);
-            Stepper hs(h);
-            for (int k = 0; k < 1000; ++k) hs.step(c, 5e-5);  // t_n ≈ 0.025 (force schemes eq. 7)
-            const double separation = c.v[1].x() - c.v[0].x();
+            Simulation hs = moreau::test::stagedMdSimulation(c, 5e-5, h);
+            for (int k = 0; k < 1000; ++k) hs.advance();  // t_n ≈ 0.025 (force schemes eq. 7)
+            const double separation = hs.world().v[1].x() - hs.world().v[0].x();
             CHECK(std::isfinite(separation));
             CHECK(separation > 0.0);
             CHECK(separation < 1.0);
