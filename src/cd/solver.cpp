@@ -6,7 +6,6 @@
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -119,20 +118,18 @@ namespace {
 
 /// Before updating entry k of idx[..end): the order is known, so rows are
 /// fetched 16 updates early and, once a row is in cache, its two bodies 8
-/// updates early. An entry's low 31 bits are its row (the owner sweeps flag
-/// rows that wait in bit 31).
+/// updates early.
 [[gnu::always_inline]] inline void prefetchAhead(const std::int32_t* idx, std::size_t k, std::size_t end,
                                                  const std::vector<SolverRow>& rows,
                                                  const std::vector<SolverBody>& bodies) {
-    constexpr std::int32_t mask = 0x7fffffff;
     if (k + 16 < end) {
-        const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16] & mask)]);
+        const char* p = reinterpret_cast<const char*>(&rows[static_cast<std::size_t>(idx[k + 16])]);
         __builtin_prefetch(p);
         __builtin_prefetch(p + 64);
         __builtin_prefetch(p + sizeof(SolverRow) - 1);
     }
     if (k + 8 < end) {
-        const SolverRow& ahead = rows[static_cast<std::size_t>(idx[k + 8] & mask)];
+        const SolverRow& ahead = rows[static_cast<std::size_t>(idx[k + 8])];
         __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.a)]);
         __builtin_prefetch(&bodies[static_cast<std::size_t>(ahead.b)]);
     }
@@ -188,12 +185,8 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     }
     const std::size_t m = contacts.size();
     resizeHuge(rows_, m);  // read in random order: 2 MB pages spare the TLB
-    // The pair list serves the parallel path: its dependency levels, or
-    // (freed once split) the owner split.
-    const int threads = omp_get_max_threads();
-    const bool parallel = threads > 1 && m > kParallelRows;
-    ownerPath_ = parallel && settings_.parallel == CdSettings::Parallel::Owners &&
-                 settings_.order != SweepOrder::RandomSequential && threads <= kMaxOwners && m < kMaxOwnerRows;
+    // The pair list serves the parallel path: its dependency levels.
+    const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows;
     if (parallel) pairs_.resize(m);
     tables_.aniso.clear();
     tables_.mu.assign(1, world.muGrain);
@@ -243,13 +236,6 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.dP = 0.0f;
         if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? k.a : -1, mobile_[ib] ? k.b : -1};
     }
-    if (ownerPath_) {
-        if (ownerCuts_.size() != static_cast<std::size_t>(threads) + 1) ownerCuts_.clear();
-        splitOwners(split_, pairs_, nb, threads, ownerCuts_);
-        ownerSeconds_.assign(static_cast<std::size_t>(threads), 0.0);
-        ownerTeamWhole_ = true;
-        std::vector<std::array<std::int32_t, 2>>().swap(pairs_);
-    }
 }
 
 void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
@@ -263,28 +249,27 @@ void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
     }
 }
 
-template <class T, class Make>
-void CdSolver::buildOrder(std::vector<T>& order, const StepContext& ctx, int sweep, Make make) const {
+void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const {
     const std::size_t m = rows_.size();
     order.resize(m);
     const auto step = static_cast<std::uint64_t>(ctx.step);
     switch (settings_.order) {
         case SweepOrder::Fixed:
-            for (std::size_t i = 0; i < m; ++i) order[i] = make(static_cast<std::int32_t>(i));
+            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
             break;
         case SweepOrder::ShuffleOnce:
         case SweepOrder::RandomSweep: {
             // Shuffle-once draws the same stream for every sweep of the step.
             const auto s = static_cast<std::uint64_t>(settings_.order == SweepOrder::ShuffleOnce ? 0 : sweep);
-            for (std::size_t i = 0; i < m; ++i) order[i] = make(static_cast<std::int32_t>(i));
+            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
             Rng rng = Rng::stream(ctx.seed, step, s, 1);
-            rng.shuffle(std::span<T>(order));
+            rng.shuffle(std::span<std::int32_t>(order));
             break;
         }
         case SweepOrder::RandomSequential: {
             Rng rng = Rng::stream(ctx.seed, step, static_cast<std::uint64_t>(sweep), 2);
             for (std::size_t i = 0; i < m; ++i)
-                order[i] = make(static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(m))));
+                order[i] = static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(m)));
             break;
         }
     }
@@ -292,7 +277,7 @@ void CdSolver::buildOrder(std::vector<T>& order, const StepContext& ctx, int swe
 
 void CdSolver::planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep,
                          bool levels) const {
-    buildOrder(plan.seq, ctx, sweep, [](std::int32_t row) { return row; });
+    buildOrder(plan.seq, ctx, sweep);
     plan.levelStart.clear();
     // More levels than levelOrder handles (a mobile body on hundreds of
     // contacts) leave the plan without levels: that sweep runs serially.
@@ -317,133 +302,6 @@ void CdSolver::sweepLevels(const SweepPlan& plan) {
     }
 }
 
-void CdSolver::planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const StepContext& ctx, int sweep) const {
-    // The same order as the serial sweep's (the same draws), its entries
-    // carrying each row's owner.
-    // (Shuffling and planning in one pass, each entry planned as soon as
-    // Fisher–Yates fixes its position, measured slower: 2.3–3.3 against
-    // 1.9–2.9 ms per plan; so did prefetching the shuffle's swaps.)
-    std::int32_t syncSeen = 0;
-    buildOrder(scratch.order, ctx, sweep, [&](std::int32_t row) { return split_.entry(row, syncSeen); });
-    planOwners(plan, scratch.order, split_, scratch.plan);
-}
-
-namespace {
-inline void relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/// The waits of the owner sweeps: a shared body's count of finished rows.
-inline bool turnCame(const std::uint32_t* finished, const OwnerPlan::Wait& w) {
-    for (int j = 0; j < 2; ++j)
-        if ((w.rank[j] & OwnerPlan::kWait) &&
-            std::atomic_ref<const std::uint32_t>(finished[w.shared[j]]).load(std::memory_order_acquire) !=
-                (w.rank[j] & OwnerPlan::kRank))
-            return false;
-    return true;
-}
-inline void passTurn(std::uint32_t* finished, const OwnerPlan::Wait& w) {
-    for (int j = 0; j < 2; ++j)
-        if (w.rank[j] & OwnerPlan::kStore)
-            std::atomic_ref<std::uint32_t>(finished[w.shared[j]])
-                .store((w.rank[j] & OwnerPlan::kRank) + 1, std::memory_order_release);
-}
-}  // namespace
-
-void CdSolver::runOwnerRows(const OwnerPlan& plan, std::size_t me) {
-    // Owner `me`'s rows in the sweep's order, prefetching ahead as
-    // sweepRange does; a row that must wait first waits for its turn.
-    std::uint32_t* finished = finished_.data();
-    const std::int32_t* list = plan.rows.data();
-    const std::size_t begin = static_cast<std::size_t>(plan.rowStart[me]), end = static_cast<std::size_t>(plan.rowStart[me + 1]);
-    const OwnerPlan::Wait* w = plan.waits.data() + plan.waitStart[me];
-    const double start = omp_get_wtime();
-    double waited = 0.0;
-    for (std::size_t k = begin; k < end; ++k) {
-        prefetchAhead(list, k, end, rows_, bodies_);
-        const std::int32_t e = list[k];
-        if (e >= 0) {
-            shockLaw(rows_[static_cast<std::size_t>(e)], bodies_, masks_, tables_);
-            continue;
-        }
-        if (!turnCame(finished, *w)) {
-            const double t0 = omp_get_wtime();
-            while (!turnCame(finished, *w)) relax();
-            waited += omp_get_wtime() - t0;
-        }
-        shockLaw(rows_[static_cast<std::size_t>(e & 0x7fffffff)], bodies_, masks_, tables_);
-        passTurn(finished, *w++);
-    }
-    ownerSeconds_[me] += omp_get_wtime() - start - waited;
-}
-
-void CdSolver::runOwnersInTurn(const OwnerPlan& plan) {
-    // Fewer threads than owners: one thread takes every owner in turn, each
-    // as far as its next row that must wait. The sweep's earliest unfinished
-    // row can always run, so every round moves on.
-    ownerTeamWhole_ = false;
-    std::uint32_t* finished = finished_.data();
-    const auto owners = static_cast<std::size_t>(split_.owners);
-    std::array<std::size_t, kMaxOwners> at{}, waitAt{};
-    for (std::size_t t = 0; t < owners; ++t)
-        at[t] = static_cast<std::size_t>(plan.rowStart[t]), waitAt[t] = static_cast<std::size_t>(plan.waitStart[t]);
-    for (bool left = true; left;) {
-        left = false;
-        for (std::size_t t = 0; t < owners; ++t) {
-            const auto end = static_cast<std::size_t>(plan.rowStart[t + 1]);
-            for (; at[t] < end; ++at[t]) {
-                const std::int32_t e = plan.rows[at[t]];
-                if (e >= 0) {
-                    shockLaw(rows_[static_cast<std::size_t>(e)], bodies_, masks_, tables_);
-                    continue;
-                }
-                if (!turnCame(finished, plan.waits[waitAt[t]])) break;
-                shockLaw(rows_[static_cast<std::size_t>(e & 0x7fffffff)], bodies_, masks_, tables_);
-                passTurn(finished, plan.waits[waitAt[t]++]);
-            }
-            left = left || at[t] < end;
-        }
-    }
-}
-
-void CdSolver::sweepOwners(const OwnerPlan& plan) {
-    // One sweep, its counts from zero.
-    finished_.assign(static_cast<std::size_t>(split_.numShared), 0);
-    const auto owners = static_cast<std::size_t>(split_.owners);
-#pragma omp parallel num_threads(static_cast<int>(owners))
-    {
-        const auto nt = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
-        if (nt == owners) runOwnerRows(plan, me);
-        else if (me == 0) runOwnersInTurn(plan);
-    }
-}
-
-void CdSolver::balanceOwners() {
-    // Each owner's time per row this step; the cuts move halfway towards
-    // rows in proportion to speed. (A hub's rows, with the last owner, count
-    // as its rows like any other.)
-    const auto T = static_cast<std::size_t>(split_.owners);
-    std::vector<double> speed(T);
-    double total = 0.0;
-    for (std::size_t t = 0; t < T; ++t) {
-        if (!(ownerSeconds_[t] > 0.0) || split_.rowsOf[t] == 0) return;
-        speed[t] = static_cast<double>(split_.rowsOf[t]) / ownerSeconds_[t];
-        total += speed[t];
-    }
-    if (ownerCuts_.size() != T + 1) {
-        ownerCuts_.resize(T + 1);
-        for (std::size_t t = 0; t <= T; ++t) ownerCuts_[t] = static_cast<double>(t) / static_cast<double>(T);
-    }
-    double goal = 0.0;
-    for (std::size_t t = 1; t < T; ++t) {
-        goal += speed[t - 1] / total;
-        ownerCuts_[t] = std::clamp(0.5 * (ownerCuts_[t] + goal), 0.05 / static_cast<double>(T), 1.0 - 0.05 / static_cast<double>(T));
-    }
-    for (std::size_t t = 1; t < T; ++t) ownerCuts_[t] = std::max(ownerCuts_[t], ownerCuts_[t - 1]);
-}
-
 bool CdSolver::oneOrder() const {
     return settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce;
 }
@@ -451,13 +309,8 @@ bool CdSolver::oneOrder() const {
 void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool parallel) {
     const auto threads = static_cast<std::size_t>(omp_get_max_threads());
     const auto plans = static_cast<std::size_t>(count);
-    if (ownerPath_) {
-        if (ownerPlans_.size() < plans) ownerPlans_.resize(plans);
-        if (ownerScratch_.size() < threads) ownerScratch_.resize(threads);
-    } else {
-        if (plans_.size() < plans) plans_.resize(plans);
-        if (scratch_.size() < threads) scratch_.resize(threads);
-    }
+    if (plans_.size() < plans) plans_.resize(plans);
+    if (scratch_.size() < threads) scratch_.resize(threads);
     // The plans of a batch's sweeps are independent of each other: built in
     // parallel, one sweep per thread. One order per step (fixed,
     // shuffle-once) is planned once.
@@ -465,19 +318,12 @@ void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool par
 #pragma omp parallel for schedule(static, 1) if (parallel && toBuild > 1)
     for (int s = 0; s < toBuild; ++s) {
         const auto me = static_cast<std::size_t>(omp_get_thread_num());
-        if (ownerPath_)
-            planOwnerSweep(ownerPlans_[static_cast<std::size_t>(s)], ownerScratch_[me], ctx, sweep + s);
-        else
-            planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s, parallel);
+        planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s, parallel);
     }
 }
 
 std::size_t CdSolver::runSweep(int s) {
     const std::size_t k = oneOrder() ? 0 : static_cast<std::size_t>(s);
-    if (ownerPath_) {
-        sweepOwners(ownerPlans_[k]);
-        return 0;
-    }
     const SweepPlan& plan = plans_[k];
     if (settings_.order == SweepOrder::RandomSequential)
         for (SolverRow& r : rows_) r.dP = 0.0f;  // a row drawn no time in this sweep did not change
@@ -487,12 +333,6 @@ std::size_t CdSolver::runSweep(int s) {
     }
     sweepLevels(plan);
     return plan.levelStart.size() - 1;
-}
-
-void CdSolver::finishSchedule() {
-    if (ownerPath_ && ownerTeamWhole_) balanceOwners();
-    sharedPerStep_ = ownerPath_ ? static_cast<double>(split_.numShared) : 0.0;
-    syncRowsPerStep_ = ownerPath_ ? static_cast<double>(split_.syncRows.size()) : 0.0;
 }
 
 void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const {
@@ -607,7 +447,6 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
         stats.converged = fixed || done;
         levelsPerSweep_ = sweep > 0 ? static_cast<double>(levels) / sweep : 0.0;
         if (!criterion.needSums && sweep < maxSweeps) criterion.met(stats, residualHistory_, true);
-        finishSchedule();
     }
     sweepSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
     return stats;
@@ -636,9 +475,6 @@ void CdSolver::releaseBuffers() {
     std::vector<BodyMasks>().swap(masks_);
     std::vector<SweepPlan>().swap(plans_);
     std::vector<LevelScratch>().swap(scratch_);
-    std::vector<OwnerPlan>().swap(ownerPlans_);
-    std::vector<OwnerScratch>().swap(ownerScratch_);
-    split_ = OwnerSplit{};
 }
 
 void CdSolver::store(World& world, std::vector<Contact>& contacts, double dt) const {

@@ -337,8 +337,6 @@ struct CdBenchRun {
         std::size_t contacts = 0;
         long sweeps = 0;
         double levels = 0.0;
-        bool owners = false;       ///< the sweeps ran on the owner split
-        double sharedBodies = 0.0, syncRows = 0.0;
     };
     Step step() {
         sim.detect();
@@ -355,9 +353,6 @@ struct CdBenchRun {
         r.updates = static_cast<double>(r.contacts) * static_cast<double>(st.iterations);
         r.sweeps = st.iterations;
         r.levels = solver.levelsPerSweep();
-        r.owners = solver.ownerSplit();
-        r.sharedBodies = solver.sharedBodies();
-        r.syncRows = solver.syncRows();
         return r;
     }
 };
@@ -383,8 +378,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     double solveSeconds[2] = {0.0, 0.0};  // as Alternation::seconds
     std::size_t totalContacts = 0;
     long sweeps = 0;
-    double levels = 0.0, shared = 0.0, syncRows = 0.0;
-    long ownerSteps = 0;
+    double levels = 0.0;
     const Clocks start;
     alt.time(
         steps,
@@ -398,9 +392,6 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
                 totalContacts += st.contacts;
                 sweeps += st.sweeps;
                 levels += st.levels;
-                ownerSteps += st.owners && which == 1 ? 1 : 0;
-                shared += st.sharedBodies;
-                syncRows += st.syncRows;
             }
             return std::pair{done, secs};
         },
@@ -419,9 +410,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"contacts_per_particle", meanContacts / n},
         {"sweeps", sweeps},
         {"levels_per_sweep", levels / static_cast<double>(steps)},
-        {"sweep_split", ownerSteps > 0 ? "owners" : levels > 0.0 ? "levels" : "serial"},
-        {"shared_bodies", ownerSteps > 0 ? shared / static_cast<double>(ownerSteps) : 0.0},
-        {"sync_rows_per_contact", ownerSteps > 0 ? syncRows / static_cast<double>(ownerSteps) / meanContacts : 0.0},
+        {"sweep_split", levels > 0.0 ? "levels" : "serial"},
         {"seconds", alt.seconds[1]},
         {"contact_updates_per_second", alt.done[1] / alt.seconds[1]},
         {"solve_seconds", solveSeconds[1]},

@@ -304,11 +304,6 @@ std::vector<Rule> fixedRules() {
                          "Order of contact updates: a fresh random permutation every sweep (the paper's), one "
                          "permutation per time step, the fixed contact order, or random draws with replacement.",
                          {"random-sweep", "shuffle-once", "fixed", "random-sequential"}));
-    r.push_back(typedKey(K::Choice, "cd.parallel", "levels",
-                         "How several threads share a sweep, with the serial sweep's bits either way: dependency levels "
-                         "run one after another (levels), or rows split among the threads, waiting only at bodies two "
-                         "threads share (owners). Random-sequential orders always use levels.",
-                         {"levels", "owners"}));
     r.push_back(typedKey(K::Bool, "cd.warm_start", "true",
                          "Start each step's iteration from last step's contact reactions."));
     r.push_back(typedKey(K::Choice, "cd.gap", "pos",
@@ -1217,7 +1212,6 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
                : order == "fixed"             ? SweepOrder::Fixed
                : order == "random-sequential" ? SweepOrder::RandomSequential
                                               : SweepOrder::RandomSweep;
-    cd.parallel = v.text("cd.parallel") == "owners" ? CdSettings::Parallel::Owners : CdSettings::Parallel::Levels;
     cd.warmStart = v.boolean("cd.warm_start");
     cd.gapPositive = v.text("cd.gap") == "pos";
 

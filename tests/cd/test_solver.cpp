@@ -222,35 +222,26 @@ TEST_SUITE("cd") {
     }
 
     TEST_CASE("parallel sweeps are bit-identical to the serial random sweep") {
-        auto run = [](int threads, SweepOrder order, CdSettings::Parallel parallel, double& levels, bool& owned) {
+        auto run = [](int threads, SweepOrder order, double& levels) {
             omp_set_num_threads(threads);
             World w = moreau::test::latticeOnFloor(5);  // ~17,000 contacts: above the parallel threshold
             CdSettings cs;
             cs.iterations = 15;
             cs.order = order;
-            cs.parallel = parallel;
             Simulation sim = cdSimulation(std::move(w), 0.01, cs);
             for (int s = 0; s < 3; ++s) sim.advance();
             levels = sim.cd().levelsPerSweep();
-            owned = sim.cd().ownerSplit();
             return stateHash(sim.world());
         };
         for (SweepOrder order : {SweepOrder::RandomSweep, SweepOrder::ShuffleOnce, SweepOrder::RandomSequential}) {
-            for (CdSettings::Parallel parallel : {CdSettings::Parallel::Owners, CdSettings::Parallel::Levels}) {
-                double levels1 = 0.0, levels2 = 0.0, levels1b = 0.0;
-                bool owned1 = true, owned2 = false, owned1b = true;
-                const auto h1 = run(1, order, parallel, levels1, owned1);
-                const auto h2 = run(2, order, parallel, levels2, owned2);
-                const auto h1b = run(1, order, parallel, levels1b, owned1b);
-                CHECK(h1 == h1b);
-                CHECK(h1 == h2);
-                CHECK(levels1 == 0.0);  // one thread: the serial sweep
-                CHECK(!owned1);
-                // Two: the owner split, or levels (always for random-sequential draws).
-                const bool owners = parallel == CdSettings::Parallel::Owners && order != SweepOrder::RandomSequential;
-                CHECK(owned2 == owners);
-                if (!owners) CHECK(levels2 > 1.0);
-            }
+            double levels1 = 0.0, levels2 = 0.0, levels1b = 0.0;
+            const auto h1 = run(1, order, levels1);
+            const auto h2 = run(2, order, levels2);
+            const auto h1b = run(1, order, levels1b);
+            CHECK(h1 == h1b);
+            CHECK(h1 == h2);
+            CHECK(levels1 == 0.0);  // one thread: the serial sweep
+            CHECK(levels2 > 1.0);   // two: by dependency levels
         }
         omp_set_num_threads(omp_get_num_procs());
     }

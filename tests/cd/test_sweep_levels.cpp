@@ -168,7 +168,6 @@ TEST_SUITE("cd") {
                       {false, false, true});
             CdSettings cs;
             cs.iterations = 6;
-            cs.parallel = CdSettings::Parallel::Levels;
             Simulation sim = moreau::test::cdSimulation(std::move(w), 0.01, cs);
             levels = 0.0;
             for (int s = 0; s < 2; ++s) {

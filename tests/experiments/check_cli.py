@@ -111,10 +111,10 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --- bench JSON: same hash for 1 and 2 threads ---
     bench_hashes = []
-    for threads, parallel in (("1", "levels"), ("2", "levels"), ("2", "owners")):
-        bj = os.path.join(tmp, f"bench{threads}{parallel}.json")
+    for threads in ("1", "2"):
+        bj = os.path.join(tmp, f"bench{threads}.json")
         p = run("bench", "cd-sweep", "--set", "bench.particles=20000", "--set", "bench.steps=2",
-                "--set", "cd.parallel=" + parallel, "--threads", threads, "--json", bj)
+                "--threads", threads, "--json", bj)
         expect(p.returncode == 0, f"bench failed: {p.stderr}")
         with open(bj) as f:
             b = json.load(f)
@@ -122,9 +122,9 @@ with tempfile.TemporaryDirectory() as tmp:
             expect(key in b["results"], f"cd-sweep results lack {key}")
         expect(b["threads"] == int(threads), "bench threads")
         bench_hashes.append(b["results"]["state_hash"])
-        expect(b["results"].get("sweep_split") == ("serial" if threads == "1" else parallel),
-               f"cd-sweep {threads} threads, cd.parallel={parallel}: sweep_split {b['results'].get('sweep_split')}")
-    expect(len(set(bench_hashes)) == 1, f"cd-sweep hash differs between threads or parallel sweeps: {bench_hashes}")
+        expect(b["results"].get("sweep_split") == ("serial" if threads == "1" else "levels"),
+               f"cd-sweep {threads} threads: sweep_split {b['results'].get('sweep_split')}")
+    expect(len(set(bench_hashes)) == 1, f"cd-sweep hash differs between threads: {bench_hashes}")
 
     # --- bench.alternate: slices on 1 and 2 threads, the same trajectory ---
     for name, sets, rate in (

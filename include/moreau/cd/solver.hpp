@@ -24,7 +24,6 @@
 
 #include "moreau/core/step_context.hpp"
 #include "moreau/cd/sweep_levels.hpp"
-#include "moreau/cd/sweep_owners.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
@@ -112,12 +111,6 @@ public:
     /// Mean number of dependency levels per sweep in the last step (0 when the
     /// sweeps ran serially).
     double levelsPerSweep() const { return levelsPerSweep_; }
-    /// The last step's owner split (0 off that path): bodies shared between
-    /// owners, and rows that wait on them.
-    double sharedBodies() const { return sharedPerStep_; }
-    double syncRows() const { return syncRowsPerStep_; }
-    /// Whether the last step's sweeps ran on the owner split.
-    bool ownerSplit() const { return ownerPath_; }
     /// Number of rows (contacts) of the last step.
     std::size_t rows() const { return rows_.size(); }
 
@@ -153,28 +146,18 @@ private:
     void planSweeps(const StepContext& ctx, int sweep, int count, bool parallel);
     /// Runs the s-th sweep of the last planSweeps(); returns its dependency levels (0: not by levels).
     std::size_t runSweep(int s);
-    /// After the last sweep of a step: the schedule's own bookkeeping.
-    void finishSchedule();
+
     /// One sweep's order; on the parallel path regrouped by dependency level
     /// (see sweep_levels.hpp). No levels: the sweep runs serially in seq order.
     struct SweepPlan {
         std::vector<std::int32_t> seq;         ///< rows in update order (level by level)
         std::vector<std::int32_t> levelStart;  ///< level L is seq[levelStart[L], levelStart[L+1])
     };
-    template <class T, class Make>
-    void buildOrder(std::vector<T>& order, const StepContext& ctx, int sweep, Make make) const;
+    /// The rows of one sweep in the order of cd.order (sweep_orders: a fresh
+    /// permutation, one per step, key order, or draws with replacement).
+    void buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const;
     void planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
     void sweepLevels(const SweepPlan& plan);
-    /// Scratch of one owner plan's build (one per thread).
-    struct OwnerScratch {
-        std::vector<std::int32_t> order;  ///< the sweep's order of split entries
-        OwnerPlanScratch plan;
-    };
-    void planOwnerSweep(OwnerPlan& plan, OwnerScratch& scratch, const StepContext& ctx, int sweep) const;
-    void sweepOwners(const OwnerPlan& plan);
-    void runOwnerRows(const OwnerPlan& plan, std::size_t me);
-    void runOwnersInTurn(const OwnerPlan& plan);
-    void balanceOwners();
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
     void checkFinite(const World& world, const StepContext& ctx);
     void releaseBuffers();
@@ -191,24 +174,11 @@ private:
     SweepObserver observer_;
     double sweepSeconds_ = 0.0;
     /// Bodies of each row, −1 where the solver never moves the body (fixed
-    /// walls): the dependency levels read this instead of the 128-byte rows.
+    /// walls): the dependency levels read this instead of the rows.
     std::vector<std::array<std::int32_t, 2>> pairs_;
     std::vector<SweepPlan> plans_;        ///< a batch of sweeps planned ahead, one per thread
     std::vector<LevelScratch> scratch_;   ///< one per thread
     double levelsPerSweep_ = 0.0;
-    /// The owner-split path (sweep_owners.hpp): this step's split, a batch
-    /// of plans, their scratch, and each shared body's count of finished rows.
-    bool ownerPath_ = false;
-    OwnerSplit split_;
-    std::vector<OwnerPlan> ownerPlans_;
-    std::vector<OwnerScratch> ownerScratch_;
-    std::vector<std::uint32_t> finished_;
-    /// Owner cuts as fractions of the rows, kept across steps and moved
-    /// towards equal measured times (the cuts never change a result).
-    std::vector<double> ownerCuts_;
-    std::vector<double> ownerSeconds_;  ///< per owner this step: updating, not waiting
-    bool ownerTeamWhole_ = true;        ///< every sweep this step had one thread per owner
-    double sharedPerStep_ = 0.0, syncRowsPerStep_ = 0.0;
 };
 
 }  // namespace moreau

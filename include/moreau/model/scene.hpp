@@ -32,10 +32,6 @@ struct CdSettings {
     SweepOrder order = SweepOrder::RandomSweep;
     bool warmStart = true;       ///< start each step from last step's reactions
     bool gapPositive = true;     ///< use g_pos = max(g, 0) (eq. 33) instead of g
-    /// How several threads share a sweep (the same bits either way):
-    /// dependency levels (sweep_levels.hpp) or rows split among owners
-    /// (sweep_owners.hpp). Random-sequential orders always use levels.
-    enum class Parallel { Levels, Owners } parallel = Parallel::Levels;
 };
 
 /// How the effective mass m_eff = m_a m_b/(m_a + m_b) enters the linear
