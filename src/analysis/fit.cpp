@@ -189,4 +189,21 @@ std::pair<double, double> linearFit(const std::vector<double>& x, const std::vec
     return {my - b * mx, b};
 }
 
+double logSlope(const std::vector<double>& x, const std::vector<double>& y) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+        if (!(y[i] > 0.0)) continue;
+        const double lx = std::log(x[i]), ly = std::log(y[i]);
+        sx += lx;
+        sy += ly;
+        sxx += lx * lx;
+        sxy += lx * ly;
+        ++n;
+    }
+    if (n < 2) return std::nan("");
+    const double dn = static_cast<double>(n);
+    return (dn * sxy - sx * sy) / (dn * sxx - sx * sx);
+}
+
 }  // namespace moreau

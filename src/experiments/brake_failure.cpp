@@ -25,6 +25,7 @@
 #include <fstream>
 #include <iomanip>
 
+#include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/sim/simulation.hpp"
@@ -104,20 +105,6 @@ double peakLocation(const std::vector<double>& x, const std::vector<double>& y) 
     return std::exp(0.5 * (x0 + x1) - d01 / (2.0 * a));
 }
 
-/// Least-squares slope of log|y| against log x.
-double logSlope(const std::vector<double>& x, const std::vector<double>& y) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    const auto n = static_cast<double>(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double lx = std::log(x[i]), ly = std::log(std::abs(y[i]));
-        sx += lx;
-        sy += ly;
-        sxx += lx * lx;
-        sxy += lx * ly;
-    }
-    return (n * sxy - sx * sy) / (n * sxx - sx * sx);
-}
-
 }  // namespace
 
 nlohmann::json brakeFailure(const ExperimentOptions& options) {
@@ -176,20 +163,21 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
             c.dvx.push_back(obliqueDeltaVx(scene, v, theta, dt, steps));
         }
         c.vbfMeasured = peakLocation(velocities, c.dvx);
-        // Slopes: the hard-sphere regime from v_min to v_bf/5, the decline from 2 v_bf to 20 v_bf.
+        // Slopes of log|Δv_x| (Δv_x < 0: braking): the hard-sphere regime from
+        // v_min to v_bf/5, the decline from 2 v_bf to 20 v_bf.
         std::vector<double> vl, dl, vh, dh;
         for (std::size_t i = 0; i < velocities.size(); ++i) {
             if (velocities[i] <= c.vbfMeasured / 5.0) {
                 vl.push_back(velocities[i]);
-                dl.push_back(c.dvx[i]);
+                dl.push_back(std::abs(c.dvx[i]));
             }
             if (velocities[i] >= 2.0 * c.vbfMeasured && velocities[i] <= 20.0 * c.vbfMeasured) {
                 vh.push_back(velocities[i]);
-                dh.push_back(c.dvx[i]);
+                dh.push_back(std::abs(c.dvx[i]));
             }
         }
-        c.slopeLow = vl.size() >= 2 ? logSlope(vl, dl) : std::nan("");
-        c.slopeHigh = vh.size() >= 2 ? logSlope(vh, dh) : std::nan("");
+        c.slopeLow = logSlope(vl, dl);  // NaN with fewer than two points
+        c.slopeHigh = logSlope(vh, dh);
         // The dashpot's plateau far above v_bf (straight crossing).
         const double b = 2.0 * R * std::sin(theta), cc = 2.0 * R * std::cos(theta);
         c.plateau = -c.gamma / meff * 2.0 * (cc - b * std::atan(cc / b));

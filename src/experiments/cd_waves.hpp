@@ -25,7 +25,10 @@ double qRandomSweep();
 /// (the paper's Fig. 7 curve: theory ω, τ drawn through the data).
 DampedSine fitFixedRates(const std::vector<double>& t, const std::vector<double>& x, double omega, double tau);
 
-/// Least-squares slope of log y against log x.
+/// Least-squares slope of log y against log x over the points with x > 0 and
+/// finite y > 0. Not logSlope (analysis/fit.hpp): it fits with linearFit's
+/// centred sums, which differ from logSlope's plain ones in the last bits, and
+/// iteration-scaling's exponents were always computed this way.
 double logLogSlope(const std::vector<double>& x, const std::vector<double>& y);
 
 // --- 1D chain (CD §3.3.1) ------------------------------------------------------

@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "load_step.hpp"
+#include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -121,7 +122,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
         say("chain L=" + std::to_string(L) + ": " + std::to_string(mean(runs)) + " sweeps (theory " +
             std::to_string(theory.back()) + ")");
     }
-    const double exponent = loadstep::logSlope(chain.size, chain.sweeps);
+    const double exponent = logSlope(chain.size, chain.sweeps);
     // Prefactor: mean ratio to the single-mode theory over the chains with L >= 40
     // (shorter ones still feel the discreteness: 1 − cos(π/L) ≠ π²/2L²).
     double ratioSum = 0.0;
@@ -184,9 +185,9 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
         for (std::size_t i = 0; i < r.sweeps.size(); ++i) c.push_back(r.sweeps[i] * r.contacts[i]);
         return c;
     };
-    const double exp2 = loadstep::logSlope(p2.size, p2.sweeps), exp3 = loadstep::logSlope(p3.size, p3.sweeps);
-    const double cost2 = loadstep::logSlope(p2.size, costOf(p2)), cost3 = loadstep::logSlope(p3.size, costOf(p3));
-    const double depthExp2 = loadstep::logSlope(p2.depth, p2.sweeps), depthExp3 = loadstep::logSlope(p3.depth, p3.sweeps);
+    const double exp2 = logSlope(p2.size, p2.sweeps), exp3 = logSlope(p3.size, p3.sweeps);
+    const double cost2 = logSlope(p2.size, costOf(p2)), cost3 = logSlope(p3.size, costOf(p3));
+    const double depthExp2 = logSlope(p2.depth, p2.sweeps), depthExp3 = logSlope(p3.depth, p3.sweeps);
     // Sweeps = a + b (depth/d̄)²: a diffusive part and a size-independent one
     // (local soft modes), least squares. The chain has a = 0 and
     // b = ln(4/(π ε))/(q π²).

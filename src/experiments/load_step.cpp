@@ -248,21 +248,6 @@ Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std
     return out;
 }
 
-double logSlope(const std::vector<double>& x, const std::vector<double>& y) {
-    const std::size_t n = std::min(x.size(), y.size());
-    if (n < 2) return std::nan("");
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const double lx = std::log(x[i]), ly = std::log(y[i]);
-        sx += lx;
-        sy += ly;
-        sxx += lx * lx;
-        sxy += lx * ly;
-    }
-    const double dn = static_cast<double>(n);
-    return (dn * sxy - sx * sy) / (dn * sxx - sx * sx);
-}
-
 std::vector<long> parseCounts(const std::string& key, const std::string& text, long minValue) {
     std::string t = text;
     std::replace(t.begin(), t.end(), ',', ' ');

@@ -91,9 +91,6 @@ struct Convergence {
 Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std::uint64_t seed, double epsilon,
                             int maxSweeps, bool keepHistory);
 
-/// Slope of log y against log x (least squares).
-double logSlope(const std::vector<double>& x, const std::vector<double>& y);
-
 /// Parses a list of positive integers ("10 20 40" or "10,20,40") of key `key`;
 /// throws InputError naming the key.
 std::vector<long> parseCounts(const std::string& key, const std::string& text, long minValue);

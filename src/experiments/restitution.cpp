@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iomanip>
 
+#include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/sim/simulation.hpp"
@@ -84,23 +85,6 @@ HeadOn headOn(const Scene& base, double v, double dt, double tMax) {
     }
     r.en = 0.0;  // still in contact at tMax: the grains stuck (overdamped)
     return r;
-}
-
-/// Least-squares slope of log y against log x over the points with y > 0.
-double logSlope(const std::vector<double>& x, const std::vector<double>& y) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    int n = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        if (!(y[i] > 0.0)) continue;
-        const double lx = std::log(x[i]), ly = std::log(y[i]);
-        sx += lx;
-        sy += ly;
-        sxx += lx * lx;
-        sxy += lx * ly;
-        ++n;
-    }
-    if (n < 2) return std::nan("");
-    return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
 }  // namespace

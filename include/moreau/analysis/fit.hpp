@@ -24,4 +24,10 @@ DampedSine fitDampedSine(const std::vector<double>& t, const std::vector<double>
 /// Least-squares slope and intercept of y = a + b x; returns {a, b}.
 std::pair<double, double> linearFit(const std::vector<double>& x, const std::vector<double>& y);
 
+/// Least-squares slope of log y against log x (the exponent b of y ∝ x^b)
+/// over the points with y > 0 (the others have no logarithm); NaN with fewer
+/// than two of them. From plain sums of the logarithms, as the experiments'
+/// exponents always were: linearFit's centred sums differ in the last bits.
+double logSlope(const std::vector<double>& x, const std::vector<double>& y);
+
 }  // namespace moreau
