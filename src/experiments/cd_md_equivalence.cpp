@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "cd_waves.hpp"
+#include "moreau/analysis/cd_iteration.hpp"
 #include "moreau/core/error.hpp"
 
 namespace moreau {
@@ -52,7 +53,7 @@ std::vector<KeySpec> equivalenceKeys() {
 }
 
 int substepsFor(int iterations, double dampingStep) {
-    return static_cast<int>(std::ceil(2.0 * cdwaves::qRandomSweep() * iterations / dampingStep));
+    return static_cast<int>(std::ceil(2.0 * qRandomSweep() * iterations / dampingStep));
 }
 
 }  // namespace
@@ -69,7 +70,7 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
     const double tangentialRatio = sceneReal(piston, "experiment.md_tangential_ratio");
     const bool doChain = sceneBool(piston, "experiment.chain");
     const bool doPacking = sceneBool(piston, "experiment.packing");
-    const double q = cdwaves::qRandomSweep();
+    const double q = qRandomSweep();
 
     nlohmann::json params = {{"iterations_1d", iters1}, {"iterations_2d", ni2}, {"md_damping_step", dampingStep}, {"q", q},
                              {"md_tangential_ratio", tangentialRatio}};

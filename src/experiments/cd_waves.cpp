@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "moreau/analysis/cd_iteration.hpp"
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
 
@@ -31,8 +32,6 @@ std::string num(double v) {
 }
 
 }  // namespace
-
-double qRandomSweep() { return (4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0; }
 
 DampedSine fitFixedRates(const std::vector<double>& t, const std::vector<double>& x, double omega, double tau) {
     DampedSine d;

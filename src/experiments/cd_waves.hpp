@@ -16,10 +16,8 @@
 
 namespace moreau::cdwaves {
 
-/// q of the random sweep (eq. 46).
-double qRandomSweep();
-
-// ChainTheory and chainTheory (eqs. 46–60): chain_theory.hpp.
+// ChainTheory and chainTheory (eqs. 54–60): chain_theory.hpp; q of the
+// random sweep (eq. 46): qRandomSweep, analysis/cd_iteration.hpp.
 
 /// Eq. 64 with ω and τ held fixed and x0, A, φ fitted by linear least squares
 /// (the paper's Fig. 7 curve: theory ω, τ drawn through the data).

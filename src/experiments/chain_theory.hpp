@@ -3,6 +3,8 @@
 /// the chain experiments. Internal to src/experiments.
 #include <cmath>
 
+#include "moreau/analysis/cd_iteration.hpp"
+
 namespace moreau {
 
 struct ChainTheory {
@@ -24,9 +26,9 @@ inline ChainTheory chainTheory(double q, int iterations, double d, double dt, do
     return th;
 }
 
-/// The same for the random sweep, q = (4√e − 5)/2 (eq. 46).
+/// The same for the random sweep (q: qRandomSweep).
 inline ChainTheory chainTheory(int iterations, double d, double dt, double L) {
-    return chainTheory((4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0, iterations, d, dt, L);
+    return chainTheory(qRandomSweep(), iterations, d, dt, L);
 }
 
 }  // namespace moreau

@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "load_step.hpp"
+#include "moreau/analysis/cd_iteration.hpp"
 #include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
@@ -87,7 +88,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
     const double pressure = sceneReal(scene, "experiment.pressure");
     const CdSettings cd = scene.cd;
     const std::uint64_t seed0 = scene.simulation.seed;
-    const double q = loadstep::qOfOrder(cd.order);
+    const double q = qOfOrder(cd.order);
     // A deterministic order gives the same count for every seed.
     const int chainSeeds = (cd.order == SweepOrder::Fixed) ? 1 : seeds;
 

@@ -12,16 +12,6 @@
 
 namespace moreau::loadstep {
 
-double qOfOrder(SweepOrder order) {
-    switch (order) {
-        case SweepOrder::RandomSweep: return (4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0;  // eq. 46
-        case SweepOrder::ShuffleOnce:
-        case SweepOrder::Fixed: return 1.0;
-        case SweepOrder::RandomSequential: return 0.5;
-    }
-    return 0.0;
-}
-
 std::string orderName(SweepOrder order) {
     switch (order) {
         case SweepOrder::RandomSweep: return "random-sweep";

@@ -15,13 +15,6 @@
 
 namespace moreau::loadstep {
 
-/// q of the random sweep (CD eq. 46), and of the other orders on a chain (see
-/// docs/experiments-cd-solver.md): a fixed order and any one permutation kept
-/// for all sweeps converge like Gauss–Seidel in a consistent order (q = 1:
-/// the graph of a chain is a tree, so every order is consistently ordered and
-/// ρ_GS = ρ_Jacobi²); random sequential updates are a Jacobi iteration in
-/// continuous fictitious time (q = 1/2).
-double qOfOrder(SweepOrder order);
 /// Scene name of an order (`cd.order`), and back.
 std::string orderName(SweepOrder order);
 

@@ -28,6 +28,7 @@
 
 #include "chain_theory.hpp"
 #include "load_step.hpp"
+#include "moreau/analysis/cd_iteration.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -134,7 +135,7 @@ nlohmann::json sweepOrders(const ExperimentOptions& options) {
     std::array<std::vector<double>, 3> means, sems;
     for (std::size_t o = 0; o < nOrders; ++o) {
         names.push_back(loadstep::orderName(kOrders[o]));
-        qs.push_back(loadstep::qOfOrder(kOrders[o]));
+        qs.push_back(qOfOrder(kOrders[o]));
         const double L = static_cast<double>(chainLength);
         chainTheorySweeps.push_back(L * L * std::log(4.0 / (M_PI * eps)) / (qs.back() * M_PI * M_PI));
         for (std::size_t s = 0; s < 3; ++s) {

@@ -1,0 +1,19 @@
+#include "moreau/analysis/cd_iteration.hpp"
+
+#include <cmath>
+
+namespace moreau {
+
+double qRandomSweep() { return (4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0; }
+
+double qOfOrder(SweepOrder order) {
+    switch (order) {
+        case SweepOrder::RandomSweep: return qRandomSweep();
+        case SweepOrder::ShuffleOnce:
+        case SweepOrder::Fixed: return 1.0;
+        case SweepOrder::RandomSequential: return 0.5;
+    }
+    return 0.0;
+}
+
+}  // namespace moreau
