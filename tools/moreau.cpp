@@ -15,6 +15,7 @@
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/integrators.hpp"
+#include "moreau/model/scene.hpp"
 
 namespace po = boost::program_options;
 using namespace moreau;
@@ -157,10 +158,22 @@ int cmdList(const std::vector<std::string>& args) {
     section("criteria", {{"fixed", "N_I sweeps per step (CD eq. 37), cd.iterations"},
                          {"local", "every contact |ΔR| <= ε|R| + δ (CD eq. 35), cd.epsilon, cd.delta, cd.max_iterations"},
                          {"global", "Δ<|R|> <= ε<|R|> (CD eq. 36), cd.epsilon, cd.max_iterations"}});
-    section("orders", {{"random-sweep", "a fresh random permutation every sweep (CD §2.5, default)"},
-                       {"shuffle-once", "one random permutation per time step"},
-                       {"fixed", "contacts in key order"},
-                       {"random-sequential", "random draws with replacement"}});
+    {
+        // Every order of the scene's table with its note; the switch has no
+        // default, so -Wswitch flags an order added without one.
+        auto note = [](SweepOrder order) -> std::string {
+            switch (order) {
+                case SweepOrder::RandomSweep: return "a fresh random permutation every sweep (CD §2.5, default)";
+                case SweepOrder::ShuffleOnce: return "one random permutation per time step";
+                case SweepOrder::Fixed: return "contacts in key order";
+                case SweepOrder::RandomSequential: return "random draws with replacement";
+            }
+            return "";
+        };
+        std::vector<std::pair<std::string, std::string>> orders;
+        for (const auto& [order, name] : kSweepOrderNames) orders.emplace_back(name, note(order));
+        section("orders", orders);
+    }
     section("force-laws",
             {{"md.normal=linear", "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and "
                                   "md.tn (eqs. 3-4)"},

@@ -12,15 +12,7 @@
 
 namespace moreau::loadstep {
 
-std::string orderName(SweepOrder order) {
-    switch (order) {
-        case SweepOrder::RandomSweep: return "random-sweep";
-        case SweepOrder::ShuffleOnce: return "shuffle-once";
-        case SweepOrder::Fixed: return "fixed";
-        case SweepOrder::RandomSequential: return "random-sequential";
-    }
-    return "?";
-}
+std::string orderName(SweepOrder order) { return std::string(lawName(kSweepOrderNames, order)); }
 
 LoadedSystem loadedChain(std::size_t length, double force) {
     if (length < 2) throw InputError("force-relaxation: a chain needs at least 2 grains");

@@ -15,7 +15,7 @@
 
 namespace moreau::loadstep {
 
-/// Scene name of an order (`cd.order`), and back.
+/// Scene name of an order (`cd.order`, kSweepOrderNames).
 std::string orderName(SweepOrder order);
 
 /// A world at rest with its contacts (reactions zero) and the load already

@@ -303,7 +303,7 @@ std::vector<Rule> fixedRules() {
     r.push_back(typedKey(K::Choice, "cd.order", "random-sweep",
                          "Order of contact updates: a fresh random permutation every sweep (the paper's), one "
                          "permutation per time step, the fixed contact order, or random draws with replacement.",
-                         {"random-sweep", "shuffle-once", "fixed", "random-sequential"}));
+                         lawNames(kSweepOrderNames)));
     r.push_back(typedKey(K::Bool, "cd.warm_start", "true",
                          "Start each step's iteration from last step's contact reactions."));
     r.push_back(typedKey(K::Choice, "cd.gap", "pos",
@@ -1208,10 +1208,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     cd.delta = v.real("cd.delta");
     cd.maxIterations = v.smallInteger("cd.max_iterations");
     const std::string& order = v.text("cd.order");
-    cd.order = order == "shuffle-once"        ? SweepOrder::ShuffleOnce
-               : order == "fixed"             ? SweepOrder::Fixed
-               : order == "random-sequential" ? SweepOrder::RandomSequential
-                                              : SweepOrder::RandomSweep;
+    cd.order = lawFromName(kSweepOrderNames, order).value_or(SweepOrder::RandomSweep);  // validated against the table
     cd.warmStart = v.boolean("cd.warm_start");
     cd.gapPositive = v.text("cd.gap") == "pos";
 

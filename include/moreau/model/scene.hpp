@@ -20,6 +20,16 @@ enum class Method { CD, MD };
 /// Gauss–Seidel sweep order (DESIGN.md, "Contact dynamics").
 enum class SweepOrder { RandomSweep, ShuffleOnce, Fixed, RandomSequential };
 
+/// The scene-file names of the sweep orders (cd.order), in the order the key
+/// reference lists them: the one table that the parser, the messages, `moreau
+/// list` and the experiments read (lawName, lawFromName, lawNames below).
+inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 4> kSweepOrderNames{{
+    {SweepOrder::RandomSweep, "random-sweep"},
+    {SweepOrder::ShuffleOnce, "shuffle-once"},
+    {SweepOrder::Fixed, "fixed"},
+    {SweepOrder::RandomSequential, "random-sequential"},
+}};
+
 /// Convergence criterion of the iteration loop (CD §2.5.1).
 enum class Criterion { Fixed, Local, Global };
 
@@ -84,14 +94,14 @@ inline constexpr std::array<std::pair<TangentialLaw, std::string_view>, 9> kTang
     {TangentialLaw::None, "none"},
 }};
 
-/// The name of a law in a table above.
+/// The name of a law (or sweep order) in a table above.
 template <class Law, std::size_t N>
 constexpr std::string_view lawName(const std::array<std::pair<Law, std::string_view>, N>& table, Law law) {
     for (const auto& [l, name] : table)
         if (l == law) return name;
     return "the chosen law";
 }
-/// The law of a name in a table above, if it is one.
+/// The law (or sweep order) of a name in a table above, if it is one.
 template <class Law, std::size_t N>
 constexpr std::optional<Law> lawFromName(const std::array<std::pair<Law, std::string_view>, N>& table,
                                          std::string_view name) {
