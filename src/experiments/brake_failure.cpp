@@ -20,6 +20,9 @@
 /// what remains is the dashpot's, γ_n ∫ n_x dξ = (γ_n/m_eff) 2 (c − b atan(c/b))
 /// with b = 2R sin ϑ, c = sqrt(4R² − b²): a plateau independent of v^i, not the
 /// paper's 1/v^i. The experiment checks the plateau against this value.
+///
+/// The scene: examples/grazing_pair_2d.ini (built in); each collision sets
+/// k_n, γ_n, time step, positions and velocities on a copy of it.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -36,28 +39,6 @@ namespace moreau {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-const char* kBrakeScene = R"(
-[simulation]
-method = md
-dimension = 2
-[contact]
-mu = 0
-margin = 0.1
-[md]
-normal = linear
-tangential = none
-meff = none
-clip_attractive = false
-[grains]
-source = chain
-mass = 1.48e-4
-inertia = sphere
-[chain]
-count = 2
-radius = 3e-3
-spacing = 0
-)";
 
 /// Change of the relative velocity along its initial direction in one
 /// oblique collision at speed v and impact angle theta (negative: braking).
@@ -124,7 +105,7 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
     };
     std::vector<std::string> sets = options.sets;
     if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene base = loadSceneText(kBrakeScene, "<brake-failure>", sets, extra);
+    const Scene base = loadBuiltinScene("grazing_pair_2d.ini", sets, extra);
     if (base.world.numGrains != 2 || base.world.dimension != 2)
         throw InputError("brake-failure: needs chain.count = 2 and simulation.dimension = 2");
     const double theta = sceneReal(base, "experiment.theta") * M_PI / 180.0;

@@ -13,6 +13,9 @@
 /// (md.meff = both) so that grain–grain and grain–wall collisions have the
 /// same e_n and t_n — "grains of same size and material" then means one
 /// collision time. No friction (the motion is along the column).
+///
+/// The scene: examples/column_wall_1d.ini (built in); each run sets the gaps,
+/// positions, velocities, k_n, γ_n and time step on a copy of it.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -28,31 +31,6 @@ namespace moreau {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-const char* kColumnScene = R"(
-[simulation]
-method = md
-dimension = 1
-[contact]
-mu = 0
-margin = 0.1
-[md]
-normal = linear
-tangential = none
-meff = both
-clip_attractive = false
-[grains]
-source = chain
-mass = 1.48e-4
-[chain]
-count = 10
-radius = 3e-3
-spacing = 0
-[wall.left]
-type = plane
-point = 0 0 0
-normal = 1 0 0
-)";
 
 struct ColumnResult {
     double eTot = 0.0;
@@ -158,7 +136,7 @@ nlohmann::json detachment(const ExperimentOptions& options) {
     };
     std::vector<std::string> sets = options.sets;
     if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    Scene base = loadSceneText(kColumnScene, "<detachment>", sets, extra);
+    Scene base = loadBuiltinScene("column_wall_1d.ini", sets, extra);
     const World& w0 = base.world;
     if (w0.dimension != 1 || w0.numWalls() != 1 || w0.numGrains < 1)
         throw InputError("detachment: needs simulation.dimension = 1, one wall and chain.count >= 1");

@@ -11,6 +11,8 @@
 /// K_y(v_y0), γ_y(v_y0) from χ₁…χ₄ and eqs. 3–4, the contact ending where the
 /// normal force reaches zero (md.clip_attractive); Cundall–Strack spring K_x =
 /// κ m π²/t_f² with γ_t = 0, its elongation held at the Coulomb bound μ F_n/K_x.
+/// The scene: examples/sphere_plate_2d.ini (built in); each collision sets
+/// the constants of its angle, time step, position and velocity on a copy.
 ///
 /// Schemes: `experiment.schemes`, a comma list of Table 4's names. `cd` (the
 /// solver's leapfrog velocity Verlet) runs as the scene is; any other name is
@@ -40,34 +42,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::vector<std::string> kSchemes = {"fe",      "ty2",     "ty3",     "ty4", "rk",  "cd",  "pv",    "babab",
                                            "bababab", "ve",      "ab2",     "ab3", "ab4", "ab5", "ab2-am3", "ab3-am4",
                                            "ab4-am5", "d12",     "t12",     "t16", "gpc3", "gpc4", "gear5"};
-
-const char* kImpactScene = R"(
-[simulation]
-method = md
-dimension = 2
-[contact]
-mu = 0.18
-margin = 0.1
-skin = 0
-[md]
-normal = linear
-tangential = spring
-gamma_t = 0
-meff = none
-clip_attractive = true
-[grains]
-source = chain
-mass = 0.26e-3
-inertia = sphere
-[chain]
-count = 1
-radius = 2.5e-3
-[wall.plate]
-type = plane
-point = 0 0 0
-normal = 0 1 0
-mu = 0.18
-)";
 
 std::vector<std::string> splitList(const std::string& text) {
     std::vector<std::string> out;
@@ -195,7 +169,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     };
     std::vector<std::string> sets = options.sets;
     if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene probe = loadSceneText(kImpactScene, "<integrators>", sets, extra);
+    const Scene probe = loadBuiltinScene("sphere_plate_2d.ini", sets, extra);
     std::vector<std::string> schemes = splitList(sceneText(probe, "experiment.schemes"));
     if (schemes.size() == 1 && schemes[0] == "all") schemes = kSchemes;
     if (schemes.empty()) throw InputError("integrators: key 'experiment.schemes' is empty");
@@ -264,7 +238,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     for (const std::string& scheme : schemes) {
         std::vector<std::string> s = sets;
         if (scheme != "cd") s.push_back("md.integrator=" + scheme);
-        bases.push_back(loadSceneText(kImpactScene, "<integrators>", s, extra));
+        bases.push_back(loadBuiltinScene("sphere_plate_2d.ini", s, extra));
     }
     for (const Scene& base : bases) {
         SchemeRun run;

@@ -10,6 +10,9 @@
 /// (eq. 4) and t_n = 1.88e-5 s at 100 m/s for k̃ = 9.0e7 N m^-3/2 (eq. 7).
 /// Forces as written (md.clip_attractive = false), as eq. 3 assumes; the time
 /// step is t_n/100 of the fastest impact of each law, as in the paper.
+///
+/// The scene: examples/head_on_pair_1d.ini (built in); each collision sets
+/// the law, time step, positions and velocities on a copy of it.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -26,26 +29,6 @@ namespace moreau {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-const char* kRestitutionScene = R"(
-[simulation]
-method = md
-dimension = 1
-[contact]
-mu = 0
-margin = 0.1
-[md]
-tangential = none
-meff = none
-clip_attractive = false
-[grains]
-source = chain
-mass = 1.48e-4
-[chain]
-count = 2
-radius = 3e-3
-spacing = 0
-)";
 
 struct HeadOn {
     double en = 0.0;        ///< separation speed / approach speed (0: the grains did not part)
@@ -110,7 +93,7 @@ nlohmann::json restitution(const ExperimentOptions& options) {
     };
     std::vector<std::string> sets = options.sets;
     if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene base = loadSceneText(kRestitutionScene, "<restitution>", sets, extra);
+    const Scene base = loadBuiltinScene("head_on_pair_1d.ini", sets, extra);
     if (base.world.numGrains != 2 || base.world.dimension != 1)
         throw InputError("restitution: needs chain.count = 2 and simulation.dimension = 1");
     const double vMin = sceneReal(base, "experiment.v_min"), vMax = sceneReal(base, "experiment.v_max");

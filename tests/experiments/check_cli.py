@@ -94,6 +94,15 @@ with tempfile.TemporaryDirectory() as tmp:
         header = f.readline()
     expect("_y" in header and "wall_" in header, f"no mobile wall column in {header}")
 
+    # Every example runs on its own (its first 50 steps), also those that
+    # experiments load and set up further in code.
+    examples = sorted(f for f in os.listdir(os.path.join(SRC, "examples")) if f.endswith(".ini"))
+    expect(examples, "no examples/*.ini")
+    for name in examples:
+        out = os.path.join(tmp, "example_" + name)
+        p = run("run", os.path.join(SRC, "examples", name), "--set", "simulation.steps=50", "--out", out, "--quiet")
+        expect(p.returncode == 0, f"examples/{name}: exit {p.returncode}: {p.stderr.strip()}")
+
     # --- experiment JSON ---
     js = os.path.join(tmp, "sw.json")
     p = run("experiment", "sound-wave-1d", "--set", "cd.iterations=20", "--json", js, "--out",

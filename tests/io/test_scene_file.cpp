@@ -482,7 +482,8 @@ TEST_CASE("extraKeys are accepted, validated, stored and readable") {
 
 TEST_CASE("every embedded example loads") {
     const auto& scenes = embeddedScenes();
-    for (const char* name : {"chain_1d.ini", "piston_2d.ini", "box_3d.ini"}) {
+    for (const char* name : {"chain_1d.ini", "piston_2d.ini", "box_3d.ini", "head_on_pair_1d.ini", "grazing_pair_2d.ini",
+                             "column_wall_1d.ini", "sphere_plate_2d.ini"}) {
         CAPTURE(name);
         REQUIRE(scenes.count(name) == 1);
     }
