@@ -157,14 +157,14 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
                 say("  seed " + std::to_string(spec.seed) + ": " + std::to_string(c.sweeps) + " sweeps" +
                     (c.reached ? "" : " (NOT settled)") + ", base/load " + std::to_string(c.scale / sys.load) +
                     ", prep kinetic " + std::to_string(sys.prepKinetic) + ", piston speed " +
-                    std::to_string(sys.pistonSpeed) + ", contacts " + std::to_string(sys.contacts.size()));
+                    std::to_string(sys.pistonSpeed) + ", contacts " + std::to_string(sys.contacts().size()));
                 if (!c.reached) {
                     (dim == 2 ? unsettled2 : unsettled3).push_back(static_cast<double>(n));
                     continue;
                 }
                 runs.push_back(c.sweeps);
                 depth += sys.depth / sys.meanDiameter;
-                contacts += static_cast<double>(sys.contacts.size());
+                contacts += static_cast<double>(sys.contacts().size());
             }
             if (runs.empty()) continue;
             const double nr = static_cast<double>(runs.size());

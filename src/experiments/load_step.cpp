@@ -4,7 +4,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -17,18 +16,20 @@ std::string orderName(SweepOrder order) { return std::string(lawName(kSweepOrder
 LoadedSystem loadedChain(std::size_t length, double force) {
     if (length < 2) throw InputError("force-relaxation: a chain needs at least 2 grains");
     LoadedSystem s;
-    s.world.dimension = 1;
-    addGrains(s.world, makeChain(length, 0.5), GrainShape::Disk, 1.0, 1.0);
-    s.world.forceSchedule(0).before = Vec3(force, 0.0, 0.0);
-    s.world.forceSchedule(static_cast<BodyId>(length - 1)).before = Vec3(-force, 0.0, 0.0);
-    CellGridDetector detector;
-    detector.detect(s.world, 0.05, s.contacts);  // touching neighbours only (gap 0)
-    if (s.contacts.size() != length - 1) throw std::logic_error("loadedChain: expected L-1 contacts");
+    World world;
+    world.dimension = 1;
+    addGrains(world, makeChain(length, 0.5), GrainShape::Disk, 1.0, 1.0);
+    world.forceSchedule(0).before = Vec3(force, 0.0, 0.0);
+    world.forceSchedule(static_cast<BodyId>(length - 1)).before = Vec3(-force, 0.0, 0.0);
+    s.run.emplace(sceneFromWorld(std::move(world), Method::CD, 1.0, {}, {}, 0.05, 1, "force-relaxation chain"));
+    s.run->detect();  // touching neighbours only (gap 0)
+    s.run->match();
+    if (s.contacts().size() != length - 1) throw std::logic_error("loadedChain: expected L-1 contacts");
     s.grains = length;
     s.depth = static_cast<double>(length);
     s.meanDiameter = 1.0;
     // Statics: every contact carries F (reaction on the right grain along +n).
-    for (const Contact& c : s.contacts) s.exact.push_back(force * c.n);
+    for (const Contact& c : s.contacts()) s.exact.push_back(force * c.n);
     return s;
 }
 
@@ -122,8 +123,7 @@ LoadedSystem loadedPacking(const PackingSpec& spec) {
     }
 
     LoadedSystem s;
-    s.world = sim.world();
-    World& w = s.world;
+    World w = sim.world();
     double ke = 0.0;
     for (std::size_t i = 0; i < w.numBodies(); ++i) {
         ke += 0.5 * w.mass[i] * w.v[i].squaredNorm();
@@ -137,33 +137,30 @@ LoadedSystem loadedPacking(const PackingSpec& spec) {
     if (piston == w.numBodies()) throw std::logic_error("loadedPacking: no piston");
     s.pistonSpeed = sim.world().v[piston].norm();
     s.load = sim.world().appliedForce(static_cast<BodyId>(piston), sim.world().time).norm();
-    CellGridDetector detector;
-    detector.detect(w, sim.scene().simulation.margin, s.contacts);  // history default: reactions zero
     s.grains = w.numGrains;
     const int up = spec.dimension == 2 ? 1 : 2;
     s.depth = w.x[piston][up];  // base at 0, d_max = 1
     double sumD = 0.0;
     for (std::size_t i = 0; i < w.numGrains; ++i) sumD += 2.0 * w.radius[i];
     s.meanDiameter = sumD / static_cast<double>(w.numGrains);
-    for (std::size_t k = 0; k < w.numWalls(); ++k)
-        if (w.wallName[k] == "base") {
-            const auto base = static_cast<BodyId>(w.numGrains + k);
-            for (std::size_t c = 0; c < s.contacts.size(); ++c)
-                if (s.contacts[c].a == base || s.contacts[c].b == base) s.probe.push_back(c);
+    // A fresh run of the state at rest: its contacts carry no reactions.
+    s.run.emplace(sceneFromWorld(std::move(w), Method::CD, 1.0, {}, {}, sim.scene().simulation.margin, 1,
+                                 "load-step packing"));
+    s.run->detect();
+    s.run->match();
+    const World& at = s.run->world();
+    const std::vector<Contact>& contacts = s.contacts();
+    for (std::size_t k = 0; k < at.numWalls(); ++k)
+        if (at.wallName[k] == "base") {
+            const auto base = static_cast<BodyId>(at.numGrains + k);
+            for (std::size_t c = 0; c < contacts.size(); ++c)
+                if (contacts[c].a == base || contacts[c].b == base) s.probe.push_back(c);
         }
     s.probeAxis = Vec3::Unit(up);
     return s;
 }
 
 namespace {
-
-StepContext contextFor(const World& w, std::uint64_t seed) {
-    StepContext ctx;
-    ctx.dt = 1.0;
-    ctx.step = w.step;
-    ctx.seed = seed;
-    return ctx;
-}
 
 /// max_c |R_c − R*_c| / scale.
 double maxError(const std::vector<SolverRow>& rows, const std::vector<Vec3>& ref, double dt, double scale) {
@@ -180,9 +177,10 @@ Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std
     settings.warmStart = false;  // reactions start from zero
     settings.criterion = Criterion::Fixed;
     settings.iterations = maxSweeps;
-    CdSolver solver(settings);
-    World w = system.world;
-    std::vector<Contact> contacts = system.contacts;
+    Simulation sim = *system.run;
+    sim.setSeed(seed);
+    CdSolver& solver = sim.cd();
+    solver.settings() = settings;
     if (!system.exact.empty()) {
         const std::vector<Vec3>& ref = system.exact;
         double sum = 0.0;
@@ -196,7 +194,7 @@ Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std
             out.reached = e <= epsilon;
             return out.reached;
         });
-        solver.step(w, contacts, contextFor(system.world, seed));
+        sim.solve();
         return out;
     }
     if (system.probe.empty()) throw std::runtime_error("load step: a packing without base contacts");
@@ -211,7 +209,7 @@ Convergence sweepsToEpsilon(const LoadedSystem& system, CdSettings settings, std
         return sweeps >= 20 && f > 0.0 &&
                std::abs(f - force[static_cast<std::size_t>(half - 1)]) <= 1e-2 * epsilon * f;
     });
-    solver.step(w, contacts, contextFor(system.world, seed));
+    sim.solve();
     const double limit = force.empty() ? 0.0 : force.back();
     out.scale = limit;
     out.referenceSweeps = static_cast<int>(force.size());

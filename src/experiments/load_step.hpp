@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
+#include "moreau/sim/simulation.hpp"
 
 namespace moreau::loadstep {
 
@@ -21,8 +24,10 @@ std::string orderName(SweepOrder order);
 /// A world at rest with its contacts (reactions zero) and the load already
 /// applied: one CD step from here is the "load step" that is measured.
 struct LoadedSystem {
-    World world;
-    std::vector<Contact> contacts;
+    /// The loaded state as a run (Δt = 1) whose load step is detected and
+    /// matched, reactions zero: a copy's solve() is the load step.
+    std::optional<Simulation> run;
+    const std::vector<Contact>& contacts() const { return run->contacts(); }
     std::size_t grains = 0;
     double depth = 0.0;           ///< extent along the load, in largest-grain diameters
     double meanDiameter = 0.0;    ///< mean grain diameter

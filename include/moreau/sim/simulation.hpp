@@ -59,6 +59,8 @@ public:
     // be called at any time: it starts a step afresh).
     /// Δt of the steps from now on (simulation.dt; MD: split into md.substeps).
     void setTimeStep(double dt) { scene_.simulation.dt = dt; }
+    /// The seed of the steps from now on (simulation.seed: the sweep orders).
+    void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
     /// The CD iterations and residual of the last solve() (MD: zeros).
     const CdStepStats& solveStats() const { return stats_; }
 
