@@ -174,31 +174,41 @@ int cmdList(const std::vector<std::string>& args) {
         for (const auto& [order, name] : kSweepOrderNames) orders.emplace_back(name, note(order));
         section("orders", orders);
     }
-    section("force-laws",
-            {{"md.normal=linear", "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and "
-                                  "md.tn (eqs. 3-4)"},
-             {"md.normal=hertz", "Hertz, eq. 6; md.kn = k~_n"},
-             {"md.normal=hertz-damped", "Hertz with linear damping, eq. 8; md.kn, md.gamma_n"},
-             {"md.normal=hkk", "Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n"},
-             {"md.normal=walton-braun", "Walton-Braun, eq. 10, k2 = k1 + s F_max, xi_0 kept per contact; md.kn = k1, "
-                                        "md.s"},
-             {"md.tangential=coulomb", "Coulomb, eq. 13; contact.mu, wall.NAME.mu"},
-             {"md.tangential=viscous", "viscous, eq. 14; md.gamma_t = gamma_s"},
-             {"md.tangential=viscous-coulomb", "Coulomb-limited viscous, eq. 15; md.gamma_t, mu"},
-             {"md.tangential=spring", "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, "
-                                      "md.gamma_t, mu, md.mu_static_ratio (default)"},
-             {"md.tangential=walton-braun", "Walton-Braun/Mindlin variable spring, eqs. 20-21; md.kt = k_s^0, mu"},
-             {"md.tangential=saw-tooth", "Brilliantov saw-tooth, eq. 22; md.zeta0, mu"},
-             {"md.tangential=kuhn", "Kuhn et al. refined 3D linear-frictional algorithm (Fig. 1) with work "
-                                    "increments; md.kt, mu, md.kuhn_onset, md.kuhn_slip_onset, md.kuhn_slip_rotation, "
-                                    "md.kuhn_projection, md.kuhn_twirl"},
-             {"md.tangential=pena", "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, "
-                                    "md.pena_translation"},
-             {"md.tangential=none", "no tangential force"},
-             {"md.mu_static_ratio", "static over dynamic friction for spring, walton-braun, kuhn, pena (mu = "
-                                    "contact.mu / wall.NAME.mu is the dynamic one)"},
-             {"md.meff=none|damping|both", "where m_eff enters the constants (force schemes section 2, last "
-                                           "paragraph)"}});
+    {
+        // One line per row of the law table (model/law_table.hpp): what the
+        // law is, the memory it keeps per contact, the derivatives it gives
+        // the integrators and the schedules of the force stage that take it.
+        std::vector<std::pair<std::string, std::string>> laws;
+        auto add = [&](const char* key, const ForceLawRow& row) {
+            std::vector<std::string> parts;
+            if (row.spring) parts.emplace_back("spring");
+            if (row.extraSlots > 0)
+                parts.push_back(std::to_string(row.extraSlots) + (row.extraSlots > 1 ? " values" : " value"));
+            if (row.slidingFlag) parts.emplace_back("sliding flag if mu_s != mu_d");
+            std::string memory;
+            for (const std::string& part : parts) {
+                if (!memory.empty()) memory.append(" + ");
+                memory.append(part);
+            }
+            const std::string derivatives = row.timeDerivatives >= kAnyDerivative ? "all"
+                                            : row.timeDerivatives > 0
+                                                ? "da/dt" + std::string(row.positionJacobian ? ", da/dr" : "")
+                                                : "none";
+            std::string schedules = "staged";
+            if (row.fused) schedules += ", fused";
+            if (row.lanes) schedules += ", lanes";
+            laws.emplace_back(std::string(key) + std::string(row.name),
+                              std::string(row.summary) + " [memory: " + (memory.empty() ? "none" : memory) +
+                                  "; derivatives: " + derivatives + "; pipelines: " + schedules + "]");
+        };
+        for (const auto& entry : kNormalLaws) add("md.normal=", entry.row);
+        for (const auto& entry : kTangentialLaws) add("md.tangential=", entry.row);
+        laws.emplace_back("md.mu_static_ratio", "static over dynamic friction for the laws with a sliding flag (mu = "
+                                                "contact.mu / wall.NAME.mu is the dynamic one)");
+        laws.emplace_back("md.meff=none|damping|both",
+                          "where m_eff enters the constants (force schemes section 2, last paragraph)");
+        section("force-laws", laws);
+    }
     {
         std::vector<std::pair<std::string, std::string>> in;
         for (const IntegratorInfo& i : integrators()) {

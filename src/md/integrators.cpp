@@ -13,9 +13,6 @@ namespace moreau {
 
 namespace {
 
-/// Derivative order of laws linear in the contact kinematics: any.
-constexpr int kAnyOrder = 99;
-
 std::string normalName(NormalLaw law) { return std::string(lawName(kNormalLawNames, law)); }
 std::string tangentialName(TangentialLaw law) { return std::string(lawName(kTangentialLawNames, law)); }
 
@@ -96,40 +93,8 @@ std::string integratorNames() {
     return s;
 }
 
-int normalLawTimeDerivatives(NormalLaw law) {
-    // Linear: F = k ξ + γ ξ̇, every derivative is the same linear map of the
-    // next derivatives of the relative motion. The Hertz family and
-    // Walton–Braun provide the first derivative, dF/dt = (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈.
-    // Their second derivatives would need the curvature terms in ξ̇², which
-    // they do not provide: schemes needing d²a/dt² (ty4, gpc4, gear5) refuse
-    // them in checkIntegratorLaws.
-    switch (law) {
-        case NormalLaw::Linear: return kAnyOrder;
-        case NormalLaw::Hertz:
-        case NormalLaw::HertzDamped:
-        case NormalLaw::HertzKuwabaraKono:
-        case NormalLaw::WaltonBraun: return 1;
-    }
-    return 0;
-}
-
-int tangentialLawTimeDerivatives(TangentialLaw law) {
-    // Linear in the relative tangential motion while sticking, proportional
-    // to the normal force while sliding (direction held over the step).
-    switch (law) {
-        case TangentialLaw::None:
-        case TangentialLaw::Coulomb:
-        case TangentialLaw::Viscous:
-        case TangentialLaw::ViscousCoulomb:
-        case TangentialLaw::Spring: return kAnyOrder;
-        // Peña's geometric increment is the spring's to first order in the
-        // displacements (w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n):
-        // declared like the spring; the curvature of composing finite
-        // rotations is left out (it enters Gear's start-up only).
-        case TangentialLaw::Pena: return kAnyOrder;
-        default: return 0;
-    }
-}
+int normalLawTimeDerivatives(NormalLaw law) { return lawRow(law).timeDerivatives; }
+int tangentialLawTimeDerivatives(TangentialLaw law) { return lawRow(law).timeDerivatives; }
 
 bool tangentialLawStagesSupported(TangentialLaw) {
     // Every law: the history laws run in the stages' history mode
@@ -137,8 +102,8 @@ bool tangentialLawStagesSupported(TangentialLaw) {
     return true;
 }
 
-bool normalLawPositionJacobian(NormalLaw law) { return normalLawTimeDerivatives(law) > 0; }
-bool tangentialLawPositionJacobian(TangentialLaw law) { return tangentialLawTimeDerivatives(law) > 0; }
+bool normalLawPositionJacobian(NormalLaw law) { return lawRow(law).positionJacobian; }
+bool tangentialLawPositionJacobian(TangentialLaw law) { return lawRow(law).positionJacobian; }
 
 void checkIntegratorLaws(const MdSettings& md) {
     const IntegratorInfo& info = integratorInfo(md.integrator);
@@ -150,8 +115,15 @@ void checkIntegratorLaws(const MdSettings& md) {
                          "; or an integrator without derivatives: fe, ty2, rk, cd, pv, babab, bababab, ve, ab2-ab5, "
                          "ab2-am3, ab3-am4, ab4-am5)");
     };
-    const std::string normals = need >= 2 ? "linear" : "linear|hertz|hertz-damped|hkk|walton-braun";
-    const std::string tangentials = "none|coulomb|viscous|viscous-coulomb|spring|pena";
+    // The laws that provide what the scheme needs, from the law table.
+    auto providing = [&](const auto& table) {
+        std::string names;
+        for (const auto& entry : table)
+            if (entry.row.timeDerivatives >= need && (!info.needsPositionJacobian || entry.row.positionJacobian))
+                names.append(names.empty() ? "" : "|").append(entry.row.name);
+        return names;
+    };
+    const std::string normals = providing(kNormalLaws), tangentials = providing(kTangentialLaws);
     if (need > 0) {
         if (normalLawTimeDerivatives(md.normal) < need)
             fail(derivativeName(need), "md.normal", normalName(md.normal), normals);

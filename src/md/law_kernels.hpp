@@ -177,16 +177,11 @@ inline Vec3 capped(const Vec3& f, double limit) {
     return len > limit ? Vec3(f * (limit / len)) : f;
 }
 
-/// Doubles of per-contact memory a tangential law needs besides the spring
-/// vector (MdSolver::aux_): Walton–Braun d̂, F_s*, sign; Kuhn f^{n,t} and its
-/// accumulated dissipation; Peña R, q_a, q_b at the last evaluation.
-constexpr std::size_t lawAux(TangentialLaw t) {
-    return t == TangentialLaw::WaltonBraun ? 5 : t == TangentialLaw::Kuhn ? 2 : t == TangentialLaw::Pena ? 11 : 0;
-}
-constexpr bool hasSlidingState(TangentialLaw t) {
-    return t == TangentialLaw::Spring || t == TangentialLaw::WaltonBraun || t == TangentialLaw::Kuhn ||
-           t == TangentialLaw::Pena;
-}
+/// Doubles of per-contact memory a tangential law declares besides the
+/// spring vector (MdSolver::aux_; model/law_table.hpp), and whether it keeps
+/// a sliding flag where μ_s ≠ μ_d.
+constexpr std::size_t lawAux(TangentialLaw t) { return static_cast<std::size_t>(lawRow(t).extraSlots); }
+constexpr bool hasSlidingState(TangentialLaw t) { return lawRow(t).slidingFlag; }
 
 /// The constants of contact k after the effective-mass convention: walls (fixed
 /// or mobile) count with their own mass, fixed ones as infinite.

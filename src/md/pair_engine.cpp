@@ -22,15 +22,6 @@ constexpr std::size_t kParallelPairs = 4096;
 /// for any thread count).
 constexpr std::size_t kChunk = 256;
 
-constexpr bool fusedNormal(NormalLaw n) {
-    return n == NormalLaw::Linear || n == NormalLaw::Hertz || n == NormalLaw::HertzDamped ||
-           n == NormalLaw::HertzKuwabaraKono;
-}
-constexpr bool fusedTangential(TangentialLaw t) {
-    return t == TangentialLaw::None || t == TangentialLaw::Coulomb || t == TangentialLaw::Viscous ||
-           t == TangentialLaw::ViscousCoulomb || t == TangentialLaw::Spring;
-}
-
 /// Key order of two pairs (a first, then b): the order of makeContactKey.
 inline bool pairBefore(const CellGridDetector::Pair& p, const CellGridDetector::Pair& q) {
     return p.a != q.a ? p.a < q.a : p.b < q.b;
@@ -44,8 +35,8 @@ bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
         return false;
     };
     if (s.integrator != Integrator::CD) return no("md.integrator is not cd");
-    if (!fusedNormal(s.normal)) return no("md.normal = walton-braun keeps a plastic memory per contact");
-    if (!fusedTangential(s.tangential)) return no("md.tangential keeps memory beyond the spring");
+    if (!lawRow(s.normal).fused) return no("md.normal = walton-braun keeps a plastic memory per contact");
+    if (!lawRow(s.tangential).fused) return no("md.tangential keeps memory beyond the spring");
     if (s.muStaticRatio != 1.0) return no("md.mu_static_ratio != 1 keeps a sliding flag per contact");
     return true;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "moreau/model/law_table.hpp"
 #include "moreau/model/world.hpp"
 
 namespace moreau {
@@ -50,58 +51,17 @@ struct CdSettings {
 /// gran/hooke convention), or on both constants.
 enum class EffectiveMass { None, Damping, Both };
 
-/// Normal force laws of the force-schemes paper (eq. numbers there).
-enum class NormalLaw {
-    Linear,             ///< eq. 2: k_n ξ + γ_n ξ̇
-    Hertz,              ///< eq. 6: k̃ ξ^{3/2}
-    HertzDamped,        ///< eq. 8: k̃ ξ^{3/2} + γ_n ξ̇
-    HertzKuwabaraKono,  ///< eq. 9: k̃ ξ^{3/2} + γ̃ ξ^{1/2} ξ̇
-    WaltonBraun,        ///< eq. 10: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, k₂ = k₁ + s F_max
-};
+// NormalLaw, TangentialLaw and the names of the laws (kNormalLawNames,
+// kTangentialLawNames): model/law_table.hpp.
 
-/// Tangential force laws (force schemes §3).
-enum class TangentialLaw {
-    None,
-    Coulomb,         ///< eq. 13: −μ F_n v̂_s
-    Viscous,         ///< eq. 14: −γ_s v_s
-    ViscousCoulomb,  ///< eq. 15: −min(γ_s |v_s|, μ F_n) v̂_s
-    Spring,          ///< eqs. 16–17: Cundall–Strack spring, Coulomb-limited
-    WaltonBraun,     ///< eqs. 20–21: Walton–Braun/Mindlin variable spring
-    SawTooth,        ///< eq. 22: Brilliantov saw-tooth of period ζ₀
-    Kuhn,            ///< Kuhn et al. Fig. 1: refined 3D linear–frictional algorithm
-    Pena,            ///< Peña et al. eqs. 14–15: spring from positions and angles
-};
-
-/// The scene-file names of the laws (md.normal, md.tangential), in the order
-/// the key reference lists them: the one table that the parser, the
-/// messages and the allowed values read.
-inline constexpr std::array<std::pair<NormalLaw, std::string_view>, 5> kNormalLawNames{{
-    {NormalLaw::Linear, "linear"},
-    {NormalLaw::Hertz, "hertz"},
-    {NormalLaw::HertzDamped, "hertz-damped"},
-    {NormalLaw::HertzKuwabaraKono, "hkk"},
-    {NormalLaw::WaltonBraun, "walton-braun"},
-}};
-inline constexpr std::array<std::pair<TangentialLaw, std::string_view>, 9> kTangentialLawNames{{
-    {TangentialLaw::Spring, "spring"},
-    {TangentialLaw::Coulomb, "coulomb"},
-    {TangentialLaw::Viscous, "viscous"},
-    {TangentialLaw::ViscousCoulomb, "viscous-coulomb"},
-    {TangentialLaw::WaltonBraun, "walton-braun"},
-    {TangentialLaw::SawTooth, "saw-tooth"},
-    {TangentialLaw::Kuhn, "kuhn"},
-    {TangentialLaw::Pena, "pena"},
-    {TangentialLaw::None, "none"},
-}};
-
-/// The name of a law (or sweep order) in a table above.
+/// The name of a law (or sweep order) in a name table.
 template <class Law, std::size_t N>
 constexpr std::string_view lawName(const std::array<std::pair<Law, std::string_view>, N>& table, Law law) {
     for (const auto& [l, name] : table)
         if (l == law) return name;
     return "the chosen law";
 }
-/// The law (or sweep order) of a name in a table above, if it is one.
+/// The law (or sweep order) of a name in a name table, if it is one.
 template <class Law, std::size_t N>
 constexpr std::optional<Law> lawFromName(const std::array<std::pair<Law, std::string_view>, N>& table,
                                          std::string_view name) {
@@ -110,7 +70,7 @@ constexpr std::optional<Law> lawFromName(const std::array<std::pair<Law, std::st
     return std::nullopt;
 }
 
-/// Every name of a table above, in its order (a Choice key's allowed values).
+/// Every name of a name table, in its order (a Choice key's allowed values).
 template <class Law, std::size_t N>
 std::vector<std::string> lawNames(const std::array<std::pair<Law, std::string_view>, N>& table) {
     std::vector<std::string> names;

@@ -1,0 +1,159 @@
+#pragma once
+/// The MD force laws as the scene, the schedules and the integrators see
+/// them: one row per law, the one place that says what a law is called,
+/// which paper and equation it follows, what memory it keeps per contact,
+/// which derivatives it provides and which schedules of the force stage take
+/// it. The scene parser (md.normal, md.tangential), `moreau list force-laws`,
+/// the fused pipeline's admission and the integrators' checks read these rows.
+/// The arithmetic of each law is in md/ (force_laws.hpp, law_kernels.hpp).
+#include <array>
+#include <cstddef>
+#include <string_view>
+#include <utility>
+
+namespace moreau {
+
+/// Normal force laws of the force-schemes paper (eq. numbers there).
+enum class NormalLaw {
+    Linear,             ///< eq. 2: k_n ξ + γ_n ξ̇
+    Hertz,              ///< eq. 6: k̃ ξ^{3/2}
+    HertzDamped,        ///< eq. 8: k̃ ξ^{3/2} + γ_n ξ̇
+    HertzKuwabaraKono,  ///< eq. 9: k̃ ξ^{3/2} + γ̃ ξ^{1/2} ξ̇
+    WaltonBraun,        ///< eq. 10: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, k₂ = k₁ + s F_max
+};
+
+/// Tangential force laws (force schemes §3, Kuhn et al., Peña et al.).
+enum class TangentialLaw {
+    None,
+    Coulomb,         ///< eq. 13: −μ F_n v̂_s
+    Viscous,         ///< eq. 14: −γ_s v_s
+    ViscousCoulomb,  ///< eq. 15: −min(γ_s |v_s|, μ F_n) v̂_s
+    Spring,          ///< eqs. 16–17: Cundall–Strack spring, Coulomb-limited
+    WaltonBraun,     ///< eqs. 20–21: Walton–Braun/Mindlin variable spring
+    SawTooth,        ///< eq. 22: Brilliantov saw-tooth of period ζ₀
+    Kuhn,            ///< Kuhn et al. Fig. 1: refined 3D linear–frictional algorithm
+    Pena,            ///< Peña et al. eqs. 14–15: spring from positions and angles
+};
+
+/// Derivative order of laws linear in the contact kinematics: any.
+inline constexpr int kAnyDerivative = 99;
+
+/// What one force law declares.
+struct ForceLawRow {
+    std::string_view name;     ///< value of md.normal / md.tangential
+    std::string_view summary;  ///< one line: the law, its paper and equation, the keys it reads
+    /// Per-contact memory beyond the contact's last force: whether it keeps
+    /// the tangential spring vector (3 doubles, turned with the contact
+    /// frame), and how many further doubles (Walton–Braun's F_max; the
+    /// Mindlin direction and reversal force; Kuhn's normal force and
+    /// dissipated work; Peña's centre line and orientations).
+    bool spring;
+    int extraSlots;
+    /// Keeps a sliding flag where μ_s ≠ μ_d (md.mu_static_ratio).
+    bool slidingFlag;
+    /// Highest time derivative d^k a/dt^k it provides (Taylor and Gear
+    /// schemes), and whether it provides the position Jacobian da/dr
+    /// (Khakimov schemes): 0 / false for laws that provide none.
+    int timeDerivatives;
+    bool positionJacobian;
+    /// Schedules of the force stage that take it besides the staged one:
+    /// the fused pair pass, and its lane-parallel kernel (md.simd).
+    bool fused;
+    bool lanes;
+};
+
+template <class Law>
+struct ForceLaw {
+    Law id;
+    ForceLawRow row;
+};
+
+/// The normal laws, in the order the key reference lists them.
+inline constexpr std::array<ForceLaw<NormalLaw>, 5> kNormalLaws{{
+    {NormalLaw::Linear,
+     {"linear", "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and md.tn (eqs. 3-4)",
+      false, 0, false, kAnyDerivative, true, true, true}},
+    // The Hertz family and Walton–Braun give the first derivative, dF/dt =
+    // (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈; the second would need the curvature terms in ξ̇².
+    {NormalLaw::Hertz, {"hertz", "Hertz, eq. 6; md.kn = k~_n", false, 0, false, 1, true, true, true}},
+    {NormalLaw::HertzDamped,
+     {"hertz-damped", "Hertz with linear damping, eq. 8; md.kn, md.gamma_n", false, 0, false, 1, true, true, true}},
+    {NormalLaw::HertzKuwabaraKono,
+     {"hkk", "Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n", false, 0, false, 1, true, true, true}},
+    {NormalLaw::WaltonBraun,
+     {"walton-braun", "Walton-Braun, eq. 10, k2 = k1 + s F_max, xi_0 kept per contact; md.kn = k1, md.s", false, 1,
+      false, 1, true, false, false}},
+}};
+
+/// The tangential laws, in the order the key reference lists them.
+inline constexpr std::array<ForceLaw<TangentialLaw>, 9> kTangentialLaws{{
+    {TangentialLaw::Spring,
+     {"spring",
+      "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, md.gamma_t, mu, md.mu_static_ratio "
+      "(default)",
+      true, 0, true, kAnyDerivative, true, true, true}},
+    {TangentialLaw::Coulomb,
+     {"coulomb", "Coulomb, eq. 13; contact.mu, wall.NAME.mu", false, 0, false, kAnyDerivative, true, true, true}},
+    {TangentialLaw::Viscous,
+     {"viscous", "viscous, eq. 14; md.gamma_t = gamma_s", false, 0, false, kAnyDerivative, true, true, true}},
+    {TangentialLaw::ViscousCoulomb,
+     {"viscous-coulomb", "Coulomb-limited viscous, eq. 15; md.gamma_t, mu", false, 0, false, kAnyDerivative, true,
+      true, true}},
+    {TangentialLaw::WaltonBraun,
+     {"walton-braun", "Walton-Braun/Mindlin variable spring, eqs. 20-21; md.kt = k_s^0, mu", true, 5, true, 0, false,
+      false, false}},
+    {TangentialLaw::SawTooth,
+     {"saw-tooth", "Brilliantov saw-tooth, eq. 22; md.zeta0, mu", true, 0, false, 0, false, false, false}},
+    {TangentialLaw::Kuhn,
+     {"kuhn",
+      "Kuhn et al. refined 3D linear-frictional algorithm (Fig. 1) with work increments; md.kt, mu, md.kuhn_onset, "
+      "md.kuhn_slip_onset, md.kuhn_slip_rotation, md.kuhn_projection, md.kuhn_twirl",
+      true, 2, true, 0, false, false, false}},
+    // Peña's geometric increment is the spring's to first order in the
+    // displacements, w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n: declared
+    // like the spring (the curvature of composing finite rotations enters
+    // Gear's start-up only).
+    {TangentialLaw::Pena,
+     {"pena", "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, md.pena_translation", true, 11, true,
+      kAnyDerivative, true, false, false}},
+    {TangentialLaw::None, {"none", "no tangential force", false, 0, false, kAnyDerivative, true, true, true}},
+}};
+
+/// The row of a law.
+template <class Law, std::size_t N>
+constexpr const ForceLawRow& lawRow(const std::array<ForceLaw<Law>, N>& table, Law law) {
+    for (const ForceLaw<Law>& entry : table)
+        if (entry.id == law) return entry.row;
+    return table[0].row;  // unreachable: every enumerator has a row (checked below)
+}
+constexpr const ForceLawRow& lawRow(NormalLaw law) { return lawRow(kNormalLaws, law); }
+constexpr const ForceLawRow& lawRow(TangentialLaw law) { return lawRow(kTangentialLaws, law); }
+
+/// (law, name) pairs of a table, for the name helpers of scene.hpp.
+template <class Law, std::size_t N>
+constexpr std::array<std::pair<Law, std::string_view>, N> lawNameTable(const std::array<ForceLaw<Law>, N>& table) {
+    std::array<std::pair<Law, std::string_view>, N> names{};
+    for (std::size_t i = 0; i < N; ++i) names[i] = {table[i].id, table[i].row.name};
+    return names;
+}
+/// The scene-file names of the laws (md.normal, md.tangential), in the order
+/// the key reference lists them.
+inline constexpr auto kNormalLawNames = lawNameTable(kNormalLaws);
+inline constexpr auto kTangentialLawNames = lawNameTable(kTangentialLaws);
+
+namespace detail {
+/// Every enumerator 0 .. count−1 has exactly one row.
+template <class Law, std::size_t N>
+constexpr bool everyLawOnce(const std::array<ForceLaw<Law>, N>& table) {
+    for (std::size_t k = 0; k < N; ++k) {
+        int rows = 0;
+        for (const ForceLaw<Law>& entry : table) rows += static_cast<std::size_t>(entry.id) == k ? 1 : 0;
+        if (rows != 1) return false;
+    }
+    return true;
+}
+}  // namespace detail
+static_assert(detail::everyLawOnce(kNormalLaws), "every normal law has one row");
+static_assert(detail::everyLawOnce(kTangentialLaws), "every tangential law has one row");
+
+}  // namespace moreau
