@@ -14,7 +14,7 @@
 #include "moreau/sim/simulation.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
-#include "moreau/md/integrators.hpp"
+#include "moreau/model/integrator_table.hpp"
 #include "moreau/model/scene.hpp"
 
 namespace po = boost::program_options;

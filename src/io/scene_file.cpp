@@ -20,9 +20,8 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
-#include "moreau/md/force_laws.hpp"
-#include "moreau/md/integrators.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/model/integrator_table.hpp"
 
 namespace moreau {
 

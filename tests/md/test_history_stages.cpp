@@ -8,7 +8,7 @@
 #include <string>
 
 #include "moreau/core/error.hpp"
-#include "moreau/md/integrators.hpp"
+#include "moreau/model/integrator_table.hpp"
 #include "moreau/md/md_solver.hpp"
 
 using namespace moreau;

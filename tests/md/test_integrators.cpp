@@ -10,7 +10,7 @@
 
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
-#include "moreau/md/integrators.hpp"
+#include "moreau/model/integrator_table.hpp"
 #include "moreau/md/md_solver.hpp"
 #include "support/cd_steps.hpp"
 

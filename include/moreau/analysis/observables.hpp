@@ -22,14 +22,8 @@ double rotationalEnergy(const World& world);
 /// Total linear momentum Σ m v over grains and mobile walls.
 Vec3 totalMomentum(const World& world);
 
-/// Overlap statistics over the contacts that carry a force.
-struct OverlapStats {
-    std::size_t contacts = 0;  ///< contacts with history.reaction ≠ 0
-    double mean = 0.0;         ///< mean of max(−gap, 0) over those contacts (0 if none)
-    double max = 0.0;          ///< largest max(−gap, 0) over those contacts (0 if none)
-};
-
-/// A contact counts when its reaction is non-zero; a closed but unloaded
+/// Overlap statistics (OverlapStats, contact/contact.hpp) over the contacts
+/// that carry a force. A contact counts when its reaction is non-zero; a closed but unloaded
 /// candidate (a margin contact, or one the solver left at R = 0) does not.
 OverlapStats overlapStats(const std::vector<Contact>& contacts);
 

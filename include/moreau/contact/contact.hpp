@@ -62,6 +62,14 @@ inline Contact pairContact(BodyId a, BodyId b) {
 // decides whether memory per grain stays under 1 KB in 100k-grain runs.
 static_assert(sizeof(Contact) <= 80, "Contact is a hot record: keep it at 80 bytes or less");
 
+/// Overlap statistics over the contacts that carry a force (made by
+/// analysis' overlapStats, or by the fused MD pipeline from its pairs).
+struct OverlapStats {
+    std::size_t contacts = 0;  ///< contacts with history.reaction ≠ 0
+    double mean = 0.0;         ///< mean of max(−gap, 0) over those contacts (0 if none)
+    double max = 0.0;          ///< largest max(−gap, 0) over those contacts (0 if none)
+};
+
 /// Lever arm of `body` (c.a or c.b) from its centre of mass to the contact
 /// point: r_a n for a, −r_b n for b. For a wall it is 0 (radius 0): walls
 /// never rotate, so no arm of theirs enters any equation.

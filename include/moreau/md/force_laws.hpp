@@ -2,8 +2,7 @@
 /// Contact force kernels of the soft-sphere MD module that carry history:
 /// the tangential laws beyond the velocity laws (Walton–Braun/Mindlin
 /// variable spring, Brilliantov saw-tooth, Kuhn's refined linear–frictional
-/// algorithm, Peña's geometric spring update), and the conversion of (e_n, t_n)
-/// into (k_n, γ_n) for the linear spring–dashpot. The normal laws and the
+/// algorithm, Peña's geometric spring update). The normal laws and the
 /// velocity laws live next to MdSolver's contact loop (md_solver.cpp).
 ///
 /// Every kernel is a pure function of the committed per-contact memory at the
@@ -17,6 +16,7 @@
 #include <limits>
 
 #include "moreau/core/types.hpp"
+#include "moreau/model/law_table.hpp"
 
 namespace moreau {
 
@@ -27,19 +27,6 @@ struct Constants {
     double mu;        ///< dynamic (sliding) friction coefficient μ_d
     double muStatic;  ///< static friction coefficient μ_s ≥ μ_d
 };
-
-/// k_n and γ_n of the linear spring–dashpot (force schemes eq. 2) that give
-/// a collision of reduced mass m_eff the restitution e_n and duration t_n:
-/// eqs. 3–4 solved, γ/(2 m_eff) = −ln(e_n)/t_n and
-/// k/m_eff = (π/t_n)² + (γ/(2 m_eff))².
-struct LinearConstants {
-    double kn, gammaN;
-};
-inline LinearConstants linearFromRestitution(double en, double tn, double meff) {
-    const double beta = -std::log(en) / tn;
-    const double omega = M_PI / tn;
-    return {meff * (omega * omega + beta * beta), 2.0 * meff * beta};
-}
 
 /// Turns a vector of the old tangent plane into the new one, keeping its
 /// length: the contact frame rotates with the pair (what Cundall–Strack

@@ -16,7 +16,7 @@
 /// x_{n+1} = x_n + Δt v_{n+1/2} — the same positions as velocity Verlet.
 /// That is md.integrator = cd, the default and fast path.
 ///
-/// Every other scheme of md/integrators.hpp runs through stepScheme
+/// Every other scheme of model/integrator_table.hpp runs through stepScheme
 /// (src/md/integrators.cpp; docs/md-integrators.md): the world's x, v, w are
 /// the state at the step start; each force evaluation sets the world to the
 /// stage's positions and velocities, refreshes the geometry of the step's

@@ -30,7 +30,6 @@
 #include <limits>
 #include <vector>
 
-#include "moreau/analysis/observables.hpp"
 #include "moreau/core/step_context.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/model/scene.hpp"

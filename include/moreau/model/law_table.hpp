@@ -7,6 +7,7 @@
 /// the fused pipeline's admission and the integrators' checks read these rows.
 /// The arithmetic of each law is in md/ (force_laws.hpp, law_kernels.hpp).
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,19 @@ enum class TangentialLaw {
     Kuhn,            ///< Kuhn et al. Fig. 1: refined 3D linear–frictional algorithm
     Pena,            ///< Peña et al. eqs. 14–15: spring from positions and angles
 };
+
+/// k_n and γ_n of the linear spring–dashpot (force schemes eq. 2) that give
+/// a collision of reduced mass m_eff the restitution e_n and duration t_n:
+/// eqs. 3–4 solved, γ/(2 m_eff) = −ln(e_n)/t_n and
+/// k/m_eff = (π/t_n)² + (γ/(2 m_eff))².
+struct LinearConstants {
+    double kn, gammaN;
+};
+inline LinearConstants linearFromRestitution(double en, double tn, double meff) {
+    const double beta = -std::log(en) / tn;
+    const double omega = M_PI / tn;
+    return {meff * (omega * omega + beta * beta), 2.0 * meff * beta};
+}
 
 /// Derivative order of laws linear in the contact kinematics: any.
 inline constexpr int kAnyDerivative = 99;

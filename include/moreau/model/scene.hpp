@@ -83,7 +83,7 @@ std::vector<std::string> lawNames(const std::array<std::pair<Law, std::string_vi
 /// relative displacement, which agrees with v_t Δt as Δt → 0.
 enum class PenaTranslation { Slip, Paper };
 /// Time-integration schemes of the MD step (integration-schemes paper, Table
-/// 4, plus Gear's fifth order); names, orders and costs in md/integrators.hpp.
+/// 4, plus Gear's fifth order); names, orders and costs in model/integrator_table.hpp.
 /// How an MD step is organised: staged (detect → match → forces → gather,
 /// every law and integrator: MdSolver) or fused (one pass over a persistent
 /// pair list: MdPairEngine, for the laws without memory beyond the spring and

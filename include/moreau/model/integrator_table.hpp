@@ -3,7 +3,8 @@
 /// et al. 2008, §3, Table 4) plus Gear's fifth-order predictor–corrector of the
 /// geometrical-friction paper (Peña et al., appendix): one record per scheme,
 /// read by the scene parser (md.integrator) and by `moreau list integrators`.
-/// How each scheme is stepped is in md_solver.hpp and docs/md-integrators.md.
+/// How each scheme is stepped is in md/md_solver.hpp (src/md/integrators.cpp)
+/// and docs/md-integrators.md.
 #include <optional>
 #include <string>
 #include <string_view>
