@@ -84,9 +84,9 @@ StepContext Simulation::stageContext() const {
 void Simulation::expectStage(Stage stage, const char* name) {
     static constexpr const char* kNames[] = {"detect", "match", "solve", "integrate"};
     if (next_ == stage) return;
-    throw std::logic_error(std::string("Simulation::") + name + "() called after " +
-                           kNames[(static_cast<int>(next_) + 3) % 4] +
-                           "(): the stages of a step run in the order detect, match, solve, integrate "
+    throw std::logic_error(std::string("Simulation::") + name + "(): the stage due is " +
+                           kNames[static_cast<int>(next_)] +
+                           "(); the stages of a step run in the order detect, match, solve, integrate "
                            "(detect may start a new step at any time)");
 }
 

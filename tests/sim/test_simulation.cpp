@@ -66,6 +66,7 @@ TEST_SUITE("sim") {
 
     TEST_CASE("stages called out of order are refused, naming the order") {
         Simulation sim(boxScene({}));
+        CHECK_THROWS_WITH_AS(sim.solve(), doctest::Contains("the stage due is detect()"), std::logic_error);
         CHECK_THROWS_WITH_AS(sim.solve(), doctest::Contains("detect, match, solve, integrate"), std::logic_error);
         sim.detect();
         CHECK_THROWS_AS(sim.integrate(), std::logic_error);
