@@ -161,9 +161,13 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     md_block::BlockContext blockContext{};
     if (useBlocks) {
         const bool spring = T == TangentialLaw::Spring;
+        // Vec3 is three packed doubles (asserted above): casts, not ->data(),
+        // so that an empty list (null pointers) is no member access.
+        using CD = const double*;
         blockContext = md_block::BlockContext{reinterpret_cast<const std::int32_t*>(pairs),
-                                              X->data(), Vb->data(), W->data(), R, invMass,
-                                              spring ? springs->data() : nullptr, forces->data(), touched, overlaps,
+                                              reinterpret_cast<CD>(X), reinterpret_cast<CD>(Vb), reinterpret_cast<CD>(W),
+                                              R, invMass, spring ? reinterpret_cast<double*>(springs) : nullptr,
+                                              reinterpret_cast<double*>(forces), touched, overlaps,
                                               static_cast<std::int64_t>(grains),
                                               wallTable_.empty() ? nullptr : wallTable_.data(), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
