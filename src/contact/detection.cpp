@@ -642,21 +642,23 @@ void detectBruteForce(const World& world, double margin, std::vector<Contact>& o
     for (Contact& ct : out) ct.history = ContactHistory{};
 }
 
-void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current) {
-    matchContacts(previous, current, nullptr);
-}
-
 namespace {
 
 /// The merge-join of matchContacts, for previous records of type P (Contact
-/// or ContactMemory: both have key and history).
+/// or ContactMemory: both have key and history); with slots, the laws'
+/// record of each contact travels with it.
 template <class P>
-void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current,
-                  std::vector<std::int32_t>* previousIndex) {
+void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current, const ContactSlots* previousSlots,
+                  ContactSlots* slots) {
     assert(std::is_sorted(previous.begin(), previous.end(), [](const P& l, const P& r) { return l.key < r.key; }));
     assert(std::is_sorted(current.begin(), current.end(),
                           [](const Contact& l, const Contact& r) { return l.key < r.key; }));
-    if (previousIndex) resizeTight(*previousIndex, current.size());
+    const std::size_t stride = slots && previousSlots ? previousSlots->stride : 0;
+    assert(stride == 0 || previousSlots->records() == previous.size());
+    if (slots) {
+        slots->stride = stride;
+        resizeTight(slots->values, current.size() * stride);
+    }
     // Fixed blocks of `current`, each joined from the first previous key not
     // below its own first key: the result does not depend on the split.
     constexpr std::size_t kBlock = 8192;
@@ -672,25 +674,27 @@ void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current,
         for (std::size_t k = begin; k < end; ++k) {
             Contact& c = current[k];
             while (p < previous.size() && previous[p].key < c.key) ++p;
-            std::int32_t from = -1;
-            if (p < previous.size() && previous[p].key == c.key) {
+            const bool carried = p < previous.size() && previous[p].key == c.key;
+            if (carried) {
                 c.history = previous[p].history;
                 ++c.history.age;
-                from = static_cast<std::int32_t>(p);
-                ++p;
             } else {
                 c.history = ContactHistory{};
             }
-            if (previousIndex) (*previousIndex)[k] = from;
+            if (stride > 0) {
+                double* to = slots->at(k);
+                if (carried) std::copy_n(previousSlots->at(p), stride, to);
+                else std::fill_n(to, stride, 0.0);
+            }
+            if (carried) ++p;
         }
     }
 }
 
 }  // namespace
 
-void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
-                   std::vector<std::int32_t>* previousIndex) {
-    mergeHistory(previous, current, previousIndex);
+void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current) {
+    mergeHistory(previous, current, nullptr, nullptr);
 }
 
 void rememberContacts(const std::vector<Contact>& contacts, std::vector<ContactMemory>& memory) {
@@ -698,9 +702,13 @@ void rememberContacts(const std::vector<Contact>& contacts, std::vector<ContactM
     for (std::size_t k = 0; k < contacts.size(); ++k) memory[k] = {contacts[k].key, contacts[k].history};
 }
 
-void matchContactMemory(const std::vector<ContactMemory>& previous, std::vector<Contact>& current,
-                        std::vector<std::int32_t>* previousIndex) {
-    mergeHistory(previous, current, previousIndex);
+void matchContactMemory(const std::vector<ContactMemory>& previous, std::vector<Contact>& current) {
+    mergeHistory(previous, current, nullptr, nullptr);
+}
+
+void matchContactMemory(const std::vector<ContactMemory>& previous, const ContactSlots& previousSlots,
+                        std::vector<Contact>& current, ContactSlots& slots) {
+    mergeHistory(previous, current, &previousSlots, &slots);
 }
 
 }  // namespace moreau

@@ -126,16 +126,16 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
         // Stage springs: the step's spring base plus the tangential displacement
         // of the contact point since the step start (the scheme integrates it).
         contactDisplacement(world, X, disp_);
-        stageSpring_.resize(m);
-        for (std::size_t c = 0; c < m; ++c) stageSpring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
-        // The laws read their input history from spring_/plastic_ through
-        // previousIndex: hand them the stage's, indexed by contact, with dt = 0
-        // (the elongation is already the stage's; no Euler increment).
-        spring_.swap(stageSpring_);
-        plastic_.swap(plasticBase_);
-        computeForces(world, stage_, identity_, 0.0);
-        spring_.swap(stageSpring_);
-        plastic_.swap(plasticBase_);
+        // The laws evaluate from the step's base memory with the stage's
+        // spring, indexed by contact, with dt = 0 (the elongation is already
+        // the stage's; no Euler increment).
+        stageSlots_ = base_;
+        if (lawRow(settings_.tangential).spring)
+            for (std::size_t c = 0; c < m; ++c) {
+                double* spring = stageSlots_.data() + c * layout_.stride + layout_.tangential;
+                setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
+            }
+        computeForces(world, stage_, stageSlots_.data(), 0.0);
     }
     gather(world, stage_);
     A.resize(nb);
@@ -158,8 +158,12 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
         elasticBase_ = elastic_;
     } else if (project) {
         // Coulomb-limited springs of this evaluation become the step's base.
-        for (std::size_t c = 0; c < m; ++c) springBase_[c] = springNext_[c] - disp_[c];
-        plasticBase_ = plasticNext_;
+        base_ = next_;
+        if (lawRow(settings_.tangential).spring)
+            for (std::size_t c = 0; c < m; ++c) {
+                double* spring = base_.data() + c * layout_.stride + layout_.tangential;
+                setSlotVec3(spring, slotVec3(spring) - disp_[c]);
+            }
         elasticBase_ = elastic_;
     }
 }
@@ -226,17 +230,11 @@ void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double ta
         }
     refreshContactGeometry(world, stage_);
     stageIncrements(world, X, tau);
-    spring_.swap(springBase_);
-    plastic_.swap(plasticBase_);
-    aux_.swap(auxBase_);
     useStageIncrement_ = true;
     stageAtStart_ = tau == 0.0;
-    computeForces(world, stage_, identity_, 0.0);
+    computeForces(world, stage_, base_.data(), 0.0);
     useStageIncrement_ = false;
     stageAtStart_ = false;
-    spring_.swap(springBase_);
-    plastic_.swap(plasticBase_);
-    aux_.swap(auxBase_);
     if (settings_.tangential == TangentialLaw::Pena)
         for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
 }
@@ -314,7 +312,7 @@ void MdSolver::rungeKutta(World& world, const std::vector<Vec6>& V0, std::vector
     combine(X1, {{dt / 6.0, &V0}, {dt / 3.0, &V2}, {dt / 3.0, &V3}, {dt / 6.0, &V4}});
 }
 
-void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const std::vector<Vec6>& X,
+void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const std::vector<Vec6>& X,
                             const std::vector<Vec6>& V, double dt) {
     const std::size_t nb = world.numBodies(), m = stage_.size();
     for (std::size_t i = 0; i < nb; ++i) {
@@ -326,14 +324,12 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const 
         // The laws' memory at the end state: one evaluation from the
         // step-start memory with the whole step's increment, committed.
         historyForces(world, X, dt);
-        spring_.swap(springNext_);
-        plastic_.swap(plasticNext_);
-        aux_.swap(auxNext_);
-        if (settings_.tangential == TangentialLaw::Kuhn)
-            for (const Vec3& w : kuhnWorkStep_) {
-                kuhnWork_.total += w[0];
-                kuhnWork_.elastic += w[1];
-                kuhnWork_.dissipated += w[2];
+        slots.values.swap(next_);
+        if (lawRow(settings_.tangential).ownWork)
+            for (const Vec3& w : lawWorkStep_) {
+                lawWork_.total += w[0];
+                lawWork_.elastic += w[1];
+                lawWork_.dissipated += w[2];
             }
         for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
         for (std::size_t i = 0; i < nb; ++i) {
@@ -349,9 +345,12 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const 
     // Springs at the end positions: base + displacement of the whole step.
     refreshContactGeometry(world, stage_);
     contactDisplacement(world, X, disp_);
-    spring_.resize(m);
-    for (std::size_t c = 0; c < m; ++c) spring_[c] = intoPlane(springBase_[c], stage_[c].n) + disp_[c];
-    plastic_ = plasticBase_;
+    slots.values = base_;
+    if (lawRow(settings_.tangential).spring)
+        for (std::size_t c = 0; c < m; ++c) {
+            double* spring = slots.at(c) + layout_.tangential;
+            setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
+        }
     elastic_ = elasticBase_;
     for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
     for (std::size_t i = 0; i < nb; ++i) {
@@ -364,8 +363,7 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, const 
     ++world.step;
 }
 
-void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-                          const StepContext& ctx) {
+void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
     if (!checked_) {
         checkIntegratorLaws(settings_);
         checked_ = true;
@@ -378,35 +376,12 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
     stage_ = contacts;
     n0_.resize(m);
     for (std::size_t c = 0; c < m; ++c) n0_[c] = contacts[c].n;
-    identity_.resize(m);
-    std::iota(identity_.begin(), identity_.end(), 0);
-    springBase_.resize(m);
-    plasticBase_.resize(m);
-    const TangentialLaw law = settings_.tangential;
-    historyMode_ = law == TangentialLaw::WaltonBraun || law == TangentialLaw::SawTooth ||
-                   law == TangentialLaw::Kuhn || law == TangentialLaw::Pena || settings_.muStaticRatio != 1.0 ||
-                   (law == TangentialLaw::Spring && settings_.springVelocityIncrement);
-    setAuxStride();
     t0_ = world.time;
     stepDt_ = ctx.dt;
-    if (historyMode_) {
-        q0_ = world.q;
-        const std::size_t stride = auxStride_;
-        auxBase_.assign(m * stride, 0.0);
-        for (std::size_t c = 0; c < m && stride > 0; ++c) {
-            const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
-            if (prev >= 0 && (static_cast<std::size_t>(prev) + 1) * stride <= aux_.size())
-                std::copy_n(&aux_[static_cast<std::size_t>(prev) * stride], stride, &auxBase_[c * stride]);
-        }
-    }
-    for (std::size_t c = 0; c < m; ++c) {
-        const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
-        const bool carried = prev >= 0 && static_cast<std::size_t>(prev) < spring_.size();
-        springBase_[c] = carried ? spring_[static_cast<std::size_t>(prev)] : Vec3::Zero();
-        plasticBase_[c] = carried && static_cast<std::size_t>(prev) < plastic_.size()
-                              ? plastic_[static_cast<std::size_t>(prev)]
-                              : 0.0;
-    }
+    if (historyMode_) q0_ = world.q;
+    // The stages evaluate from the committed memory (history mode), or from
+    // it with their own springs (evaluate()).
+    base_ = slots.values;
     Field &V0 = scratch_[0], &A0 = scratch_[1], &X1 = scratch_[2], &V1 = scratch_[3];
     V0.resize(nb);
     for (std::size_t i = 0; i < nb; ++i) V0[i] << world.v[i], world.w[i];
@@ -654,7 +629,7 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, const st
         pastDX_ = X1;
         history_ = std::min<long>(history_ + 1, 4);
     }
-    commitScheme(world, contacts, X1, V1, h);
+    commitScheme(world, contacts, slots, X1, V1, h);
 }
 
 }  // namespace moreau

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "moreau/core/error.hpp"
 #include "moreau/md/force_laws.hpp"
@@ -15,8 +17,15 @@ namespace moreau {
 namespace {
 
 constexpr std::size_t kParallelContacts = 4096;
-constexpr std::size_t kEnergyChunk = 256;
-constexpr int kScatterThreads = 4;  ///< up to this many threads gather() scatters by body range, beyond it through a CSR  ///< contacts per partial sum of energy and work
+constexpr std::size_t kEnergyChunk = 256;  ///< contacts per partial sum of energy and work
+constexpr int kScatterThreads = 4;  ///< up to this many threads gather() scatters by body range, beyond it through a CSR
+/// Slots a normal law may declare (model/law_table.hpp).
+constexpr std::size_t kMaxNormalSlots = 4;
+static_assert([] {
+    for (const auto& law : kNormalLaws)
+        if (law.row.extraSlots > static_cast<int>(kMaxNormalSlots)) return false;
+    return true;
+}());
 
 }  // namespace
 
@@ -36,23 +45,27 @@ inline Vec3 relativeAtContact(const std::vector<MdSolver::Vec6>& P, const World&
 }  // namespace
 
 template <NormalLaw N, TangentialLaw T, bool Stage>
-void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts,
-                         const std::vector<std::int32_t>& previousIndex, double dt) {
+void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed,
+                         double dt) {
+    using Normal = NormalKernel<N>;
+    using Tangential = TangentialKernel<T>;
     const std::size_t m = contacts.size();
     const MdSettings& s = settings_;
-    const std::size_t stride = auxStride_;
-    constexpr std::size_t slideAt = lawAux(T);  // the sliding flag's slot when stride > lawAux(T)
-    const KuhnSwitches kuhnSwitches{s.kuhnOnset, s.kuhnSlipOnset, s.kuhnSlipRotation, s.kuhnProjection, s.kuhnTwirl};
+    const LawSlots L = layout_;
+    const std::size_t stride = L.stride;
     // Energy and work are summed per fixed chunk of contacts (then over the
     // chunks in order): the same bits for any thread count, and no
     // per-contact arrays for diagnostics.
     const std::size_t chunks = (m + kEnergyChunk - 1) / kEnergyChunk;
     chunkElastic_.assign(chunks, 0.0);
     chunkWork_.assign(chunks, 0.0);
-    // History mode of the general schemes (src/md/integrators.cpp): the
+    // Stage evaluations of the general schemes (src/md/integrators.cpp): the
     // increment since the step start replaces V_t dt (dt is 0 there).
     const Vec3* stageInc = Stage ? stageIncrement_.data() : nullptr;
     const double* stageTwirl = Stage ? stageTwirl_.data() : nullptr;
+    const bool atStart = stageAtStart_;
+    const bool lawWork = lawRow(T).ownWork;
+    double* next = next_.data();
 #pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
         double elasticSum = 0.0, workSum = 0.0;
@@ -60,25 +73,15 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
         for (std::size_t c = chunk * kEnergyChunk; c < chunkEnd; ++c) {
             const Contact& k = contacts[c];
             const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-            const std::int32_t prev = c < previousIndex.size() ? previousIndex[c] : -1;
-            const auto p = static_cast<std::size_t>(prev);
-            Vec3& spring = springNext_[c];
-            // Walton–Braun's F_max is the only normal-law memory; other laws keep no array for it.
-            double plasticScratch = 0.0;
-            double& plastic = N == NormalLaw::WaltonBraun ? plasticNext_[c] : plasticScratch;
-            spring = Vec3::Zero();
-            if constexpr (N == NormalLaw::WaltonBraun) plastic = prev >= 0 ? plastic_[p] : 0.0;
-            double* aux = stride > 0 ? &auxNext_[c * stride] : nullptr;
-            if (stride > 0) {
-                if (prev >= 0) std::copy_n(&aux_[p * stride], stride, aux);
-                else std::fill_n(aux, stride, 0.0);
-            }
+            // The contact's memory: its committed record, updated in place by the laws.
+            double none[1] = {0.0};
+            double* mem = stride > 0 ? next + c * stride : none;
+            if (stride > 0) std::copy_n(committed + c * stride, stride, mem);
             contactForce_[c] = contactTorque_[c] = Vec3::Zero();
-            if constexpr (T == TangentialLaw::Kuhn) kuhnWorkStep_[c] = Vec3::Zero();
+            if (lawWork) lawWorkStep_[c] = Vec3::Zero();
             const double overlap = -k.gap;
             if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
-                plastic = 0.0;
-                if (stride > 0) std::fill_n(aux, stride, 0.0);
+                if (stride > 0) std::fill_n(mem, stride, 0.0);
                 if (k.history.reaction.squaredNorm() > 0.0) {
                     // Last step's force did work while the contact opened.
                     const Vec3 V = world.v[ib] - world.v[ia] -
@@ -94,138 +97,24 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             // l_a = r_a n, l_b = −r_b n).
             const Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
             const double Vn = n.dot(V);
-            const Vec3 Vt = V - Vn * n;
-            double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
+            const ContactState state{world, s, ia, ib, n, overlap, V, Vn, Vec3(V - Vn * n), dt, Stage, atStart,
+                                     Stage ? stageInc[c] : Vec3::Zero(), Stage ? stageTwirl[c] : 0.0};
+            double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
             if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
-            bool sliding = false;
-            if constexpr (hasSlidingState(T))
-                if (stride > slideAt) sliding = aux[slideAt] != 0.0;
-            Vec3 Ft = Vec3::Zero();
-            double tangentialEnergy = 0.0;
-            double work = 0.0;  // Kuhn: tangential work from the algorithm itself
-            if constexpr (T == TangentialLaw::Spring) {
-                // Carry the spring over, turned into the new tangent plane with
-                // its length kept (the contact frame rotates with the pair).
-                if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
-                Ft = cundallSpring(cst, Vt, Stage ? stageInc[c] : Vec3(Vt * dt), Fn, spring, sliding);
-                tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
-            } else if constexpr (T == TangentialLaw::Pena) {
-                // Peña eqs. 14–15: the increment from the change of the centre
-                // line and of the orientations since the last evaluation, not
-                // from V_t Δt; the first step of a contact has no reference yet.
-                const Vec3 R = world.minimumImage(world.x[ib] - world.x[ia]);
-                const Quat& qa = world.q[ia];
-                const Quat& qb = world.q[ib];
-                Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
-                if (prev >= 0) {
-                    spring = rotateIntoPlane(spring_[p], n);
-                    const Quat qaOld(aux[3], aux[4], aux[5], aux[6]), qbOld(aux[7], aux[8], aux[9], aux[10]);
-                    if (qaOld.squaredNorm() > 0.0) {
-                        const double weight = s.penaTranslation == PenaTranslation::Paper ? ra / (ra + rb) : 1.0;
-                        dxi = penaIncrement(R - Vec3(aux[0], aux[1], aux[2]), qaOld, qa, qbOld, qb, ra, rb, n, weight);
-                    }
-                }
-                Ft = cundallSpring(cst, Vt, dxi, Fn, spring, sliding);
-                tangentialEnergy = 0.5 * cst.kt * spring.squaredNorm();
-                aux[0] = R.x(), aux[1] = R.y(), aux[2] = R.z();
-                aux[3] = qa.w(), aux[4] = qa.x(), aux[5] = qa.y(), aux[6] = qa.z();
-                aux[7] = qb.w(), aux[8] = qb.x(), aux[9] = qb.y(), aux[10] = qb.z();
-            } else if constexpr (T == TangentialLaw::SawTooth) {
-                if (prev >= 0) spring = rotateIntoPlane(spring_[p], n);
-                spring += Stage ? stageInc[c] : Vec3(Vt * dt);  // ζ of eq. 17, never truncated
-                Ft = sawToothForce(spring, cst.mu, Fn, s.zeta0);
-                // The current tooth stores |F|²/(2 k_tooth), k_tooth = μ F_n/ζ₀.
-                const double muFn = cst.mu * Fn;
-                tangentialEnergy = muFn > 0.0 ? Ft.squaredNorm() * s.zeta0 / (2.0 * muFn) : 0.0;
-            } else if constexpr (T == TangentialLaw::WaltonBraun) {
-                // The spring force T on a (b feels −T) with its Mindlin memory.
-                MindlinState st;
-                if (prev >= 0) {
-                    spring = rotateIntoPlane(spring_[p], n);
-                    const Vec3 d = Vec3(aux[0], aux[1], aux[2]);
-                    const Vec3 dIn = d - n.dot(d) * n;
-                    if (dIn.squaredNorm() > 0.0) st.direction = dIn.normalized();
-                    st.reversalForce = aux[3];
-                    st.lastSign = aux[4] < 0.0 ? -1.0 : 1.0;
-                }
-                // A sliding contact (at μ_d) slides on while it keeps moving
-                // along its force; a sticking one starts to slide at μ_s.
-                const Vec3 dxi = Stage ? stageInc[c] : Vec3(Vt * dt);
-                const bool forward = dxi.dot(spring) > 0.0;
-                spring = mindlinStep(spring, dxi, cst.kt, sliding ? cst.mu : cst.muStatic, Fn, st);
-                const double len = spring.norm(), limitD = cst.mu * std::max(Fn, 0.0);
-                if (sliding) sliding = forward && len >= limitD * (1.0 - 1e-3);
-                else sliding = Fn > 0.0 && len >= cst.muStatic * Fn * (1.0 - 1e-9);
-                if (sliding && len > limitD) spring *= limitD / len;
-                // Contact damping while the contact sticks, the total within
-                // μ_s F_n; a sliding contact feels μ_d F_n only.
-                Ft = sliding ? Vec3(-spring) : capped(Vec3(-spring - cst.gt * Vt), cst.muStatic * std::max(Fn, 0.0));
-                tangentialEnergy = cst.kt > 0.0 ? 0.5 * spring.squaredNorm() / cst.kt : 0.0;
-                aux[0] = st.direction.x(), aux[1] = st.direction.y(), aux[2] = st.direction.z();
-                aux[3] = st.reversalForce;
-                aux[4] = st.lastSign;
-            } else if constexpr (T == TangentialLaw::Kuhn) {
-                // Kuhn et al. Fig. 1; the memory is the tangential force on a,
-                // f^{t,t}, and the normal force f^{n,t} at the last evaluation.
-                KuhnInput in;
-                in.forceStart = prev >= 0 ? spring_[p] : Vec3::Zero();
-                in.normalStart = prev >= 0 ? aux[0] : 0.0;
-                in.normalEnd = Fn;
-                in.overlapEnd = overlap;
-                // Δū of eq. 5 with Kuhn's contact vectors, which end at the
-                // contact point in the middle of the overlap (r − ξ/2): then a
-                // rigid rotation of an overlapping pair moves nothing.
-                in.movement = Stage ? stageInc[c] : Vec3((V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(n)) * dt);
-                in.n = n;
-                in.twirlAngle = Stage ? stageTwirl[c] : dt * (world.w[ia] + world.w[ib]).dot(n);
-                in.kt = cst.kt;
-                in.muStatic = cst.muStatic;
-                in.mu = cst.mu;
-                in.slidingBefore = sliding;
-                KuhnOutput out = kuhnStep(in, kuhnSwitches);
-                if (Stage && stageAtStart_ && stride > slideAt && prev >= 0 && in.normalStart > 0.0 && sliding &&
-                    !out.sliding) {
-                    // At the step start (τ → 0⁺) the yield circle has not shrunk
-                    // with the normal force yet, so a contact that the committed
-                    // step found sliding would read as sticking: keep it sliding.
-                    out.sliding = true;
-                }
-                spring = out.force;
-                sliding = out.sliding;
-                aux[0] = std::max(Fn, 0.0);
-                aux[1] += out.workDissipated;
-                kuhnWorkStep_[c] = Vec3(out.work, out.workElastic, out.workDissipated);
-                // Contact damping (Kuhn §2, last paragraph: −γ_t ΔU/Δt, here its
-                // tangential part) while the contact sticks; a sliding contact
-                // feels μ_d F_n only, as with the spring law.
-                const double damping = out.sliding ? 0.0 : cst.gt;
-                Ft = -out.force - damping * Vt;
-                if (!out.sliding) Ft = capped(Ft, cst.muStatic * std::max(Fn, 0.0));
-                tangentialEnergy = cst.kt > 0.0 ? 0.5 * out.force.squaredNorm() / cst.kt : 0.0;
-                work = out.work + damping * Vt.squaredNorm() * dt;
-            } else {
-                Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
-            }
-            if constexpr (hasSlidingState(T))
-                if (stride > slideAt) aux[slideAt] = sliding ? 1.0 : 0.0;
+            bool sliding = L.sliding >= 0 && mem[L.sliding] != 0.0;
+            LawOutput out;
+            const Vec3 Ft = Tangential::force(state, cst, Fn, mem + L.tangential, sliding, out);
+            if (L.sliding >= 0) mem[L.sliding] = sliding ? 1.0 : 0.0;
             contactForce_[c] = Fn * n + Ft;
             contactTorque_[c] = n.cross(Ft);
-            // Stored energy: ½ k_n ξ² (linear), 0.4 k̃ ξ^{5/2} (Hertz family),
-            // F²/(2 k₂) for Walton–Braun (what unloading gives back).
-            double normalEnergy;
-            if constexpr (N == NormalLaw::Linear) {
-                normalEnergy = 0.5 * cst.kn * overlap * overlap;
-            } else if constexpr (N == NormalLaw::WaltonBraun) {
-                normalEnergy = Fn > 0.0 ? 0.5 * Fn * Fn / (cst.kn + cst.s * plastic) : 0.0;
-            } else {
-                normalEnergy = 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-            }
-            elasticSum += normalEnergy + tangentialEnergy;
+            elasticSum += Normal::energy(cst, overlap, Fn, mem + L.normal) + out.energy;
             // Work delivered to the contact over the step, trapezoidal in the
-            // force (history.reaction holds last step's force on b).
-            if constexpr (T == TangentialLaw::Kuhn) {
+            // force (history.reaction holds last step's force on b), or the
+            // normal force's trapezoid and the law's own tangential work.
+            if (out.ownWork) {
                 const double fnPrev = k.history.reaction.dot(n);
-                workSum += -0.5 * (fnPrev + Fn) * Vn * dt + work;
+                workSum += -0.5 * (fnPrev + Fn) * Vn * dt + out.work;
+                lawWorkStep_[c] = out.workParts;
             } else {
                 workSum += -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
             }
@@ -235,85 +124,48 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     }
 }
 
-void MdSolver::setAuxStride() {
-    // The sliding flag: for μ_s ≠ μ_d, and for Kuhn's law in the stages'
-    // history mode (its evaluation at the step start keeps the committed
-    // classification, see forceLoop).
-    const TangentialLaw t = settings_.tangential;
-    const bool flag = settings_.muStaticRatio != 1.0 || (historyMode_ && t == TangentialLaw::Kuhn);
-    auxStride_ = lawAux(t) + (hasSlidingState(t) && flag ? 1 : 0);
-}
-
-void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts,
-                             const std::vector<std::int32_t>& previousIndex, double dt) {
+void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed,
+                             double dt) {
     const std::size_t m = contacts.size();
-    springNext_.resize(m);
-    plasticNext_.resize(settings_.normal == NormalLaw::WaltonBraun ? m : 0);
+    next_.resize(m * layout_.stride);
     contactForce_.resize(m);
     contactTorque_.resize(m);
-    const TangentialLaw t = settings_.tangential;
-    setAuxStride();
-    auxNext_.resize(m * auxStride_);
-    if (t == TangentialLaw::Kuhn) kuhnWorkStep_.resize(m);
+    if (lawRow(settings_.tangential).ownWork) lawWorkStep_.resize(m);
     // The law pair is chosen once per step; the loop is compiled for it.
-    auto loop = [&]<NormalLaw N, TangentialLaw T>() {
-        if (useStageIncrement_) forceLoop<N, T, true>(world, contacts, previousIndex, dt);
-        else forceLoop<N, T, false>(world, contacts, previousIndex, dt);
-    };
-    auto withTangential = [&]<NormalLaw N>() {
-        switch (settings_.tangential) {
-            case TangentialLaw::None: loop.template operator()<N, TangentialLaw::None>(); break;
-            case TangentialLaw::Coulomb: loop.template operator()<N, TangentialLaw::Coulomb>(); break;
-            case TangentialLaw::Viscous: loop.template operator()<N, TangentialLaw::Viscous>(); break;
-            case TangentialLaw::ViscousCoulomb:
-                loop.template operator()<N, TangentialLaw::ViscousCoulomb>();
-                break;
-            case TangentialLaw::Spring: loop.template operator()<N, TangentialLaw::Spring>(); break;
-            case TangentialLaw::WaltonBraun:
-                loop.template operator()<N, TangentialLaw::WaltonBraun>();
-                break;
-            case TangentialLaw::SawTooth:
-                loop.template operator()<N, TangentialLaw::SawTooth>();
-                break;
-            case TangentialLaw::Kuhn: loop.template operator()<N, TangentialLaw::Kuhn>(); break;
-            case TangentialLaw::Pena: loop.template operator()<N, TangentialLaw::Pena>(); break;
-        }
-    };
-    switch (settings_.normal) {
-        case NormalLaw::Linear: withTangential.template operator()<NormalLaw::Linear>(); break;
-        case NormalLaw::Hertz: withTangential.template operator()<NormalLaw::Hertz>(); break;
-        case NormalLaw::HertzDamped: withTangential.template operator()<NormalLaw::HertzDamped>(); break;
-        case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
-        case NormalLaw::WaltonBraun: withTangential.template operator()<NormalLaw::WaltonBraun>(); break;
-    }
+    withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
+        withTangentialLaw(settings_.tangential, [&]<TangentialLaw T>() {
+            if (useStageIncrement_) forceLoop<N, T, true>(world, contacts, committed, dt);
+            else forceLoop<N, T, false>(world, contacts, committed, dt);
+        });
+    });
     elastic_ = 0.0;
     for (double e : chunkElastic_) elastic_ += e;
 }
 
-void MdSolver::commitContacts(std::vector<Contact>& contacts) {
+void MdSolver::commitContacts(std::vector<Contact>& contacts, ContactSlots& slots) {
     // The work of the step counts once, when its forces are committed
     // (sums in contact order: the same bits for any thread count).
     for (double w : chunkWork_) workIn_ += w;
-    if (settings_.tangential == TangentialLaw::Kuhn)
-        for (const Vec3& w : kuhnWorkStep_) {
-            kuhnWork_.total += w[0];
-            kuhnWork_.elastic += w[1];
-            kuhnWork_.dissipated += w[2];
+    if (lawRow(settings_.tangential).ownWork)
+        for (const Vec3& w : lawWorkStep_) {
+            lawWork_.total += w[0];
+            lawWork_.elastic += w[1];
+            lawWork_.dissipated += w[2];
         }
     const std::size_t m = contacts.size();
 #pragma omp parallel for schedule(static) if (m > kParallelContacts)
     for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
-    spring_.swap(springNext_);
-    plastic_.swap(plasticNext_);
-    aux_.swap(auxNext_);
+    slots.stride = layout_.stride;
+    slots.values.swap(next_);
 }
 
-std::vector<double> MdSolver::kuhnContactDissipation() const {
+std::vector<double> MdSolver::kuhnContactDissipation(const ContactSlots& slots) const {
     std::vector<double> out;
-    if (settings_.tangential != TangentialLaw::Kuhn || auxStride_ == 0) return out;
-    const std::size_t m = aux_.size() / auxStride_;
+    if (settings_.tangential != TangentialLaw::Kuhn || slots.stride == 0) return out;
+    const std::size_t m = slots.records();
     out.resize(m);
-    for (std::size_t c = 0; c < m; ++c) out[c] = aux_[c * auxStride_ + 1];
+    // Kuhn's memory: f^{t,t} (3 slots), f^{n,t}, then the dissipated work.
+    for (std::size_t c = 0; c < m; ++c) out[c] = slots.at(c)[layout_.tangential + 4];
     return out;
 }
 
@@ -523,9 +375,11 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
-        double plastic = N == NormalLaw::WaltonBraun ? plasticNext_[c] : 0.0;
-        normalRates<N>(cst, overlap, -n.dot(V), plastic, kU, kV);
-        if (s.clipAttractive && normalForce<N>(cst, overlap, -n.dot(V), plastic) < 0.0)
+        // The normal law's memory after the last evaluation (a copy: force() may update it).
+        double mem[kMaxNormalSlots] = {};
+        std::copy_n(next_.data() + c * layout_.stride + layout_.normal, lawRow(N).extraSlots, mem);
+        NormalKernel<N>::rates(cst, overlap, -n.dot(V), mem, kU, kV);
+        if (s.clipAttractive && NormalKernel<N>::force(cst, overlap, -n.dot(V), mem) < 0.0)
             kU = kV = 0.0;  // clipped: no force, no rate
         const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();
         const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
@@ -579,15 +433,8 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
 void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                                const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
     std::vector<Vec3> dF(contacts.size());
-    switch (settings_.normal) {
-        case NormalLaw::Linear: forceDerivativeLoop<NormalLaw::Linear>(world, contacts, dU, dV, dF); break;
-        case NormalLaw::Hertz: forceDerivativeLoop<NormalLaw::Hertz>(world, contacts, dU, dV, dF); break;
-        case NormalLaw::HertzDamped: forceDerivativeLoop<NormalLaw::HertzDamped>(world, contacts, dU, dV, dF); break;
-        case NormalLaw::HertzKuwabaraKono:
-            forceDerivativeLoop<NormalLaw::HertzKuwabaraKono>(world, contacts, dU, dV, dF);
-            break;
-        case NormalLaw::WaltonBraun: forceDerivativeLoop<NormalLaw::WaltonBraun>(world, contacts, dU, dV, dF); break;
-    }
+    withNormalLaw(settings_.normal,
+                  [&]<NormalLaw N>() { forceDerivativeLoop<N>(world, contacts, dU, dV, dF); });
     // One thread, contacts in key order: the same bits for any thread count.
     const std::size_t nb = world.numBodies();
     std::vector<Vec3> f(nb, Vec3::Zero()), t(nb, Vec3::Zero());
@@ -606,28 +453,47 @@ void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& c
     }
 }
 
-void MdSolver::step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-                    const StepContext& ctx) {
-    forces(world, contacts, previousIndex, ctx);
-    integrate(world, contacts, previousIndex, ctx);
+MdSolver::MdSolver(const MdSettings& settings) : settings_(settings) {
+    // Multi-stage schemes evaluate the laws that keep memory beyond a
+    // spring (and the spring with Cundall's velocity increment) from the
+    // committed memory with the stage's increment since the step start.
+    const ForceLawRow& t = lawRow(settings_.tangential);
+    historyMode_ = settings_.integrator != Integrator::CD &&
+                   (t.historyStages || settings_.muStaticRatio != 1.0 ||
+                    (settings_.tangential == TangentialLaw::Spring && settings_.springVelocityIncrement));
+    layout_ = lawSlots(settings_, historyMode_);
 }
 
-void MdSolver::forces(const World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
+void MdSolver::step(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
+    forces(world, contacts, slots, ctx);
+    integrate(world, contacts, slots, ctx);
+}
+
+void MdSolver::forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots,
                       const StepContext& ctx) {
     if (settings_.integrator != Integrator::CD) return;  // the scheme evaluates its own stages (integrate)
-    computeForces(world, contacts, previousIndex, ctx.dt);
+    checkSlots(contacts, slots);
+    computeForces(world, contacts, slots.values.data(), ctx.dt);
     gather(world, contacts);
     checkFiniteForces(force_, torque_, ctx.step);
-    commitContacts(contacts);
+    commitContacts(contacts, slots);
 }
 
-void MdSolver::integrate(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-                         const StepContext& ctx) {
+void MdSolver::integrate(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
     if (settings_.integrator != Integrator::CD) {
-        stepScheme(world, contacts, previousIndex, ctx);
+        checkSlots(contacts, slots);
+        stepScheme(world, contacts, slots, ctx);
         return;
     }
     advanceLeapfrog(world, force_, torque_, ctx.dt);
+}
+
+void MdSolver::checkSlots(const std::vector<Contact>& contacts, const ContactSlots& slots) const {
+    if (slots.stride != layout_.stride || slots.values.size() != contacts.size() * layout_.stride)
+        throw std::logic_error("MdSolver: the contact slots hold " + std::to_string(slots.values.size()) +
+                               " doubles of stride " + std::to_string(slots.stride) + " for " +
+                               std::to_string(contacts.size()) + " contacts; the laws need stride " +
+                               std::to_string(layout_.stride) + " (carry them with matchContactMemory)");
 }
 
 }  // namespace moreau

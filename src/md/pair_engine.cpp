@@ -283,19 +283,15 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
         const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
         const double Vn = n.dot(V);
-        const Vec3 Vt = V - Vn * n;
-        double plastic = 0.0;
-        double Fn = normalForce<N>(cst, overlap, -Vn, plastic);
+        // The laws' kernels (md/laws), as the staged loop runs them; the
+        // fused laws keep no memory but the spring (model/law_table.hpp).
+        const ContactState state{world, s, ia, ib, n, overlap, V, Vn, Vec3(V - Vn * n), dt};
+        double Fn = NormalKernel<N>::force(cst, overlap, -Vn, nullptr);
         if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
-        Vec3 Ft;
-        if constexpr (T == TangentialLaw::Spring) {
-            Vec3& spring = springs[k];
-            spring = rotateIntoPlane(spring, n);
-            bool sliding = false;
-            Ft = cundallSpring(cst, Vt, Vec3(Vt * dt), Fn, spring, sliding);
-        } else {
-            Ft = tangentialForce<T>(cst, Vt, Vn, Fn);
-        }
+        bool sliding = false;
+        LawOutput out;
+        double* memory = T == TangentialLaw::Spring ? springs[k].data() : nullptr;
+        const Vec3 Ft = TangentialKernel<T>::force(state, cst, Fn, memory, sliding, out);
         const Vec3 F = Fn * n + Ft;
         if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;

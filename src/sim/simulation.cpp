@@ -31,6 +31,8 @@ Simulation::Simulation(Scene scene)
     : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {
     const MdSettings& md = scene_.md;
     if (scene_.simulation.method != Method::MD) return;
+    // The staged solver's laws declare the memory each contact carries.
+    slots_.stride = previousSlots_.stride = md_.slotStride();
     std::string why;
     const bool fusable = MdPairEngine::supports(md, &why);
     if (md.pipeline == MdPipeline::Fused && !fusable)
@@ -46,6 +48,34 @@ const std::vector<Contact>& Simulation::contacts() const {
         contactsStale_ = false;
     }
     return contacts_;
+}
+
+ContactStore Simulation::contactStore() const {
+    if (pairs_)
+        throw std::logic_error("Simulation::contactStore(): the fused MD pipeline keeps its pairs' memory itself "
+                               "(md.pipeline = staged carries it in the contact store)");
+    ContactStore store;
+    rememberContacts(contacts_, store.records);
+    store.slots = slots_;
+    return store;
+}
+
+void Simulation::restoreContacts(const ContactStore& store) {
+    if (pairs_)
+        throw std::logic_error("Simulation::restoreContacts(): the fused MD pipeline keeps its pairs' memory itself");
+    if (store.slots.stride != slots_.stride || store.slots.records() != (slots_.stride > 0 ? store.records.size() : 0))
+        throw InputError(scene_.origin + ": contact store of " + std::to_string(store.slots.stride) +
+                         " slots per contact, the scene's laws keep " + std::to_string(slots_.stride));
+    const std::size_t m = store.records.size();
+    contacts_.assign(m, Contact{});
+    for (std::size_t k = 0; k < m; ++k) {
+        const ContactMemory& r = store.records[k];
+        contacts_[k] = pairContact(keyBodyA(r.key), keyBodyB(r.key));
+        contacts_[k].key = r.key;
+        contacts_[k].history = r.history;
+    }
+    slots_ = store.slots;
+    next_ = Stage::Detect;
 }
 
 StepRecord Simulation::observe() const {
@@ -91,8 +121,15 @@ void Simulation::expectStage(Stage stage, const char* name) {
 }
 
 void Simulation::detect() {
+    // contacts_ holds candidates not matched yet when detect() runs twice:
+    // they, not last step's contacts, become the memory (all clean).
+    const bool matched = next_ != Stage::Match;
     next_ = Stage::Match;
     if (pairs_) return;  // the fused pipeline's pair pass finds its contacts itself
+    // This step's contacts replace last step's, whose records (key, history,
+    // the laws' slots) the match carries over.
+    if (matched) previousSlots_.values.swap(slots_.values);
+    else previousSlots_.values.assign(contacts_.size() * previousSlots_.stride, 0.0);
     detector_.detect(scene_.world, scene_.simulation.margin, contacts_, previous_);
 }
 
@@ -100,7 +137,7 @@ void Simulation::match() {
     expectStage(Stage::Match, "match");
     next_ = Stage::Solve;
     if (pairs_) return;
-    matchContactMemory(previous_, contacts_, scene_.simulation.method == Method::MD ? &previousIndex_ : nullptr);
+    matchContactMemory(previous_, previousSlots_, contacts_, slots_);
     // CD: free last step's memory before the solve, whose own arrays are large.
     if (scene_.simulation.method == Method::CD) std::vector<ContactMemory>().swap(previous_);
 }
@@ -115,7 +152,7 @@ void Simulation::solve() {
         pairs_->forces(w, ctx, scene_.simulation.margin);
         contactsStale_ = true;
     } else {
-        md_.forces(w, contacts_, previousIndex_, ctx);
+        md_.forces(w, contacts_, slots_, ctx);
     }
     next_ = Stage::Integrate;
 }
@@ -127,7 +164,7 @@ void Simulation::integrate() {
     const StepContext ctx = stageContext();
     if (scene_.simulation.method == Method::CD) cd_.integrate(w, ctx.dt);
     else if (pairs_) pairs_->integrate(w, ctx);
-    else md_.integrate(w, contacts_, previousIndex_, ctx);
+    else md_.integrate(w, contacts_, slots_, ctx);
 }
 
 CdStepStats Simulation::advance() {

@@ -699,7 +699,7 @@ TEST_CASE("matchContacts carries history, starts new contacts clean and drops va
     CHECK(fresh[0].history.age == 0);
 }
 
-TEST_CASE("matchContacts reports where each contact came from, for a method's own arrays") {
+TEST_CASE("matchContactMemory carries each contact's whole record: history and the laws' slots") {
     const auto make = [](BodyId a, BodyId b, double reactionX) {
         Contact c;
         c.a = a;
@@ -709,17 +709,21 @@ TEST_CASE("matchContacts reports where each contact came from, for a method's ow
         return c;
     };
     const std::vector<Contact> previous{make(0, 1, 1.0), make(0, 3, 2.0), make(2, 5, 3.0), make(7, 9, 4.0)};
-    // Per-contact memory of some method, indexed like `previous` (an MD spring).
-    const std::vector<Vec3> previousMemory{{1, 0, 0}, {2, 0, 0}, {3, 0, 0}, {4, 0, 0}};
+    std::vector<ContactMemory> memory{ContactMemory{}};  // stale content is replaced
+    rememberContacts(previous, memory);
+    REQUIRE(memory.size() == previous.size());
+    // Two slots per contact (say an MD law's memory), indexed like `previous`.
+    const ContactSlots previousSlots{2, {1, 10, 2, 20, 3, 30, 4, 40}};
     const std::vector<Contact> candidates{make(0, 1, 0.0), make(1, 2, 0.0), make(2, 5, 0.0),
                                           make(6, 7, 0.0), make(7, 9, 0.0), make(8, 9, 0.0)};
 
-    SUBCASE("indices of matched contacts, -1 for new ones; history as without the index") {
+    SUBCASE("slots of matched contacts, zeros for new ones; history as without slots") {
         std::vector<Contact> current = candidates, plain = candidates;
-        std::vector<std::int32_t> previousIndex(17, 42);  // stale size and content are replaced
-        matchContacts(previous, current, &previousIndex);
+        ContactSlots slots{5, std::vector<double>(17, 42.0)};  // stale stride, size and content are replaced
+        matchContactMemory(memory, previousSlots, current, slots);
         matchContacts(previous, plain);
-        CHECK(previousIndex == std::vector<std::int32_t>{0, -1, 2, -1, 3, -1});
+        CHECK(slots.stride == 2);
+        CHECK(slots.values == std::vector<double>{1, 10, 0, 0, 3, 30, 0, 0, 4, 40, 0, 0});
         REQUIRE(current.size() == plain.size());
         for (std::size_t k = 0; k < current.size(); ++k) {
             CAPTURE(k);
@@ -727,49 +731,23 @@ TEST_CASE("matchContacts reports where each contact came from, for a method's ow
             CHECK(current[k].history.reaction == plain[k].history.reaction);
             CHECK(current[k].history.age == plain[k].history.age);
         }
-
-        // A method carries its own array by the same merge.
-        std::vector<Vec3> carried(current.size());
-        for (std::size_t k = 0; k < current.size(); ++k)
-            carried[k] = previousIndex[k] < 0 ? Vec3::Zero()
-                                              : previousMemory[static_cast<std::size_t>(previousIndex[k])];
-        CHECK(carried == std::vector<Vec3>{{1, 0, 0}, Vec3::Zero(), {3, 0, 0}, Vec3::Zero(), {4, 0, 0}, Vec3::Zero()});
-        // The index points at the contact of the same key.
-        for (std::size_t k = 0; k < current.size(); ++k)
-            if (previousIndex[k] >= 0)
-                CHECK(previous[static_cast<std::size_t>(previousIndex[k])].key == current[k].key);
-    }
-    SUBCASE("empty lists") {
-        std::vector<std::int32_t> previousIndex{5, 6};
-        std::vector<Contact> none;
-        matchContacts(previous, none, &previousIndex);
-        CHECK(previousIndex.empty());
-        std::vector<Contact> current = candidates;
-        matchContacts({}, current, &previousIndex);
-        CHECK(previousIndex == std::vector<std::int32_t>(candidates.size(), -1));
-    }
-    SUBCASE("matching remembered contacts (key and history only) gives the same") {
-        std::vector<Contact> current = candidates, plain = candidates;
-        std::vector<ContactMemory> memory{ContactMemory{}};  // stale content is replaced
-        rememberContacts(previous, memory);
-        REQUIRE(memory.size() == previous.size());
-        std::vector<std::int32_t> previousIndex, plainIndex;
-        matchContactMemory(memory, current, &previousIndex);
-        matchContacts(previous, plain, &plainIndex);
-        CHECK(previousIndex == plainIndex);
-        for (std::size_t k = 0; k < current.size(); ++k) {
-            CAPTURE(k);
-            CHECK(current[k].history.reaction == plain[k].history.reaction);
-            CHECK(current[k].history.age == plain[k].history.age);
-        }
-        matchContactMemory(memory, current, nullptr);  // no index wanted
-        CHECK(current[4].history.age == 1);
-    }
-    SUBCASE("a null index is the two-argument version") {
-        std::vector<Contact> current = candidates;
-        matchContacts(previous, current, nullptr);
         CHECK(current[4].history.reaction.x() == 4.0);
         CHECK(current[4].history.age == 1);
+    }
+    SUBCASE("empty lists") {
+        ContactSlots slots{2, {5, 6}};
+        std::vector<Contact> none;
+        matchContactMemory(memory, previousSlots, none, slots);
+        CHECK(slots.values.empty());
+        std::vector<Contact> current = candidates;
+        matchContactMemory({}, ContactSlots{2, {}}, current, slots);
+        CHECK(slots.values == std::vector<double>(2 * candidates.size(), 0.0));
+    }
+    SUBCASE("no slots: the history alone") {
+        std::vector<Contact> current = candidates;
+        matchContactMemory(memory, current);
+        CHECK(current[2].history.reaction.x() == 3.0);
+        CHECK(current[1].history.age == 0);
     }
 }
 
@@ -786,8 +764,10 @@ TEST_CASE("detect, match, detect: contacts persist through the store") {
     world.x[2] = {3.0, 0, 0};  // the (1, 2) contact opens beyond the margin
     addSphere(world, {3.0, 1.05, 0}, 0.5);  // a new (2, 3) contact
     detector.detect(world, 0.1, current);
-    std::vector<std::int32_t> previousIndex;
-    matchContacts(previous, current, &previousIndex);
+    std::vector<ContactMemory> memory;
+    rememberContacts(previous, memory);
+    ContactSlots slots;
+    matchContactMemory(memory, ContactSlots{1, {7.0, 8.0}}, current, slots);
     REQUIRE(current.size() == 2);
     CHECK(current[0].key == makeContactKey(0, 1));
     CHECK(current[0].history.reaction == Vec3(1, 2, 3));
@@ -795,7 +775,7 @@ TEST_CASE("detect, match, detect: contacts persist through the store") {
     CHECK(current[1].key == makeContactKey(2, 3));
     CHECK(current[1].history.reaction == Vec3::Zero());
     CHECK(current[1].history.age == 0);
-    CHECK(previousIndex == std::vector<std::int32_t>{0, -1});
+    CHECK(slots.values == std::vector<double>{7.0, 0.0});
 }
 
 }  // TEST_SUITE

@@ -430,7 +430,7 @@ TEST_SUITE("md") {
         const double slid = sim.world().x[0].x() - x0;
         CHECK(solver.kuhnWork().dissipated == Approx(mu * m * g * slid).epsilon(2e-3));
         CHECK(solver.kuhnWork().total == Approx(solver.kuhnWork().elastic + solver.kuhnWork().dissipated));
-        const auto perContact = solver.kuhnContactDissipation();
+        const auto perContact = solver.kuhnContactDissipation(sim.contactStore().slots);
         REQUIRE(perContact.size() == 1);
         CHECK(perContact[0] == Approx(solver.kuhnWork().dissipated).epsilon(1e-9));
     }

@@ -38,7 +38,8 @@ Outcome impact(MdSettings md, Integrator scheme, double psi, double dt) {
     w.v[1] = 0.5 * u;
     MdSolver solver(md);
     std::vector<Contact> contacts{pairContact(0, 1)};
-    std::vector<std::int32_t> previous{-1};
+    // One contact all along: its memory stays in place from step to step.
+    ContactSlots slots{solver.slotStride(), std::vector<double>(solver.slotStride(), 0.0)};
     StepContext ctx;
     ctx.dt = dt;
     const long steps = static_cast<long>(std::lround(4e-5 / dt));
@@ -47,8 +48,7 @@ Outcome impact(MdSettings md, Integrator scheme, double psi, double dt) {
         contacts[0].n = d / d.norm();
         contacts[0].gap = d.norm() - 2.0 * r;
         ctx.step = w.step;
-        solver.step(w, contacts, previous, ctx);
-        previous[0] = 0;
+        solver.step(w, contacts, slots, ctx);
     }
     return {w.v[1], w.w[1], solver.kuhnWork().dissipated};
 }

@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "moreau/contact/contact.hpp"
+#include "moreau/contact/contact_store.hpp"
 #include "moreau/model/world.hpp"
 
 namespace moreau {
-
-/// What matching needs of a contact once its step is over: key and history,
-/// 40 bytes instead of 80. A time loop that keeps last step's contacts in
-/// this form can detect this step's into the same Contact array, so a large
-/// run holds one Contact array instead of two (Simulation, the md-step bench).
-struct ContactMemory {
-    ContactKey key = 0;
-    ContactHistory history;
-};
 
 /// Narrow phase for one grain pair / grain–wall pair. Returns true and fills
 /// `c` (geometry only, history untouched) when gap < margin.
@@ -161,22 +153,17 @@ void detectBruteForce(const World& world, double margin, std::vector<Contact>& o
 /// (age + 1), new ones start clean, vanished ones drop.
 void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current);
 
-/// The same merge-join. When `previousIndex` is non-null it is resized to
-/// current.size() and entry k is set to the index into `previous` of the
-/// contact current[k] was matched with, or −1 for a new contact, so that a
-/// method carries its own per-contact arrays (MD springs, plastic memory) by
-/// the same merge: mine[k] = previousIndex[k] < 0 ? fresh : old[previousIndex[k]].
-/// `previous` must hold fewer than 2³¹ contacts.
-void matchContacts(const std::vector<Contact>& previous, std::vector<Contact>& current,
-                   std::vector<std::int32_t>* previousIndex);
-
-
 /// memory[k] = the key and history of contacts[k] (same order, so sorted by key).
 void rememberContacts(const std::vector<Contact>& contacts, std::vector<ContactMemory>& memory);
 
-/// matchContacts(previous, current, previousIndex) with last step's contacts
-/// as remembered by rememberContacts: the same result.
-void matchContactMemory(const std::vector<ContactMemory>& previous, std::vector<Contact>& current,
-                        std::vector<std::int32_t>* previousIndex);
+/// matchContacts with last step's contacts as remembered by
+/// rememberContacts: the same result.
+void matchContactMemory(const std::vector<ContactMemory>& previous, std::vector<Contact>& current);
+/// The same merge-join carrying whole records: `slots` (resized to
+/// current.size() records of previousSlots.stride doubles) gets the slots of
+/// the contact of the same key in `previous`, 0 for a new contact.
+/// previousSlots holds one record per entry of `previous` (or stride 0).
+void matchContactMemory(const std::vector<ContactMemory>& previous, const ContactSlots& previousSlots,
+                        std::vector<Contact>& current, ContactSlots& slots);
 
 }  // namespace moreau

@@ -31,6 +31,8 @@
 
 #include "moreau/core/step_context.hpp"
 #include "moreau/contact/contact.hpp"
+#include "moreau/contact/contact_store.hpp"
+#include "moreau/md/force_laws.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
 
@@ -38,26 +40,29 @@ namespace moreau {
 
 class MdSolver {
 public:
-    explicit MdSolver(const MdSettings& settings) : settings_(settings) {}
+    explicit MdSolver(const MdSettings& settings);
 
-    /// One step. `contacts` hold this step's geometry; `previousIndex` maps
-    /// each to last step's contact (−1: new), from matchContacts, so the
-    /// tangential springs carry over. On return history.reaction holds the
-    /// force on body b of each contact.
-    void step(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-              const StepContext& ctx);
+    /// One step. `contacts` hold this step's geometry and `slots` their
+    /// committed memory (slotStride() doubles each, carried from last step
+    /// by matchContactMemory; zeros for a new contact). On return
+    /// history.reaction holds the force on body b of each contact and
+    /// `slots` the memory the step committed.
+    void step(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
     /// The step's solve stage. Integrator cd: the forces at the current
     /// state (positions x_n, velocities v_{n−1/2}), the contact memory
     /// committed and each contact's force on b in history.reaction; nothing
     /// moves. Throws DivergenceError when a force is not finite. Other
     /// schemes evaluate the forces at their own stages, inside integrate():
     /// here they do nothing.
-    void forces(const World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-                const StepContext& ctx);
+    void forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
     /// The step's integrate stage: cd: kick and drift with the forces of
     /// forces(); other schemes: their whole step (stepScheme).
-    void integrate(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-                   const StepContext& ctx);
+    void integrate(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
+
+    /// Doubles of memory per contact the laws declare (ContactSlots::stride),
+    /// and where each law's part lies.
+    std::size_t slotStride() const { return layout_.stride; }
+    const LawSlots& slotLayout() const { return layout_; }
 
     /// Elastic energy stored in the contacts at the step's force evaluation
     /// (cd: at x_n, before the positions advance; other schemes: at the
@@ -89,10 +94,11 @@ public:
     struct TangentialWork {
         double total = 0.0, elastic = 0.0, dissipated = 0.0;
     };
-    const TangentialWork& kuhnWork() const { return kuhnWork_; }
-    /// Per contact of the last step (same order as the contacts): Kuhn's
-    /// dissipated tangential work accumulated over the contact's life.
-    std::vector<double> kuhnContactDissipation() const;
+    const TangentialWork& kuhnWork() const { return lawWork_; }
+    /// Per contact of `slots` (the memory the last step committed, same
+    /// order as its contacts): Kuhn's dissipated tangential work accumulated
+    /// over the contact's life; empty for the other laws.
+    std::vector<double> kuhnContactDissipation(const ContactSlots& slots) const;
     /// Forget multi-step history, Gear derivatives and a pending implicit kick:
     /// the next step starts the scheme afresh from the world as it is.
     void reset();
@@ -101,19 +107,20 @@ public:
     using Vec6 = Eigen::Matrix<double, 6, 1>;
 
 private:
-    void computeForces(const World& world, const std::vector<Contact>& contacts,
-                       const std::vector<std::int32_t>& previousIndex, double dt);
+    /// The forces of every contact from its committed memory `committed`
+    /// (slotStride() doubles per contact); the updated memory goes to next_.
+    void computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt);
     template <NormalLaw N, TangentialLaw T, bool Stage>
-    void forceLoop(const World& world, const std::vector<Contact>& contacts,
-                   const std::vector<std::int32_t>& previousIndex, double dt);
-    /// Makes this evaluation's contact memory the committed one (springs,
-    /// plastic memory, aux_, work sums) and stores the forces in history.reaction.
-    void commitContacts(std::vector<Contact>& contacts);
+    void forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt);
+    /// Makes this evaluation's contact memory the committed one (into
+    /// `slots`; the work sums) and stores the forces in history.reaction.
+    void commitContacts(std::vector<Contact>& contacts, ContactSlots& slots);
+    /// Throws std::logic_error unless `slots` holds this solver's layout for `contacts`.
+    void checkSlots(const std::vector<Contact>& contacts, const ContactSlots& slots) const;
     void gather(const World& world, const std::vector<Contact>& contacts);
 
     // --- every scheme but cd (src/md/integrators.cpp) -----------------------
-    void stepScheme(World& world, std::vector<Contact>& contacts, const std::vector<std::int32_t>& previousIndex,
-                    const StepContext& ctx);
+    void stepScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
     /// One classical RK4 step from (0, V0): the RK scheme and the start-up of multi-step schemes.
     void rungeKutta(World& world, const std::vector<Vec6>& V0, std::vector<Vec6>& A0, double t, double dt,
                     std::vector<Vec6>& X1, std::vector<Vec6>& V1);
@@ -138,23 +145,16 @@ private:
     void implicitKick(World& world, const std::vector<Vec6>& X, std::vector<Vec6>& V, double c, double dt,
                       double t, std::vector<Vec6>& A);
     long stepNumber_ = 0;  ///< for messages
-    void commitScheme(World& world, std::vector<Contact>& contacts, const std::vector<Vec6>& X,
+    void commitScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const std::vector<Vec6>& X,
                       const std::vector<Vec6>& V, double dt);
 
     MdSettings settings_;
-    std::vector<Vec3> spring_, springNext_;     ///< tangential spring per contact (this method's history)
-    std::vector<double> plastic_, plasticNext_;  ///< Walton–Braun F_max per contact
-    /// Further memory of the laws that need it, auxStride_ doubles per
-    /// contact (0 for the default linear + spring pair with μ_s = μ_d):
-    /// Walton–Braun tangential: d̂, F_s*, sign; Kuhn: f^{n,t}, dissipated
-    /// work; Peña: R and both orientations at the last evaluation; then a
-    /// sliding flag when μ_s ≠ μ_d.
-    std::vector<double> aux_, auxNext_;
-    std::size_t auxStride_ = 0;
+    LawSlots layout_;            ///< where each law's memory lies in a contact's slots
+    std::vector<double> next_;   ///< the memory an evaluation leaves, slotStride() per contact
     std::vector<double> chunkWork_;             ///< work delivered to the contacts in the step, per chunk of contacts
-    std::vector<Vec3> kuhnWorkStep_;            ///< Kuhn per contact: (ΔW^t, rev, irrev) of the step
+    std::vector<Vec3> lawWorkStep_;             ///< laws that count their own work (Kuhn), per contact: (ΔW^t, rev, irrev)
     double workIn_ = 0.0;
-    TangentialWork kuhnWork_;
+    TangentialWork lawWork_;
     std::vector<Vec3> contactForce_;         ///< force on b per contact
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
     std::vector<double> chunkElastic_;          ///< elastic energy per chunk of contacts
@@ -167,25 +167,24 @@ private:
     std::vector<Vec3> x0_;                    ///< positions at the step start (unwrapped during the step)
     std::vector<Contact> stage_;              ///< the step's contacts, geometry at the current stage
     std::vector<Vec3> n0_;                    ///< their normals at the step start
-    std::vector<std::int32_t> identity_;      ///< 0, 1, …: stage springs are indexed by contact
-    std::vector<Vec3> springBase_, stageSpring_, disp_;
-    std::vector<double> plasticBase_;
-    /// History mode (laws with memory beyond the spring: walton-braun,
-    /// saw-tooth, kuhn, pena, a sliding flag, or md.spring_increment =
-    /// velocity): each evaluation applies the law to the step-start memory
-    /// (springBase_, plasticBase_, auxBase_) with the stage's increment since
-    /// the step start (stageIncrement_, stageTwirl_), and the memory of one
+    /// The memory a stage evaluates from (slotStride() per contact): the
+    /// committed memory at the step start, whose springs the evaluations
+    /// with `project` replace (evaluate()); and a stage's copy of it.
+    std::vector<double> base_, stageSlots_;
+    std::vector<Vec3> disp_;
+    /// History mode (laws with memory beyond the spring, ForceLawRow::
+    /// historyStages: walton-braun, saw-tooth, kuhn, pena; a sliding flag; or
+    /// md.spring_increment = velocity): each evaluation applies the law to
+    /// the step-start memory (base_) with the stage's increment since the
+    /// step start (stageIncrement_, stageTwirl_), and the memory of one
     /// evaluation at the step's end state is committed.
     bool historyMode_ = false;
     bool useStageIncrement_ = false;          ///< forceLoop reads stageIncrement_ instead of V_t dt
     bool stageAtStart_ = false;               ///< the evaluation is at the step start (τ = 0)
-    std::vector<double> auxBase_;
     std::vector<Vec3> stageIncrement_;
     std::vector<double> stageTwirl_;
     std::vector<Quat> q0_;                    ///< orientations at the step start (Peña's reference)
     double t0_ = 0.0, stepDt_ = 0.0;
-    /// Sets auxStride_ for the chosen laws.
-    void setAuxStride();
     /// History mode: stage increments for displacements X at elapsed time tau.
     void stageIncrements(const World& world, const std::vector<Vec6>& X, double tau);
     /// History mode: the laws at the current world state from the step-start memory.

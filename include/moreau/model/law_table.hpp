@@ -61,19 +61,26 @@ struct ForceLawRow {
     /// frame), and how many further doubles (Walton–Braun's F_max; the
     /// Mindlin direction and reversal force; Kuhn's normal force and
     /// dissipated work; Peña's centre line and orientations).
-    bool spring;
-    int extraSlots;
+    bool spring = false;
+    int extraSlots = 0;
     /// Keeps a sliding flag where μ_s ≠ μ_d (md.mu_static_ratio).
-    bool slidingFlag;
+    bool slidingFlag = false;
     /// Highest time derivative d^k a/dt^k it provides (Taylor and Gear
     /// schemes), and whether it provides the position Jacobian da/dr
     /// (Khakimov schemes): 0 / false for laws that provide none.
-    int timeDerivatives;
-    bool positionJacobian;
+    int timeDerivatives = 0;
+    bool positionJacobian = false;
     /// Schedules of the force stage that take it besides the staged one:
     /// the fused pair pass, and its lane-parallel kernel (md.simd).
-    bool fused;
-    bool lanes;
+    bool fused = false;
+    bool lanes = false;
+    /// Multi-stage schemes evaluate it from the step-start memory with the
+    /// stage's increment since the step start (its memory is more than a
+    /// spring the scheme can integrate; MdSolver's history mode).
+    bool historyStages = false;
+    /// It counts its own work per step (Kuhn's ΔW^t), which the force stage
+    /// adds instead of the trapezoid of F · ΔU for the tangential part.
+    bool ownWork = false;
 };
 
 template <class Law>
@@ -85,52 +92,65 @@ struct ForceLaw {
 /// The normal laws, in the order the key reference lists them.
 inline constexpr std::array<ForceLaw<NormalLaw>, 5> kNormalLaws{{
     {NormalLaw::Linear,
-     {"linear", "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and md.tn (eqs. 3-4)",
-      false, 0, false, kAnyDerivative, true, true, true}},
+     {.name = "linear",
+      .summary = "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and md.tn (eqs. 3-4)",
+      .timeDerivatives = kAnyDerivative, .positionJacobian = true, .fused = true, .lanes = true}},
     // The Hertz family and Walton–Braun give the first derivative, dF/dt =
     // (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈; the second would need the curvature terms in ξ̇².
-    {NormalLaw::Hertz, {"hertz", "Hertz, eq. 6; md.kn = k~_n", false, 0, false, 1, true, true, true}},
+    {NormalLaw::Hertz,
+     {.name = "hertz", .summary = "Hertz, eq. 6; md.kn = k~_n", .timeDerivatives = 1, .positionJacobian = true,
+      .fused = true, .lanes = true}},
     {NormalLaw::HertzDamped,
-     {"hertz-damped", "Hertz with linear damping, eq. 8; md.kn, md.gamma_n", false, 0, false, 1, true, true, true}},
+     {.name = "hertz-damped", .summary = "Hertz with linear damping, eq. 8; md.kn, md.gamma_n", .timeDerivatives = 1,
+      .positionJacobian = true, .fused = true, .lanes = true}},
     {NormalLaw::HertzKuwabaraKono,
-     {"hkk", "Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n", false, 0, false, 1, true, true, true}},
+     {.name = "hkk", .summary = "Hertz-Kuwabara-Kono, eq. 9; md.kn, md.gamma_n = gamma~_n", .timeDerivatives = 1,
+      .positionJacobian = true, .fused = true, .lanes = true}},
     {NormalLaw::WaltonBraun,
-     {"walton-braun", "Walton-Braun, eq. 10, k2 = k1 + s F_max, xi_0 kept per contact; md.kn = k1, md.s", false, 1,
-      false, 1, true, false, false}},
+     {.name = "walton-braun",
+      .summary = "Walton-Braun, eq. 10, k2 = k1 + s F_max, xi_0 kept per contact; md.kn = k1, md.s",
+      .extraSlots = 1, .timeDerivatives = 1, .positionJacobian = true}},
 }};
 
 /// The tangential laws, in the order the key reference lists them.
 inline constexpr std::array<ForceLaw<TangentialLaw>, 9> kTangentialLaws{{
     {TangentialLaw::Spring,
-     {"spring",
-      "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, md.gamma_t, mu, md.mu_static_ratio "
-      "(default)",
-      true, 0, true, kAnyDerivative, true, true, true}},
+     {.name = "spring",
+      .summary = "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, md.gamma_t, mu, "
+                 "md.mu_static_ratio (default)",
+      .spring = true, .slidingFlag = true, .timeDerivatives = kAnyDerivative, .positionJacobian = true,
+      .fused = true, .lanes = true}},
     {TangentialLaw::Coulomb,
-     {"coulomb", "Coulomb, eq. 13; contact.mu, wall.NAME.mu", false, 0, false, kAnyDerivative, true, true, true}},
+     {.name = "coulomb", .summary = "Coulomb, eq. 13; contact.mu, wall.NAME.mu", .timeDerivatives = kAnyDerivative,
+      .positionJacobian = true, .fused = true, .lanes = true}},
     {TangentialLaw::Viscous,
-     {"viscous", "viscous, eq. 14; md.gamma_t = gamma_s", false, 0, false, kAnyDerivative, true, true, true}},
+     {.name = "viscous", .summary = "viscous, eq. 14; md.gamma_t = gamma_s", .timeDerivatives = kAnyDerivative,
+      .positionJacobian = true, .fused = true, .lanes = true}},
     {TangentialLaw::ViscousCoulomb,
-     {"viscous-coulomb", "Coulomb-limited viscous, eq. 15; md.gamma_t, mu", false, 0, false, kAnyDerivative, true,
-      true, true}},
+     {.name = "viscous-coulomb", .summary = "Coulomb-limited viscous, eq. 15; md.gamma_t, mu",
+      .timeDerivatives = kAnyDerivative, .positionJacobian = true, .fused = true, .lanes = true}},
     {TangentialLaw::WaltonBraun,
-     {"walton-braun", "Walton-Braun/Mindlin variable spring, eqs. 20-21; md.kt = k_s^0, mu", true, 5, true, 0, false,
-      false, false}},
+     {.name = "walton-braun", .summary = "Walton-Braun/Mindlin variable spring, eqs. 20-21; md.kt = k_s^0, mu",
+      .spring = true, .extraSlots = 5, .slidingFlag = true, .historyStages = true}},
     {TangentialLaw::SawTooth,
-     {"saw-tooth", "Brilliantov saw-tooth, eq. 22; md.zeta0, mu", true, 0, false, 0, false, false, false}},
+     {.name = "saw-tooth", .summary = "Brilliantov saw-tooth, eq. 22; md.zeta0, mu", .spring = true,
+      .historyStages = true}},
     {TangentialLaw::Kuhn,
-     {"kuhn",
-      "Kuhn et al. refined 3D linear-frictional algorithm (Fig. 1) with work increments; md.kt, mu, md.kuhn_onset, "
-      "md.kuhn_slip_onset, md.kuhn_slip_rotation, md.kuhn_projection, md.kuhn_twirl",
-      true, 2, true, 0, false, false, false}},
+     {.name = "kuhn",
+      .summary = "Kuhn et al. refined 3D linear-frictional algorithm (Fig. 1) with work increments; md.kt, mu, "
+                 "md.kuhn_onset, md.kuhn_slip_onset, md.kuhn_slip_rotation, md.kuhn_projection, md.kuhn_twirl",
+      .spring = true, .extraSlots = 2, .slidingFlag = true, .historyStages = true, .ownWork = true}},
     // Peña's geometric increment is the spring's to first order in the
     // displacements, w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n: declared
     // like the spring (the curvature of composing finite rotations enters
     // Gear's start-up only).
     {TangentialLaw::Pena,
-     {"pena", "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, md.pena_translation", true, 11, true,
-      kAnyDerivative, true, false, false}},
-    {TangentialLaw::None, {"none", "no tangential force", false, 0, false, kAnyDerivative, true, true, true}},
+     {.name = "pena", .summary = "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, md.pena_translation",
+      .spring = true, .extraSlots = 11, .slidingFlag = true, .timeDerivatives = kAnyDerivative,
+      .positionJacobian = true, .historyStages = true}},
+    {TangentialLaw::None,
+     {.name = "none", .summary = "no tangential force", .timeDerivatives = kAnyDerivative, .positionJacobian = true,
+      .fused = true, .lanes = true}},
 }};
 
 /// The row of a law.

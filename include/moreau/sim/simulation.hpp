@@ -72,6 +72,15 @@ public:
     /// current positions (see MdPairEngine::contacts).
     const std::vector<Contact>& contacts() const;
     CdSolver& cd() { return cd_; }
+    /// Every contact's memory after the last step (key, last force, age and
+    /// the laws' slots), sorted by key: what restoreContacts() takes back.
+    /// Not for the fused MD pipeline (std::logic_error).
+    ContactStore contactStore() const;
+    /// Makes `store` the memory the next step's match carries (the world is
+    /// the caller's to set): a run continued from a world and its contact
+    /// store steps as the uninterrupted run. Throws InputError when the
+    /// store's slots are not the scene's laws' layout.
+    void restoreContacts(const ContactStore& store);
     /// The staged MD solver; it steps only when fused() is false.
     MdSolver& md() { return md_; }
     /// Whether MD runs in the fused pipeline (md.pipeline, MdPairEngine).
@@ -106,7 +115,9 @@ private:
     CdSolver cd_;
     MdSolver md_;
     std::optional<MdPairEngine> pairs_;  ///< MD in the fused pipeline
-    std::vector<std::int32_t> previousIndex_;  ///< MD: this step's contact → last step's
+    /// The laws' memory of contacts_ (MD staged), and of last step's
+    /// contacts while the match carries it over.
+    ContactSlots slots_, previousSlots_;
     mutable StepRecord record_;
     mutable bool recordStale_ = false;  ///< record_ not yet observed for the last step
 };

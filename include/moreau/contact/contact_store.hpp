@@ -1,0 +1,61 @@
+#pragma once
+/// The memory of every contact, in one record set keyed by the contact key:
+/// what every method keeps (ContactHistory: the last force on b — CD's
+/// reaction, MD's contact force — and the age) and the slots the force laws
+/// declare (MD's tangential spring, plastic memory, law-specific state; the
+/// layout is the laws', md/laws/layout.hpp). The merge-join of detection
+/// (matchContactMemory) carries whole records from one step to the next; a
+/// store can be written out and read back as one block (restart, and later
+/// the move of contacts between processes).
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "moreau/contact/contact.hpp"
+
+namespace moreau {
+
+/// Key and history of one contact: the part of Contact that outlives the
+/// step's geometry (40 bytes instead of 80). A time loop that keeps last
+/// step's contacts in this form detects this step's into the same Contact
+/// array, so a large run holds one Contact array instead of two.
+struct ContactMemory {
+    ContactKey key = 0;
+    ContactHistory history;
+};
+
+/// The laws' slots of a contact list: `stride` doubles per contact, record k
+/// belonging to the list's contact k (0 doubles when the laws keep nothing).
+/// New contacts start with every slot 0.
+struct ContactSlots {
+    std::size_t stride = 0;
+    std::vector<double> values;
+
+    double* at(std::size_t k) { return values.data() + k * stride; }
+    const double* at(std::size_t k) const { return values.data() + k * stride; }
+    /// Records held (values.size() / stride; 0 when the stride is 0).
+    std::size_t records() const { return stride > 0 ? values.size() / stride : 0; }
+};
+
+/// A contact list's whole memory, sorted by key: what survives a step.
+struct ContactStore {
+    std::vector<ContactMemory> records;
+    ContactSlots slots;  ///< slots.records() == records.size() (or stride 0)
+};
+
+/// The bodies of a key (makeContactKey's inverse).
+inline BodyId keyBodyA(ContactKey key) { return static_cast<BodyId>(key >> 34); }
+inline BodyId keyBodyB(ContactKey key) { return static_cast<BodyId>((key >> 4) & ((ContactKey{1} << 30) - 1)); }
+
+/// Writes the store as one binary block (a tag line, the record count and
+/// stride, then per record its key, last force, age and slots; doubles bit
+/// for bit, little-endian as the machine's). Throws std::runtime_error when
+/// the stream fails.
+void writeContactStore(std::ostream& out, const ContactStore& store);
+/// Reads a block written by writeContactStore. Throws InputError naming
+/// `origin` and what is wrong (tag, sizes, keys not strictly increasing,
+/// truncation).
+ContactStore readContactStore(std::istream& in, const std::string& origin);
+
+}  // namespace moreau

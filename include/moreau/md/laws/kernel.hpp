@@ -1,0 +1,109 @@
+#pragma once
+/// What every MD force law kernel sees and returns (md/laws/*.hpp).
+///
+/// A kernel is stateless: the law's parameters (Constants, the scene's
+/// MdSettings), one contact's kinematics at one evaluation (ContactState)
+/// and the contact's own memory (the slots its table row declares, handed
+/// as the committed values and updated in place) in; the force, its
+/// stored energy and the new memory out. One kernel per law, specialised on
+/// the law's enumerator; the force stage's schedules (the staged contact
+/// loop of MdSolver, the fused pair pass of MdPairEngine) call the same
+/// kernel. Vectors are in world coordinates; n points from body a to body
+/// b; forces are on b (a feels the opposite).
+#include <cmath>
+#include <limits>
+
+#include "moreau/core/types.hpp"
+#include "moreau/model/law_table.hpp"
+#include "moreau/model/scene.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+/// Constants of one contact after the effective-mass convention (force
+/// schemes §2, last paragraph) and the friction coefficients of its pair.
+struct Constants {
+    double kn, gn, s, kt, gt;
+    double mu;        ///< dynamic (sliding) friction coefficient μ_d
+    double muStatic;  ///< static friction coefficient μ_s ≥ μ_d
+};
+
+/// One contact at one evaluation of the force stage.
+struct ContactState {
+    const World& world;
+    const MdSettings& settings;
+    std::size_t ia, ib;   ///< bodies a (a grain) and b (grain or wall)
+    Vec3 n;               ///< unit normal a → b
+    double overlap;       ///< ξ = −gap > 0
+    Vec3 V;               ///< velocity of b's contact point relative to a's (CD eq. 3)
+    double Vn;            ///< n·V (ξ̇ = −V_n)
+    Vec3 Vt;              ///< V − V_n n
+    double dt;            ///< the step the memory advances over (0 in a stage evaluation)
+    /// A stage evaluation of a multi-stage scheme: the memory advances by
+    /// `increment` (tangential movement since the step start; Kuhn's Δū) and
+    /// `twirl` instead of V_t dt; `atStepStart`: the stage is the step start.
+    bool stage = false, atStepStart = false;
+    Vec3 increment = Vec3::Zero();
+    double twirl = 0.0;
+
+    /// The tangential movement this evaluation adds to a spring: V_t Δt, or the stage's.
+    Vec3 movement() const { return stage ? increment : Vec3(Vt * dt); }
+    double ra() const { return world.radius[ia]; }
+    double rb() const { return world.radius[ib]; }
+    /// R* of the pair: r_a r_b/(r_a + r_b); r_a against a wall.
+    double reducedRadius() const {
+        return world.isWall(static_cast<BodyId>(ib)) ? ra() : ra() * rb() / (ra() + rb());
+    }
+};
+
+/// What a tangential (or rolling) kernel gives besides its force.
+struct LawOutput {
+    double energy = 0.0;  ///< elastic energy stored in the law's springs
+    /// Kuhn: the law counts its own tangential work of the step (`work`,
+    /// which the force stage then adds to the normal force's trapezoid
+    /// instead of the trapezoid of F·V), and its parts (ΔW^t, rev, irrev).
+    bool ownWork = false;
+    double work = 0.0;
+    Vec3 workParts = Vec3::Zero();
+};
+
+/// The kernels, one specialisation per law (md/laws/*.hpp).
+template <NormalLaw N>
+struct NormalKernel;
+template <TangentialLaw T>
+struct TangentialKernel;
+
+/// Turns a vector of the old tangent plane into the new one, keeping its
+/// length: the contact frame rotates with the pair (what Cundall–Strack
+/// springs need so that a rigid rotation does not load them).
+[[gnu::always_inline]] inline Vec3 rotateIntoPlane(const Vec3& old, const Vec3& n) {
+    // One square root (of the ratio of the squared lengths), not two: this
+    // runs for every touching contact of every step.
+    const Vec3 inPlane = old - n.dot(old) * n;
+    const double len2 = old.squaredNorm(), lenIn2 = inPlane.squaredNorm();
+    return lenIn2 > 0.0 ? Vec3(inPlane * std::sqrt(len2 / lenIn2)) : Vec3::Zero();
+}
+
+/// `f` scaled down to length `limit` if longer.
+inline Vec3 capped(const Vec3& f, double limit) {
+    const double len = f.norm();
+    return len > limit ? Vec3(f * (limit / len)) : f;
+}
+
+/// A Vec3 kept in three slots.
+inline Vec3 slotVec3(const double* p) { return Vec3(p[0], p[1], p[2]); }
+inline void setSlotVec3(double* p, const Vec3& v) {
+    p[0] = v.x();
+    p[1] = v.y();
+    p[2] = v.z();
+}
+
+/// Slip speeds up to this multiple of |V_n| are rounding, not slip. The
+/// narrow phase's n = d (1/|d|) is a unit vector only to the last bit, so
+/// V_t = V − (n·V) n of a head-on impact is a residue of a few ε |V_n|,
+/// along ±n or in any direction: normalised, it would give Coulomb's full
+/// μ F_n in that direction (along n: ±25 % of the normal force at μ = 0.25,
+/// on the steps where |n| ≠ 1; across it: spin from a head-on impact).
+inline constexpr double kSlipRounding = 64.0 * std::numeric_limits<double>::epsilon();
+
+}  // namespace moreau

@@ -1,0 +1,83 @@
+#include "moreau/contact/contact_store.hpp"
+
+#include <cstdint>
+#include <istream>
+#include <ostream>
+#include <stdexcept>
+
+#include "moreau/core/error.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr char kTag[] = "moreau-contact-store 1\n";
+constexpr std::size_t kTagLength = sizeof(kTag) - 1;
+/// Bounds on what a block may declare, so that a damaged count fails as a
+/// read error instead of a huge allocation.
+constexpr std::uint64_t kMaxStride = 4096, kMaxRecords = std::uint64_t{1} << 34;
+
+template <class T>
+void put(std::ostream& out, const T& value) {
+    out.write(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+template <class T>
+bool get(std::istream& in, T& value) {
+    return static_cast<bool>(in.read(reinterpret_cast<char*>(&value), sizeof(T)));
+}
+
+}  // namespace
+
+void writeContactStore(std::ostream& out, const ContactStore& store) {
+    const std::uint64_t count = store.records.size(), stride = store.slots.stride;
+    if (stride > 0 && store.slots.records() != count)
+        throw std::logic_error("writeContactStore: slots for " + std::to_string(store.slots.records()) +
+                               " records, " + std::to_string(count) + " records");
+    out.write(kTag, static_cast<std::streamsize>(kTagLength));
+    put(out, count);
+    put(out, stride);
+    for (std::size_t k = 0; k < count; ++k) {
+        const ContactMemory& r = store.records[k];
+        put(out, r.key);
+        for (int e = 0; e < 3; ++e) put(out, r.history.reaction[e]);
+        put(out, r.history.age);
+        if (stride > 0)
+            out.write(reinterpret_cast<const char*>(store.slots.at(k)),
+                      static_cast<std::streamsize>(stride * sizeof(double)));
+    }
+    if (!out) throw std::runtime_error("writeContactStore: the stream failed");
+}
+
+ContactStore readContactStore(std::istream& in, const std::string& origin) {
+    auto fail = [&](const std::string& what) -> ContactStore {
+        throw InputError(origin + ": contact store: " + what);
+    };
+    char tag[kTagLength];
+    if (!in.read(tag, static_cast<std::streamsize>(kTagLength)) || std::string(tag, kTagLength) != kTag)
+        return fail("does not start with the tag 'moreau-contact-store 1'");
+    std::uint64_t count = 0, stride = 0;
+    if (!get(in, count) || !get(in, stride)) return fail("truncated before the record count and stride");
+    if (count > kMaxRecords) return fail("record count " + std::to_string(count) + " is beyond any run");
+    if (stride > kMaxStride)
+        return fail("stride " + std::to_string(stride) + " doubles per contact (allowed: at most " +
+                    std::to_string(kMaxStride) + ")");
+    ContactStore store;
+    store.records.resize(count);
+    store.slots.stride = stride;
+    store.slots.values.resize(count * stride);
+    for (std::size_t k = 0; k < count; ++k) {
+        ContactMemory& r = store.records[k];
+        bool ok = get(in, r.key);
+        for (int e = 0; e < 3; ++e) ok = ok && get(in, r.history.reaction[e]);
+        ok = ok && get(in, r.history.age);
+        if (ok && stride > 0)
+            ok = static_cast<bool>(in.read(reinterpret_cast<char*>(store.slots.at(k)),
+                                           static_cast<std::streamsize>(stride * sizeof(double))));
+        if (!ok) return fail("truncated at record " + std::to_string(k) + " of " + std::to_string(count));
+        if (k > 0 && !(store.records[k - 1].key < r.key))
+            return fail("keys not strictly increasing at record " + std::to_string(k));
+    }
+    return store;
+}
+
+}  // namespace moreau
