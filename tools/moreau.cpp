@@ -197,12 +197,15 @@ int cmdList(const std::vector<std::string>& args) {
             std::string schedules = "staged";
             if (row.fused) schedules += ", fused";
             if (row.lanes) schedules += ", lanes";
+            std::string keys;
+            for (const LawKey& k : row.keys) keys.append(keys.empty() ? "; keys: " : ", ").append(k.name);
             laws.emplace_back(std::string(key) + std::string(row.name),
                               std::string(row.summary) + " [memory: " + (memory.empty() ? "none" : memory) +
-                                  "; derivatives: " + derivatives + "; pipelines: " + schedules + "]");
+                                  "; derivatives: " + derivatives + "; pipelines: " + schedules + keys + "]");
         };
         for (const auto& entry : kNormalLaws) add("md.normal=", entry.row);
         for (const auto& entry : kTangentialLaws) add("md.tangential=", entry.row);
+        for (const auto& entry : kRollingLaws) add("md.rolling=", entry.row);
         laws.emplace_back("md.mu_static_ratio", "static over dynamic friction for the laws with a sliding flag (mu = "
                                                 "contact.mu / wall.NAME.mu is the dynamic one)");
         laws.emplace_back("md.meff=none|damping|both",

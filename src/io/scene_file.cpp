@@ -212,6 +212,21 @@ Rule realKey(std::string key, std::string def, std::string desc, double min = -k
     return r;
 }
 
+/// The shortest text that reads back as `value`.
+std::string shortestText(double value) {
+    char buf[32];
+    const auto end = std::to_chars(buf, buf + sizeof(buf), value).ptr;
+    return std::string(buf, end);
+}
+
+/// A law choice key's description: `what`, then each law's name and row summary.
+template <class Table>
+std::string lawChoiceText(const std::string& what, const Table& table) {
+    std::string text = what;
+    for (const auto& entry : table) text.append(" ").append(entry.row.name).append(": ").append(entry.row.summary).append(".");
+    return text;
+}
+
 Rule intKey(std::string key, std::string def, std::string desc, double min = -kInf, double max = kInf) {
     Rule r;
     r.spec.key = std::move(key);
@@ -310,9 +325,7 @@ std::vector<Rule> fixedRules() {
                          "the plain gap g.",
                          {"pos", "plain"}));
     // [md]
-    r.push_back(typedKey(K::Choice, "md.normal", "linear",
-                         "Normal force (force schemes paper): linear spring-dashpot (eq. 2), hertz (eq. 6), "
-                         "hertz-damped (eq. 8), hkk: Hertz-Kuwabara-Kono (eq. 9), walton-braun (eq. 10).",
+    r.push_back(typedKey(K::Choice, "md.normal", "linear", lawChoiceText("Normal force law.", kNormalLaws),
                          lawNames(kNormalLawNames)));
     r.push_back(realKey("md.kn", "2e5",
                         "Normal stiffness: k_n (linear, N/m), k~_n (Hertz family, N/m^1.5) or k_1 (Walton-Braun).",
@@ -320,16 +333,16 @@ std::vector<Rule> fixedRules() {
     r.push_back(realKey("md.gamma_n", "50",
                         "Normal damping: gamma_n (linear, hertz-damped; see md.meff) or gamma~_n (hkk).", 0.0));
     r.push_back(realKey("md.s", "0", "Walton-Braun: unloading stiffness k_2 = k_1 + s F_max (1/length).", 0.0));
-    r.push_back(typedKey(K::Choice, "md.tangential", "spring",
-                         "Tangential force: Cundall-Strack spring limited by Coulomb (eqs. 16-17, spring kept in the "
-                         "tangent plane), coulomb (eq. 13), viscous (eq. 14, gamma_s = md.gamma_t), "
-                         "viscous-coulomb (eq. 15), walton-braun: Mindlin variable spring (eqs. 20-21, k_s^0 = "
-                         "md.kt), saw-tooth (eq. 22, md.zeta0), kuhn: refined 3D linear-frictional algorithm (Kuhn "
-                         "et al. Fig. 1, k^t = md.kt, switches md.kuhn_*), pena: spring from positions and angles "
-                         "(Pena et al. eqs. 14-15) or none.",
+    r.push_back(typedKey(K::Choice, "md.tangential", "spring", lawChoiceText("Tangential force law.", kTangentialLaws),
                          lawNames(kTangentialLawNames)));
     r.push_back(realKey("md.kt", "57142.857142857145", "Tangential spring stiffness k_t.", 0.0));
     r.push_back(realKey("md.gamma_t", "25", "Tangential damping gamma_t (units as gamma_n).", 0.0));
+    r.push_back(typedKey(K::Choice, "md.rolling", "none", lawChoiceText("Rolling resistance law.", kRollingLaws),
+                         lawNames(kRollingLawNames)));
+    // The keys the laws declare (model/law_table.hpp).
+    for (const LawKey& k : kLawKeys)
+        r.push_back(realKey(std::string(k.name), shortestText(k.fallback), std::string(k.description), k.min,
+                            k.minExclusive, k.max));
     r.push_back(typedKey(K::Choice, "md.meff", "none",
                          "Where the effective mass enters: none (eq. 2 as written, F = -k xi - gamma xi'), damping "
                          "(F = -k xi - m_eff gamma xi', gamma a rate as in LAMMPS gran/hooke) or both constants.",
@@ -1220,6 +1233,8 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     const std::string& tangential = v.text("md.tangential");
     md.tangential = lawFromName(kTangentialLawNames, tangential).value_or(TangentialLaw::Spring);
     md.kt = v.real("md.kt");
+    md.rolling = lawFromName(kRollingLawNames, v.text("md.rolling")).value_or(RollingLaw::None);
+    for (std::size_t i = 0; i < kLawKeys.size(); ++i) md.lawValues[i] = v.real(std::string(kLawKeys[i].name));
     md.gammaT = v.real("md.gamma_t");
     const std::string& meff = v.text("md.meff");
     md.meff = meff == "damping" ? EffectiveMass::Damping : meff == "both" ? EffectiveMass::Both : EffectiveMass::None;

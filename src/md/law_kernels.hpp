@@ -68,7 +68,7 @@ inline Constants contactConstants(const MdSettings& s, double invMa, double invM
     const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
     const double gScale = s.meff == EffectiveMass::None ? 1.0 : meff;
     return Constants{kScale * s.kn, gScale * s.gammaN, kScale * s.s, kScale * s.kt, gScale * s.gammaT, mu,
-                     s.muStaticRatio * mu};
+                     s.muStaticRatio * mu, kScale};
 }
 /// 1/m of a body, 0 for a fixed wall (mass 0): the inverse masses above.
 inline double inverseMass(const World& world, std::size_t i) { return world.mass[i] > 0.0 ? 1.0 / world.mass[i] : 0.0; }

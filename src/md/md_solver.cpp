@@ -65,6 +65,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     const double* stageTwirl = Stage ? stageTwirl_.data() : nullptr;
     const bool atStart = stageAtStart_;
     const bool lawWork = lawRow(T).ownWork;
+    const RollingMoment rolling = rollingMoment_;
     double* next = next_.data();
 #pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
@@ -79,6 +80,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             if (stride > 0) std::copy_n(committed + c * stride, stride, mem);
             contactForce_[c] = contactTorque_[c] = Vec3::Zero();
             if (lawWork) lawWorkStep_[c] = Vec3::Zero();
+            if (rolling) contactCouple_[c] = Vec3::Zero();
             const double overlap = -k.gap;
             if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
                 if (stride > 0) std::fill_n(mem, stride, 0.0);
@@ -118,6 +120,15 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             } else {
                 workSum += -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
             }
+            if (rolling) {
+                // The rolling law's moment on a (−M on b), which scales with
+                // the normal law's elastic stiffness.
+                LawOutput roll;
+                contactCouple_[c] = rolling(state, cst, Fn, Normal::stiffness(cst, overlap, mem + L.normal),
+                                            mem + L.rolling, roll);
+                elasticSum += roll.energy;
+                workSum += roll.work;
+            }
         }
         chunkElastic_[chunk] = elasticSum;
         chunkWork_[chunk] = workSum;
@@ -131,6 +142,7 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
     contactForce_.resize(m);
     contactTorque_.resize(m);
     if (lawRow(settings_.tangential).ownWork) lawWorkStep_.resize(m);
+    if (rollingMoment_) contactCouple_.resize(m);
     // The law pair is chosen once per step; the loop is compiled for it.
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw(settings_.tangential, [&]<TangentialLaw T>() {
@@ -170,6 +182,17 @@ std::vector<double> MdSolver::kuhnContactDissipation(const ContactSlots& slots) 
 }
 
 void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) {
+    gatherForces(world, contacts);
+    if (!rollingMoment_) return;
+    // The rolling moments, M on a and −M on b, in contact order (one thread:
+    // the same bits for any thread count).
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+        torque_[static_cast<std::size_t>(contacts[c].a)] += contactCouple_[c];
+        torque_[static_cast<std::size_t>(contacts[c].b)] -= contactCouple_[c];
+    }
+}
+
+void MdSolver::gatherForces(const World& world, const std::vector<Contact>& contacts) {
     // Per-body sums in one fixed order, no atomics on doubles (STYLE.md §8):
     // the contacts in key order. For body i the keys (j, i), j < i, come
     // before (i, j), so its sum is: contacts where it is b, then where it is
@@ -458,6 +481,7 @@ MdSolver::MdSolver(const MdSettings& settings) : settings_(settings) {
     // spring (and the spring with Cundall's velocity increment) from the
     // committed memory with the stage's increment since the step start.
     const ForceLawRow& t = lawRow(settings_.tangential);
+    rollingMoment_ = rollingMoment(settings_.rolling);
     historyMode_ = settings_.integrator != Integrator::CD &&
                    (t.historyStages || settings_.muStaticRatio != 1.0 ||
                     (settings_.tangential == TangentialLaw::Spring && settings_.springVelocityIncrement));

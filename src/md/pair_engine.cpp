@@ -38,6 +38,7 @@ bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
     if (!lawRow(s.normal).fused) return no("md.normal = walton-braun keeps a plastic memory per contact");
     if (!lawRow(s.tangential).fused) return no("md.tangential keeps memory beyond the spring");
     if (s.muStaticRatio != 1.0) return no("md.mu_static_ratio != 1 keeps a sliding flag per contact");
+    if (!lawRow(s.rolling).fused) return no("md.rolling keeps a rolling spring per contact");
     return true;
 }
 

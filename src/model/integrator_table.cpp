@@ -105,6 +105,9 @@ bool tangentialLawPositionJacobian(TangentialLaw law) { return lawRow(law).posit
 
 void checkIntegratorLaws(const MdSettings& md) {
     const IntegratorInfo& info = integratorInfo(md.integrator);
+    if (md.rolling != RollingLaw::None && md.integrator != Integrator::CD)
+        throw InputError("md.rolling '" + std::string(lawRow(md.rolling).name) + "' runs with md.integrator = cd only, not '" +
+                         std::string(info.name) + "' (allowed with it: md.integrator cd; or md.rolling none)");
     const int need = info.timeDerivatives;
     auto fail = [&](const std::string& what, const std::string& key, const std::string& law,
                     const std::string& allowed) {

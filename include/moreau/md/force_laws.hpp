@@ -9,8 +9,10 @@
 
 #include "moreau/md/laws/kernel.hpp"
 #include "moreau/md/laws/kuhn.hpp"
+#include "moreau/md/laws/mindlin.hpp"
 #include "moreau/md/laws/normal.hpp"
 #include "moreau/md/laws/pena.hpp"
+#include "moreau/md/laws/rolling_ai.hpp"
 #include "moreau/md/laws/saw_tooth.hpp"
 #include "moreau/md/laws/spring.hpp"
 #include "moreau/md/laws/velocity.hpp"
@@ -21,10 +23,11 @@ namespace moreau {
 /// Where the laws' memory lies in a contact's record of slots
 /// (ContactSlots): the normal law's, then the tangential law's (its spring
 /// vector first where it keeps one, then its further slots), then the
-/// sliding flag where there is one. Offsets in doubles.
+/// sliding flag where there is one, then the rolling law's. Offsets in doubles.
 struct LawSlots {
     std::size_t normal = 0, tangential = 0;
     int sliding = -1;  ///< the flag's slot (1: the contact slid at its last evaluation), −1: none
+    std::size_t rolling = 0;
     std::size_t stride = 0;
 };
 
@@ -40,6 +43,8 @@ inline LawSlots lawSlots(const MdSettings& s, bool stages) {
     l.stride = l.tangential + (t.spring ? 3 : 0) + static_cast<std::size_t>(t.extraSlots);
     const bool flag = s.muStaticRatio != 1.0 || (stages && s.tangential == TangentialLaw::Kuhn);
     if (t.slidingFlag && flag) l.sliding = static_cast<int>(l.stride++);
+    l.rolling = l.stride;
+    l.stride += static_cast<std::size_t>(lawRow(s.rolling).extraSlots);
     return l;
 }
 
@@ -60,6 +65,16 @@ void withNormalLaw(NormalLaw law, F&& f) {
 template <class F>
 void withTangentialLaw(TangentialLaw law, F&& f) {
     detail::dispatchLaw(law, f, std::make_index_sequence<kTangentialLaws.size()>{});
+}
+
+/// The rolling law's kernel; null for no rolling resistance.
+inline RollingMoment rollingMoment(RollingLaw law) {
+    RollingMoment kernel = nullptr;
+    auto pick = [&]<RollingLaw R>() {
+        if constexpr (R != RollingLaw::None) kernel = &RollingKernel<R>::moment;
+    };
+    detail::dispatchLaw(law, pick, std::make_index_sequence<kRollingLaws.size()>{});
+    return kernel;
 }
 
 }  // namespace moreau

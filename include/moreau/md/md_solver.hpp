@@ -117,7 +117,9 @@ private:
     void commitContacts(std::vector<Contact>& contacts, ContactSlots& slots);
     /// Throws std::logic_error unless `slots` holds this solver's layout for `contacts`.
     void checkSlots(const std::vector<Contact>& contacts, const ContactSlots& slots) const;
+    /// The per-body sums of the contacts' forces and torques (force_, torque_).
     void gather(const World& world, const std::vector<Contact>& contacts);
+    void gatherForces(const World& world, const std::vector<Contact>& contacts);
 
     // --- every scheme but cd (src/md/integrators.cpp) -----------------------
     void stepScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
@@ -157,6 +159,8 @@ private:
     TangentialWork lawWork_;
     std::vector<Vec3> contactForce_;         ///< force on b per contact
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
+    RollingMoment rollingMoment_ = nullptr;  ///< the rolling law's kernel (null: none)
+    std::vector<Vec3> contactCouple_;        ///< the rolling moment on a per contact (b: its opposite)
     std::vector<double> chunkElastic_;          ///< elastic energy per chunk of contacts
     std::vector<Vec3> force_, torque_;       ///< per body
     std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order

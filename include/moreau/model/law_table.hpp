@@ -9,6 +9,8 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -34,6 +36,14 @@ enum class TangentialLaw {
     SawTooth,        ///< eq. 22: Brilliantov saw-tooth of period ζ₀
     Kuhn,            ///< Kuhn et al. Fig. 1: refined 3D linear–frictional algorithm
     Pena,            ///< Peña et al. eqs. 14–15: spring from positions and angles
+    Mindlin,         ///< Hertz–Mindlin: spring of stiffness 8 G* a, a = √(R* ξ), Coulomb-limited
+};
+
+/// Rolling resistance laws: a moment between the pair against their
+/// relative rolling.
+enum class RollingLaw {
+    None,
+    AiTypeC,  ///< Ai, Chen, Rotter & Ooi (2011) model C: elastic–plastic spring–dashpot
 };
 
 /// k_n and γ_n of the linear spring–dashpot (force schemes eq. 2) that give
@@ -48,6 +58,18 @@ inline LinearConstants linearFromRestitution(double en, double tn, double meff) 
     const double omega = M_PI / tn;
     return {meff * (omega * omega + beta * beta), 2.0 * meff * beta};
 }
+
+/// A scene key a law declares (md.NAME, a real number): it is listed by
+/// `moreau run --help` and `moreau list`, parsed with the other keys, and
+/// its value reaches the law's kernel through MdSettings::lawValue.
+struct LawKey {
+    std::string_view name;         ///< full key, e.g. "md.shear_modulus"
+    double fallback;               ///< default value
+    std::string_view description;  ///< one line: meaning and unit
+    double min = 0.0;              ///< smallest value allowed
+    bool minExclusive = false;     ///< the minimum itself is not allowed
+    double max = std::numeric_limits<double>::infinity();  ///< largest value allowed
+};
 
 /// Derivative order of laws linear in the contact kinematics: any.
 inline constexpr int kAnyDerivative = 99;
@@ -81,6 +103,8 @@ struct ForceLawRow {
     /// It counts its own work per step (Kuhn's ΔW^t), which the force stage
     /// adds instead of the trapezoid of F · ΔU for the tangential part.
     bool ownWork = false;
+    /// The scene keys of its parameters beyond the common ones.
+    std::span<const LawKey> keys = {};
 };
 
 template <class Law>
@@ -113,7 +137,13 @@ inline constexpr std::array<ForceLaw<NormalLaw>, 5> kNormalLaws{{
 }};
 
 /// The tangential laws, in the order the key reference lists them.
-inline constexpr std::array<ForceLaw<TangentialLaw>, 9> kTangentialLaws{{
+inline constexpr LawKey kMindlinKeys[] = {
+    {"md.shear_modulus", 1e9, "Hertz-Mindlin: shear modulus G of the grains and walls (Pa; G* = G/(2(2 - nu)))", 0.0,
+     true},
+    {"md.poisson_ratio", 0.3, "Hertz-Mindlin: Poisson's ratio nu of the grains and walls", -1.0, true, 0.5},
+};
+
+inline constexpr std::array<ForceLaw<TangentialLaw>, 10> kTangentialLaws{{
     {TangentialLaw::Spring,
      {.name = "spring",
       .summary = "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, md.gamma_t, mu, "
@@ -148,9 +178,39 @@ inline constexpr std::array<ForceLaw<TangentialLaw>, 9> kTangentialLaws{{
      {.name = "pena", .summary = "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, md.pena_translation",
       .spring = true, .extraSlots = 11, .slidingFlag = true, .timeDerivatives = kAnyDerivative,
       .positionJacobian = true, .historyStages = true}},
+    // The spring of the Hertz–Mindlin no-slip solution (Mindlin 1949): the
+    // tangential stiffness of a Hertzian contact of radius a; the default
+    // tangential model of LIGGGHTS and LAMMPS's granular "mindlin".
+    {TangentialLaw::Mindlin,
+     {.name = "mindlin",
+      .summary = "Hertz-Mindlin spring, k_t = 8 G* a with a = sqrt(R* xi), kept in the tangent plane and "
+                 "Coulomb-limited; md.shear_modulus, md.poisson_ratio, md.gamma_t, mu, md.mu_static_ratio",
+      .spring = true, .slidingFlag = true, .keys = kMindlinKeys}},
     {TangentialLaw::None,
      {.name = "none", .summary = "no tangential force", .timeDerivatives = kAnyDerivative, .positionJacobian = true,
       .fused = true, .lanes = true}},
+}};
+
+inline constexpr LawKey kAiRollingKeys[] = {
+    {"md.mu_roll", 0.0,
+     "Rolling friction coefficient mu_r: the rolling moment saturates at mu_r R* |F_n| (Ai et al. 2011 eq. 14)"},
+    {"md.eta_roll", 0.3,
+     "Rolling damping ratio eta_r: C_r = eta_r 2 sqrt(I_r k_r) while the spring is elastic (Ai et al. eq. 17)"},
+};
+
+/// The rolling resistance laws, in the order the key reference lists them.
+inline constexpr std::array<ForceLaw<RollingLaw>, 2> kRollingLaws{{
+    {RollingLaw::None, {.name = "none", .summary = "no rolling resistance", .timeDerivatives = kAnyDerivative,
+                        .positionJacobian = true, .fused = true, .lanes = true}},
+    // Memory: the spring moment M^k and the last total moment (for the
+    // work's trapezoid). Integrator cd only (the stage schemes would need
+    // the rolling angle since the step start).
+    {RollingLaw::AiTypeC,
+     {.name = "ai-c",
+      .summary = "Ai, Chen, Rotter & Ooi (2011) model C: elastic-plastic spring-dashpot rolling moment, "
+                 "k_r = 2.25 k_n mu_r^2 R*^2, limit mu_r R* |F_n|, damping eta_r 2 sqrt(I_r k_r) until the limit; "
+                 "md.mu_roll, md.eta_roll (md.integrator = cd)",
+      .extraSlots = 6, .keys = kAiRollingKeys}},
 }};
 
 /// The row of a law.
@@ -162,6 +222,7 @@ constexpr const ForceLawRow& lawRow(const std::array<ForceLaw<Law>, N>& table, L
 }
 constexpr const ForceLawRow& lawRow(NormalLaw law) { return lawRow(kNormalLaws, law); }
 constexpr const ForceLawRow& lawRow(TangentialLaw law) { return lawRow(kTangentialLaws, law); }
+constexpr const ForceLawRow& lawRow(RollingLaw law) { return lawRow(kRollingLaws, law); }
 
 /// (law, name) pairs of a table, for the name helpers of scene.hpp.
 template <class Law, std::size_t N>
@@ -174,6 +235,41 @@ constexpr std::array<std::pair<Law, std::string_view>, N> lawNameTable(const std
 /// the key reference lists them.
 inline constexpr auto kNormalLawNames = lawNameTable(kNormalLaws);
 inline constexpr auto kTangentialLawNames = lawNameTable(kTangentialLaws);
+inline constexpr auto kRollingLawNames = lawNameTable(kRollingLaws);
+
+/// Every key the laws declare, in table order (normal, tangential, rolling
+/// laws): MdSettings::lawValues holds their values in this order.
+inline constexpr std::size_t kLawKeyCount = [] {
+    std::size_t n = 0;
+    for (const auto& e : kNormalLaws) n += e.row.keys.size();
+    for (const auto& e : kTangentialLaws) n += e.row.keys.size();
+    for (const auto& e : kRollingLaws) n += e.row.keys.size();
+    return n;
+}();
+inline constexpr std::array<LawKey, kLawKeyCount> kLawKeys = [] {
+    std::array<LawKey, kLawKeyCount> all{};
+    std::size_t n = 0;
+    for (const auto& e : kNormalLaws)
+        for (const LawKey& k : e.row.keys) all[n++] = k;
+    for (const auto& e : kTangentialLaws)
+        for (const LawKey& k : e.row.keys) all[n++] = k;
+    for (const auto& e : kRollingLaws)
+        for (const LawKey& k : e.row.keys) all[n++] = k;
+    return all;
+}();
+/// The index of a law key in kLawKeys (a compile error when none has that name).
+consteval std::size_t lawKeyIndex(std::string_view name) {
+    for (std::size_t i = 0; i < kLawKeys.size(); ++i)
+        if (kLawKeys[i].name == name) return i;
+    throw "no law declares this key";
+}
+/// The default of every law key, in kLawKeys order.
+using LawValues = std::array<double, kLawKeyCount>;
+inline constexpr LawValues kLawDefaults = [] {
+    LawValues v{};
+    for (std::size_t i = 0; i < kLawKeyCount; ++i) v[i] = kLawKeys[i].fallback;
+    return v;
+}();
 
 namespace detail {
 /// Every enumerator 0 .. count−1 has exactly one row.
@@ -189,5 +285,6 @@ constexpr bool everyLawOnce(const std::array<ForceLaw<Law>, N>& table) {
 }  // namespace detail
 static_assert(detail::everyLawOnce(kNormalLaws), "every normal law has one row");
 static_assert(detail::everyLawOnce(kTangentialLaws), "every tangential law has one row");
+static_assert(detail::everyLawOnce(kRollingLaws), "every rolling law has one row");
 
 }  // namespace moreau

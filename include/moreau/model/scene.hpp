@@ -103,6 +103,10 @@ struct MdSettings {
     double s = 0.0;           ///< Walton–Braun: k₂ = k₁ + s F_max
     TangentialLaw tangential = TangentialLaw::Spring;
     double kt = 2e5 * 2.0 / 7.0;   ///< tangential spring stiffness
+    RollingLaw rolling = RollingLaw::None;
+    /// The values of the keys the laws declare (LawKey, kLawKeys order);
+    /// a kernel reads its own with lawValues[lawKeyIndex("md.NAME")].
+    LawValues lawValues = kLawDefaults;
     double gammaT = 25.0;     ///< tangential damping γ_t (spring) or γ_s (viscous laws)
     EffectiveMass meff = EffectiveMass::None;
     /// Linear law from eqs. 3–4: when tn > 0, k_n and γ_n follow from (e_n,

@@ -26,6 +26,7 @@ struct Constants {
     double kn, gn, s, kt, gt;
     double mu;        ///< dynamic (sliding) friction coefficient μ_d
     double muStatic;  ///< static friction coefficient μ_s ≥ μ_d
+    double kScale;    ///< what multiplies the scene's stiffnesses: 1, or m_eff where md.meff = both
 };
 
 /// One contact at one evaluation of the force stage.
