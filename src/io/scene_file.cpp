@@ -212,13 +212,6 @@ Rule realKey(std::string key, std::string def, std::string desc, double min = -k
     return r;
 }
 
-/// The shortest text that reads back as `value`.
-std::string shortestText(double value) {
-    char buf[32];
-    const auto end = std::to_chars(buf, buf + sizeof(buf), value).ptr;
-    return std::string(buf, end);
-}
-
 /// A law choice key's description: `what`, then each law's name and row summary.
 template <class Table>
 std::string lawChoiceText(const std::string& what, const Table& table) {
@@ -341,7 +334,7 @@ std::vector<Rule> fixedRules() {
                          lawNames(kRollingLawNames)));
     // The keys the laws declare (model/law_table.hpp).
     for (const LawKey& k : kLawKeys)
-        r.push_back(realKey(std::string(k.name), shortestText(k.fallback), std::string(k.description), k.min,
+        r.push_back(realKey(std::string(k.name), formatNumber(k.fallback), std::string(k.description), k.min,
                             k.minExclusive, k.max));
     r.push_back(typedKey(K::Choice, "md.meff", "none",
                          "Where the effective mass enters: none (eq. 2 as written, F = -k xi - gamma xi'), damping "
