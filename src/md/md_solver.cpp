@@ -48,7 +48,6 @@ template <NormalLaw N, TangentialLaw T, bool Stage>
 void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed,
                          double dt) {
     using Normal = NormalKernel<N>;
-    using Tangential = TangentialKernel<T>;
     const std::size_t m = contacts.size();
     const MdSettings& s = settings_;
     const LawSlots L = layout_;
@@ -105,7 +104,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
             bool sliding = L.sliding >= 0 && mem[L.sliding] != 0.0;
             LawOutput out;
-            const Vec3 Ft = Tangential::force(state, cst, Fn, mem + L.tangential, sliding, out);
+            const Vec3 Ft = tangentialForce<T>(state, cst, Fn, mem + L.tangential, sliding, out);
             if (L.sliding >= 0) mem[L.sliding] = sliding ? 1.0 : 0.0;
             contactForce_[c] = Fn * n + Ft;
             contactTorque_[c] = n.cross(Ft);

@@ -2,11 +2,12 @@
 /// Lane-parallel contact kernel of the fused MD pass (MdPairEngine): the
 /// touching grain–grain path of L consecutive pairs of the list at once,
 /// in the vector width of the CPU (L = 2 with SSE2, 4 with AVX2, 8 with
-/// AVX-512). Each lane runs exactly the scalar arithmetic of
-/// pair_engine.cpp and law_kernels.hpp, operation for operation (IEEE add,
-/// multiply, divide and square root round the same in a lane as in a
-/// scalar register, and -ffp-contract=off forbids fused multiply-adds), so
-/// the results are the scalar pass's bits.
+/// AVX-512). The laws are the laws' own arithmetic (md/laws/arithmetic.hpp,
+/// instantiated for lane packs); the narrow phase, kinematics and memory
+/// handling repeat pair_engine.cpp's scalar pass operation for operation
+/// (IEEE add, multiply, divide and square root round the same in a lane as
+/// in a scalar register, and -ffp-contract=off forbids fused multiply-adds),
+/// so the results are the scalar pass's bits.
 ///
 /// The kernel stores each pair's own memory, which no other pair reads: for
 /// the lanes it takes (grain–grain pairs and plane walls as b), the advanced
@@ -24,15 +25,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "moreau/model/law_table.hpp"
+
 namespace moreau::md_block {
-
-/// Normal laws (NormalLaw) and tangential laws the kernel has.
-enum class BlockNormal : int { Linear, Hertz, HertzDamped, HertzKuwabaraKono };
-enum class BlockTangential : int { None, Spring, Coulomb, Viscous, ViscousCoulomb };
-
-/// Slip speeds up to this multiple of |V_n| count as none in the Coulomb law
-/// (law_kernels.hpp's kSlipRounding: 64 ε).
-constexpr double kBlockSlipRounding = 64.0 * 0x1p-52;
 
 /// Everything constant over one force pass. Vectors of 3 are Vec3 arrays
 /// (x, y, z contiguous, no padding).
@@ -105,16 +100,16 @@ struct BlockKernelChoice {
     const char* isa = "";
 };
 
-/// The widest kernel this CPU runs for these laws; `maxLanes` caps the
-/// width (2, 4 or 8). A negative `maxLanes` asks for the kernels measured
-/// faster than the scalar pass: the 8-lane one where the CPU has AVX-512,
-/// else none (kernel null).
-BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes);
+/// The widest kernel this CPU runs for these laws (both rows' `lanes`);
+/// `maxLanes` caps the width (2, 4 or 8). A negative `maxLanes` asks for
+/// the kernels measured faster than the scalar pass: the 8-lane one where
+/// the CPU has AVX-512, else none (kernel null).
+BlockKernelChoice chooseBlockKernel(NormalLaw normal, TangentialLaw tangential, int maxLanes);
 
-// The kernels of each width (defined in pair_block_*.cpp).
-BlockKernel blockKernelSse2(BlockNormal, BlockTangential);
-BlockKernel blockKernelAvx2(BlockNormal, BlockTangential);
-BlockKernel blockKernelAvx512(BlockNormal, BlockTangential);
+// The kernels of each width (defined in pair_block_*.cpp); null for laws without lanes.
+BlockKernel blockKernelSse2(NormalLaw, TangentialLaw);
+BlockKernel blockKernelAvx2(NormalLaw, TangentialLaw);
+BlockKernel blockKernelAvx512(NormalLaw, TangentialLaw);
 DriftKernel driftKernelSse2();
 DriftKernel driftKernelAvx2();
 DriftKernel driftKernelAvx512();

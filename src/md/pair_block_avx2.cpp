@@ -14,7 +14,7 @@
 #include "pair_block_kernel.inc"
 
 namespace moreau::md_block {
-BlockKernel blockKernelAvx2(BlockNormal normal, BlockTangential tangential) { return avx2::pick(normal, tangential); }
+BlockKernel blockKernelAvx2(NormalLaw normal, TangentialLaw tangential) { return avx2::pick(normal, tangential); }
 DriftKernel driftKernelAvx2() { return avx2::drift; }
 }  // namespace moreau::md_block
 #endif

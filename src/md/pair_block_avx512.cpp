@@ -16,7 +16,7 @@
 #include "pair_block_kernel.inc"
 
 namespace moreau::md_block {
-BlockKernel blockKernelAvx512(BlockNormal normal, BlockTangential tangential) { return avx512::pick(normal, tangential); }
+BlockKernel blockKernelAvx512(NormalLaw normal, TangentialLaw tangential) { return avx512::pick(normal, tangential); }
 DriftKernel driftKernelAvx512() { return avx512::drift; }
 }  // namespace moreau::md_block
 #endif

@@ -19,10 +19,10 @@
 
 namespace moreau::md_block {
 
-BlockKernel blockKernelSse2(BlockNormal normal, BlockTangential tangential) { return sse2::pick(normal, tangential); }
+BlockKernel blockKernelSse2(NormalLaw normal, TangentialLaw tangential) { return sse2::pick(normal, tangential); }
 DriftKernel driftKernelSse2() { return sse2::drift; }
 
-BlockKernelChoice chooseBlockKernel(BlockNormal normal, BlockTangential tangential, int maxLanes) {
+BlockKernelChoice chooseBlockKernel(NormalLaw normal, TangentialLaw tangential, int maxLanes) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (maxLanes < 0)

@@ -50,28 +50,13 @@ MdPairEngine::MdPairEngine(const MdSettings& settings, double skin, double inner
 }
 
 void MdPairEngine::setBlockLanes(int maxLanes) {
-    using md_block::BlockNormal, md_block::BlockTangential;
     blockKernel_ = nullptr;
     driftKernel_ = nullptr;
     blockLanes_ = 0;
     blockPairs_ = 0;
     blockIsa_ = "none";
-    static_assert(md_block::kBlockSlipRounding == kSlipRounding);
     if (maxLanes >= 0 && maxLanes < 2) return;
-    BlockTangential tangential;
-    switch (settings_.tangential) {
-        case TangentialLaw::None: tangential = BlockTangential::None; break;
-        case TangentialLaw::Spring: tangential = BlockTangential::Spring; break;
-        case TangentialLaw::Coulomb: tangential = BlockTangential::Coulomb; break;
-        case TangentialLaw::Viscous: tangential = BlockTangential::Viscous; break;
-        case TangentialLaw::ViscousCoulomb: tangential = BlockTangential::ViscousCoulomb; break;
-        default: return;  // not a law of the fused pass
-    }
-    const BlockNormal normal = settings_.normal == NormalLaw::Hertz                ? BlockNormal::Hertz
-                               : settings_.normal == NormalLaw::HertzDamped        ? BlockNormal::HertzDamped
-                               : settings_.normal == NormalLaw::HertzKuwabaraKono ? BlockNormal::HertzKuwabaraKono
-                                                                                   : BlockNormal::Linear;
-    const auto choice = md_block::chooseBlockKernel(normal, tangential, maxLanes);
+    const auto choice = md_block::chooseBlockKernel(settings_.normal, settings_.tangential, maxLanes);
     blockKernel_ = choice.kernel;
     driftKernel_ = choice.kernel ? choice.drift : nullptr;
     blockLanes_ = choice.kernel ? choice.lanes : 0;
@@ -284,15 +269,15 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
         const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
         const double Vn = n.dot(V);
-        // The laws' kernels (md/laws), as the staged loop runs them; the
-        // fused laws keep no memory but the spring (model/law_table.hpp).
-        const ContactState state{world, s, ia, ib, n, overlap, V, Vn, Vec3(V - Vn * n), dt};
+        // The laws' arithmetic (md/laws), as the staged loop and the lane
+        // kernel run it; the fused laws keep no memory but the spring.
+        const Vec3 Vt = V - Vn * n;
         double Fn = NormalKernel<N>::force(cst, overlap, -Vn, nullptr);
         if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
         bool sliding = false;
-        LawOutput out;
-        double* memory = T == TangentialLaw::Spring ? springs[k].data() : nullptr;
-        const Vec3 Ft = TangentialKernel<T>::force(state, cst, Fn, memory, sliding, out);
+        Vec3 none = Vec3::Zero();
+        Vec3& spring = T == TangentialLaw::Spring ? springs[k] : none;
+        const Vec3 Ft = TangentialKernel<T>::apply(cst, n, Vt, Vn, Fn, Vec3(Vt * dt), spring, sliding);
         const Vec3 F = Fn * n + Ft;
         if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;

@@ -48,6 +48,27 @@ inline LawSlots lawSlots(const MdSettings& s, bool stages) {
     return l;
 }
 
+/// The tangential force on b of law T at one contact of the staged loop,
+/// the contact's memory in `mem` (updated) and its sliding flag. The laws
+/// the lane schedule takes run their number-generic arithmetic (`apply`,
+/// the same the fused pass and its lane kernel run); the others their
+/// kernel for the staged loop (`force`).
+template <TangentialLaw T>
+[[gnu::always_inline]] inline Vec3 tangentialForce(const ContactState& k, const Constants& c, double Fn, double* mem,
+                                                   bool& sliding, LawOutput& out) {
+    if constexpr (lawRow(T).lanes) {
+        Vec3 spring = lawRow(T).spring ? slotVec3(mem) : Vec3::Zero();
+        const Vec3 Ft = TangentialKernel<T>::apply(c, k.n, k.Vt, k.Vn, Fn, k.movement(), spring, sliding);
+        if constexpr (lawRow(T).spring) {
+            setSlotVec3(mem, spring);
+            out.energy = 0.5 * c.kt * spring.squaredNorm();
+        }
+        return Ft;
+    } else {
+        return TangentialKernel<T>::force(k, c, Fn, mem, sliding, out);
+    }
+}
+
 namespace detail {
 template <class Law, class F, std::size_t... I>
 void dispatchLaw(Law law, F& f, std::index_sequence<I...>) {

@@ -14,19 +14,25 @@
 #include <limits>
 
 #include "moreau/core/types.hpp"
+#include "moreau/md/laws/arithmetic.hpp"
 #include "moreau/model/law_table.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
 
 namespace moreau {
 
-/// Constants of one contact after the effective-mass convention (force
-/// schemes §2, last paragraph) and the friction coefficients of its pair.
-struct Constants {
-    double kn, gn, s, kt, gt;
-    double mu;        ///< dynamic (sliding) friction coefficient μ_d
-    double muStatic;  ///< static friction coefficient μ_s ≥ μ_d
-    double kScale;    ///< what multiplies the scene's stiffnesses: 1, or m_eff where md.meff = both
+/// The scalar arithmetic of the laws: double and Eigen's Vec3.
+template <>
+struct VecOps<Vec3> {
+    using Real = double;
+    using Mask = bool;
+    static double dot(const Vec3& a, const Vec3& b) { return a.dot(b); }
+    static double sqrt(double x) { return std::sqrt(x); }
+    static double abs(double x) { return std::abs(x); }
+    static double select(bool m, double a, double b) { return m ? a : b; }
+    static Vec3 select(bool m, const Vec3& a, const Vec3& b) { return m ? a : b; }
+    static bool any(bool m) { return m; }
+    static Vec3 zero() { return Vec3::Zero(); }
 };
 
 /// One contact at one evaluation of the force stage.
@@ -68,23 +74,6 @@ struct LawOutput {
     Vec3 workParts = Vec3::Zero();
 };
 
-/// The kernels, one specialisation per law (md/laws/*.hpp).
-template <NormalLaw N>
-struct NormalKernel;
-template <TangentialLaw T>
-struct TangentialKernel;
-
-/// Turns a vector of the old tangent plane into the new one, keeping its
-/// length: the contact frame rotates with the pair (what Cundall–Strack
-/// springs need so that a rigid rotation does not load them).
-[[gnu::always_inline]] inline Vec3 rotateIntoPlane(const Vec3& old, const Vec3& n) {
-    // One square root (of the ratio of the squared lengths), not two: this
-    // runs for every touching contact of every step.
-    const Vec3 inPlane = old - n.dot(old) * n;
-    const double len2 = old.squaredNorm(), lenIn2 = inPlane.squaredNorm();
-    return lenIn2 > 0.0 ? Vec3(inPlane * std::sqrt(len2 / lenIn2)) : Vec3::Zero();
-}
-
 /// `f` scaled down to length `limit` if longer.
 inline Vec3 capped(const Vec3& f, double limit) {
     const double len = f.norm();
@@ -98,13 +87,5 @@ inline void setSlotVec3(double* p, const Vec3& v) {
     p[1] = v.y();
     p[2] = v.z();
 }
-
-/// Slip speeds up to this multiple of |V_n| are rounding, not slip. The
-/// narrow phase's n = d (1/|d|) is a unit vector only to the last bit, so
-/// V_t = V − (n·V) n of a head-on impact is a residue of a few ε |V_n|,
-/// along ±n or in any direction: normalised, it would give Coulomb's full
-/// μ F_n in that direction (along n: ±25 % of the normal force at μ = 0.25,
-/// on the steps where |n| ≠ 1; across it: spin from a head-on impact).
-inline constexpr double kSlipRounding = 64.0 * std::numeric_limits<double>::epsilon();
 
 }  // namespace moreau

@@ -5,18 +5,23 @@
 /// linearisation (∂F/∂ξ, ∂F/∂ξ̇: what the integrators use for da/dt, da/dr
 /// and implicit kicks) and its elastic stiffness (what the rolling law
 /// scales with). `mem` is the law's memory (model/law_table.hpp: only
-/// Walton–Braun keeps one slot, F_max).
+/// Walton–Braun keeps one slot, F_max). The forces of the laws the lane
+/// schedule takes are written for any number type (arithmetic.hpp; sqrt is
+/// found by argument-dependent lookup for a lane pack).
 #include <algorithm>
 #include <cmath>
 
-#include "moreau/md/laws/kernel.hpp"
+#include "moreau/md/laws/arithmetic.hpp"
 
 namespace moreau {
 
 /// Eq. 2: k_n ξ + γ_n ξ̇.
 template <>
 struct NormalKernel<NormalLaw::Linear> {
-    static double force(const Constants& c, double xi, double xiDot, double*) { return c.kn * xi + c.gn * xiDot; }
+    template <class R>
+    static R force(const ConstantsOf<R>& c, R xi, R xiDot, double*) {
+        return c.kn * xi + c.gn * xiDot;
+    }
     static double energy(const Constants& c, double xi, double, const double*) { return 0.5 * c.kn * xi * xi; }
     static void rates(const Constants& c, double, double, const double*, double& kU, double& kV) {
         kU = c.kn;
@@ -36,7 +41,11 @@ struct HertzElastic {
 /// Eq. 6: k̃ ξ^{3/2}.
 template <>
 struct NormalKernel<NormalLaw::Hertz> : HertzElastic {
-    static double force(const Constants& c, double xi, double, double*) { return c.kn * xi * std::sqrt(xi); }
+    template <class R>
+    static R force(const ConstantsOf<R>& c, R xi, R, double*) {
+        using std::sqrt;
+        return c.kn * xi * sqrt(xi);
+    }
     // The first derivative only: dF/dt = (∂F/∂ξ) ξ̇ (the second would need the curvature term in ξ̇²).
     static void rates(const Constants& c, double xi, double, const double*, double& kU, double& kV) {
         kU = 1.5 * c.kn * std::sqrt(xi);
@@ -47,8 +56,10 @@ struct NormalKernel<NormalLaw::Hertz> : HertzElastic {
 /// Eq. 8: k̃ ξ^{3/2} + γ_n ξ̇.
 template <>
 struct NormalKernel<NormalLaw::HertzDamped> : HertzElastic {
-    static double force(const Constants& c, double xi, double xiDot, double*) {
-        return c.kn * xi * std::sqrt(xi) + c.gn * xiDot;
+    template <class R>
+    static R force(const ConstantsOf<R>& c, R xi, R xiDot, double*) {
+        using std::sqrt;
+        return c.kn * xi * sqrt(xi) + c.gn * xiDot;
     }
     static void rates(const Constants& c, double xi, double, const double*, double& kU, double& kV) {
         kU = 1.5 * c.kn * std::sqrt(xi);
@@ -59,8 +70,10 @@ struct NormalKernel<NormalLaw::HertzDamped> : HertzElastic {
 /// Eq. 9 (Hertz–Kuwabara–Kono): k̃ ξ^{3/2} + γ̃ ξ^{1/2} ξ̇.
 template <>
 struct NormalKernel<NormalLaw::HertzKuwabaraKono> : HertzElastic {
-    static double force(const Constants& c, double xi, double xiDot, double*) {
-        const double r = std::sqrt(xi);
+    template <class R>
+    static R force(const ConstantsOf<R>& c, R xi, R xiDot, double*) {
+        using std::sqrt;
+        const R r = sqrt(xi);
         return c.kn * xi * r + c.gn * r * xiDot;
     }
     static void rates(const Constants& c, double xi, double xiDot, const double*, double& kU, double& kV) {

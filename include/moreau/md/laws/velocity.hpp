@@ -1,18 +1,18 @@
 #pragma once
 /// The tangential laws of the relative velocity alone (force schemes eqs.
-/// 13–15), and no tangential force: no memory.
-#include <algorithm>
-#include <cmath>
-
-#include "moreau/md/laws/kernel.hpp"
+/// 13–15), and no tangential force: no memory. Any number type
+/// (arithmetic.hpp): `apply` gives the force on b from the contact's normal
+/// n, tangential velocity V_t, normal velocity V_n and normal force F_n.
+#include "moreau/md/laws/arithmetic.hpp"
 
 namespace moreau {
 
 /// No tangential force.
 template <>
 struct TangentialKernel<TangentialLaw::None> {
-    static Vec3 force(const ContactState&, const Constants&, double, double*, bool&, LawOutput&) {
-        return Vec3::Zero();
+    template <class V, class R, class M>
+    static V apply(const ConstantsOf<R>&, const V&, const V&, R, R, const V&, V&, M&) {
+        return VecOps<V>::zero();
     }
 };
 
@@ -21,28 +21,34 @@ struct TangentialKernel<TangentialLaw::None> {
 /// no slip.
 template <>
 struct TangentialKernel<TangentialLaw::Coulomb> {
-    static Vec3 force(const ContactState& k, const Constants& c, double Fn, double*, bool&, LawOutput&) {
-        const double limit = c.mu * std::abs(Fn);
-        const double v = k.Vt.norm();
-        return v > kSlipRounding * std::abs(k.Vn) ? Vec3(-limit / v * k.Vt) : Vec3::Zero();
+    template <class V, class R, class M>
+    static V apply(const ConstantsOf<R>& c, const V&, const V& Vt, R Vn, R Fn, const V&, V&, M&) {
+        using O = VecOps<V>;
+        const R limit = c.mu * O::abs(Fn);
+        const R v = O::sqrt(O::dot(Vt, Vt));
+        return O::select(v > kSlipRounding * O::abs(Vn), V(-limit / v * Vt), O::zero());
     }
 };
 
 /// Eq. 14: −γ_s v_s.
 template <>
 struct TangentialKernel<TangentialLaw::Viscous> {
-    static Vec3 force(const ContactState& k, const Constants& c, double, double*, bool&, LawOutput&) {
-        return -c.gt * k.Vt;
+    template <class V, class R, class M>
+    static V apply(const ConstantsOf<R>& c, const V&, const V& Vt, R, R, const V&, V&, M&) {
+        return V(-c.gt * Vt);
     }
 };
 
 /// Eq. 15: −min(γ_s |v_s|, μ |F_n|) v̂_s.
 template <>
 struct TangentialKernel<TangentialLaw::ViscousCoulomb> {
-    static Vec3 force(const ContactState& k, const Constants& c, double Fn, double*, bool&, LawOutput&) {
-        const double limit = c.mu * std::abs(Fn);
-        const double v = k.Vt.norm();
-        return v > 0.0 ? Vec3(-std::min(c.gt * v, limit) / v * k.Vt) : Vec3::Zero();
+    template <class V, class R, class M>
+    static V apply(const ConstantsOf<R>& c, const V&, const V& Vt, R, R Fn, const V&, V&, M&) {
+        using O = VecOps<V>;
+        const R limit = c.mu * O::abs(Fn);
+        const R v = O::sqrt(O::dot(Vt, Vt));
+        const R viscous = c.gt * v;
+        return O::select(v > 0.0, V(-O::select(limit < viscous, limit, viscous) / v * Vt), O::zero());
     }
 };
 
