@@ -230,11 +230,8 @@ void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double ta
         }
     refreshContactGeometry(world, stage_);
     stageIncrements(world, X, tau);
-    useStageIncrement_ = true;
-    stageAtStart_ = tau == 0.0;
-    computeForces(world, stage_, base_.data(), 0.0);
-    useStageIncrement_ = false;
-    stageAtStart_ = false;
+    const StageIncrements increments{stageIncrement_.data(), stageTwirl_.data(), tau == 0.0};
+    computeForces(world, stage_, base_.data(), 0.0, &increments);
     if (settings_.tangential == TangentialLaw::Pena)
         for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
 }

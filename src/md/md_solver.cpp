@@ -46,7 +46,7 @@ inline Vec3 relativeAtContact(const std::vector<MdSolver::Vec6>& P, const World&
 
 template <NormalLaw N, TangentialLaw T, bool Stage>
 void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed,
-                         double dt) {
+                         double dt, const StageIncrements* stage) {
     using Normal = NormalKernel<N>;
     const std::size_t m = contacts.size();
     const MdSettings& s = settings_;
@@ -60,9 +60,9 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     chunkWork_.assign(chunks, 0.0);
     // Stage evaluations of the general schemes (src/md/integrators.cpp): the
     // increment since the step start replaces V_t dt (dt is 0 there).
-    const Vec3* stageInc = Stage ? stageIncrement_.data() : nullptr;
-    const double* stageTwirl = Stage ? stageTwirl_.data() : nullptr;
-    const bool atStart = stageAtStart_;
+    const Vec3* stageInc = Stage ? stage->increment : nullptr;
+    const double* stageTwirl = Stage ? stage->twirl : nullptr;
+    const bool atStart = Stage && stage->atStepStart;
     const bool lawWork = lawRow(T).ownWork;
     const RollingMoment rolling = rollingMoment_;
     double* next = next_.data();
@@ -135,7 +135,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
 }
 
 void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed,
-                             double dt) {
+                             double dt, const StageIncrements* stage) {
     const std::size_t m = contacts.size();
     next_.resize(m * layout_.stride);
     contactForce_.resize(m);
@@ -145,8 +145,8 @@ void MdSolver::computeForces(const World& world, const std::vector<Contact>& con
     // The law pair is chosen once per step; the loop is compiled for it.
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw(settings_.tangential, [&]<TangentialLaw T>() {
-            if (useStageIncrement_) forceLoop<N, T, true>(world, contacts, committed, dt);
-            else forceLoop<N, T, false>(world, contacts, committed, dt);
+            if (stage) forceLoop<N, T, true>(world, contacts, committed, dt, stage);
+            else forceLoop<N, T, false>(world, contacts, committed, dt, nullptr);
         });
     });
     elastic_ = 0.0;

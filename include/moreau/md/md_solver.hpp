@@ -107,11 +107,22 @@ public:
     using Vec6 = Eigen::Matrix<double, 6, 1>;
 
 private:
-    /// The forces of every contact from its committed memory `committed`
-    /// (slotStride() doubles per contact); the updated memory goes to next_.
-    void computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt);
+    /// What a stage evaluation of a multi-stage scheme advances the memory
+    /// by, per contact, instead of V_t dt: the tangential movement since the
+    /// step start, Kuhn's twirl angle; and whether the stage is the step start.
+    struct StageIncrements {
+        const Vec3* increment;
+        const double* twirl;
+        bool atStepStart;
+    };
+    /// The forces of every contact at the world's state from its memory
+    /// `committed` (slotStride() doubles per contact), advanced over dt or by
+    /// a stage's increments; the updated memory goes to next_.
+    void computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
+                       const StageIncrements* stage = nullptr);
     template <NormalLaw N, TangentialLaw T, bool Stage>
-    void forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt);
+    void forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
+                   const StageIncrements* stage);
     /// Makes this evaluation's contact memory the committed one (into
     /// `slots`; the work sums) and stores the forces in history.reaction.
     void commitContacts(std::vector<Contact>& contacts, ContactSlots& slots);
@@ -183,8 +194,6 @@ private:
     /// step start (stageIncrement_, stageTwirl_), and the memory of one
     /// evaluation at the step's end state is committed.
     bool historyMode_ = false;
-    bool useStageIncrement_ = false;          ///< forceLoop reads stageIncrement_ instead of V_t dt
-    bool stageAtStart_ = false;               ///< the evaluation is at the step start (τ = 0)
     std::vector<Vec3> stageIncrement_;
     std::vector<double> stageTwirl_;
     std::vector<Quat> q0_;                    ///< orientations at the step start (Peña's reference)
