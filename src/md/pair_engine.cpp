@@ -64,6 +64,48 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
     blockIsa_ = choice.kernel ? choice.isa : "none";
 }
 
+ContactStore MdPairEngine::memory() const {
+    const bool spring = settings_.tangential == TangentialLaw::Spring;
+    ContactStore store;
+    store.slots.stride = spring ? 3 : 0;
+    for (std::size_t k = 0; k < pairs_.size(); ++k) {
+        const bool springy = spring && spring_[k].squaredNorm() > 0.0;
+        if (!touched_[k] && force_[k].squaredNorm() == 0.0 && !springy) continue;
+        ContactMemory r;
+        r.key = makeContactKey(pairs_[k].a, pairs_[k].b);
+        r.history.reaction = force_[k];
+        store.records.push_back(r);
+        if (spring) store.slots.values.insert(store.slots.values.end(), spring_[k].data(), spring_[k].data() + 3);
+    }
+    return store;
+}
+
+void MdPairEngine::restoreMemory(const ContactStore& store, const std::string& origin) {
+    const bool spring = settings_.tangential == TangentialLaw::Spring;
+    const std::size_t stride = spring ? 3 : 0, m = store.records.size();
+    if (store.slots.stride != stride || store.slots.values.size() != m * stride)
+        throw InputError(origin + ": contact store of " + std::to_string(store.slots.stride) +
+                         " slots per contact, the scene's laws keep " + std::to_string(stride));
+    pairs_.resize(m);
+    force_.resize(m);
+    spring_.assign(spring ? m : 0, Vec3::Zero());
+    touched_.resize(m);
+    for (std::size_t k = 0; k < m; ++k) {
+        const ContactKey key = store.records[k].key;
+        pairs_[k] = {keyBodyA(key), keyBodyB(key)};
+        force_[k] = store.records[k].history.reaction;
+        if (spring) spring_[k] = slotVec3(store.slots.at(k));
+        // A pass leaves a force or a spring only on pairs it found
+        // overlapping; one overlapping with neither has nothing to forget.
+        touched_[k] = force_[k].squaredNorm() > 0.0 || (spring && spring_[k].squaredNorm() > 0.0) ? 1 : 0;
+    }
+    // The next pass builds both lists afresh and carries this memory by key.
+    outerAt_.clear();
+    builtAt_.clear();
+    moved_ = true;
+    diagnosticsDone_ = false;
+}
+
 void MdPairEngine::rebuildOuter(const World& world, double margin) {
     grid_.detectPairs(world, margin + skin_, outer_);
     grid_.releaseBuffers();

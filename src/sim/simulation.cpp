@@ -51,9 +51,7 @@ const std::vector<Contact>& Simulation::contacts() const {
 }
 
 ContactStore Simulation::contactStore() const {
-    if (pairs_)
-        throw std::logic_error("Simulation::contactStore(): the fused MD pipeline keeps its pairs' memory itself "
-                               "(md.pipeline = staged carries it in the contact store)");
+    if (pairs_) return pairs_->memory();
     ContactStore store;
     rememberContacts(contacts_, store.records);
     store.slots = slots_;
@@ -61,8 +59,11 @@ ContactStore Simulation::contactStore() const {
 }
 
 void Simulation::restoreContacts(const ContactStore& store) {
-    if (pairs_)
-        throw std::logic_error("Simulation::restoreContacts(): the fused MD pipeline keeps its pairs' memory itself");
+    if (pairs_) {
+        pairs_->restoreMemory(store, scene_.origin);
+        contactsStale_ = true;
+        return;
+    }
     if (store.slots.stride != slots_.stride || store.slots.records() != (slots_.stride > 0 ? store.records.size() : 0))
         throw InputError(scene_.origin + ": contact store of " + std::to_string(store.slots.stride) +
                          " slots per contact, the scene's laws keep " + std::to_string(slots_.stride));

@@ -76,6 +76,20 @@ TEST_SUITE("sim") {
             // Without the store the springs start afresh: not the same run.
             CHECK_FALSE(continuesExactly(scene, 120, 60, false));
         }
+        SUBCASE("MD in the fused pipeline (the default): its pairs' springs and last forces") {
+            const Scene scene = smallBed({"simulation.method=md", "md.pipeline=fused"});
+            std::size_t withMemory = 0;
+            CHECK(continuesExactly(scene, 120, 60, true, &withMemory));
+            CHECK(withMemory > 20);
+            CHECK_FALSE(continuesExactly(scene, 120, 60, false));
+            // The fused pipeline's store has the staged solver's layout for
+            // these laws: a staged run continues from it as well.
+            Scene staged = scene;
+            staged.md.pipeline = MdPipeline::Staged;
+            Simulation fused(scene), reference(staged);
+            for (int k = 0; k < 120; ++k) fused.advance(), reference.advance();
+            CHECK(fused.contactStore().slots.stride == reference.contactStore().slots.stride);
+        }
         SUBCASE("MD, a multi-stage integrator in history mode (kuhn, rk)") {
             const Scene scene = smallBed({"simulation.method=md", "md.tangential=kuhn", "md.integrator=rk",
                                           "md.substeps=2"});

@@ -28,9 +28,11 @@
 ///   advanced: the run is over anyway (Simulation writes a checkpoint).
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "moreau/core/step_context.hpp"
+#include "moreau/contact/contact_store.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
@@ -112,6 +114,17 @@ public:
     /// The pairs with gap < margin at the world's current positions, in key
     /// order, with the last evaluation's force on b as history.reaction.
     void contacts(const World& world, double margin, std::vector<Contact>& out) const;
+
+    /// The pairs' memory as contact store records, in key order: each pair
+    /// that carries any (overlapping at the last evaluation, a last force, a
+    /// spring), with its last force on b and, for the spring law, its spring
+    /// as the staged solver's 3 slots (age is not kept here: 0).
+    ContactStore memory() const;
+    /// Makes `store` the pairs' memory: the next force pass rebuilds both
+    /// lists at the world's positions and gives each pair its key's record,
+    /// so a run continued from its world and memory() steps as the
+    /// uninterrupted run. Throws InputError for a store of other slots.
+    void restoreMemory(const ContactStore& store, const std::string& origin);
 
 private:
     template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>

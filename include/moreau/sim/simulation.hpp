@@ -73,8 +73,8 @@ public:
     const std::vector<Contact>& contacts() const;
     CdSolver& cd() { return cd_; }
     /// Every contact's memory after the last step (key, last force, age and
-    /// the laws' slots), sorted by key: what restoreContacts() takes back.
-    /// Not for the fused MD pipeline (std::logic_error).
+    /// the laws' slots), sorted by key: what restoreContacts() takes back
+    /// (the fused MD pipeline: its pairs' memory, MdPairEngine::memory()).
     ContactStore contactStore() const;
     /// Makes `store` the memory the next step's match carries (the world is
     /// the caller's to set): a run continued from a world and its contact
