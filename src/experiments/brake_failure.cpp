@@ -203,10 +203,7 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
                                    0.05));
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "brake_failure.csv";
-        std::ofstream out(csv);
-        out << "velocity,delta_vx,delta_vx_soft\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "brake_failure.csv", "velocity,delta_vx,delta_vx_soft");
         for (std::size_t i = 0; i < velocities.size(); ++i)
             out << velocities[i] << ',' << stiff.dvx[i] << ',' << soft.dvx[i] << '\n';
         out.close();

@@ -182,10 +182,7 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
     }
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "cd_md_equivalence.csv";
-        std::ofstream out(csv);
-        out << "run,time,y,y_fit,in_fit\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "cd_md_equivalence.csv", "run,time,y,y_fit,in_fit");
         for (std::size_t k = 0; k < cdChains.size(); ++k)
             for (const auto* r : {&cdChains[k], &mdChains[k]}) {
                 const std::string label = std::string(r->md ? "md" : "cd") + "_1d_" + std::to_string(r->iterations);

@@ -263,11 +263,8 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
     checks.back()["error"] = std::max(0.0, std::log10(std::max(fall, 1e-300)) + 6.0);
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "convergence_criteria.csv";
-        std::ofstream out(csv);
-        out << "criterion,epsilon,mean_iterations,mean_overlap,max_overlap,capped_steps,load_step_iterations\n"
-            << std::setprecision(10);
+        auto [csv, out] = openCsv(options, "convergence_criteria.csv",
+                                   "criterion,epsilon,mean_iterations,mean_overlap,max_overlap,capped_steps,load_step_iterations", 10);
         out << "fixed," << NI << ',' << fixed.meanIterations << ',' << fixed.meanOverlap << ',' << fixed.maxOverlap
             << ",0," << fixed.loadStepIterations << '\n';
         out << "local," << local.epsilon << ',' << local.run.meanIterations << ',' << local.run.meanOverlap << ','

@@ -229,10 +229,7 @@ nlohmann::json detachment(const ExperimentOptions& options) {
     }
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "detachment.csv";
-        std::ofstream out(csv);
-        out << "t0_over_tn,e_total,e_n,e_total_hard_sphere,duration\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "detachment.csv", "t0_over_tn,e_total,e_n,e_total_hard_sphere,duration");
         for (std::size_t i = 0; i < ratios.size(); ++i)
             out << ratios[i] << ',' << eTot[i] << ',' << en << ',' << eHard << ',' << durations[i] << '\n';
         out.close();

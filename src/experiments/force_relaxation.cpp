@@ -275,10 +275,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
     if (p3.size.size() >= 2) checks.push_back(makeCheck("3D exponent vs n (eq. 50: 2/3)", exp3, 2.0 / 3.0, 0.15, false));
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "force_relaxation.csv";
-        std::ofstream out(csv);
-        out << "system,size,depth,contacts,sweeps,sweeps_sd,sweeps_theory\n" << std::setprecision(10);
+        auto [csv, out] = openCsv(options, "force_relaxation.csv", "system,size,depth,contacts,sweeps,sweeps_sd,sweeps_theory", 10);
         for (std::size_t i = 0; i < chain.size.size(); ++i)
             out << "chain," << chain.size[i] << ',' << chain.depth[i] << ',' << chain.contacts[i] << ','
                 << chain.sweeps[i] << ',' << chain.sweepsSd[i] << ',' << theory[i] << '\n';

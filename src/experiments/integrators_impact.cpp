@@ -375,11 +375,8 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     results["checks_skipped"] = skipped;
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "integrators.csv";
-        std::ofstream out(csv);
-        out << "scheme,steps,ard_en,ard_et,ard_beta,ard_omega,grid_en,grid_et,grid_beta,grid_omega,cpu_seconds\n"
-            << std::setprecision(10);
+        auto [csv, out] = openCsv(options, "integrators.csv",
+                                   "scheme,steps,ard_en,ard_et,ard_beta,ard_omega,grid_en,grid_et,grid_beta,grid_omega,cpu_seconds", 10);
         for (std::size_t k = 0; k < schemes.size(); ++k)
             for (std::size_t i = 0; i < steps.size(); ++i) {
                 const SchemeRun& r = runs[k];

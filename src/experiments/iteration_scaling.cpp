@@ -128,10 +128,7 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
     }
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "iteration_scaling.csv";
-        std::ofstream out(csv);
-        out << "system,iterations,omega,tau,omega_theory,tau_theory,r2\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "iteration_scaling.csv", "system,iterations,omega,tau,omega_theory,tau_theory,r2");
         for (std::size_t i = 0; i < chains.size(); ++i)
             out << "chain," << iters[i] << ',' << chains[i].fit.omega << ',' << chains[i].fit.tau << ','
                 << chains[i].theory.omega << ',' << chains[i].theory.tau << ',' << chains[i].fit.r2 << '\n';

@@ -108,10 +108,7 @@ nlohmann::json kuhnSlipDirection(const ExperimentOptions& options) {
                              {"substeps", substeps},
                              {"angles", "degrees of the force from the movement direction; -90 at the start"}};
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "kuhn_slip_direction.csv";
-        std::ofstream out(csv);
-        out << "movement,theta_refined,theta_shortcut,theta_fine_steps,theta_closed_form\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "kuhn_slip_direction.csv", "movement,theta_refined,theta_shortcut,theta_fine_steps,theta_closed_form");
         for (std::size_t i = 0; i < movement.size(); ++i)
             out << movement[i] << ',' << thetaRefined[i] << ',' << thetaShortcut[i] << ',' << thetaFine[i] << ','
                 << thetaClosed[i] << '\n';

@@ -334,11 +334,8 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
     params["curves"] = curveList;
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "oblique_impact.csv";
-        std::ofstream out(csv);
-        out << "curve,law,label,psi_in,sin_theta,psi_out,psi_out_vnf,e_total,contact_time,psi_theory,e_theory\n"
-            << std::setprecision(10);
+        auto [csv, out] = openCsv(options, "oblique_impact.csv",
+                                   "curve,law,label,psi_in,sin_theta,psi_out,psi_out_vnf,e_total,contact_time,psi_theory,e_theory", 10);
         for (const Curve& c : curves)
             for (std::size_t i = 0; i < psiIn.size(); ++i) {
                 double pth = std::nan(""), eth = std::nan("");

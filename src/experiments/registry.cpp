@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 
 #include "moreau/experiments/experiment.hpp"
@@ -66,6 +67,14 @@ const std::vector<ExperimentInfo>& benches() {
         {"detect", "seconds per contact detection (cell grid) on a dense 3D packing", benchDetect},
     };
     return list;
+}
+
+CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const std::string& header, int precision) {
+    std::filesystem::create_directories(options.outDir);
+    CsvFile csv{options.outDir / name, {}};
+    csv.out.open(csv.path);
+    csv.out << header << '\n' << std::setprecision(precision);
+    return csv;
 }
 
 bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet) {

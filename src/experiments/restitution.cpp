@@ -235,11 +235,8 @@ nlohmann::json restitution(const ExperimentOptions& options) {
             makeCheck("Hertz damped: mean e_n over 0.29-1.2 m/s (paper: about 0.87)", eHdFoerster, 0.87, 0.03));
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "restitution.csv";
-        std::ofstream out(csv);
-        out << "velocity,e_linear,e_hertz_damped,e_hkk,e_walton_braun,e_linear_theory,e_walton_braun_theory\n"
-            << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "restitution.csv",
+                                   "velocity,e_linear,e_hertz_damped,e_hkk,e_walton_braun,e_linear_theory,e_walton_braun_theory");
         for (std::size_t i = 0; i < velocities.size(); ++i)
             out << velocities[i] << ',' << lin.e[i] << ',' << hd.e[i] << ',' << hkk.e[i] << ',' << wb.e[i] << ','
                 << eLinTheory << ',' << eWBTheory[i] << '\n';

@@ -326,10 +326,7 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
                              {"seed", seed},
                              {"units", "SI (m, kg, s); stresses in kPa with Kuhn's sign (compression negative)"}};
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "rigid_rotation.csv";
-        std::ofstream out(csv);
-        out << "increment,angle_deg,error_none,error_projection,error_projection_twirl\n" << std::setprecision(10);
+        auto [csv, out] = openCsv(options, "rigid_rotation.csv", "increment,angle_deg,error_none,error_projection,error_projection_twirl", 10);
         for (std::size_t i = 0; i < angles.size(); ++i)
             out << i + 1 << ',' << angles[i] << ',' << history[0][i] << ',' << history[1][i] << ',' << history[2][i]
                 << '\n';

@@ -52,10 +52,7 @@ nlohmann::json soundWave1d(const ExperimentOptions& options) {
     checks.push_back(makeCheck("r2", fit.r2, 1.0, 0.01, false));
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "sound_wave_1d.csv";
-        std::ofstream out(csv);
-        out << "time,x_last,wall_force,in_fit,x_fit,x_theory\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "sound_wave_1d.csv", "time,x_last,wall_force,in_fit,x_fit,x_theory");
         // Fig. 7's curve: eq. 64 with ω, τ from theory and x0, A, φ fitted in the window.
         std::vector<double> tf, xf;
         for (std::size_t i = 0; i < run.t.size(); ++i)

@@ -63,10 +63,7 @@ nlohmann::json soundWave2d(const ExperimentOptions& options) {
     }
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "sound_wave_2d.csv";
-        std::ofstream out(csv);
-        out << "run,time,y,y_fit,in_fit\n" << std::setprecision(12);
+        auto [csv, out] = openCsv(options, "sound_wave_2d.csv", "run,time,y,y_fit,in_fit");
         cdwaves::writeRingCsv(out, "cd" + std::to_string(NI), ring);
         out.close();
         runPlotScript("sound_wave_2d",

@@ -3,6 +3,7 @@
 /// (`moreau bench NAME`), each a function returning its JSON record.
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -31,6 +32,15 @@ struct ExperimentInfo {
 
 const std::vector<ExperimentInfo>& experiments();
 const std::vector<ExperimentInfo>& benches();
+
+/// A CSV file of an experiment: `name` in options.outDir (created), its
+/// header line written, numbers with `precision` significant digits.
+struct CsvFile {
+    std::filesystem::path path;
+    std::ofstream out;
+};
+CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const std::string& header,
+                int precision = 12);
 
 /// Runs tools/plot_<script>.py with /usr/bin/python3 on `args` if both exist;
 /// returns false (and says why on stderr unless quiet) when no PNG could be made.
