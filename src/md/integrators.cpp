@@ -111,14 +111,18 @@ void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& 
     for (std::size_t c = 0; c < m; ++c) out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]);
 }
 
-void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,
-                        std::vector<Vec6>& A, bool project) {
-    const std::size_t nb = world.numBodies(), m = stage_.size();
-    for (std::size_t i = 0; i < nb; ++i) {
+void MdSolver::placeState(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V) const {
+    for (std::size_t i = 0; i < world.numBodies(); ++i) {
         world.x[i] = x0_[i] + X[i].head<3>();
         world.v[i] = V[i].head<3>();
         world.w[i] = V[i].tail<3>();
     }
+}
+
+void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,
+                        std::vector<Vec6>& A, bool project) {
+    const std::size_t nb = world.numBodies(), m = stage_.size();
+    placeState(world, X, V);
     if (historyMode_) {
         historyForces(world, X, t - t0_);
     } else {
@@ -312,11 +316,7 @@ void MdSolver::rungeKutta(World& world, const std::vector<Vec6>& V0, std::vector
 void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const std::vector<Vec6>& X,
                             const std::vector<Vec6>& V, double dt) {
     const std::size_t nb = world.numBodies(), m = stage_.size();
-    for (std::size_t i = 0; i < nb; ++i) {
-        world.x[i] = x0_[i] + X[i].head<3>();
-        world.v[i] = V[i].head<3>();
-        world.w[i] = V[i].tail<3>();
-    }
+    placeState(world, X, V);
     if (historyMode_) {
         // The laws' memory at the end state: one evaluation from the
         // step-start memory with the whole step's increment, committed.
@@ -560,11 +560,7 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, ContactS
                 combine(X1, {{h, &V0}, {0.5 * h * h, &A0}, {h * h * h / 6.0, &JV}});
                 combine(y, {{1.0, &V0}, {h, &A0}, {h * h / 3.0, &JV}});
                 // (da/dr) at t + Δt: the contacts' geometry at r_{t+Δt}.
-                for (std::size_t i = 0; i < nb; ++i) {
-                    world.x[i] = x0_[i] + X1[i].head<3>();
-                    world.v[i] = y[i].head<3>();
-                    world.w[i] = y[i].tail<3>();
-                }
+                placeState(world, X1, y);
                 refreshContactGeometry(world, stage_);
                 solvePositionJacobian(world, h * h / 6.0, y, V1);  // eq. 18
                 break;

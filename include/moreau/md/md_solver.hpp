@@ -139,6 +139,9 @@ private:
                     std::vector<Vec6>& X1, std::vector<Vec6>& V1);
     /// z solving (1 − c J) z = y with J = da/dr at the current stage (fixed point).
     void solvePositionJacobian(const World& world, double c, const std::vector<Vec6>& y, std::vector<Vec6>& z);
+    /// Puts a state of the step into the world: positions x0 + X (X the
+    /// displacement since the step start), velocities and spins V.
+    void placeState(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V) const;
     /// Accelerations A of every body with displacement X since the step start
     /// and velocities V, at time t; `project` makes this evaluation the one
     /// whose Coulomb-limited springs become the step's spring base.
