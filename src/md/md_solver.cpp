@@ -376,7 +376,7 @@ void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::ve
                               "eq. 4)");
 }
 
-template <NormalLaw N>
+template <NormalLaw N, TangentialLaw T>
 void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts,
                                    const std::vector<Vec6>* dU, const std::vector<Vec6>* dV,
                                    std::vector<Vec3>& dF) const {
@@ -424,29 +424,27 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
             }
             if (rho > 0.0) d += (sign * Fn / rho) * (dx - n.dot(dx) * n);
         }
-        const Vec3 ut = u - n.dot(u) * n, vt = v - n.dot(v) * n;
         const Vec3 Ft = F - Fn * n;
         const double ft = Ft.norm(), limit = cst.mu * std::abs(Fn);
-        const bool below = limit > 0.0 && ft < limit * (1.0 - 1e-12);
-        auto slide = [&] { return ft > 0.0 ? Vec3(Ft / ft * (cst.mu * (Fn < 0.0 ? -dFn : dFn))) : Vec3::Zero(); };
-        switch (s.tangential) {
-            case TangentialLaw::None: break;
-            case TangentialLaw::Coulomb: d += slide(); break;
-            case TangentialLaw::Viscous: d += -cst.gt * vt; break;
-            case TangentialLaw::ViscousCoulomb: d += below ? Vec3(-cst.gt * vt) : slide(); break;
-            case TangentialLaw::Spring: d += below ? Vec3(-cst.kt * ut - cst.gt * vt) : slide(); break;
-            case TangentialLaw::Pena: {
-                // Eqs. 14–15 to first order: w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n.
-                Vec3 up = ut;
-                if (dU && s.penaTranslation == PenaTranslation::Paper) {
-                    const double w = world.radius[ia] / (world.radius[ia] + world.radius[ib]);
-                    const Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
-                    up -= (1.0 - w) * (dx - n.dot(dx) * n);
-                }
-                d += below ? Vec3(-cst.kt * up - cst.gt * vt) : slide();
-                break;
+        if constexpr (lawRow(T).timeDerivatives > 0 || lawRow(T).positionJacobian) {
+            // The tangential law's own linearisation (laws without one are
+            // refused by checkIntegratorLaws where it is needed).
+            Vec3 centres = Vec3::Zero();
+            if (dU) {
+                const Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
+                centres = dx - n.dot(dx) * n;
             }
-            default: break;  // laws without a declared linearisation (checkIntegratorLaws refuses them where needed)
+            const TangentialRate rate{cst,
+                                      s,
+                                      u - n.dot(u) * n,
+                                      v - n.dot(v) * n,
+                                      limit > 0.0 && ft < limit * (1.0 - 1e-12),
+                                      ft > 0.0 ? Vec3(Ft / ft * (cst.mu * (Fn < 0.0 ? -dFn : dFn))) : Vec3::Zero(),
+                                      dU != nullptr,
+                                      centres,
+                                      world.radius[ia],
+                                      world.radius[ib]};
+            TangentialKernel<T>::rate(rate, d);
         }
         dF[c] = d;
     }
@@ -455,8 +453,10 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
 void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                                const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
     std::vector<Vec3> dF(contacts.size());
-    withNormalLaw(settings_.normal,
-                  [&]<NormalLaw N>() { forceDerivativeLoop<N>(world, contacts, dU, dV, dF); });
+    withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
+        withTangentialLaw(settings_.tangential,
+                          [&]<TangentialLaw T>() { forceDerivativeLoop<N, T>(world, contacts, dU, dV, dF); });
+    });
     // One thread, contacts in key order: the same bits for any thread count.
     const std::size_t nb = world.numBodies();
     std::vector<Vec3> f(nb, Vec3::Zero()), t(nb, Vec3::Zero());

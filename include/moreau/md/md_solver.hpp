@@ -152,7 +152,7 @@ private:
     /// evaluation (src/md/md_solver.cpp, next to the laws).
     void forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                          const std::vector<Vec6>* dV, std::vector<Vec6>& out) const;
-    template <NormalLaw N>
+    template <NormalLaw N, TangentialLaw T>
     void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                              const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
     /// Tangential relative displacement of each contact point for body displacements X.

@@ -74,6 +74,20 @@ struct LawOutput {
     Vec3 workParts = Vec3::Zero();
 };
 
+/// What a tangential law's linearisation sees (the integrators' da/dt and
+/// da/dr, MdSolver::forceDerivative), at the last evaluation. A law that
+/// declares derivatives in its row adds its δF_t to `d` in `rate(r, d)`.
+struct TangentialRate {
+    const Constants& c;
+    const MdSettings& settings;
+    Vec3 ut, vt;     ///< tangential parts of b's contact point's displacement rate and velocity rate against a's
+    bool sticks;     ///< the last force lies inside the friction limit
+    Vec3 slide;      ///< the rate of a sliding force: its direction times μ δF_n
+    bool displaced;  ///< a displacement rate is given
+    Vec3 centres;    ///< the tangential part of δx_b − δx_a (0 without a displacement rate)
+    double ra, rb;
+};
+
 /// `f` scaled down to length `limit` if longer.
 inline Vec3 capped(const Vec3& f, double limit) {
     const double len = f.norm();

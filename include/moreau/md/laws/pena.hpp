@@ -59,6 +59,16 @@ struct TangentialKernel<TangentialLaw::Pena> {
         aux[7] = qb.w(), aux[8] = qb.x(), aux[9] = qb.y(), aux[10] = qb.z();
         return Ft;
     }
+    /// Eqs. 14–15 to first order, w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n:
+    /// the spring's linearisation with the translation weighted by w.
+    static void rate(const TangentialRate& r, Vec3& d) {
+        Vec3 up = r.ut;
+        if (r.displaced && r.settings.penaTranslation == PenaTranslation::Paper) {
+            const double w = r.ra / (r.ra + r.rb);
+            up -= (1.0 - w) * r.centres;
+        }
+        d += r.sticks ? Vec3(-r.c.kt * up - r.c.gt * r.vt) : r.slide;
+    }
 };
 
 }  // namespace moreau

@@ -17,6 +17,12 @@ struct TangentialKernel<TangentialLaw::Spring> {
         spring = rotateIntoPlane(spring, n);
         return cundallSpring(c, c.kt, Vt, movement, Fn, spring, sliding);
     }
+    /// Its linearisation: the spring and dashpot while it sticks, Coulomb's
+    /// rate while it slides.
+    template <class Rate, class V>
+    static void rate(const Rate& r, V& d) {
+        d += r.sticks ? V(-r.c.kt * r.ut - r.c.gt * r.vt) : r.slide;
+    }
 };
 
 }  // namespace moreau

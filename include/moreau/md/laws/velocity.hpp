@@ -14,6 +14,8 @@ struct TangentialKernel<TangentialLaw::None> {
     static V apply(const ConstantsOf<R>&, const V&, const V&, R, R, const V&, V&, M&) {
         return VecOps<V>::zero();
     }
+    template <class Rate, class V>
+    static void rate(const Rate&, V&) {}
 };
 
 /// Eq. 13: −μ |F_n| v̂_s. Coulomb's force does not vanish with V_t, so a V_t
@@ -28,6 +30,10 @@ struct TangentialKernel<TangentialLaw::Coulomb> {
         const R v = O::sqrt(O::dot(Vt, Vt));
         return O::select(v > kSlipRounding * O::abs(Vn), V(-limit / v * Vt), O::zero());
     }
+    template <class Rate, class V>
+    static void rate(const Rate& r, V& d) {
+        d += r.slide;
+    }
 };
 
 /// Eq. 14: −γ_s v_s.
@@ -36,6 +42,10 @@ struct TangentialKernel<TangentialLaw::Viscous> {
     template <class V, class R, class M>
     static V apply(const ConstantsOf<R>& c, const V&, const V& Vt, R, R, const V&, V&, M&) {
         return V(-c.gt * Vt);
+    }
+    template <class Rate, class V>
+    static void rate(const Rate& r, V& d) {
+        d += V(-r.c.gt * r.vt);
     }
 };
 
@@ -49,6 +59,10 @@ struct TangentialKernel<TangentialLaw::ViscousCoulomb> {
         const R v = O::sqrt(O::dot(Vt, Vt));
         const R viscous = c.gt * v;
         return O::select(v > 0.0, V(-O::select(limit < viscous, limit, viscous) / v * Vt), O::zero());
+    }
+    template <class Rate, class V>
+    static void rate(const Rate& r, V& d) {
+        d += r.sticks ? V(-r.c.gt * r.vt) : r.slide;
     }
 };
 
