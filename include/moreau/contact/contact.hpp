@@ -20,9 +20,9 @@ inline ContactKey makeContactKey(BodyId a, BodyId b, std::uint32_t feature = 0) 
 }
 
 /// What survives from one step to the next for one contact, common to every
-/// method. Method-specific memory (MD tangential springs, plastic memory) is
-/// not stored here: a method keeps its own per-contact arrays and carries them
-/// over with matchContacts(previous, current, &previousIndex).
+/// method. The force laws' own memory (MD springs, plastic memory) is the
+/// rest of the contact's record: its slots (contact_store.hpp), carried by
+/// the same merge-join.
 struct ContactHistory {
     Vec3 reaction = Vec3::Zero();  ///< last contact force acting on body b (CD: reaction R, CD eq. 6)
     std::uint32_t age = 0;         ///< steps this contact has existed

@@ -15,8 +15,8 @@
 /// For these laws a contact's whole memory is its tangential spring (and its
 /// last force, for the work diagnostics), so it lives next to the pair in the
 /// list instead of being rebuilt, remembered and matched by key every step.
-/// The arithmetic per contact and the order of every per-body sum are the
-/// staged pipeline's (src/md/law_kernels.hpp, key order), so both give the
+/// The laws per contact (md/laws/) and the order of every per-body sum are
+/// the staged pipeline's (key order), so both give the
 /// same bits for any thread count (tests/md/test_pair_engine.cpp); only the
 /// energy and work sums are grouped differently (last-bit differences).
 ///

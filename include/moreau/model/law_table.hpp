@@ -5,7 +5,7 @@
 /// which derivatives it provides and which schedules of the force stage take
 /// it. The scene parser (md.normal, md.tangential), `moreau list force-laws`,
 /// the fused pipeline's admission and the integrators' checks read these rows.
-/// The arithmetic of each law is in md/ (force_laws.hpp, law_kernels.hpp).
+/// The arithmetic of each law is its kernel in md/laws/ (md/force_laws.hpp).
 #include <array>
 #include <cmath>
 #include <cstddef>
