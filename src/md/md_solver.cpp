@@ -98,13 +98,22 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             // l_a = r_a n, l_b = −r_b n).
             const Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
             const double Vn = n.dot(V);
-            const ContactState state{world, s, ia, ib, n, overlap, V, Vn, Vec3(V - Vn * n), dt, Stage, atStart,
-                                     Stage ? stageInc[c] : Vec3::Zero(), Stage ? stageTwirl[c] : 0.0};
+            const Vec3 Vt = V - Vn * n;
+            // The whole contact as the laws written for the staged loop see it.
+            auto state = [&] {
+                return ContactState{world, s, ia, ib, n, overlap, V, Vn, Vt, dt, Stage, atStart,
+                                    Stage ? stageInc[c] : Vec3::Zero(), Stage ? stageTwirl[c] : 0.0};
+            };
             double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
             if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
             bool sliding = L.sliding >= 0 && mem[L.sliding] != 0.0;
             LawOutput out;
-            const Vec3 Ft = tangentialForce<T>(state, cst, Fn, mem + L.tangential, sliding, out);
+            Vec3 Ft;
+            if constexpr (lawRow(T).lanes)
+                Ft = laneLawForce<T>(cst, n, Vt, Vn, Fn, Stage ? stageInc[c] : Vec3(Vt * dt),
+                                     committed + c * stride + L.tangential, mem + L.tangential, sliding, out);
+            else
+                Ft = TangentialKernel<T>::force(state(), cst, Fn, mem + L.tangential, sliding, out);
             if (L.sliding >= 0) mem[L.sliding] = sliding ? 1.0 : 0.0;
             contactForce_[c] = Fn * n + Ft;
             contactTorque_[c] = n.cross(Ft);
@@ -123,7 +132,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                 // The rolling law's moment on a (−M on b), which scales with
                 // the normal law's elastic stiffness.
                 LawOutput roll;
-                contactCouple_[c] = rolling(state, cst, Fn, Normal::stiffness(cst, overlap, mem + L.normal),
+                contactCouple_[c] = rolling(state(), cst, Fn, Normal::stiffness(cst, overlap, mem + L.normal),
                                             mem + L.rolling, roll);
                 elasticSum += roll.energy;
                 workSum += roll.work;

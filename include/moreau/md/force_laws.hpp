@@ -48,25 +48,22 @@ inline LawSlots lawSlots(const MdSettings& s, bool stages) {
     return l;
 }
 
-/// The tangential force on b of law T at one contact of the staged loop,
-/// the contact's memory in `mem` (updated) and its sliding flag. The laws
-/// the lane schedule takes run their number-generic arithmetic (`apply`,
-/// the same the fused pass and its lane kernel run); the others their
-/// kernel for the staged loop (`force`).
+/// The tangential force on b of a law the lane schedule takes, at one
+/// contact of the staged loop: its number-generic arithmetic (`apply`, the
+/// same the fused pass and its lane kernel run) from the contact's committed
+/// memory `before` into `mem` (its spring), and its spring's energy into `out`.
 template <TangentialLaw T>
-[[gnu::always_inline]] inline Vec3 tangentialForce(const ContactState& k, const Constants& c, double Fn, double* mem,
-                                                   bool& sliding, LawOutput& out) {
-    if constexpr (lawRow(T).lanes) {
-        Vec3 spring = lawRow(T).spring ? slotVec3(mem) : Vec3::Zero();
-        const Vec3 Ft = TangentialKernel<T>::apply(c, k.n, k.Vt, k.Vn, Fn, k.movement(), spring, sliding);
-        if constexpr (lawRow(T).spring) {
-            setSlotVec3(mem, spring);
-            out.energy = 0.5 * c.kt * spring.squaredNorm();
-        }
-        return Ft;
-    } else {
-        return TangentialKernel<T>::force(k, c, Fn, mem, sliding, out);
+[[gnu::always_inline]] inline Vec3 laneLawForce(const Constants& c, const Vec3& n, const Vec3& Vt, double Vn, double Fn,
+                                                const Vec3& movement, const double* before, double* mem, bool& sliding,
+                                                LawOutput& out) {
+    static_assert(lawRow(T).lanes);
+    Vec3 spring = lawRow(T).spring ? slotVec3(before) : Vec3::Zero();
+    const Vec3 Ft = TangentialKernel<T>::apply(c, n, Vt, Vn, Fn, movement, spring, sliding);
+    if constexpr (lawRow(T).spring) {
+        setSlotVec3(mem, spring);
+        out.energy = 0.5 * c.kt * spring.squaredNorm();
     }
+    return Ft;
 }
 
 namespace detail {

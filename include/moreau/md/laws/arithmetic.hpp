@@ -11,6 +11,8 @@
 /// VecOps<V> (dot, sqrt, abs, select, any, zero; Real and Mask types):
 /// kernel.hpp gives it for Vec3, the lane kernel for its own vectors.
 /// Branches are selects, so a lane pack takes both sides.
+#include <type_traits>
+
 #include "moreau/model/law_table.hpp"
 
 namespace moreau {
@@ -37,6 +39,14 @@ struct NormalKernel;
 template <TangentialLaw T>
 struct TangentialKernel;
 
+/// m ? a() : b(): a branch for a scalar mask (the side not taken is not
+/// computed), both sides and a select for a lane pack. The same bits.
+template <class V, class M, class A, class B>
+[[gnu::always_inline]] inline V choose(M m, A a, B b) {
+    if constexpr (std::is_same_v<M, bool>) return m ? V(a()) : V(b());
+    else return VecOps<V>::select(m, V(a()), V(b()));
+}
+
 /// Slip speeds up to this multiple of |V_n| are rounding, not slip. The
 /// narrow phase's n = d (1/|d|) is a unit vector only to the last bit, so
 /// V_t = V − (n·V) n of a head-on impact is a residue of a few ε |V_n|,
@@ -54,7 +64,7 @@ template <class V>
     using O = VecOps<V>;
     const V inPlane = old - O::dot(n, old) * n;
     const auto len2 = O::dot(old, old), lenIn2 = O::dot(inPlane, inPlane);
-    return O::select(lenIn2 > 0.0, V(inPlane * O::sqrt(len2 / lenIn2)), O::zero());
+    return choose<V>(lenIn2 > 0.0, [&] { return inPlane * O::sqrt(len2 / lenIn2); }, [] { return O::zero(); });
 }
 
 /// The Cundall–Strack spring (force schemes eqs. 16–17) with damping

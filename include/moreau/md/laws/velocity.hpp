@@ -28,7 +28,7 @@ struct TangentialKernel<TangentialLaw::Coulomb> {
         using O = VecOps<V>;
         const R limit = c.mu * O::abs(Fn);
         const R v = O::sqrt(O::dot(Vt, Vt));
-        return O::select(v > kSlipRounding * O::abs(Vn), V(-limit / v * Vt), O::zero());
+        return choose<V>(v > kSlipRounding * O::abs(Vn), [&] { return -limit / v * Vt; }, [] { return O::zero(); });
     }
     template <class Rate, class V>
     static void rate(const Rate& r, V& d) {
@@ -58,7 +58,8 @@ struct TangentialKernel<TangentialLaw::ViscousCoulomb> {
         const R limit = c.mu * O::abs(Fn);
         const R v = O::sqrt(O::dot(Vt, Vt));
         const R viscous = c.gt * v;
-        return O::select(v > 0.0, V(-O::select(limit < viscous, limit, viscous) / v * Vt), O::zero());
+        return choose<V>(
+            v > 0.0, [&] { return -O::select(limit < viscous, limit, viscous) / v * Vt; }, [] { return O::zero(); });
     }
     template <class Rate, class V>
     static void rate(const Rate& r, V& d) {
