@@ -28,6 +28,17 @@ bool get(std::istream& in, T& value) {
 
 }  // namespace
 
+void checkContactStore(const ContactStore& store, const std::string& origin) {
+    const std::size_t m = store.records.size();
+    if (store.slots.stride > 0 && store.slots.values.size() != m * store.slots.stride)
+        throw InputError(origin + ": contact store: " + std::to_string(store.slots.values.size()) +
+                         " slot values for " + std::to_string(m) + " records of " +
+                         std::to_string(store.slots.stride));
+    for (std::size_t k = 1; k < m; ++k)
+        if (!(store.records[k - 1].key < store.records[k].key))
+            throw InputError(origin + ": contact store: keys not strictly increasing at record " + std::to_string(k));
+}
+
 void writeContactStore(std::ostream& out, const ContactStore& store) {
     const std::uint64_t count = store.records.size(), stride = store.slots.stride;
     if (stride > 0 && store.slots.records() != count)

@@ -59,6 +59,7 @@ ContactStore Simulation::contactStore() const {
 }
 
 void Simulation::restoreContacts(const ContactStore& store) {
+    checkContactStore(store, scene_.origin);
     if (pairs_) {
         pairs_->restoreMemory(store, scene_.origin);
         contactsStale_ = true;

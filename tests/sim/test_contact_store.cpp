@@ -132,8 +132,14 @@ TEST_SUITE("sim") {
         std::stringstream twice;
         writeContactStore(twice, store);
         CHECK(refusal(twice.str()) == "restart/contacts.bin: contact store: keys not strictly increasing at record 1");
-        // A store of another layout does not fit the scene's laws.
+        // A store of another layout does not fit the scene's laws; keys out
+        // of order do not fit the merge-join.
         Simulation sim(smallBed({"simulation.method=md", "md.pipeline=staged"}));
         CHECK_THROWS_AS(sim.restoreContacts(back), InputError);
+        ContactStore unordered = back;
+        unordered.slots = {3, std::vector<double>(6, 0.0)};
+        std::swap(unordered.records[0], unordered.records[1]);
+        CHECK_THROWS_WITH_AS(sim.restoreContacts(unordered), doctest::Contains("keys not strictly increasing"),
+                             InputError);
     }
 }

@@ -44,6 +44,10 @@ struct ContactStore {
     ContactSlots slots;  ///< slots.records() == records.size() (or stride 0)
 };
 
+/// Throws InputError naming `origin` unless the records' keys strictly
+/// increase (what the merge-join needs) and the slots hold one record each.
+void checkContactStore(const ContactStore& store, const std::string& origin);
+
 /// The bodies of a key (makeContactKey's inverse).
 inline BodyId keyBodyA(ContactKey key) { return static_cast<BodyId>(key >> 34); }
 inline BodyId keyBodyB(ContactKey key) { return static_cast<BodyId>((key >> 4) & ((ContactKey{1} << 30) - 1)); }
