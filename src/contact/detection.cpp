@@ -659,36 +659,18 @@ void mergeHistory(const std::vector<P>& previous, std::vector<Contact>& current,
         slots->stride = stride;
         resizeTight(slots->values, current.size() * stride);
     }
-    // Fixed blocks of `current`, each joined from the first previous key not
-    // below its own first key: the result does not depend on the split.
-    constexpr std::size_t kBlock = 8192;
-    const std::size_t m = current.size(), blocks = (m + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-    for (std::size_t blk = 0; blk < blocks; ++blk) {
-        const std::size_t begin = blk * kBlock, end = std::min(m, begin + kBlock);
-        const ContactKey first = current[begin].key;
-        std::size_t p = static_cast<std::size_t>(
-            std::lower_bound(previous.begin(), previous.end(), first,
-                             [](const P& l, ContactKey key) { return l.key < key; }) -
-            previous.begin());
-        for (std::size_t k = begin; k < end; ++k) {
-            Contact& c = current[k];
-            while (p < previous.size() && previous[p].key < c.key) ++p;
-            const bool carried = p < previous.size() && previous[p].key == c.key;
-            if (carried) {
-                c.history = previous[p].history;
-                ++c.history.age;
-            } else {
-                c.history = ContactHistory{};
-            }
-            if (stride > 0) {
-                double* to = slots->at(k);
-                if (carried) std::copy_n(previousSlots->at(p), stride, to);
-                else std::fill_n(to, stride, 0.0);
-            }
-            if (carried) ++p;
-        }
-    }
+    mergeByKey(
+        previous.size(), [&](std::size_t p) { return previous[p].key; }, current.size(),
+        [&](std::size_t k) { return current[k].key; },
+        [&](std::size_t k, std::size_t p) {
+            current[k].history = previous[p].history;
+            ++current[k].history.age;
+            if (stride > 0) std::copy_n(previousSlots->at(p), stride, slots->at(k));
+        },
+        [&](std::size_t k) {
+            current[k].history = ContactHistory{};
+            if (stride > 0) std::fill_n(slots->at(k), stride, 0.0);
+        });
 }
 
 }  // namespace

@@ -22,11 +22,6 @@ constexpr std::size_t kParallelPairs = 4096;
 /// for any thread count).
 constexpr std::size_t kChunk = 256;
 
-/// Key order of two pairs (a first, then b): the order of makeContactKey.
-inline bool pairBefore(const CellGridDetector::Pair& p, const CellGridDetector::Pair& q) {
-    return p.a != q.a ? p.a < q.a : p.b < q.b;
-}
-
 }  // namespace
 
 bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
@@ -129,11 +124,19 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     fresh.reserve(filter ? outer_.size() / 2 : outer_.size());
     std::vector<Vec3> freshSpring, freshForce;
     std::vector<std::uint8_t> freshTouched;
+    // Where each pair of the Verlet list was in the old working list (−1:
+    // nowhere), by the merge-join that carries every contact's memory.
+    std::vector<std::int32_t> from(outer_.size());
+    mergeByKey(
+        pairs_.size(), [&](std::size_t o) { return makeContactKey(pairs_[o].a, pairs_[o].b); }, outer_.size(),
+        [&](std::size_t k) { return makeContactKey(outer_[k].a, outer_[k].b); },
+        [&](std::size_t k, std::size_t o) { from[k] = static_cast<std::int32_t>(o); },
+        [&](std::size_t k) { from[k] = -1; });
     Contact c;
-    for (std::size_t k = 0, o = 0; k < outer_.size(); ++k) {
+    for (std::size_t k = 0; k < outer_.size(); ++k) {
         const CellGridDetector::Pair p = outer_[k];
-        while (o < pairs_.size() && pairBefore(pairs_[o], p)) ++o;
-        const bool known = o < pairs_.size() && pairs_[o].a == p.a && pairs_[o].b == p.b;
+        const bool known = from[k] >= 0;
+        const auto o = static_cast<std::size_t>(known ? from[k] : 0);
         const bool memory = known && (touched_[o] || force_[o].squaredNorm() > 0.0 || (spring && spring_[o].squaredNorm() > 0.0));
         if (filter && !memory) {
             const bool near = world.isWall(p.b) ? narrowSphereWall(world, p.a, p.b, reach, c)

@@ -7,6 +7,7 @@
 /// (matchContactMemory) carries whole records from one step to the next; a
 /// store can be written out and read back as one block (restart, and later
 /// the move of contacts between processes).
+#include <algorithm>
 #include <cstddef>
 #include <iosfwd>
 #include <string>
@@ -43,6 +44,44 @@ struct ContactStore {
     std::vector<ContactMemory> records;
     ContactSlots slots;  ///< slots.records() == records.size() (or stride 0)
 };
+
+/// The merge-join that carries memory from one step's list to the next:
+/// two lists in key order, `previous` (n entries, keys previousKey(p)) and
+/// `current` (m entries, keys currentKey(k)); for each current entry
+/// `carry(k, p)` with p the previous entry of the same key, or `fresh(k)`.
+/// O(n + m), in fixed blocks of `current` (each joined from the first
+/// previous key not below its own first key), in parallel when there are
+/// several: the result does not depend on the split. Detection's contacts
+/// (matchContactMemory) and the fused MD pipeline's pair list both carry
+/// their memory through it.
+template <class PreviousKey, class CurrentKey, class Carry, class Fresh>
+void mergeByKey(std::size_t n, PreviousKey previousKey, std::size_t m, CurrentKey currentKey, Carry carry,
+                Fresh fresh) {
+    constexpr std::size_t kBlock = 8192;
+    const std::size_t blocks = (m + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+        const std::size_t begin = blk * kBlock, end = std::min(m, begin + kBlock);
+        // The first previous key not below this block's first key.
+        std::size_t p = 0, count = n;
+        const ContactKey first = currentKey(begin);
+        while (count > 0) {
+            const std::size_t half = count / 2;
+            if (previousKey(p + half) < first) {
+                p += half + 1;
+                count -= half + 1;
+            } else {
+                count = half;
+            }
+        }
+        for (std::size_t k = begin; k < end; ++k) {
+            const ContactKey key = currentKey(k);
+            while (p < n && previousKey(p) < key) ++p;
+            if (p < n && previousKey(p) == key) carry(k, p++);
+            else fresh(k);
+        }
+    }
+}
 
 /// Throws InputError naming `origin` unless the records' keys strictly
 /// increase (what the merge-join needs) and the slots hold one record each.
