@@ -11,7 +11,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
-#include "moreau/sim/simulation.hpp"
+#include "moreau/sim/run.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/integrator_table.hpp"
@@ -26,6 +26,7 @@ constexpr const char* kUsage = R"(moreau — rigid (contact dynamics) and soft (
 
 usage:
   moreau run SCENE [--set KEY=VALUE]... [--out DIR] [--threads N] [--seed S] [--quiet]
+  moreau run --resume DIR [--set KEY=VALUE]... [--threads N] [--quiet]
   moreau experiment NAME [--set KEY=VALUE]... [--out DIR] [--json FILE] [--threads N] [--seed S] [--quiet]
   moreau bench NAME [--set KEY=VALUE]... [--json FILE] [--threads N] [--seed S]
   moreau list [experiments|benches|force-laws|integrators|criteria|orders]
@@ -33,7 +34,9 @@ usage:
   moreau run --help        every scene key with its default, range and meaning
 
 KEY is section.key as in scene files, e.g. cd.iterations=80.
-Exit status: 0 success, 2 bad input, 3 the simulation diverged.
+Exit status: 0 success, 2 bad input or an output that cannot be written,
+3 the simulation diverged (the last good step is in DIR/checkpoint),
+130/143 stopped by SIGINT/SIGTERM (after writing DIR/checkpoint).
 )";
 
 struct Common {
@@ -45,6 +48,7 @@ struct Common {
     bool quiet = false;
     bool help = false;
     std::string target;
+    std::string resume;
 };
 
 Common parseCommon(const std::string& command, const std::vector<std::string>& args, bool allowOut, bool allowJson) {
@@ -56,6 +60,7 @@ Common parseCommon(const std::string& command, const std::vector<std::string>& a
         "quiet", po::bool_switch(&c.quiet), "no progress")("help,h", po::bool_switch(&c.help), "help")(
         "target", po::value<std::string>(&c.target), "scene or name");
     if (allowOut) desc.add_options()("out", po::value<std::string>(&c.out), "output directory");
+    if (command == "run") desc.add_options()("resume", po::value<std::string>(&c.resume), "run folder to resume");
     if (allowJson) desc.add_options()("json", po::value<std::string>(&c.json), "JSON result file");
     po::positional_options_description pos;
     pos.add("target", 1);
@@ -96,20 +101,27 @@ void writeResult(const nlohmann::json& doc, const std::string& jsonPath) {
 int cmdRun(const std::vector<std::string>& args) {
     Common c = parseCommon("run", args, true, false);
     if (c.help) {
-        std::cout << "moreau run SCENE [--set KEY=VALUE]... [--out DIR] [--threads N] [--seed S] [--quiet]\n\n"
+        std::cout << "moreau run SCENE [--set KEY=VALUE]... [--out DIR] [--threads N] [--seed S] [--quiet]\n"
+                  << "moreau run --resume DIR [--set KEY=VALUE]... [--threads N] [--quiet]\n\n"
                   << "Scene keys (section.key = default):\n\n"
                   << sceneReference();
         return 0;
     }
-    if (c.target.empty()) throw InputError("moreau run: missing SCENE file (see moreau run --help)");
-    if (c.seed) c.sets.push_back("simulation.seed=" + std::to_string(*c.seed));
-    Scene scene = loadSceneFile(c.target, c.sets);
     RunOptions options;
     options.outDir = c.out;
     options.quiet = c.quiet;
-    const nlohmann::json summary = runScene(std::move(scene), options);
-    std::cout << summary.dump(2) << std::endl;
-    return 0;
+    RunOutcome outcome;
+    if (!c.resume.empty()) {
+        if (c.seed) throw InputError("--seed: cannot change when a run resumes (the seed is the checkpoint's)");
+        options.outDir = c.resume;
+        outcome = resumeRun(options, c.sets, c.target);
+    } else {
+        if (c.target.empty()) throw InputError("moreau run: missing SCENE file (see moreau run --help)");
+        if (c.seed) c.sets.push_back("simulation.seed=" + std::to_string(*c.seed));
+        outcome = runScene(loadSceneFile(c.target, c.sets), options);
+    }
+    std::cout << outcome.report << std::flush;
+    return outcome.exitStatus;
 }
 
 int cmdExperiment(const std::vector<std::string>& args, bool bench) {

@@ -1,5 +1,6 @@
 #include "moreau/contact/contact_store.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <istream>
 #include <ostream>
@@ -73,14 +74,18 @@ ContactStore readContactStore(std::istream& in, const std::string& origin) {
         return fail("stride " + std::to_string(stride) + " doubles per contact (allowed: at most " +
                     std::to_string(kMaxStride) + ")");
     ContactStore store;
-    store.records.resize(count);
     store.slots.stride = stride;
-    store.slots.values.resize(count * stride);
+    // Grown as records arrive (reserved up to a bound), so that a damaged
+    // count fails at the end of the data, not in one huge allocation.
+    const std::size_t reserve = std::min<std::uint64_t>(count, std::uint64_t{1} << 20);
+    store.records.reserve(reserve);
+    store.slots.values.reserve(reserve * stride);
     for (std::size_t k = 0; k < count; ++k) {
-        ContactMemory& r = store.records[k];
+        ContactMemory& r = store.records.emplace_back();
         bool ok = get(in, r.key);
         for (int e = 0; e < 3; ++e) ok = ok && get(in, r.history.reaction[e]);
         ok = ok && get(in, r.history.age);
+        store.slots.values.resize((k + 1) * stride);
         if (ok && stride > 0)
             ok = static_cast<bool>(in.read(reinterpret_cast<char*>(store.slots.at(k)),
                                            static_cast<std::streamsize>(stride * sizeof(double))));

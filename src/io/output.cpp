@@ -46,8 +46,21 @@ void ensureParent(const std::filesystem::path& file) {
 
 /// Writes `text` to `file` through `file`.tmp and a rename, so readers (ParaView
 /// polling a running simulation, the checks) never see a half-written file.
+/// A path that exists and is not a regular file (a device such as /dev/null,
+/// a FIFO, a symbolic link) is written in place: a rename would replace it.
 void writeFileAtomically(const std::filesystem::path& file, const std::string& text) {
     ensureParent(file);
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(file, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+        if (std::filesystem::is_directory(std::filesystem::status(file, ec)))
+            throw InputError("cannot write output file '" + file.string() + "': it is a directory");
+        std::ofstream out(file, std::ios::binary);
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        out.close();
+        if (!out) throw InputError("cannot write output file '" + file.string() + "'");
+        return;
+    }
     auto tmp = file;
     tmp += ".tmp";
     {
@@ -55,13 +68,15 @@ void writeFileAtomically(const std::filesystem::path& file, const std::string& t
         if (!out) throw InputError("cannot open output file '" + file.string() + "' for writing");
         out.write(text.data(), static_cast<std::streamsize>(text.size()));
         out.close();
-        if (!out) throw std::runtime_error("failed writing output file '" + tmp.string() + "'");
+        if (!out) {
+            std::filesystem::remove(tmp, ec);
+            throw InputError("cannot write output file '" + file.string() + "' (disk full?)");
+        }
     }
-    std::error_code ec;
     std::filesystem::rename(tmp, file, ec);
     if (ec) {
         std::filesystem::remove(tmp, ec);
-        throw std::runtime_error("cannot rename '" + tmp.string() + "' to '" + file.string() + "'");
+        throw InputError("cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
     }
 }
 
@@ -237,11 +252,7 @@ void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double t
 
 // --- SeriesWriter ---------------------------------------------------------------
 
-SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world) : path_(file) {
-    ensureParent(file);
-    out_.open(file, std::ios::binary | std::ios::trunc);
-    if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
-
+SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter) : path_(file) {
     std::string header =
         "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
         "elastic_energy";
@@ -251,8 +262,40 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
         for (const char* axis : {"_x", "_y", "_z"}) header += ",wall_" + world.wallName[k] + axis;
     }
     header += '\n';
-    out_ << header;
+    ensureParent(file);
+    if (resumeAfter < 0) {
+        out_.open(file, std::ios::binary | std::ios::trunc);
+        if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
+        out_ << header;
+    } else {
+        // Keep the header and the whole rows up to step resumeAfter; what a
+        // stopped run wrote after it (a row cut mid-way too) goes.
+        std::ifstream in(file, std::ios::binary);
+        if (!in) throw InputError("cannot resume: '" + file.string() + "' is missing");
+        std::string line;
+        std::size_t keep = 0;
+        if (!std::getline(in, line) || line + '\n' != header)
+            throw InputError("cannot resume: '" + file.string() + "' does not start with this run's header");
+        keep = header.size();
+        while (std::getline(in, line) && !in.eof()) {
+            long step = -1;
+            const auto res = std::from_chars(line.data(), line.data() + line.size(), step);
+            if (res.ec != std::errc() || *res.ptr != ',' || step > resumeAfter) break;
+            keep += line.size() + 1;
+        }
+        in.close();
+        std::error_code ec;
+        std::filesystem::resize_file(file, keep, ec);
+        if (ec) throw InputError("cannot resume: cannot cut '" + file.string() + "': " + ec.message());
+        out_.open(file, std::ios::binary | std::ios::app);
+        if (!out_) throw InputError("cannot open output file '" + file.string() + "' for appending");
+    }
     if (!out_) throw InputError("cannot write output file '" + file.string() + "'");
+}
+
+void SeriesWriter::flush() {
+    out_.flush();
+    if (!out_) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");
 }
 
 void SeriesWriter::write(const World& world, const StepRecord& r) {
@@ -280,16 +323,36 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     }
     row += '\n';
     out_ << row;
-    if (!out_) throw std::runtime_error("failed writing output file '" + path_.string() + "'");
+    if (!out_) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");
 }
 
 // --- VtkWriter ------------------------------------------------------------------
 
-VtkWriter::VtkWriter(const std::filesystem::path& dir) : dir_(dir) {
+VtkWriter::VtkWriter(const std::filesystem::path& dir, long resumeAfter) : dir_(dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec || !std::filesystem::is_directory(dir_))
         throw InputError("cannot create output folder '" + dir_.string() + "'");
+    if (resumeAfter < 0) return;
+    // The snapshots up to step resumeAfter stay in run.pvd; later ones go.
+    std::ifstream in(dir_ / "run.pvd");
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto t = line.find("timestep=\""), f = line.find("file=\""), p = line.find("part=\"");
+        if (t == std::string::npos || f == std::string::npos || p == std::string::npos) continue;
+        const std::string name = line.substr(f + 6, line.find('"', f + 6) - f - 6);
+        const auto underscore = name.find('_');
+        long step = -1;
+        double time = 0.0;
+        std::from_chars(name.data() + underscore + 1, name.data() + name.size(), step);
+        std::from_chars(line.data() + t + 10, line.data() + line.size(), time);
+        if (underscore == std::string::npos || step < 0 || step > resumeAfter) {
+            std::filesystem::remove(dir_ / name, ec);
+            continue;
+        }
+        recordSnapshot(line[p + 6] == '0' ? grainFiles_ : contactFiles_, time, name);
+    }
+    writePvd();
 }
 
 void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, long step, double time) {

@@ -410,6 +410,15 @@ std::vector<Rule> fixedRules() {
     // [output]
     r.push_back(intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0));
     r.push_back(intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0));
+    r.push_back(intKey("output.log_every", "0",
+                       "A line of the run log every N steps (step, time, kinetic energy, contacts, iterations, "
+                       "residual, wall time, ETA) on stderr and in OUT/log.txt; 0: about 20 lines per run.",
+                       0));
+    r.push_back(intKey("output.checkpoint_every", "0",
+                       "Write OUT/checkpoint every N steps (0: only when the run is stopped by a signal or "
+                       "diverges); `moreau run --resume OUT` continues from it with the uninterrupted run's bits. "
+                       "Written atomically: a kill at any moment leaves the previous one whole.",
+                       0));
     // [grains]
     r.push_back(typedKey(K::Choice, "grains.source", "chain",
                          "Where the grains come from: the [chain], [lattice], [random] or [packing] section.",
@@ -1150,7 +1159,8 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
 }
 
 Scene loadScene(const IniContent& ini, const std::string& origin, const std::vector<std::string>& sets,
-                const std::vector<KeySpec>& extraKeys, const std::filesystem::path& sceneDir) {
+                const std::vector<KeySpec>& extraKeys, const std::filesystem::path& sceneDir,
+                const World* given = nullptr) {
     const Schema schema = makeSchema(extraKeys);
     Values v;
     std::map<std::string, std::set<std::string>> instances;  // "force" → names
@@ -1269,8 +1279,19 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
 
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));
+    scene.output.checkpointEvery = static_cast<long>(v.integer("output.checkpoint_every"));
+    scene.output.logEvery = static_cast<long>(v.integer("output.log_every"));
 
-    buildWorld(scene, v, instances["force"], instances["wall"], sceneDir);
+    if (given) {
+        scene.world = *given;
+        double rMin = kInf;
+        for (std::size_t i = 0; i < given->numGrains; ++i) rMin = std::min(rMin, given->radius[i]);
+        scene.simulation.margin = v.real("contact.margin") * rMin;
+        scene.simulation.skin = v.real("contact.skin") * rMin;
+        scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
+    } else {
+        buildWorld(scene, v, instances["force"], instances["wall"], sceneDir);
+    }
 
     for (const auto& [key, entry] : v.entries) scene.values[key] = entry.text;
     return scene;
@@ -1340,6 +1361,26 @@ std::string readWholeFile(const std::string& path, bool& ok) {
 Scene loadSceneText(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
                     const std::vector<KeySpec>& extraKeys) {
     return loadScene(parseIni(text, origin), origin, sets, extraKeys, std::filesystem::path("."));
+}
+
+Scene loadSceneWithWorld(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
+                         const World& world) {
+    return loadScene(parseIni(text, origin), origin, sets, {}, std::filesystem::path("."), &world);
+}
+
+std::string canonicalSceneText(const Scene& scene) {
+    // "a.b" is key b of [a]; "wall.floor.mu" is key mu of [wall.floor].
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> sections;
+    for (const auto& [key, value] : scene.values) {
+        const std::size_t dot = key.rfind('.');
+        sections[key.substr(0, dot)].emplace_back(key.substr(dot + 1), value);
+    }
+    std::string out;
+    for (const auto& [section, entries] : sections) {
+        out += "[" + section + "]\n";
+        for (const auto& [key, value] : entries) out += key + " = " + (value.empty() ? "\"\"" : value) + "\n";
+    }
+    return out;
 }
 
 Scene loadSceneFile(const std::string& path, const std::vector<std::string>& sets,

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "moreau/contact/detection.hpp"
+#include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/md/md_solver.hpp"
 #include "moreau/model/integrator_table.hpp"
@@ -102,6 +103,57 @@ void MdSolver::reset() {
     haveSignature_ = false;
     pendingKick_ = 0.0;
     gearA_.clear();
+}
+
+void MdSolver::saveState(ByteWriter& out) const {
+    out.put(std::uint32_t{1});  // the layout of this block
+    out.put(workIn_);
+    out.put(lawWork_);
+    out.put(elastic_);
+    out.put(elasticBase_);
+    out.put(pendingKick_);
+    out.put(static_cast<std::int64_t>(history_));
+    out.put(static_cast<std::int64_t>(stepNumber_));
+    out.put(static_cast<std::uint8_t>(haveSignature_));
+    out.put(touchingSignature_);
+    out.put(static_cast<std::uint64_t>(pastV_.size()));
+    for (std::size_t k = 0; k < pastV_.size(); ++k) {
+        out.putDense(pastV_[k]);
+        out.putDense(pastA_[k]);
+    }
+    for (const Field* f : {&pastDX_, &gearA_, &gearB_, &gearC_, &gearD_}) out.putDense(*f);
+}
+
+void MdSolver::loadState(ByteReader& in, std::size_t bodies) {
+    if (in.get<std::uint32_t>("MD solver state") != 1) in.fail("MD solver state of another layout");
+    workIn_ = in.get<double>("MD work");
+    lawWork_ = in.get<TangentialWork>("MD law work");
+    elastic_ = in.get<double>("MD elastic energy");
+    elasticBase_ = in.get<double>("MD elastic energy");
+    pendingKick_ = in.get<double>("MD pending kick");
+    history_ = static_cast<long>(in.get<std::int64_t>("MD history length"));
+    stepNumber_ = static_cast<long>(in.get<std::int64_t>("MD step"));
+    haveSignature_ = in.getBool("MD contact signature");
+    touchingSignature_ = in.get<std::uint64_t>("MD contact signature");
+    const std::size_t past = in.count(16, "MD history");
+    if (past != 0 && past != 4) in.fail("MD history of " + std::to_string(past) + " steps (allowed: 0 or 4)");
+    pastV_.assign(past, Field());
+    pastA_.assign(past, Field());
+    for (std::size_t k = 0; k < past; ++k) {
+        pastV_[k] = in.getDense<Vec6>("MD history velocities");
+        pastA_[k] = in.getDense<Vec6>("MD history accelerations");
+    }
+    for (Field* f : {&pastDX_, &gearA_, &gearB_, &gearC_, &gearD_}) *f = in.getDense<Vec6>("MD scheme state");
+    if (history_ < 0 || history_ > 4) in.fail("MD history length " + std::to_string(history_) + " (allowed: 0 to 4)");
+    auto check = [&](const Field& f) {
+        if (!f.empty() && f.size() != bodies)
+            in.fail("MD scheme state of " + std::to_string(f.size()) + " bodies, the world has " + std::to_string(bodies));
+    };
+    for (std::size_t k = 0; k < past; ++k) {
+        check(pastV_[k]);
+        check(pastA_[k]);
+    }
+    for (const Field* f : {&pastDX_, &gearA_, &gearB_, &gearC_, &gearD_}) check(*f);
 }
 
 void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& X, std::vector<Vec3>& out) const {

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
 #include <stdexcept>
 
 #include "moreau/analysis/observables.hpp"
+#include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
 
 namespace moreau {
@@ -78,6 +80,24 @@ void Simulation::restoreContacts(const ContactStore& store) {
     }
     slots_ = store.slots;
     next_ = Stage::Detect;
+}
+
+void Simulation::saveState(ByteWriter& out) const {
+    std::ostringstream store;
+    writeContactStore(store, contactStore());
+    out.putString(store.str());
+    out.put(static_cast<std::uint8_t>(scene_.simulation.method == Method::MD && !pairs_));
+    if (scene_.simulation.method == Method::MD && !pairs_) md_.saveState(out);
+}
+
+void Simulation::loadState(ByteReader& in) {
+    std::istringstream store(in.getString("contact store"));
+    restoreContacts(readContactStore(store, scene_.origin));
+    const bool staged = in.getBool("solver state");
+    if (staged != (scene_.simulation.method == Method::MD && !pairs_))
+        in.fail(std::string("solver state of ") + (staged ? "the staged MD solver" : "no staged MD solver") +
+                ", the scene's is not");
+    if (staged) md_.loadState(in, scene_.world.numBodies());
 }
 
 StepRecord Simulation::observe() const {
@@ -205,92 +225,6 @@ Scene sceneFromWorld(World world, Method method, double dt, const CdSettings& cd
     scene.md = md;
     scene.world = std::move(world);
     return scene;
-}
-
-void writeCheckpoint(const std::filesystem::path& file, const World& world) {
-    std::ofstream out(file);
-    out << "# moreau checkpoint: step " << world.step << " time " << std::setprecision(17) << world.time << "\n";
-    out << "# id x y z radius vx vy vz wx wy wz (grains first, then walls)\n";
-    for (std::size_t i = 0; i < world.numBodies(); ++i) {
-        out << i;
-        for (double v : {world.x[i].x(), world.x[i].y(), world.x[i].z(), world.radius[i], world.v[i].x(), world.v[i].y(),
-                         world.v[i].z(), world.w[i].x(), world.w[i].y(), world.w[i].z()})
-            out << ' ' << v;
-        out << '\n';
-    }
-}
-
-nlohmann::json runScene(Scene scene, const RunOptions& options) {
-    const long steps = scene.simulation.steps;
-    const long every = scene.output.every;
-    const long vtkEvery = scene.output.vtkEvery;
-    Simulation sim(std::move(scene));
-
-    std::filesystem::create_directories(options.outDir);
-    SeriesWriter series(options.outDir / "series.csv", sim.world());
-    std::unique_ptr<VtkWriter> vtk;
-    if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(options.outDir / "vtk");
-
-    const bool progress = !options.quiet && isatty(fileno(stderr));
-    const auto t0 = std::chrono::steady_clock::now();
-    auto lastProgress = t0;
-    double sumIterations = 0.0, sumResidual = 0.0;
-    int maxIterations = 0;
-    long unconverged = 0;
-
-    series.write(sim.world(), sim.observe());
-    if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
-    try {
-        for (long s = 1; s <= steps; ++s) {
-            const CdStepStats r = sim.advance();  // observed below only where written
-            sumIterations += r.iterations;
-            sumResidual += r.residual;
-            maxIterations = std::max(maxIterations, r.iterations);
-            if (r.iterations >= sim.scene().cd.maxIterations && sim.scene().cd.criterion != Criterion::Fixed) ++unconverged;
-            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.record());
-            if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
-            if (progress) {
-                const auto now = std::chrono::steady_clock::now();
-                if (now - lastProgress > std::chrono::milliseconds(500) || s == steps) {
-                    std::fprintf(stderr, "\rstep %ld/%ld (%.0f%%)", s, steps, 100.0 * static_cast<double>(s) / static_cast<double>(steps));
-                    if (s == steps) std::fprintf(stderr, "\n");
-                    lastProgress = now;
-                }
-            }
-        }
-    } catch (const DivergenceError&) {
-        series.flush();
-        writeCheckpoint(options.outDir / "checkpoint", sim.world());
-        throw;
-    }
-    series.flush();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-    nlohmann::json summary;
-    summary["method"] = sim.scene().simulation.method == Method::CD ? "cd" : "md";
-    if (sim.scene().simulation.method == Method::MD) {
-        summary["md_pipeline"] = sim.fused() ? "fused" : "staged";
-        const MdPairEngine* engine = sim.pairEngine();
-        summary["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
-    }
-    summary["steps"] = steps;
-    summary["wall_seconds"] = seconds;
-    summary["particles"] = sim.world().numGrains;
-    summary["walls"] = sim.world().numWalls();
-    summary["mean_iterations"] = steps > 0 ? sumIterations / static_cast<double>(steps) : 0.0;
-    summary["max_iterations"] = maxIterations;
-    summary["mean_residual"] = steps > 0 ? sumResidual / static_cast<double>(steps) : 0.0;
-    summary["unconverged_steps"] = unconverged;
-    summary["final_contacts"] = sim.record().contacts;
-    summary["final_kinetic_energy"] = kineticEnergy(sim.world());
-    summary["threads"] = omp_get_max_threads();
-    summary["seed"] = sim.scene().simulation.seed;
-    summary["scene"] = sim.scene().origin;
-    summary["state_hash"] = hex64(stateHash(sim.world()));
-    summary["settings"] = sim.scene().values;
-    summary["version"] = MOREAU_VERSION;
-    writeJsonFile(options.outDir / "summary.json", summary);
-    return summary;
 }
 
 }  // namespace moreau

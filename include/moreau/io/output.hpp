@@ -34,12 +34,16 @@ struct StepRecord {
 class SeriesWriter {
 public:
     /// Creates (truncates) `file`, creating its folder if needed, and writes the
-    /// header. Throws InputError naming the path if it cannot be opened.
-    SeriesWriter(const std::filesystem::path& file, const World& world);
+    /// header. With `resumeAfter` >= 0 continues the file of a stopped run
+    /// instead: it keeps the header (which must be this world's) and the rows
+    /// up to that step, and appends. Throws InputError naming the path if it
+    /// cannot be opened.
+    SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter = -1);
     /// One row; the wall columns are the current positions of the mobile walls
-    /// found at construction. Throws std::runtime_error if the write fails.
+    /// found at construction. Throws InputError if the write fails.
     void write(const World& world, const StepRecord& r);
-    void flush() { out_.flush(); }
+    /// Hands the buffered rows to the system; throws InputError if that fails.
+    void flush();
 
 private:
     std::filesystem::path path_;
@@ -55,7 +59,9 @@ private:
 class VtkWriter {
 public:
     /// Creates `dir` if needed; throws InputError naming it if that fails.
-    explicit VtkWriter(const std::filesystem::path& dir);
+    /// With `resumeAfter` >= 0 continues the run.pvd of a stopped run: its
+    /// snapshots up to that step stay listed, later ones are deleted.
+    explicit VtkWriter(const std::filesystem::path& dir, long resumeAfter = -1);
     /// Grains: points with radius, velocity, angular_velocity (and id).
     /// Contacts: lines between the two centres (grain–wall: from the grain's
     /// centre to the contact point on its surface) with normal_force and

@@ -67,6 +67,16 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 Scene loadSceneText(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
                     const std::vector<KeySpec>& extraKeys = {});
 
+/// The scene of `text` around `world` instead of the grains and walls its
+/// keys would make (resume: the world comes from the checkpoint). The keys
+/// are validated as ever; the margins follow the world's smallest grain.
+Scene loadSceneWithWorld(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
+                         const World& world);
+
+/// Every key of the scene with its final value, as scene-file text that
+/// loads back to the same settings (sections in name order, keys sorted).
+std::string canonicalSceneText(const Scene& scene);
+
 /// One of the example scenes compiled into the library (embeddedScenes()), by
 /// file name, e.g. "chain_1d.ini". Throws InputError for an unknown name.
 Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& sets,

@@ -38,6 +38,9 @@
 
 namespace moreau {
 
+class ByteReader;
+class ByteWriter;
+
 class MdSolver {
 public:
     explicit MdSolver(const MdSettings& settings);
@@ -102,6 +105,14 @@ public:
     /// Forget multi-step history, Gear derivatives and a pending implicit kick:
     /// the next step starts the scheme afresh from the world as it is.
     void reset();
+    /// What a step carries besides the world and the contact memory: the
+    /// multi-step history, Gear's derivatives, a pending implicit kick, the
+    /// contact-change signature, the energy and work sums. A solver that
+    /// loads what another saved steps as that one would (checkpoints).
+    void saveState(ByteWriter& out) const;
+    /// Throws InputError (through `in`) when the bytes are not a saved state
+    /// of a world of `bodies` bodies.
+    void loadState(ByteReader& in, std::size_t bodies);
 
     /// Per-body 6-vector: translation (x, v, a, ...) then rotation (θ, ω, α, ...).
     using Vec6 = Eigen::Matrix<double, 6, 1>;

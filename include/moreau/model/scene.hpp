@@ -157,6 +157,8 @@ struct SimulationSettings {
 struct OutputSettings {
     long every = 1;       ///< series.csv row every N steps (0: first and last only)
     long vtkEvery = 0;    ///< VTK snapshot every N steps (0: none)
+    long checkpointEvery = 0;  ///< DIR/checkpoint every N steps (0: only when a run stops early)
+    long logEvery = 0;         ///< a run-log line every N steps (0: about 20 per run)
 };
 
 struct Scene {

@@ -16,6 +16,9 @@
 
 namespace moreau {
 
+class ByteReader;
+class ByteWriter;
+
 class Simulation {
 public:
     /// Takes the scene and runs it with the method it names (simulation.method).
@@ -81,6 +84,13 @@ public:
     /// store steps as the uninterrupted run. Throws InputError when the
     /// store's slots are not the scene's laws' layout.
     void restoreContacts(const ContactStore& store);
+    /// What the next step reads besides the scene and its world: the
+    /// contact store and the MD scheme's state (multi-step history, Gear's
+    /// derivatives; MdSolver::saveState). A Simulation of the same scene and
+    /// world that loads it steps with the saved one's bits (checkpoints,
+    /// sim/checkpoint.hpp). loadState throws InputError through `in`.
+    void saveState(ByteWriter& out) const;
+    void loadState(ByteReader& in);
     /// The staged MD solver; it steps only when fused() is false.
     MdSolver& md() { return md_; }
     /// Whether MD runs in the fused pipeline (md.pipeline, MdPairEngine).
@@ -128,18 +138,5 @@ private:
 /// the fused pipeline where it applies). `origin` names it in messages.
 Scene sceneFromWorld(World world, Method method, double dt, const CdSettings& cd = {}, const MdSettings& md = {},
                      double margin = 0.0, std::uint64_t seed = 1, std::string origin = "<scene built in code>");
-
-struct RunOptions {
-    std::filesystem::path outDir = "out";
-    bool quiet = false;
-};
-
-/// `moreau run`: steps the scene, writes series.csv, summary.json and VTK
-/// into outDir; returns the summary. On divergence writes outDir/checkpoint
-/// and rethrows.
-nlohmann::json runScene(Scene scene, const RunOptions& options);
-
-/// Write bodies as text rows `id x y z radius vx vy vz wx wy wz`.
-void writeCheckpoint(const std::filesystem::path& file, const World& world);
 
 }  // namespace moreau

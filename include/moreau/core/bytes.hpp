@@ -1,0 +1,132 @@
+#pragma once
+/// Binary blocks of plain values, for checkpoints: ByteWriter appends to a
+/// string, ByteReader reads it back with every size checked against what is
+/// left, so a damaged or hostile file fails with one InputError naming it and
+/// what was being read (never a huge allocation, never a read past the end).
+/// Values are stored bit for bit in the machine's byte order (checkpoints
+/// move between runs of one build on one kind of machine).
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "moreau/core/error.hpp"
+
+namespace moreau {
+
+/// FNV-1a, 64 bits: the checksum of a checkpoint and the hash of its scene text.
+inline std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) {
+    for (const char c : bytes) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+class ByteWriter {
+public:
+    template <class T>
+    void put(const T& value) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        bytes_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+    }
+    void putString(std::string_view s) {
+        put(static_cast<std::uint64_t>(s.size()));
+        bytes_.append(s);
+    }
+    template <class T>
+    void putVector(const std::vector<T>& v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        put(static_cast<std::uint64_t>(v.size()));
+        bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
+    /// Fixed-size Eigen vectors and quaternions (plain doubles, no padding).
+    template <class T>
+    void putDense(const std::vector<T>& v) {
+        static_assert(sizeof(T) % sizeof(double) == 0 && std::is_same_v<typename T::Scalar, double>);
+        put(static_cast<std::uint64_t>(v.size()));
+        bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
+    void putBools(const std::vector<bool>& v) {
+        put(static_cast<std::uint64_t>(v.size()));
+        for (const bool b : v) put(static_cast<std::uint8_t>(b));
+    }
+    const std::string& bytes() const { return bytes_; }
+    std::string& bytes() { return bytes_; }
+
+private:
+    std::string bytes_;
+};
+
+class ByteReader {
+public:
+    /// Reads `bytes`; errors say "`origin`: `what` (...)".
+    ByteReader(std::string_view bytes, std::string origin) : bytes_(bytes), origin_(std::move(origin)) {}
+
+    template <class T>
+    T get(const char* what) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        T value;
+        std::memcpy(&value, take(sizeof(T), what), sizeof(T));
+        return value;
+    }
+    bool getBool(const char* what) {
+        const auto b = get<std::uint8_t>(what);
+        if (b > 1) fail(std::string(what) + " is " + std::to_string(b) + ", not 0 or 1");
+        return b == 1;
+    }
+    std::string getString(const char* what) {
+        const std::size_t n = count(1, what);
+        return std::string(take(n, what), n);
+    }
+    template <class T>
+    std::vector<T> getVector(const char* what) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        const std::size_t n = count(sizeof(T), what);
+        std::vector<T> v(n);
+        if (n > 0) std::memcpy(static_cast<void*>(v.data()), take(n * sizeof(T), what), n * sizeof(T));
+        return v;
+    }
+    template <class T>
+    std::vector<T> getDense(const char* what) {
+        static_assert(sizeof(T) % sizeof(double) == 0 && std::is_same_v<typename T::Scalar, double>);
+        const std::size_t n = count(sizeof(T), what);
+        std::vector<T> v(n);
+        if (n > 0) std::memcpy(static_cast<void*>(v.data()), take(n * sizeof(T), what), n * sizeof(T));
+        return v;
+    }
+    std::vector<bool> getBools(const char* what) {
+        const std::size_t n = count(1, what);
+        std::vector<bool> v(n);
+        for (std::size_t i = 0; i < n; ++i) v[i] = getBool(what);
+        return v;
+    }
+    /// A count of items of `itemBytes` each, checked against the bytes left.
+    std::size_t count(std::size_t itemBytes, const char* what) {
+        const auto n = get<std::uint64_t>(what);
+        if (itemBytes > 0 && n > left() / itemBytes)
+            fail(std::string(what) + ": " + std::to_string(n) + " items, more than the " + std::to_string(left()) +
+                 " bytes left hold");
+        return static_cast<std::size_t>(n);
+    }
+    std::size_t left() const { return bytes_.size() - at_; }
+    std::size_t offset() const { return at_; }
+    [[noreturn]] void fail(const std::string& why) const {
+        throw InputError(origin_ + ": " + why + " (at byte " + std::to_string(at_) + ")");
+    }
+
+private:
+    const char* take(std::size_t n, const char* what) {
+        if (n > left()) fail(std::string("truncated in ") + what);
+        const char* p = bytes_.data() + at_;
+        at_ += n;
+        return p;
+    }
+    std::string_view bytes_;
+    std::size_t at_ = 0;
+    std::string origin_;
+};
+
+}  // namespace moreau

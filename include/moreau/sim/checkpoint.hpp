@@ -1,0 +1,66 @@
+#pragma once
+/// Checkpoints: one binary file holding everything the next step of a run
+/// reads, so that `moreau run --resume DIR` continues with the bits of the
+/// uninterrupted run (docs/scenes.md, "Checkpoints and resume").
+///
+/// Layout (all numbers in the machine's byte order):
+///   "moreau-checkpoint\n", u32 format version, Moreau's version, u8 kind,
+///   the run's scene as text (canonicalSceneText), its FNV-1a hash and name,
+///   the world (every body: pose, velocities, masses, shapes, force
+///   schedules; the periodic box; step and time), the run's sums,
+///   the Simulation's state (contact store; MD scheme history),
+///   and last the FNV-1a checksum of every byte before it.
+/// There is no random-number state to keep: every random choice of a step
+/// is drawn from a stream keyed by (seed, step, sweep) (core/rng.hpp).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+class Simulation;
+
+/// Why a checkpoint was written.
+enum class CheckpointKind : std::uint8_t {
+    Periodic = 0,  ///< output.checkpoint_every, or the end of the run
+    Stopped = 1,   ///< SIGINT or SIGTERM
+    Diverged = 2,  ///< the last good step before a divergence
+};
+const char* checkpointKindName(CheckpointKind kind);
+
+/// The run loop's sums that summary.json reports over the whole run.
+struct RunTotals {
+    double sumIterations = 0.0, sumResidual = 0.0;
+    std::int64_t maxIterations = 0, unconverged = 0;
+    double wallSeconds = 0.0;  ///< wall time of the run's earlier parts
+};
+
+struct Checkpoint {
+    std::filesystem::path path;
+    std::uint32_t format = 0;
+    std::string version;  ///< Moreau's version that wrote it
+    CheckpointKind kind = CheckpointKind::Periodic;
+    std::string sceneText;  ///< canonicalSceneText of the run
+    std::string origin;     ///< the scene's name (Scene::origin)
+    World world;
+    RunTotals totals;
+    std::string state;  ///< Simulation::saveState's bytes
+};
+
+constexpr std::uint32_t kCheckpointFormat = 1;
+
+/// Writes `file` atomically: the bytes go to `file`.tmp, which is flushed to
+/// the disk and renamed over `file`, so that a kill at any moment leaves
+/// either the old checkpoint or the new one, whole. Throws InputError naming
+/// the file when it cannot be written.
+void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
+                     CheckpointKind kind);
+
+/// Reads and checks a checkpoint. Throws InputError with one line naming the
+/// file and what is wrong: not a checkpoint, another format version, damaged
+/// (checksum), truncated, inconsistent sizes.
+Checkpoint readCheckpoint(const std::filesystem::path& file);
+
+}  // namespace moreau

@@ -1,0 +1,215 @@
+#include "moreau/sim/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "moreau/core/bytes.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/io/scene_file.hpp"
+#include "moreau/sim/simulation.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr char kMagic[] = "moreau-checkpoint\n";
+constexpr std::size_t kMagicLength = sizeof(kMagic) - 1;
+
+void putVec3(ByteWriter& out, const Vec3& v) {
+    for (int k = 0; k < 3; ++k) out.put(v[k]);
+}
+Vec3 getVec3(ByteReader& in, const char* what) {
+    Vec3 v;
+    for (int k = 0; k < 3; ++k) v[k] = in.get<double>(what);
+    return v;
+}
+
+void writeWorld(ByteWriter& out, const World& w) {
+    out.put(static_cast<std::int32_t>(w.dimension));
+    out.put(static_cast<std::uint64_t>(w.numGrains));
+    for (const auto* a : {&w.x, &w.v, &w.w, &w.invMass, &w.invInertia}) out.putDense(*a);
+    out.putVector(w.radius);
+    out.putDense(w.q);
+    out.putVector(w.mass);
+    out.putVector(w.inertia);
+    out.put(static_cast<std::uint64_t>(w.force.size()));
+    for (const ForceSchedule& f : w.force) {
+        putVec3(out, f.before);
+        putVec3(out, f.after);
+        out.put(f.switchTime);
+    }
+    out.putBools(w.prescribed);
+    out.put(static_cast<std::uint64_t>(w.wallShape.size()));
+    for (const WallShape& s : w.wallShape) {
+        out.put(static_cast<std::uint8_t>(s.kind));
+        putVec3(out, s.direction);
+        out.put(s.radius);
+        out.put(static_cast<std::uint8_t>(s.inside));
+        out.put(s.mu);
+    }
+    out.put(static_cast<std::uint64_t>(w.wallName.size()));
+    for (const std::string& name : w.wallName) out.putString(name);
+    out.putBools(w.wallMobile);
+    putVec3(out, w.gravity);
+    out.put(w.muGrain);
+    for (const bool p : w.periodic) out.put(static_cast<std::uint8_t>(p));
+    putVec3(out, w.boxMin);
+    putVec3(out, w.boxMax);
+    out.put(w.time);
+    out.put(static_cast<std::int64_t>(w.step));
+}
+
+World readWorld(ByteReader& in) {
+    World w;
+    w.dimension = in.get<std::int32_t>("world dimension");
+    if (w.dimension < 1 || w.dimension > 3) in.fail("world dimension " + std::to_string(w.dimension));
+    const auto grains = in.get<std::uint64_t>("grain count");
+    for (auto* a : {&w.x, &w.v, &w.w, &w.invMass, &w.invInertia}) *a = in.getDense<Vec3>("body arrays");
+    w.radius = in.getVector<double>("radii");
+    w.q = in.getDense<Quat>("orientations");
+    w.mass = in.getVector<double>("masses");
+    w.inertia = in.getVector<double>("inertias");
+    w.force.resize(in.count(7 * sizeof(double), "force schedules"));
+    for (ForceSchedule& f : w.force) {
+        f.before = getVec3(in, "force schedules");
+        f.after = getVec3(in, "force schedules");
+        f.switchTime = in.get<double>("force schedules");
+    }
+    w.prescribed = in.getBools("prescribed flags");
+    w.wallShape.resize(in.count(3 + 5 * sizeof(double), "wall shapes"));
+    for (WallShape& s : w.wallShape) {
+        const auto kind = in.get<std::uint8_t>("wall shapes");
+        if (kind > static_cast<std::uint8_t>(ShapeKind::Cylinder)) in.fail("wall shape kind " + std::to_string(kind));
+        s.kind = static_cast<ShapeKind>(kind);
+        s.direction = getVec3(in, "wall shapes");
+        s.radius = in.get<double>("wall shapes");
+        s.inside = in.getBool("wall shapes");
+        s.mu = in.get<double>("wall shapes");
+    }
+    w.wallName.resize(in.count(8, "wall names"));
+    for (std::string& name : w.wallName) name = in.getString("wall names");
+    w.wallMobile = in.getBools("wall mobility");
+    w.gravity = getVec3(in, "gravity");
+    w.muGrain = in.get<double>("grain friction");
+    for (bool& p : w.periodic) p = in.getBool("periodic axes");
+    w.boxMin = getVec3(in, "periodic box");
+    w.boxMax = getVec3(in, "periodic box");
+    w.time = in.get<double>("time");
+    w.step = static_cast<long>(in.get<std::int64_t>("step"));
+
+    // One entry per body everywhere, one per wall in the wall arrays.
+    const std::size_t n = w.x.size();
+    if (grains > n) in.fail(std::to_string(grains) + " grains in a world of " + std::to_string(n) + " bodies");
+    w.numGrains = static_cast<std::size_t>(grains);
+    const bool bodies = w.v.size() == n && w.w.size() == n && w.invMass.size() == n && w.invInertia.size() == n &&
+                        w.radius.size() == n && w.q.size() == n && w.mass.size() == n && w.inertia.size() == n &&
+                        w.prescribed.size() == n && (w.force.empty() || w.force.size() == n);
+    const std::size_t walls = n - w.numGrains;
+    if (!bodies || w.wallShape.size() != walls || w.wallName.size() != walls || w.wallMobile.size() != walls)
+        in.fail("the world's arrays disagree on the number of bodies");
+    if (w.step < 0) in.fail("negative step " + std::to_string(w.step));
+    return w;
+}
+
+/// Writes `bytes` to `file` through `file`.tmp, synced, then renamed.
+void writeAtomically(const std::filesystem::path& file, const std::string& bytes) {
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw InputError("cannot write checkpoint '" + tmp.string() + "'");
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    const bool ok = done == bytes.size() && ::fsync(fd) == 0;
+    if (::close(fd) != 0 || !ok) {
+        std::remove(tmp.c_str());
+        throw InputError("cannot write checkpoint '" + tmp.string() + "' (disk full?)");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) {
+        std::remove(tmp.c_str());
+        throw InputError("cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
+    }
+}
+
+}  // namespace
+
+const char* checkpointKindName(CheckpointKind kind) {
+    switch (kind) {
+        case CheckpointKind::Periodic: return "periodic";
+        case CheckpointKind::Stopped: return "stopped";
+        case CheckpointKind::Diverged: return "diverged";
+    }
+    return "?";
+}
+
+void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
+                     CheckpointKind kind) {
+    ByteWriter out;
+    out.bytes().append(kMagic, kMagicLength);
+    out.put(kCheckpointFormat);
+    out.putString(MOREAU_VERSION);
+    out.put(static_cast<std::uint8_t>(kind));
+    const std::string text = canonicalSceneText(sim.scene());
+    out.putString(text);
+    out.put(fnv1a64(text));
+    out.putString(sim.scene().origin);
+    writeWorld(out, sim.world());
+    out.put(totals);
+    ByteWriter state;
+    sim.saveState(state);
+    out.putString(state.bytes());
+    out.put(fnv1a64(out.bytes()));
+    writeAtomically(file, out.bytes());
+}
+
+Checkpoint readCheckpoint(const std::filesystem::path& file) {
+    const std::string name = file.string();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw InputError("checkpoint '" + name + "': " +
+                         (std::filesystem::exists(file, ec) ? "not a regular file" : "no such file"));
+    std::ifstream f(file, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    if (!f) throw InputError("checkpoint '" + name + "': cannot be read");
+    const std::string bytes = ss.str();
+    const std::string origin = "checkpoint '" + name + "'";
+    if (bytes.compare(0, kMagicLength, kMagic) != 0)
+        throw InputError(origin + ": not a Moreau checkpoint (it does not start with 'moreau-checkpoint')");
+    Checkpoint c;
+    c.path = file;
+    ByteReader header(std::string_view(bytes).substr(kMagicLength), origin);
+    c.format = header.get<std::uint32_t>("format version");
+    if (c.format != kCheckpointFormat)
+        throw InputError(origin + ": format version " + std::to_string(c.format) + "; this build of Moreau reads " +
+                         std::to_string(kCheckpointFormat));
+    if (bytes.size() < kMagicLength + 12 ||
+        fnv1a64(std::string_view(bytes).substr(0, bytes.size() - 8)) !=
+            ByteReader(std::string_view(bytes).substr(bytes.size() - 8), origin).get<std::uint64_t>("checksum"))
+        throw InputError(origin + ": damaged or truncated (its checksum does not match its " +
+                         std::to_string(bytes.size()) + " bytes)");
+    ByteReader in(std::string_view(bytes).substr(kMagicLength, bytes.size() - kMagicLength - 8), origin);
+    in.get<std::uint32_t>("format version");
+    c.version = in.getString("Moreau version");
+    const auto kind = in.get<std::uint8_t>("kind");
+    if (kind > static_cast<std::uint8_t>(CheckpointKind::Diverged)) in.fail("kind " + std::to_string(kind));
+    c.kind = static_cast<CheckpointKind>(kind);
+    c.sceneText = in.getString("scene text");
+    if (in.get<std::uint64_t>("scene hash") != fnv1a64(c.sceneText)) in.fail("the scene text does not match its hash");
+    c.origin = in.getString("scene name");
+    c.world = readWorld(in);
+    c.totals = in.get<RunTotals>("run totals");
+    c.state = in.getString("simulation state");
+    if (in.left() != 0) in.fail(std::to_string(in.left()) + " bytes after the simulation state");
+    return c;
+}
+
+}  // namespace moreau
