@@ -637,12 +637,16 @@ const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
     // Each touching pair's elastic energy as the force pass has it (the
     // scalar pass's expressions; the kernel's lanes give the same bits),
     // and the overlaps of those carrying force. Partial sums by chunk of
-    // kChunk pairs in key order, then over the chunks in order: the bits of
-    // the sums the force pass made before it left them to this.
+    // kChunk touching pairs in key order, then over the chunks in order:
+    // the same bits for any thread count and whatever else the list holds
+    // (it depends on when it was built, e.g. before or after a restart).
     const MdSettings& s = settings_;
     const bool spring = s.tangential == TangentialLaw::Spring;
     const bool linear = s.normal == NormalLaw::Linear;
-    const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
+    std::vector<std::size_t> touching;
+    for (std::size_t k = 0; k < pairs_.size(); ++k)
+        if (touched_[k]) touching.push_back(k);
+    const std::size_t m = touching.size(), numChunks = (m + kChunk - 1) / kChunk;
     struct Part {
         double elastic = 0.0, overlap = 0.0, max = 0.0;
         std::size_t loaded = 0;
@@ -651,8 +655,8 @@ const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
 #pragma omp parallel for schedule(static) if (m > kParallelPairs)
     for (std::size_t chunk = 0; chunk < numChunks; ++chunk) {
         Part p;
-        for (std::size_t k = chunk * kChunk; k < std::min(m, (chunk + 1) * kChunk); ++k) {
-            if (!touched_[k]) continue;
+        for (std::size_t t = chunk * kChunk; t < std::min(m, (chunk + 1) * kChunk); ++t) {
+            const std::size_t k = touching[t];
             const auto ia = static_cast<std::size_t>(pairs_[k].a), ib = static_cast<std::size_t>(pairs_[k].b);
             const Constants cst = contactConstants(s, invMass_[ia], invMass_[ib], 0.0);
             const double overlap = overlap_[k];

@@ -88,6 +88,7 @@ void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
         if (snapshot || name == "run.pvd" || name == "run.pvd.tmp") stale.push_back(entry.path());
     }
     for (const auto& p : stale) std::filesystem::remove(p, ec);
+    if (std::filesystem::is_empty(vtk, ec)) std::filesystem::remove(vtk, ec);
 }
 
 // --- the run log -----------------------------------------------------------------
@@ -131,9 +132,13 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     const long logEvery = scene.output.logEvery > 0 ? scene.output.logEvery : std::max(1L, (steps + 19) / 20);
     const long first = sim.world().step;  // the step the run starts from (0, or the checkpoint's)
 
-    SeriesWriter series(dir / "series.csv", sim.world(), resumed ? first : -1);
+    // A resumed run keeps the rows and snapshots up to its first step, that
+    // step's only where the cadence puts one (a run that ended there wrote
+    // its last step whatever the cadence; the uninterrupted run did not).
+    auto keptUpTo = [&](long cadence) { return first == 0 || (cadence > 0 && first % cadence == 0) ? first : first - 1; };
+    SeriesWriter series(dir / "series.csv", sim.world(), resumed ? keptUpTo(every) : -1);
     std::unique_ptr<VtkWriter> vtk;
-    if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", resumed ? first : -1);
+    if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", resumed ? keptUpTo(vtkEvery) : -1);
     RunLog log(dir / "log.txt", !options.quiet, resumed);
     log.line(format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads", MOREAU_VERSION,
                     resumed ? "resuming" : "running", scene.origin.c_str(), methodName(scene).c_str(),
@@ -255,8 +260,8 @@ const std::vector<std::string>& resumableKeys() {
 }
 
 RunOutcome runScene(Scene scene, const RunOptions& options) {
+    Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
     prepareOutDir(options.outDir, true);
-    Simulation sim(std::move(scene));
     return runLoop(sim, options, RunTotals{}, false);
 }
 
@@ -288,6 +293,7 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
         // The scene named beside --resume must be the checkpoint's.
         const Scene named = loadSceneFile(sceneFile, sets);
         for (const auto& [key, value] : named.values) {
+            if (std::find(resumable.begin(), resumable.end(), key) != resumable.end()) continue;
             const auto it = scene.values.find(key);
             if (it == scene.values.end() || it->second != value)
                 throw InputError(origin + ": is a checkpoint of another scene than '" + sceneFile + "': key '" + key +

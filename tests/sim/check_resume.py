@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""Checkpoints, resume, clean stops and the run log, end to end through the
+built program (INTERFACE.md, "Checkpoints and resume"):
+
+- the restart matrix: a run stopped at step K and resumed to N gives the
+  uninterrupted run's state_hash and series.csv bytes (CD with every sweep
+  order; MD with leapfrog, Adams-Bashforth, RK4, Gear 5; the history laws;
+  periodic axes; a piston whose force steps after K; run.pvd continued);
+- SIGINT and SIGTERM: exit 130/143 with a checkpoint and one line saying
+  how to resume, which continues to the same bits;
+- kill -9 at random moments, resumed each time: the same bits at the end;
+- bad checkpoints (not one, truncated, a flipped byte, another format
+  version), a forbidden --set on resume and another scene: exit 2, one line
+  naming the file or key;
+- a reused --out loses the earlier run's files; log.txt has its lines.
+
+usage: check_resume.py MOREAU_BINARY SOURCE_DIR
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+MOREAU, SRC = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def run(*args):
+    return subprocess.run([MOREAU, *args], capture_output=True, text=True, timeout=600)
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def summary(out):
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def example(name):
+    return os.path.join(SRC, "examples", name)
+
+
+def restart_case(tmp, label, scene, n, k, sets, vtk=False):
+    """Uninterrupted run of n steps against a run of k steps (checkpoint at k) resumed to n."""
+    sets = [a for kv in sets for a in ("--set", kv)]
+    if vtk:
+        sets += ["--set", "output.vtk_every=20"]
+    a, b = os.path.join(tmp, label + "_a"), os.path.join(tmp, label + "_b")
+    p = run("run", scene, "--quiet", "--out", a, "--set", f"simulation.steps={n}", *sets)
+    expect(p.returncode == 0, f"{label}: uninterrupted run failed: {p.stderr.strip()}")
+    p = run("run", scene, "--quiet", "--out", b, "--set", f"simulation.steps={k}",
+            "--set", f"output.checkpoint_every={k}", *sets)
+    expect(p.returncode == 0, f"{label}: first part failed: {p.stderr.strip()}")
+    p = run("run", "--resume", b, "--quiet", "--set", f"simulation.steps={n}")
+    expect(p.returncode == 0, f"{label}: resume failed: {p.stderr.strip()}")
+    if p.returncode != 0:
+        return
+    sa, sb = summary(a), summary(b)
+    expect(sa["state_hash"] == sb["state_hash"],
+           f"{label}: resumed state_hash {sb['state_hash']} != uninterrupted {sa['state_hash']}")
+    expect(read(os.path.join(a, "series.csv")) == read(os.path.join(b, "series.csv")),
+           f"{label}: resumed series.csv differs from the uninterrupted one")
+    expect(sb.get("resumed_from_step") == k and sb["status"] == "completed", f"{label}: summary {sb}")
+    if vtk:
+        expect(read(os.path.join(a, "vtk", "run.pvd")) == read(os.path.join(b, "vtk", "run.pvd")),
+               f"{label}: resumed run.pvd differs")
+        expect(sorted(os.listdir(os.path.join(a, "vtk"))) == sorted(os.listdir(os.path.join(b, "vtk"))),
+               f"{label}: resumed vtk/ holds other files")
+
+
+def bad_checkpoint(tmp, label, damage, must_mention):
+    d = os.path.join(tmp, "bad_" + label)
+    shutil.copytree(os.path.join(tmp, "good"), d)
+    path = os.path.join(d, "checkpoint")
+    data = bytearray(read(path))
+    data = damage(data)
+    with open(path, "wb") as f:
+        f.write(data)
+    p = run("run", "--resume", d, "--quiet")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    expect(p.returncode == 2, f"{label} checkpoint: exit {p.returncode}, wanted 2 ({p.stderr.strip()})")
+    expect(len(lines) == 1, f"{label} checkpoint: wanted one line on stderr, got {lines}")
+    for word in must_mention:
+        expect(word in p.stderr, f"{label} checkpoint: stderr does not name '{word}': {p.stderr.strip()}")
+
+
+def stop_by_signal(tmp, sig, status):
+    """A long run stopped by `sig`, then resumed: the uninterrupted bits."""
+    scene = example("box_3d.ini")
+    n = 4000
+    out = os.path.join(tmp, f"sig{sig}")
+    proc = subprocess.Popen([MOREAU, "run", scene, "--out", out, "--set", f"simulation.steps={n}",
+                             "--set", "simulation.method=md", "--set", "output.log_every=100"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Wait for the first log line (the run is stepping), then signal.
+    deadline = time.time() + 60
+    while time.time() < deadline and not (os.path.exists(os.path.join(out, "log.txt")) and
+                                          len(open(os.path.join(out, "log.txt")).read().splitlines()) >= 4):
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        print(f"note: the run ended before signal {sig} reached it", file=sys.stderr)
+        return
+    expect(proc.returncode == status, f"signal {sig}: exit {proc.returncode}, wanted {status} ({stderr.strip()})")
+    expect("moreau run --resume " + out in stdout, f"signal {sig}: stdout does not say how to resume: {stdout!r}")
+    s = summary(out)
+    expect(s["status"] == "stopped" and s["last_step"] < n, f"signal {sig}: summary {s['status']}, {s['last_step']}")
+    p = run("run", "--resume", out, "--quiet")
+    expect(p.returncode == 0, f"signal {sig}: resume failed: {p.stderr.strip()}")
+    ref = os.path.join(tmp, "sig_ref")
+    if not os.path.exists(ref):
+        p = run("run", scene, "--quiet", "--out", ref, "--set", f"simulation.steps={n}",
+                "--set", "simulation.method=md", "--set", "output.log_every=100")
+    expect(summary(out)["state_hash"] == summary(ref)["state_hash"], f"signal {sig}: resumed run has other bits")
+    expect(read(os.path.join(out, "series.csv")) == read(os.path.join(ref, "series.csv")),
+           f"signal {sig}: resumed series.csv differs")
+
+
+def kill_loop(tmp):
+    """kill -9 at random moments; each time resume from what is there."""
+    scene = example("piston_2d.ini")
+    n = 600
+    sets = ["--set", f"simulation.steps={n}", "--set", "output.checkpoint_every=13"]
+    ref = os.path.join(tmp, "kill_ref")
+    p = run("run", scene, "--quiet", "--out", ref, *sets)
+    expect(p.returncode == 0, f"kill loop: reference run failed: {p.stderr.strip()}")
+    out = os.path.join(tmp, "kill")
+    rng = random.Random(7)
+    kills = 0
+    first = True
+    for attempt in range(40):
+        cmd = [MOREAU, "run", scene, "--quiet", "--out", out, *sets] if first else \
+              [MOREAU, "run", "--resume", out, "--quiet"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(rng.uniform(0.0, 0.25))
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.wait()
+        if proc.returncode == 0:
+            break
+        if os.path.exists(os.path.join(out, "checkpoint")):
+            first = False
+    else:
+        expect(False, "kill loop: the run never finished")
+        return
+    expect(summary(out)["state_hash"] == summary(ref)["state_hash"],
+           f"kill loop ({kills} kills): the resumed run has other bits")
+    expect(read(os.path.join(out, "series.csv")) == read(os.path.join(ref, "series.csv")),
+           f"kill loop ({kills} kills): series.csv differs from the uninterrupted run's")
+    print(f"kill loop: {kills} kills with SIGKILL, then the same bits", file=sys.stderr)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    box, piston, chain = example("box_3d.ini"), example("piston_2d.ini"), example("chain_1d.ini")
+
+    # --- the restart matrix ---
+    for order in ("random-sweep", "shuffle-once", "fixed", "random-sequential"):
+        restart_case(tmp, "cd_" + order, box, 90, 40, [f"cd.order={order}", "contact.mu=0.3"])
+    for scheme in ("cd", "ab3", "rk", "gear5"):
+        restart_case(tmp, "md_" + scheme, box, 90, 40,
+                     ["simulation.method=md", f"md.integrator={scheme}", "contact.mu=0.3",
+                      "md.restart_on_contact_change=false"])
+    for law in ("spring", "walton-braun", "kuhn", "pena"):
+        restart_case(tmp, "md_" + law, box, 90, 40, ["simulation.method=md", f"md.tangential={law}",
+                                                     "contact.mu=0.3", "md.pipeline=staged"])
+    restart_case(tmp, "md_fused", box, 90, 40, ["simulation.method=md", "md.pipeline=fused"], vtk=True)
+    periodic = ["periodic.axes=x", "periodic.box_min=-0.5 -1 -1", "periodic.box_max=51 1 1"]
+    restart_case(tmp, "cd_periodic", chain, 150, 61, periodic)
+    restart_case(tmp, "md_periodic", chain, 150, 61, periodic + ["simulation.method=md", "md.substeps=50"])
+    # The piston's force steps at t = 1000, after the restart point.
+    restart_case(tmp, "cd_piston", piston, 1030, 990, [], vtk=True)
+    restart_case(tmp, "cd_piston_cadence", piston, 1030, 980, ["output.every=7"], vtk=True)
+    restart_case(tmp, "md_piston", piston, 1030, 990, ["simulation.method=md"])
+
+    # --- bad checkpoints, forbidden keys, another scene ---
+    good = os.path.join(tmp, "good")
+    p = run("run", chain, "--quiet", "--out", good, "--set", "simulation.steps=20",
+            "--set", "output.checkpoint_every=10")
+    expect(p.returncode == 0, f"checkpointed run failed: {p.stderr.strip()}")
+    bad_checkpoint(tmp, "truncated", lambda d: d[: len(d) // 2], ["checkpoint", "truncated"])
+    bad_checkpoint(tmp, "flipped", lambda d: d[:300] + bytes([d[300] ^ 0x10]) + d[301:], ["checkpoint", "damaged"])
+    bad_checkpoint(tmp, "version", lambda d: d[:18] + (99).to_bytes(4, "little") + d[22:],
+                   ["checkpoint", "format version 99"])
+    bad_checkpoint(tmp, "foreign", lambda d: b"x y z radius\n" + d, ["checkpoint", "not a Moreau checkpoint"])
+    bad_checkpoint(tmp, "empty", lambda d: b"", ["checkpoint"])
+    p = run("run", "--resume", os.path.join(tmp, "nowhere"), "--quiet")
+    expect(p.returncode == 2 and "nowhere" in p.stderr, f"missing checkpoint: exit {p.returncode} {p.stderr}")
+    p = run("run", "--resume", good, "--quiet", "--set", "cd.iterations=7")
+    expect(p.returncode == 2 and "cd.iterations" in p.stderr, f"forbidden key: exit {p.returncode} {p.stderr}")
+    p = run("run", "--resume", good, "--quiet", "--set", "simulation.dt=0.5")
+    expect(p.returncode == 2 and "simulation.dt" in p.stderr, f"dt on a regular resume: exit {p.returncode}")
+    p = run("run", box, "--resume", good, "--quiet")
+    expect(p.returncode == 2 and "another scene" in p.stderr, f"another scene: exit {p.returncode} {p.stderr}")
+    p = run("run", chain, "--resume", good, "--quiet", "--set", "simulation.steps=30")
+    expect(p.returncode == 0, f"resume naming its own scene: exit {p.returncode} {p.stderr}")
+
+    # --- a divergence: exit 3, the last good step; only then may dt change ---
+    dv = os.path.join(tmp, "diverged")
+    blow = ["--set", "simulation.method=md", "--set", "md.substeps=1", "--set", "md.kn=1e200"]
+    p = run("run", chain, "--quiet", "--out", dv, *blow)
+    expect(p.returncode == 3, f"divergence: exit {p.returncode}, wanted 3")
+    expect(summary(dv)["status"] == "diverged", "divergence: summary.json does not say so")
+    p = run("run", "--resume", dv, "--quiet", "--set", "md.kn=1")
+    expect(p.returncode == 2 and "md.kn" in p.stderr, f"diverged resume, forbidden key: exit {p.returncode}")
+    p = run("run", "--resume", dv, "--quiet", "--set", "simulation.dt=0.5")
+    expect(p.returncode == 3, f"diverged resume with a smaller step: exit {p.returncode} ({p.stderr.strip()})")
+    expect(summary(dv).get("bit_exact_resume") is False, "a resume with another step is not marked inexact")
+
+    # --- a reused --out loses the earlier run's files; the run log ---
+    reuse = os.path.join(tmp, "reuse")
+    run("run", chain, "--quiet", "--out", reuse, "--set", "simulation.steps=20", "--set", "output.vtk_every=5",
+        "--set", "output.checkpoint_every=10")
+    p = run("run", chain, "--out", reuse, "--set", "simulation.steps=20", "--set", "output.log_every=5")
+    expect(p.returncode == 0, "reused --out: run failed")
+    left = sorted(os.listdir(reuse))
+    expect(left == ["log.txt", "series.csv", "summary.json"], f"reused --out keeps stale files: {left}")
+    log = open(os.path.join(reuse, "log.txt")).read().splitlines()
+    rows = [l for l in log if l.split() and l.split()[0].isdigit()]
+    expect([int(r.split()[0]) for r in rows] == [5, 10, 15, 20], f"log.txt rows: {rows}")
+    expect(sum(1 for l in p.stderr.splitlines() if l.split() and l.split()[0].isdigit()) == 4,
+           "the log lines are not on stderr")
+    expect(len(p.stdout.splitlines()) <= 4 and "state_hash" in p.stdout, f"stdout is not a short report: {p.stdout!r}")
+    p = run("run", chain, "--quiet", "--out", reuse, "--set", "simulation.steps=20")
+    expect(p.stderr == "", f"--quiet leaves stderr lines: {p.stderr!r}")
+
+    # --- signals and kill -9 ---
+    stop_by_signal(tmp, signal.SIGINT, 130)
+    stop_by_signal(tmp, signal.SIGTERM, 143)
+    kill_loop(tmp)
+
+if failures:
+    print(f"{len(failures)} failure(s)", file=sys.stderr)
+    sys.exit(1)
+print("resume checks passed")
