@@ -1,0 +1,134 @@
+// Checkpoints: a run continued from the file steps with the uninterrupted
+// run's bits; the file's every part is needed (the MD scheme's history
+// too); a damaged file is refused with an InputError, never read wrongly.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/core/bytes.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/io/scene_file.hpp"
+#include "moreau/sim/checkpoint.hpp"
+#include "moreau/sim/simulation.hpp"
+
+using namespace moreau;
+
+namespace {
+
+Scene multiStepBed() {
+    return loadBuiltinScene("box_3d.ini", {"random.count=100", "random.box_max=5 5 8", "simulation.gravity=0 0 -100",
+                                           "simulation.method=md", "md.integrator=ab3", "contact.mu=0.3",
+                                           "md.restart_on_contact_change=false", "simulation.dt=0.001"});
+}
+
+std::filesystem::path tempFile(const char* name) {
+    return std::filesystem::temp_directory_path() / (std::string("moreau_test_") + name);
+}
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void spit(const std::filesystem::path& p, const std::string& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << bytes;
+}
+
+/// The state hash after `total` steps of a Simulation that continues the
+/// checkpoint `file` (with the MD scheme's state, or only the world and the
+/// contact store).
+std::uint64_t continueFrom(const std::filesystem::path& file, long total, bool schemeState) {
+    const Checkpoint c = readCheckpoint(file);
+    Simulation sim(loadSceneWithWorld(c.sceneText, "<checkpoint>", {}, c.world));
+    ByteReader in(c.state, "<checkpoint>");
+    if (schemeState) {
+        sim.loadState(in);
+    } else {
+        std::istringstream store(in.getString("contact store"));
+        sim.restoreContacts(readContactStore(store, "<checkpoint>"));
+    }
+    while (sim.world().step < total) sim.advance();
+    return stateHash(sim.world());
+}
+
+}  // namespace
+
+TEST_CASE("an Adams-Bashforth run continued from its checkpoint has the uninterrupted bits, and needs the scheme's history") {
+    const long total = 60, cut = 25;
+    Simulation whole(multiStepBed());
+    while (whole.world().step < total) whole.advance();
+
+    Simulation part(multiStepBed());
+    while (part.world().step < cut) part.advance();
+    RunTotals totals;
+    totals.sumIterations = 3.5;
+    const auto file = tempFile("ab3.ckpt");
+    writeCheckpoint(file, part, totals, CheckpointKind::Periodic);
+
+    const Checkpoint c = readCheckpoint(file);
+    CHECK(c.format == kCheckpointFormat);
+    CHECK(c.kind == CheckpointKind::Periodic);
+    CHECK(c.world.step == cut);
+    CHECK(c.totals.sumIterations == 3.5);
+    CHECK(c.sceneText == canonicalSceneText(part.scene()));
+    CHECK(stateHash(c.world) == stateHash(part.world()));
+
+    CHECK(continueFrom(file, total, true) == stateHash(whole.world()));
+    // Without its history the scheme starts afresh (RK4 steps): other bits.
+    CHECK(continueFrom(file, total, false) != stateHash(whole.world()));
+    std::filesystem::remove(file);
+}
+
+TEST_CASE("a damaged checkpoint is refused with one InputError naming the file") {
+    Simulation sim(multiStepBed());
+    for (int s = 0; s < 5; ++s) sim.advance();
+    const auto file = tempFile("damaged.ckpt");
+    writeCheckpoint(file, sim, RunTotals{}, CheckpointKind::Stopped);
+    const std::string good = slurp(file);
+    CHECK(readCheckpoint(file).kind == CheckpointKind::Stopped);
+
+    auto refused = [&](const std::string& bytes, const std::string& mention) {
+        spit(file, bytes);
+        try {
+            readCheckpoint(file);
+        } catch (const InputError& e) {
+            const std::string what = e.what();
+            CHECK_MESSAGE(what.find(file.string()) != std::string::npos, what);
+            CHECK_MESSAGE(what.find(mention) != std::string::npos, what);
+            return;
+        }
+        FAIL("accepted a damaged checkpoint (" << mention << ")");
+    };
+    // Truncated anywhere, a byte flipped anywhere (sampled): the checksum.
+    for (std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{18}, std::size_t{30}, good.size() / 3,
+                          good.size() - 9, good.size() - 1})
+        refused(good.substr(0, n), n < 18 ? "not a Moreau checkpoint" : n < 22 ? "truncated" : "damaged");
+    for (std::size_t at = 22; at < good.size(); at += good.size() / 97 + 1) {
+        std::string bad = good;
+        bad[at] = static_cast<char>(bad[at] ^ 0x01);
+        refused(bad, "damaged");
+    }
+    std::string version = good;
+    version[18] = 7;
+    refused(version, "format version 7");
+    refused("id x y z radius\n0 0 0 0 1\n", "not a Moreau checkpoint");
+    // A file whose checksum matches but whose sizes lie (made on purpose):
+    // the reader checks every count against the bytes left.
+    std::string lying = good.substr(0, good.size() - 8);
+    const std::size_t sceneLength = 18 + 4 + 8 + std::string(MOREAU_VERSION).size() + 1;  // magic, format, version, kind
+    lying.replace(sceneLength, 8, std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8));
+    const std::uint64_t sum = fnv1a64(lying);
+    lying.append(reinterpret_cast<const char*>(&sum), 8);
+    refused(lying, "more than the");
+    std::filesystem::remove(file);
+    CHECK_THROWS_AS(readCheckpoint(file), InputError);
+    CHECK_THROWS_AS(readCheckpoint(std::filesystem::temp_directory_path()), InputError);
+}
