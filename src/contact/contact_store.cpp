@@ -45,18 +45,22 @@ void writeContactStore(std::ostream& out, const ContactStore& store) {
     if (stride > 0 && store.slots.records() != count)
         throw std::logic_error("writeContactStore: slots for " + std::to_string(store.slots.records()) +
                                " records, " + std::to_string(count) + " records");
-    out.write(kTag, static_cast<std::streamsize>(kTagLength));
-    put(out, count);
-    put(out, stride);
+    // One buffer, one write: a store of 10^5 contacts is 10^6 fields.
+    const std::size_t recordBytes = sizeof(ContactKey) + 3 * sizeof(double) + sizeof(ContactHistory::age) + stride * sizeof(double);
+    std::string buffer;
+    buffer.reserve(kTagLength + 16 + count * recordBytes);
+    buffer.append(kTag, kTagLength);
+    auto append = [&buffer](const void* p, std::size_t n) { buffer.append(static_cast<const char*>(p), n); };
+    append(&count, sizeof count);
+    append(&stride, sizeof stride);
     for (std::size_t k = 0; k < count; ++k) {
         const ContactMemory& r = store.records[k];
-        put(out, r.key);
-        for (int e = 0; e < 3; ++e) put(out, r.history.reaction[e]);
-        put(out, r.history.age);
-        if (stride > 0)
-            out.write(reinterpret_cast<const char*>(store.slots.at(k)),
-                      static_cast<std::streamsize>(stride * sizeof(double)));
+        append(&r.key, sizeof r.key);
+        for (int e = 0; e < 3; ++e) append(&r.history.reaction[e], sizeof(double));
+        append(&r.history.age, sizeof r.history.age);
+        if (stride > 0) append(store.slots.at(k), stride * sizeof(double));
     }
+    out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     if (!out) throw std::runtime_error("writeContactStore: the stream failed");
 }
 

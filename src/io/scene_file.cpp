@@ -419,6 +419,30 @@ std::vector<Rule> fixedRules() {
                        "diverges); `moreau run --resume OUT` continues from it with the uninterrupted run's bits. "
                        "Written atomically: a kill at any moment leaves the previous one whole.",
                        0));
+    // [guard]
+    r.push_back(intKey("guard.contact_steps", "10",
+                       "MD: `moreau run` refuses (exit 2) an MD step simulation.dt / md.substeps longer than the "
+                       "contact duration over this, the duration estimated from the normal law, md.kn (and md.kt "
+                       "for the spring laws) and the smallest effective mass (Hertz laws: at the largest speed the "
+                       "start state, gravity and the applied forces give). 0: no check.",
+                       0));
+    r.push_back(intKey("guard.every", "50",
+                       "Steps between the run's checks of overlaps and energy (travel is checked every step); the "
+                       "state of the last such check that passed is what the divergence checkpoint holds.",
+                       1));
+    r.push_back(realKey("guard.max_overlap", "0.5",
+                        "Stop (exit 3) when an overlap exceeds this fraction of the smallest grain radius. 0: no "
+                        "check.",
+                        0.0));
+    r.push_back(realKey("guard.max_travel", "1",
+                        "Stop (exit 3) when a grain moves farther than this fraction of its radius in one step "
+                        "(|v| simulation.dt): contacts are then missed. 0: no check.",
+                        0.0));
+    r.push_back(typedKey(K::Bool, "guard.energy", "true",
+                         "Stop (exit 3) when the grains' energy (kinetic, rotational, elastic and gravitational) "
+                         "rises above its start by more than the start state and gravity over the packing's "
+                         "height can give. Checked only where nothing else feeds energy in (no applied force, no "
+                         "moving wall, gravity not along a periodic axis)."));
     // [grains]
     r.push_back(typedKey(K::Choice, "grains.source", "chain",
                          "Where the grains come from: the [chain], [lattice], [random] or [packing] section.",
@@ -1281,6 +1305,11 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));
     scene.output.checkpointEvery = static_cast<long>(v.integer("output.checkpoint_every"));
     scene.output.logEvery = static_cast<long>(v.integer("output.log_every"));
+    scene.guard.contactSteps = static_cast<long>(v.integer("guard.contact_steps"));
+    scene.guard.every = static_cast<long>(v.integer("guard.every"));
+    scene.guard.maxOverlap = v.real("guard.max_overlap");
+    scene.guard.maxTravel = v.real("guard.max_travel");
+    scene.guard.energy = v.boolean("guard.energy");
 
     if (given) {
         scene.world = *given;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -526,6 +527,21 @@ void MdSolver::checkSlots(const std::vector<Contact>& contacts, const ContactSlo
                                " doubles of stride " + std::to_string(slots.stride) + " for " +
                                std::to_string(contacts.size()) + " contacts; the laws need stride " +
                                std::to_string(layout_.stride) + " (carry them with matchContactMemory)");
+}
+
+double contactDuration(const MdSettings& s, double meff, double speed) {
+    const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
+    double t = std::numeric_limits<double>::infinity();
+    if (s.tn > 0.0) {
+        t = s.tn;
+    } else if (s.normal == NormalLaw::Linear || s.normal == NormalLaw::WaltonBraun) {
+        t = M_PI * std::sqrt(meff / (kScale * s.kn));
+    } else if (speed > 0.0) {
+        t = 3.21 * std::pow(meff / (kScale * s.kn), 0.4) * std::pow(speed, -0.2);
+    }
+    if (lawRow(s.tangential).spring && s.tangential != TangentialLaw::Mindlin && s.kt > 0.0)
+        t = std::min(t, M_PI * std::sqrt(2.0 / 7.0 * meff / (kScale * s.kt)));
+    return t;
 }
 
 }  // namespace moreau

@@ -98,7 +98,11 @@ void MdPairEngine::restoreMemory(const ContactStore& store, const std::string& o
     outerAt_.clear();
     builtAt_.clear();
     moved_ = true;
-    diagnosticsDone_ = false;
+    // The overlaps are the next pass's to find: until it runs, the
+    // diagnostics (energy, overlaps) are zeros.
+    overlap_.assign(m, 0.0);
+    diagnostics_ = Diagnostics{};
+    diagnosticsDone_ = true;
 }
 
 void MdPairEngine::rebuildOuter(const World& world, double margin) {

@@ -152,12 +152,19 @@ const char* checkpointKindName(CheckpointKind kind) {
 
 void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
                      CheckpointKind kind) {
+    writeAtomically(file, checkpointBytes(sim, totals, kind));
+}
+
+void writeCheckpointBytes(const std::filesystem::path& file, const std::string& bytes) { writeAtomically(file, bytes); }
+
+std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, CheckpointKind kind,
+                            const std::string* sceneText) {
     ByteWriter out;
     out.bytes().append(kMagic, kMagicLength);
     out.put(kCheckpointFormat);
     out.putString(MOREAU_VERSION);
     out.put(static_cast<std::uint8_t>(kind));
-    const std::string text = canonicalSceneText(sim.scene());
+    const std::string text = sceneText ? *sceneText : canonicalSceneText(sim.scene());
     out.putString(text);
     out.put(fnv1a64(text));
     out.putString(sim.scene().origin);
@@ -167,7 +174,7 @@ void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, c
     sim.saveState(state);
     out.putString(state.bytes());
     out.put(fnv1a64(out.bytes()));
-    writeAtomically(file, out.bytes());
+    return std::move(out.bytes());
 }
 
 Checkpoint readCheckpoint(const std::filesystem::path& file) {

@@ -7,12 +7,14 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/io/output.hpp"
+#include "moreau/md/force_laws.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/checkpoint.hpp"
 #include "moreau/sim/simulation.hpp"
@@ -20,6 +22,8 @@
 namespace moreau {
 
 namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // --- signals -------------------------------------------------------------------
 
@@ -122,6 +126,139 @@ const char* kLogHeader = "      step          time  kinetic_energy  contacts  it
 
 std::string methodName(const Scene& scene) { return scene.simulation.method == Method::CD ? "cd" : "md"; }
 
+// --- guards ---------------------------------------------------------------------
+
+/// Throws InputError when an MD step cannot resolve a contact (guard.contact_steps).
+void checkMdStep(const Scene& scene) {
+    if (scene.simulation.method != Method::MD || scene.guard.contactSteps <= 0) return;
+    const World& w = scene.world;
+    if (w.numGrains == 0) return;
+    // The smallest effective mass of any pair: the two lightest grains, or
+    // the lightest against a wall (a fixed wall counts as infinitely heavy).
+    double m1 = kInfinity, m2 = kInfinity, wallMass = kInfinity, speed = 0.0, accel = w.gravity.norm();
+    Vec3 lo = Vec3::Constant(kInfinity), hi = -lo;
+    double rMax = 0.0;
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        const double m = w.mass[i];
+        if (m < m1) {
+            m2 = m1;
+            m1 = m;
+        } else if (m < m2) {
+            m2 = m;
+        }
+        speed = std::max(speed, 2.0 * w.v[i].norm());
+        const Vec3 f = w.appliedForce(static_cast<BodyId>(i), 0.0);
+        const Vec3 g = i < w.force.size() ? w.force[i].after : Vec3::Zero();
+        accel = std::max(accel, w.gravity.norm() + std::max(f.norm(), g.norm()) / m);
+        lo = lo.cwiseMin(w.x[i]);
+        hi = hi.cwiseMax(w.x[i]);
+        rMax = std::max(rMax, w.radius[i]);
+    }
+    for (std::size_t k = 0; k < w.numWalls(); ++k)
+        if (w.wallMobile[k]) wallMass = std::min(wallMass, w.mass[w.numGrains + k]);
+    double meff = m1;
+    if (w.numGrains > 1) meff = std::min(meff, m1 * m2 / (m1 + m2));
+    if (std::isfinite(wallMass)) meff = std::min(meff, m1 * wallMass / (m1 + wallMass));
+    const double height = (hi - lo).maxCoeff() + 2.0 * rMax;
+    speed += std::sqrt(2.0 * accel * height);
+    const double tn = contactDuration(scene.md, meff, speed);
+    const double step = scene.simulation.dt / scene.md.substeps;
+    const double limit = tn / static_cast<double>(scene.guard.contactSteps);
+    if (!(step > limit)) return;
+    const double substeps = std::ceil(scene.simulation.dt / limit);
+    throw InputError(format("%s: keys 'simulation.dt', 'md.substeps': the MD step %.3g (simulation.dt / md.substeps) "
+                            "does not resolve a contact, which lasts about %.3g (md.normal, md.kn, md.kt, smallest "
+                            "m_eff %.3g, speed %.3g); it must be below %.3g (allowed: md.substeps >= %.0f, or "
+                            "simulation.dt <= %.3g with md.substeps = %ld; guard.contact_steps = 0 runs it anyway)",
+                            scene.origin.c_str(), step, tn, meff, speed, limit, substeps,
+                            limit * static_cast<double>(scene.md.substeps), scene.md.substeps));
+}
+
+/// The run's checks every guard.every steps (GuardSettings): overlaps,
+/// travel per step, energy. Holds the last passing step's checkpoint.
+class Guard {
+public:
+    /// `totals` keep the energy reference across a resume (made here on a fresh run).
+    Guard(const Simulation& sim, RunTotals& totals) : g_(sim.scene().guard) {
+        const World& w = sim.world();
+        rMin_ = kInfinity;
+        for (std::size_t i = 0; i < w.numGrains; ++i) rMin_ = std::min(rMin_, w.radius[i]);
+        // Energy: only where nothing feeds it but gravity.
+        bool sources = false;
+        for (const ForceSchedule& f : w.force) sources = sources || f.before.norm() > 0.0 || f.after.norm() > 0.0;
+        for (std::size_t i = 0; i < w.numBodies(); ++i) sources = sources || w.prescribed[i];
+        for (int k = 0; k < 3; ++k) sources = sources || (w.periodic[k] && w.gravity[k] != 0.0);
+        energy_ = g_.energy && !sources;
+        if (!energy_) return;
+        if (!std::isnan(totals.energyStart)) {
+            e0_ = totals.energyStart;
+            budget_ = totals.energyBudget;
+            return;
+        }
+        e0_ = energyOf(sim.observe(), w);
+        Vec3 lo = Vec3::Constant(kInfinity), hi = -lo;
+        double rMax = 0.0, mass = 0.0;
+        for (std::size_t i = 0; i < w.numBodies(); ++i) {
+            if (w.isWall(static_cast<BodyId>(i)) && !w.wallMobile[i - w.numGrains]) continue;
+            lo = lo.cwiseMin(w.x[i]);
+            hi = hi.cwiseMax(w.x[i]);
+            rMax = std::max(rMax, w.radius[i]);
+            mass += w.mass[i];
+        }
+        const double height = w.numGrains > 0 ? (hi - lo).maxCoeff() + 2.0 * rMax : 0.0;
+        budget_ = std::abs(e0_ - potential(w)) + mass * w.gravity.norm() * height;
+        totals.energyStart = e0_;
+        totals.energyBudget = budget_;
+    }
+
+    /// Each grain's travel in the last step (every step: one pass over the
+    /// velocities). Empty when it passes; else what failed.
+    std::string checkTravel(const Simulation& sim) const {
+        const World& w = sim.world();
+        const double dt = sim.scene().simulation.dt;
+        if (g_.maxTravel > 0.0)
+            for (std::size_t i = 0; i < w.numGrains; ++i)
+                if (!(w.v[i].norm() * dt <= g_.maxTravel * w.radius[i]))
+                    return format("grain %zu moves %.3g radii in a step, |v| = %.3g (guard.max_travel = %g)", i,
+                                  w.v[i].norm() * dt / w.radius[i], w.v[i].norm(), g_.maxTravel);
+        return {};
+    }
+    /// The overlaps and the energy (every guard.every steps). Empty when
+    /// the state passes; else what failed.
+    std::string check(const Simulation& sim) const {
+        const World& w = sim.world();
+        if (g_.maxOverlap > 0.0) {
+            const double overlap = sim.record().maxOverlap;
+            if (overlap > g_.maxOverlap * rMin_)
+                return format("an overlap of %.3g, %.3g of the smallest radius (guard.max_overlap = %g)", overlap,
+                              overlap / rMin_, g_.maxOverlap);
+        }
+        if (energy_) {
+            const double e = energyOf(sim.record(), w);
+            if (e - e0_ > budget_)
+                return format("the energy rose by %.3g from %.3g with no source to give more than %.3g "
+                              "(guard.energy)",
+                              e - e0_, e0_, budget_);
+        }
+        return {};
+    }
+    bool active() const { return g_.maxOverlap > 0.0 || g_.maxTravel > 0.0 || energy_; }
+    long every() const { return g_.every; }
+
+private:
+    static double potential(const World& w) {
+        double u = 0.0;
+        for (std::size_t i = 0; i < w.numBodies(); ++i) u -= w.mass[i] * w.gravity.dot(w.x[i]);
+        return u;
+    }
+    static double energyOf(const StepRecord& r, const World& w) {
+        return r.kineticEnergy + r.rotationalEnergy + r.elasticEnergy + potential(w);
+    }
+    GuardSettings g_;
+    double rMin_ = 0.0, e0_ = 0.0, budget_ = 0.0;
+    bool energy_ = false;
+};
+
 // --- the loop --------------------------------------------------------------------
 
 RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, bool resumed, bool exact = true) {
@@ -189,7 +326,38 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         return s;
     };
 
+    // The guards (GuardSettings) and the last step they passed, kept as
+    // the checkpoint a divergence writes.
+    const Guard guard(sim, totals);
+    std::string lastGood;
+    long lastGoodStep = -1;
+    const std::string sceneText = canonicalSceneText(scene);
+    auto keepGood = [&] {
+        totals.wallSeconds = wallBefore + elapsed();
+        lastGood = checkpointBytes(sim, totals, CheckpointKind::Diverged, &sceneText);
+        lastGoodStep = sim.world().step;
+    };
+    if (guard.active()) keepGood();
+    auto diverged = [&](const std::string& why) {
+        if (lastGood.empty()) {
+            checkpoint(CheckpointKind::Diverged);
+            lastGoodStep = sim.world().step;
+        } else {
+            series.flush();
+            writeCheckpointBytes(dir / "checkpoint", lastGood);
+        }
+        nlohmann::json summary = summaryOf("diverged");
+        summary["divergence"] = why;
+        summary["last_good_step"] = lastGoodStep;
+        writeJsonFile(dir / "summary.json", summary);
+        log.line("diverged: " + why);
+        throw DivergenceError(why + "; the last good step (" + std::to_string(lastGoodStep) + ") is in " +
+                              (dir / "checkpoint").string() + ": resume it with a smaller step, e.g. " +
+                              "moreau run --resume " + dir.string() + " --set simulation.dt=...");
+    };
+
     StopSignals signals;
+    std::string failure;
     long s = first + 1;
     try {
         for (; s <= steps; ++s) {
@@ -207,21 +375,25 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
                 log.line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, rec.time, rec.kineticEnergy,
                                 rec.contacts, rec.iterations, rec.residual, wallBefore + wall, eta));
             }
+            if (guard.active()) {
+                std::string why = guard.checkTravel(sim);
+                if (why.empty() && (s % guard.every() == 0 || s == steps)) why = guard.check(sim);
+                if (!why.empty()) {
+                    failure = format("step %ld: ", s) + why;
+                    break;
+                }
+                if (s % guard.every() == 0 || s == steps) keepGood();
+            }
             if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
             if (gSignal != 0 && s < steps) break;
         }
     } catch (const DivergenceError& e) {
-        // The world is the last good step's (Simulation::advance): its
-        // checkpoint is the way back, with a smaller step.
-        checkpoint(CheckpointKind::Diverged);
-        nlohmann::json summary = summaryOf("diverged");
-        summary["divergence"] = e.what();
-        writeJsonFile(dir / "summary.json", summary);
-        log.line(format("diverged in step %ld: %s", s, e.what()));
-        throw DivergenceError(std::string(e.what()) + "; the last good step (" + std::to_string(sim.world().step) +
-                              ") is in " + (dir / "checkpoint").string() + ": resume it with a smaller step, e.g. " +
-                              "moreau run --resume " + dir.string() + " --set simulation.dt=...");
+        // A value turned non-finite; the world is the step's before it
+        // (Simulation::advance), but the guards' last step is the better
+        // way back, where they are on.
+        failure = e.what();
     }
+    if (!failure.empty()) diverged(failure);
 
     RunOutcome outcome;
     const char* status = "completed";
@@ -260,6 +432,7 @@ const std::vector<std::string>& resumableKeys() {
 }
 
 RunOutcome runScene(Scene scene, const RunOptions& options) {
+    checkMdStep(scene);
     Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
     prepareOutDir(options.outDir, true);
     return runLoop(sim, options, RunTotals{}, false);

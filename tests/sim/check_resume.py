@@ -180,9 +180,17 @@ with tempfile.TemporaryDirectory() as tmp:
         restart_case(tmp, "md_" + law, box, 90, 40, ["simulation.method=md", f"md.tangential={law}",
                                                      "contact.mu=0.3", "md.pipeline=staged"])
     restart_case(tmp, "md_fused", box, 90, 40, ["simulation.method=md", "md.pipeline=fused"], vtk=True)
-    periodic = ["periodic.axes=x", "periodic.box_min=-0.5 -1 -1", "periodic.box_max=51 1 1"]
-    restart_case(tmp, "cd_periodic", chain, 150, 61, periodic)
-    restart_case(tmp, "md_periodic", chain, 150, 61, periodic + ["simulation.method=md", "md.substeps=50"])
+    # Disks falling onto a floor in a cell periodic along x.
+    cell = os.path.join(tmp, "periodic_2d.ini")
+    with open(cell, "w") as f:
+        f.write("[simulation]\ndimension = 2\ndt = 0.01\ngravity = 0 -10 0\n"
+                "[contact]\nmu = 0.3\n[md]\nkn = 1e5\nkt = 2.8e4\nsubsteps = 10\n"
+                "[grains]\nsource = lattice\n"
+                "[lattice]\ntype = square\ncounts = 10 5\nradius = 0.5\nspacing = 0.1\norigin = 0.55 0.6 0\n"
+                "jitter = 0.05\n[periodic]\naxes = x\nbox_min = 0 0 0\nbox_max = 11 0 0\n"
+                "[wall.floor]\ntype = plane\npoint = 0 0 0\nnormal = 0 1 0\n")
+    restart_case(tmp, "cd_periodic", cell, 150, 61, [])
+    restart_case(tmp, "md_periodic", cell, 150, 61, ["simulation.method=md", "md.substeps=20"])
     # The piston's force steps at t = 1000, after the restart point.
     restart_case(tmp, "cd_piston", piston, 1030, 990, [], vtk=True)
     restart_case(tmp, "cd_piston_cadence", piston, 1030, 980, ["output.every=7"], vtk=True)
@@ -212,7 +220,8 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --- a divergence: exit 3, the last good step; only then may dt change ---
     dv = os.path.join(tmp, "diverged")
-    blow = ["--set", "simulation.method=md", "--set", "md.substeps=1", "--set", "md.kn=1e200"]
+    blow = ["--set", "simulation.method=md", "--set", "md.substeps=1", "--set", "md.kn=1e200",
+            "--set", "guard.contact_steps=0"]
     p = run("run", chain, "--quiet", "--out", dv, *blow)
     expect(p.returncode == 3, f"divergence: exit {p.returncode}, wanted 3")
     expect(summary(dv)["status"] == "diverged", "divergence: summary.json does not say so")
@@ -221,6 +230,32 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run("run", "--resume", dv, "--quiet", "--set", "simulation.dt=0.5")
     expect(p.returncode == 3, f"diverged resume with a smaller step: exit {p.returncode} ({p.stderr.strip()})")
     expect(summary(dv).get("bit_exact_resume") is False, "a resume with another step is not marked inexact")
+
+    # --- guards: no silent garbage ---
+    g = os.path.join(tmp, "guard")
+    p = run("run", box, "--quiet", "--out", g, "--set", "simulation.method=md", "--set", "md.substeps=1")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    expect(p.returncode == 2 and len(lines) == 1 and "md.substeps" in p.stderr and "simulation.dt" in p.stderr
+           and "md.substeps >= 6" in p.stderr, f"unresolved MD step: exit {p.returncode}: {p.stderr.strip()}")
+    expect(not os.path.exists(g), "the refused run left its --out behind")
+    unresolved = ["--set", "simulation.method=md", "--set", "md.substeps=1", "--set", "md.kn=1e7",
+                  "--set", "simulation.steps=100", "--set", "guard.contact_steps=0"]
+    for label, extra, word in (("travel", ["--set", "guard.max_overlap=0"], "guard.max_travel"),
+                               ("overlap", ["--set", "guard.max_travel=0"], "guard.max_overlap"),
+                               ("energy", ["--set", "guard.max_travel=0", "--set", "guard.max_overlap=0"],
+                                "guard.energy")):
+        p = run("run", box, "--quiet", "--out", g, *unresolved, *extra)
+        expect(p.returncode == 3 and word in p.stderr, f"guard {label}: exit {p.returncode}: {p.stderr.strip()}")
+        if p.returncode == 3:
+            s = summary(g)
+            expect(s["status"] == "diverged" and s["last_good_step"] < s["last_step"] + 10,
+                   f"guard {label}: summary {s['status']}, last good step {s.get('last_good_step')}")
+            with open(os.path.join(g, "series.csv")) as f:
+                values = [float(x) for row in list(f)[1:] for x in row.split(",")]
+            expect(all(abs(v) < 1e300 for v in values), f"guard {label}: series.csv holds non-finite values")
+    # A small overlap bound stops an ordinary MD run: the guard reads the overlaps.
+    p = run("run", box, "--quiet", "--out", g, "--set", "simulation.method=md", "--set", "guard.max_overlap=1e-6")
+    expect(p.returncode == 3 and "guard.max_overlap" in p.stderr, f"overlap bound 1e-6: exit {p.returncode}")
 
     # --- a reused --out loses the earlier run's files; the run log ---
     reuse = os.path.join(tmp, "reuse")

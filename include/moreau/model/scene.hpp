@@ -161,12 +161,26 @@ struct OutputSettings {
     long logEvery = 0;         ///< a run-log line every N steps (0: about 20 per run)
 };
 
+/// What `moreau run` checks so that it never reports garbage (docs/scenes.md,
+/// "Guards"): the MD step against the contact duration before it starts,
+/// each grain's travel every step, the overlaps and the energy every
+/// `every` steps. A check that fails stops the run with exit 3 and the
+/// checkpoint of the last step whose checks all passed.
+struct GuardSettings {
+    long contactSteps = 10;   ///< MD: steps per contact duration at least (0: no check)
+    long every = 50;          ///< steps between the checks of overlaps and energy
+    double maxOverlap = 0.5;  ///< largest overlap over the smallest radius (0: no check)
+    double maxTravel = 1.0;   ///< largest |v| Δt over the grain's radius (0: no check)
+    bool energy = true;       ///< energy may not rise above what the start state and gravity can give
+};
+
 struct Scene {
     std::string origin;   ///< file name or "<built-in NAME>" for messages
     SimulationSettings simulation;
     CdSettings cd;
     MdSettings md;
     OutputSettings output;
+    GuardSettings guard;
     World world;
     /// Every key with its final value as text (defaults, file, --set), for
     /// summary.json and for experiments that read their own keys.

@@ -14,6 +14,7 @@
 /// is drawn from a stream keyed by (seed, step, sweep) (core/rng.hpp).
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "moreau/model/world.hpp"
@@ -35,6 +36,9 @@ struct RunTotals {
     double sumIterations = 0.0, sumResidual = 0.0;
     std::int64_t maxIterations = 0, unconverged = 0;
     double wallSeconds = 0.0;  ///< wall time of the run's earlier parts
+    /// The energy guard's reference (guard.energy): the start's energy and
+    /// what the start and gravity can add to it (NaN: not made yet).
+    double energyStart = std::numeric_limits<double>::quiet_NaN(), energyBudget = 0.0;
 };
 
 struct Checkpoint {
@@ -57,6 +61,13 @@ constexpr std::uint32_t kCheckpointFormat = 1;
 /// the file when it cannot be written.
 void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
                      CheckpointKind kind);
+
+/// The bytes writeCheckpoint writes, to keep in memory (the run keeps the
+/// last step its guards passed) and write later with writeCheckpointBytes;
+/// `sceneText`, where given, is canonicalSceneText(sim.scene()) made once.
+std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, CheckpointKind kind,
+                            const std::string* sceneText = nullptr);
+void writeCheckpointBytes(const std::filesystem::path& file, const std::string& bytes);
 
 /// Reads and checks a checkpoint. Throws InputError with one line naming the
 /// file and what is wrong: not a checkpoint, another format version, damaged
