@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/program_options/errors.hpp>
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/parsers.hpp>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -918,45 +915,48 @@ std::string normaliseKey(const std::string& key) {
     return out;
 }
 
-struct IniContent {
-    std::vector<std::pair<std::string, std::string>> entries;  ///< (section.key, value) in file order
-    std::vector<std::string> sections;                         ///< every [header], trimmed, in file order
+struct IniLine {
+    std::string key;    ///< section.key
+    std::string value;  ///< trimmed, one pair of quotes dropped
+    long line = 0;
 };
 
-/// Parses `[section] key = value` text with Boost's config-file parser; the
-/// options description is empty and unregistered options are allowed, so every
-/// line comes back as (section.key, value) for our own validation. Section
-/// headers are collected by a pre-scan (Boost does not report them), so that
-/// a key-less `[wall.floor]` still makes a wall.
-IniContent parseIni(const std::string& text, const std::string& origin) {
-    namespace po = boost::program_options;
+struct IniContent {
+    std::vector<IniLine> entries;  ///< in file order
+    std::vector<std::pair<std::string, long>> sections;  ///< every [header], trimmed, with its line, in file order
+};
+
+/// Parses `[section]` headers and `key = value` lines ('#' starts a comment,
+/// blank lines are skipped, a UTF-8 byte order mark at the start is
+/// dropped); every error names the line.
+IniContent parseIni(std::string_view text, const std::string& origin) {
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     IniContent ini;
-    {
-        std::istringstream lines(text);
-        long lineNumber = 0;
-        for (std::string line; std::getline(lines, line);) {
-            ++lineNumber;
-            if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-            const std::string t = trim(line);
-            if (t.size() < 2 || t.front() != '[' || t.back() != ']') continue;
-            const std::string name = normaliseKey(t.substr(1, t.size() - 2));
-            // Boost reads an empty header "[]" past the end of the name; refuse it first.
-            if (name.empty())
-                throw InputError(origin + ": line " + std::to_string(lineNumber) + ": empty section header '" + t + "'");
-            ini.sections.push_back(name);
+    std::string section;
+    long lineNumber = 0;
+    while (!text.empty()) {
+        ++lineNumber;
+        const std::size_t end = text.find('\n');
+        std::string_view line = text.substr(0, end);
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+        if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+        const std::string t = trim(line);
+        if (t.empty()) continue;
+        const std::string where = origin + ":" + std::to_string(lineNumber);
+        if (t.front() == '[') {
+            if (t.back() != ']') throw InputError(where + ": '" + t + "' is not a section header (allowed: [name])");
+            section = normaliseKey(t.substr(1, t.size() - 2));
+            if (section.empty()) throw InputError(where + ": empty section header '" + t + "'");
+            ini.sections.emplace_back(section, lineNumber);
+            continue;
         }
-    }
-    std::istringstream in(text);
-    po::options_description none;
-    po::parsed_options parsed(&none);
-    try {
-        parsed = po::parse_config_file(in, none, true);
-    } catch (const po::error& e) {
-        throw InputError(origin + ": " + e.what());
-    }
-    for (const po::option& o : parsed.options) {
-        const std::string value = o.value.empty() ? std::string() : o.value.front();
-        ini.entries.emplace_back(normaliseKey(o.string_key), unquote(trim(value)));
+        const std::size_t eq = t.find('=');
+        if (eq == std::string::npos)
+            throw InputError(where + ": '" + t + "' is neither a [section] header nor a 'key = value' line");
+        const std::string key = trim(std::string_view(t).substr(0, eq));
+        if (key.empty()) throw InputError(where + ": '" + t + "' has no key before '='");
+        ini.entries.push_back({normaliseKey(section.empty() ? key : section + "." + key),
+                               unquote(trim(std::string_view(t).substr(eq + 1))), lineNumber});
     }
     return ini;
 }
@@ -1189,8 +1189,8 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     Values v;
     std::map<std::string, std::set<std::string>> instances;  // "force" → names
 
-    for (const std::string& section : ini.sections)
-        if (const auto dynamic = checkSection(schema, section, origin))
+    for (const auto& [section, line] : ini.sections)
+        if (const auto dynamic = checkSection(schema, section, origin + ":" + std::to_string(line)))
             instances[dynamic->first].insert(dynamic->second);
 
     auto give = [&](const std::string& key, const std::string& value, const std::string& from) {
@@ -1199,10 +1199,13 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
         if (!r.dynamicSection.empty()) instances[r.dynamicSection].insert(r.name);
     };
 
-    std::set<std::string> seen;
-    for (const auto& [key, value] : ini.entries) {
-        if (!seen.insert(key).second) throw InputError(origin + ": key '" + key + "' is given twice");
-        give(key, value, origin);
+    std::map<std::string, long> seen;
+    for (const IniLine& e : ini.entries) {
+        const std::string where = origin + ":" + std::to_string(e.line);
+        if (const auto [it, fresh] = seen.emplace(e.key, e.line); !fresh)
+            throw InputError(where + ": key '" + e.key + "' is given twice (first on line " +
+                             std::to_string(it->second) + ")");
+        give(e.key, e.value, where);
     }
     for (const std::string& set : sets) {
         const auto eq = set.find('=');
@@ -1372,17 +1375,25 @@ std::string referenceText(const Schema& schema) {
     return out;
 }
 
-std::string readWholeFile(const std::string& path, bool& ok) {
-    ok = false;
+/// Scene files are read up to this size: a scene is a page of keys, and a
+/// device such as /dev/zero would otherwise be read for ever.
+constexpr std::size_t kMaxSceneBytes = std::size_t{4} << 20;
+
+std::string readSceneFile(const std::string& path) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return {};
+    if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read scene file '" + path + "': a directory");
     std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return {};
-    ok = true;
-    return ss.str();
+    if (!in) throw InputError("cannot read scene file '" + path + "'");
+    std::string text(kMaxSceneBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) throw InputError("cannot read scene file '" + path + "'");
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxSceneBytes)
+        throw InputError("scene file '" + path + "': larger than " + std::to_string(kMaxSceneBytes >> 20) +
+                         " MiB (allowed: a scene of keys; packings go in packing.file)");
+    if (text.find('\0') != std::string::npos)
+        throw InputError("scene file '" + path + "': holds a NUL byte (allowed: text)");
+    return text;
 }
 
 }  // namespace
@@ -1414,9 +1425,7 @@ std::string canonicalSceneText(const Scene& scene) {
 
 Scene loadSceneFile(const std::string& path, const std::vector<std::string>& sets,
                     const std::vector<KeySpec>& extraKeys) {
-    bool ok = false;
-    const std::string text = readWholeFile(path, ok);
-    if (!ok) throw InputError("cannot read scene file '" + path + "'");
+    const std::string text = readSceneFile(path);
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
     return loadScene(parseIni(text, path), path, sets, extraKeys, dir.empty() ? std::filesystem::path(".") : dir);
 }

@@ -130,27 +130,27 @@ TEST_CASE("file values, quotes, inline comments, and --set wins over the file") 
 
 TEST_CASE("unknown keys are named with a suggestion") {
     CHECK(loadError("[cd]\niteratons = 3\n") ==
-          "t.ini: unknown key 'cd.iteratons' (did you mean 'cd.iterations'?)");
+          "t.ini:2: unknown key 'cd.iteratons' (did you mean 'cd.iterations'?)");
     CHECK(loadError("", {"cd.iteratons=3"}) == "--set: unknown key 'cd.iteratons' (did you mean 'cd.iterations'?)");
-    CHECK(loadError("[chian]\ncount = 3\n") == "t.ini: unknown section [chian] (did you mean [chain]?)");
-    CHECK(loadError("[chian]\n") == "t.ini: unknown section [chian] (did you mean [chain]?)");
+    CHECK(loadError("[chian]\ncount = 3\n") == "t.ini:1: unknown section [chian] (did you mean [chain]?)");
+    CHECK(loadError("[chian]\n") == "t.ini:1: unknown section [chian] (did you mean [chain]?)");
     CHECK(loadError("", {"chian.count=3"}) == "--set: unknown key 'chian.count' (did you mean 'chain.count'?)");
-    CHECK(loadError("iterations = 3\n") == "t.ini: unknown key 'iterations' (did you mean 'cd.iterations'?)");
+    CHECK(loadError("iterations = 3\n") == "t.ini:1: unknown key 'iterations' (did you mean 'cd.iterations'?)");
     CHECK(loadError("[wall.lid]\nmobil = true\n") ==
-          "t.ini: unknown key 'wall.lid.mobil' (did you mean 'wall.lid.mobile'?)");
-    CHECK(loadError("[foo]\nbar = 1\n") == "t.ini: unknown section [foo] (see 'moreau run --help' for the sections)");
+          "t.ini:2: unknown key 'wall.lid.mobil' (did you mean 'wall.lid.mobile'?)");
+    CHECK(loadError("[foo]\nbar = 1\n") == "t.ini:1: unknown section [foo] (see 'moreau run --help' for the sections)");
     CHECK(loadError("", {"foo.bar=1"}) == "--set: unknown key 'foo.bar' (see 'moreau run --help' for the keys)");
     CHECK(loadError("[force]\ngrains = last\n") ==
-          "t.ini: section [force] needs a named section: [force.NAME] (e.g. [force.push]), NAME of letters, digits "
+          "t.ini:1: section [force] needs a named section: [force.NAME] (e.g. [force.push]), NAME of letters, digits "
           "and '_'");
     CHECK(contains(loadError("", {"force.grains=last"}), "--set: key 'force.grains' needs a named section"));
-    CHECK(contains(loadError("[wall.a-b]\ntype = plane\n"), "t.ini: bad section name 'wall.a-b'"));
+    CHECK(contains(loadError("[wall.a-b]\ntype = plane\n"), "t.ini:1: bad section name 'wall.a-b'"));
     CHECK(contains(loadError("", {"wall.a-b.type=plane"}), "--set: key 'wall.a-b.type': bad section name 'wall.a-b'"));
 }
 
 TEST_CASE("bad values name origin, key, value and what is allowed") {
     CHECK(loadError("[cd]\niterations = abc\n") ==
-          "t.ini: key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)");
+          "t.ini:2: key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)");
     CHECK(loadError("", {"cd.iterations=0"}) ==
           "--set: key 'cd.iterations': '0' is out of range (allowed: integer >= 1)");
     CHECK(loadError("", {"cd.iterations=1.5"}) ==
@@ -186,21 +186,26 @@ TEST_CASE("bad values name origin, key, value and what is allowed") {
     CHECK(contains(loadError("[force.a]\nchange_time = soon\n"), "(allowed: real, or inf/never)"));
     CHECK(contains(loadError("[wall.a]\nmu = -1\n"), "key 'wall.a.mu': '-1' is out of range (allowed: real >= 0, or empty)"));
     // A bad file value is an error even when --set overrides it.
-    CHECK(contains(loadError("[cd]\niterations = abc\n", {"cd.iterations=3"}), "t.ini: key 'cd.iterations'"));
+    CHECK(contains(loadError("[cd]\niterations = abc\n", {"cd.iterations=3"}), "t.ini:2: key 'cd.iterations'"));
 }
 
 TEST_CASE("malformed --set, duplicate keys, syntax errors, missing files") {
     CHECK(loadError("", {"cd.iterations"}) ==
           "--set: malformed 'cd.iterations' (expected section.key=value, e.g. cd.iterations=80)");
     CHECK(contains(loadError("", {"=3"}), "--set: malformed '=3'"));
-    CHECK(loadError("[cd]\niterations = 3\niterations = 4\n") == "t.ini: key 'cd.iterations' is given twice");
-    CHECK(contains(loadError("[cd]\njust words\n"), "t.ini: "));
-    CHECK(contains(loadError("[]\nx = 1\n"), "t.ini: line 1: empty section header"));
+    CHECK(loadError("[cd]\niterations = 3\niterations = 4\n") == "t.ini:3: key 'cd.iterations' is given twice (first on line 2)");
+    CHECK(contains(loadError("[cd]\njust words\n"), "t.ini:2: 'just words' is neither"));
+    CHECK(contains(loadError("[]\nx = 1\n"), "t.ini:1: empty section header"));
+    CHECK(contains(loadError("[cd\n"), "t.ini:1: '[cd' is not a section header"));
+    CHECK(contains(loadError("\n\n[cd]\n = 3\n"), "t.ini:4: '= 3' has no key"));
+    // A UTF-8 byte order mark is not part of the first line.
+    CHECK(loadSceneText("\xEF\xBB\xBF[cd]\niterations = 7\n", "t.ini", {}).cd.iterations == 7);
 
     TempDir dir;
     const std::string missing = (dir.path / "x.ini").string();
     CHECK(errorOf([&] { loadSceneFile(missing, {}); }) == "cannot read scene file '" + missing + "'");
-    CHECK(errorOf([&] { loadSceneFile(dir.path.string(), {}); }) == "cannot read scene file '" + dir.path.string() + "'");
+    CHECK(errorOf([&] { loadSceneFile(dir.path.string(), {}); }) ==
+          "cannot read scene file '" + dir.path.string() + "': a directory");
     CHECK(contains(errorOf([&] { loadBuiltinScene("nope.ini", {}); }), "no built-in scene 'nope.ini' (available: "));
 }
 
@@ -208,7 +213,7 @@ TEST_CASE("scene files on disk name themselves in errors") {
     TempDir dir;
     const std::string path = dir.write("bad.ini", "[cd]\niterations = abc\n");
     CHECK(errorOf([&] { loadSceneFile(path, {}); }) ==
-          path + ": key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)");
+          path + ":2: key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)");
     const std::string good = dir.write("good.ini", kSmallChain);
     const Scene s = loadSceneFile(good, {"chain.count=7"});
     CHECK(s.origin == good);
@@ -293,7 +298,7 @@ TEST_CASE("grain masses: density, fixed mass, disk and sphere inertia") {
     CHECK(sph2.world.mass[0] == 3.0);
     CHECK(sph2.world.inertia[0] == doctest::Approx(0.4 * 3.0 * 0.25).epsilon(1e-14));
     CHECK(loadError("[grains]\ninertia=disk\n") ==
-          "t.ini: key 'grains.inertia': 'disk' is not possible in 3D (allowed: auto|sphere in 3D)");
+          "t.ini:2: key 'grains.inertia': 'disk' is not possible in 3D (allowed: auto|sphere in 3D)");
 }
 
 TEST_CASE("force sections choose grains and sum") {
@@ -325,7 +330,7 @@ TEST_CASE("force sections choose grains and sum") {
     CHECK(s.values.at("force.all.change_time") == "inf");
 
     CHECK(loadError(std::string(kSmallChain) + "[force.a]\ngrains = 5\n") ==
-          "t.ini: key 'force.a.grains': '5' selects a grain out of range (allowed: first, last, all or indices in "
+          "t.ini:6: key 'force.a.grains': '5' selects a grain out of range (allowed: first, last, all or indices in "
           "[-5, 4] for 5 grains)");
     CHECK(contains(loadError(std::string(kSmallChain) + "[force.a]\ngrains = -6\n"), "out of range"));
     CHECK(contains(loadError(std::string(kSmallChain) +
