@@ -3,7 +3,12 @@
 #include <omp.h>
 
 #include <boost/program_options.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -71,14 +76,19 @@ Common parseCommon(const std::string& command, const std::vector<std::string>& a
     } catch (const po::error& e) {
         throw InputError("moreau " + command + ": " + e.what() + " (see moreau --help)");
     }
-    if (vm.count("threads") && c.threads < 1) throw InputError("--threads: must be an integer >= 1");
+    // More threads than this are a typing error, not a machine.
+    const int maxThreads = std::max(256, 4 * omp_get_num_procs());
+    if (vm.count("threads") && (c.threads < 1 || c.threads > maxThreads))
+        throw InputError("--threads: " + std::to_string(c.threads) + " (allowed: 1 to " + std::to_string(maxThreads) +
+                         ")");
     if (!seed.empty()) {
         try {
             std::size_t used = 0;
+            if (!std::isdigit(static_cast<unsigned char>(seed[0]))) throw std::invalid_argument(seed);
             c.seed = std::stoull(seed, &used);
             if (used != seed.size()) throw std::invalid_argument(seed);
         } catch (const std::exception&) {
-            throw InputError("--seed: '" + seed + "' is not a non-negative integer");
+            throw InputError("--seed: '" + seed + "' is not an integer in [0, 2^64 - 1]");
         }
     }
     if (c.threads > 0) omp_set_num_threads(c.threads);
@@ -91,6 +101,52 @@ const ExperimentInfo& findEntry(const std::vector<ExperimentInfo>& list, const s
     std::string names;
     for (const auto& e : list) names += (names.empty() ? "" : ", ") + e.name;
     throw InputError("unknown " + kind + " '" + name + "' (allowed: " + names + ")");
+}
+
+/// Exit 2 (InputError) unless `path` can be written: an existing file that is
+/// writable and not a directory, or a new file in an existing writable folder.
+void checkWritableFile(const std::string& path, const char* option) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InputError(std::string(option) + " '" + path + "': is a directory");
+    if (fs::exists(path, ec)) {
+        if (access(path.c_str(), W_OK) != 0) throw InputError(std::string(option) + " '" + path + "': not writable");
+        return;
+    }
+    fs::path parent = fs::path(path).parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
+        throw InputError(std::string(option) + " '" + path + "': its folder '" + parent.string() +
+                         "' does not exist or is not writable");
+}
+
+/// Exit 2 unless `dir` is a writable folder or could be made in one (it is
+/// made when the results are written, so bad input leaves nothing behind).
+void checkWritableDir(const std::string& dir, const char* option) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path p = fs::absolute(dir, ec);
+    while (!fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path()) p = p.parent_path();
+    if (!fs::is_directory(p, ec) || access(p.c_str(), W_OK) != 0)
+        throw InputError(std::string(option) + " '" + dir + "': " +
+                         (p == fs::absolute(dir, ec) ? "not a writable folder" : "cannot be made in '" + p.string() + "'"));
+}
+
+/// The message with control bytes written as \xHH: one line, nothing the
+/// terminal would act on.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out;
 }
 
 void writeResult(const nlohmann::json& doc, const std::string& jsonPath) {
@@ -134,6 +190,9 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
         return c.target.empty() && !c.help ? 2 : 0;
     }
     const ExperimentInfo& entry = findEntry(list, c.target, command);
+    // Where the results go is checked before the work starts.
+    if (!c.json.empty()) checkWritableFile(c.json, "--json");
+    if (!bench) checkWritableDir(c.out, "--out");
     ExperimentOptions options;
     options.sets = c.sets;
     options.outDir = c.out;
@@ -276,13 +335,17 @@ int main(int argc, char** argv) {
         if (command == "list") return cmdList(args);
         throw InputError("unknown command '" + command + "' (allowed: run, experiment, bench, list; see moreau --help)");
     } catch (const InputError& e) {
-        std::cerr << "moreau: error: " << e.what() << "\n";
+        std::cerr << "moreau: error: " << printable(e.what()) << "\n";
         return 2;
     } catch (const DivergenceError& e) {
-        std::cerr << "moreau: the simulation diverged: " << e.what() << "\n";
+        std::cerr << "moreau: the simulation diverged: " << printable(e.what()) << "\n";
         return 3;
+    } catch (const std::filesystem::filesystem_error& e) {
+        // A folder or file the outputs need that cannot be made or written.
+        std::cerr << "moreau: error: " << printable(e.what()) << "\n";
+        return 2;
     } catch (const std::exception& e) {
-        std::cerr << "moreau: internal error: " << e.what() << "\n";
+        std::cerr << "moreau: internal error: " << printable(e.what()) << "\n";
         return 1;
     }
 }

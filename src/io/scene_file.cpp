@@ -1146,6 +1146,20 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const std::string dirKey = p + (plane ? "normal" : "axis");
         const Vec3 direction = v.vec(dirKey);
         if (!(direction.norm() > 0.0)) v.fail(dirKey, "is the zero vector", "a non-zero direction");
+        // A wall must face the grains within their axes: a plane's normal in
+        // them, a 2D cylinder's axis along z (its section is a circle).
+        const char* axesText = dimension == 1 ? "x" : "the x-y plane";
+        if (plane) {
+            for (int a = dimension; a < 3; ++a)
+                if (direction[a] != 0.0)
+                    v.fail(dirKey, std::string("has a component along the locked axis ") + static_cast<char>('x' + a),
+                           std::string("a normal along ") + axesText + " for simulation.dimension = " +
+                               std::to_string(dimension));
+        } else if (dimension == 1) {
+            v.fail(p + "type", "is a cylinder in 1D", "plane in 1D");
+        } else if (dimension == 2 && (direction[0] != 0.0 || direction[1] != 0.0)) {
+            v.fail(dirKey, "is not along z", "0 0 1 in 2D: the cylinder's section in the x-y plane is a circle");
+        }
         shape.direction = direction.normalized();
         shape.radius = plane ? 0.0 : v.real(p + "radius");
         shape.inside = v.text(p + "side") == "inside";
@@ -1154,13 +1168,28 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const bool mobile = v.boolean(p + "mobile");
         const double mass = v.real(p + "mass");
         const std::array<bool, 3> free = axesOf(v.text(p + "free"));
+        const Vec3 wallVelocity = v.vec(p + "velocity");
         if (mobile) {
             if (!(mass > 0.0)) v.fail(p + "mass", "is not > 0 for a mobile wall", "real > 0 when mobile = true");
             bool anyFree = false;
             for (int a = 0; a < dimension; ++a) anyFree = anyFree || free[a];
-            if (!anyFree)
-                v.fail(p + "free", "leaves a mobile wall no axis to move along",
-                       dimension == 1 ? "x" : dimension == 2 ? "a non-empty subset of xy" : "a non-empty subset of xyz");
+            const char* freeText =
+                dimension == 1 ? "x" : dimension == 2 ? "a non-empty subset of xy" : "a non-empty subset of xyz";
+            if (!anyFree) v.fail(p + "free", "leaves a mobile wall no axis to move along", freeText);
+            for (int a = dimension; a < 3; ++a)
+                if (free[a])
+                    v.fail(p + "free", std::string("frees the locked axis ") + static_cast<char>('x' + a), freeText);
+            for (int a = 0; a < 3; ++a)
+                if (wallVelocity[a] != 0.0 && !free[a])
+                    v.fail(p + "velocity",
+                           std::string("moves the mobile wall along ") + static_cast<char>('x' + a) +
+                               ", an axis it is not free on",
+                           "components only along " + p + "free = " + v.text(p + "free"));
+        } else {
+            for (int a = dimension; a < 3; ++a)
+                if (wallVelocity[a] != 0.0)
+                    v.fail(p + "velocity", std::string("moves the wall along the locked axis ") + static_cast<char>('x' + a),
+                           std::string("a velocity along ") + axesText);
         }
         ForceSchedule force;
         force.before = v.vec(p + "force");
@@ -1172,7 +1201,6 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const BodyId id = world.addWall(name, shape, v.vec(p + "point"), mobile, mass, free);
         const auto b = static_cast<std::size_t>(id);
         if (force.before.norm() > 0.0 || force.after.norm() > 0.0) world.forceSchedule(static_cast<BodyId>(b)) = force;
-        const Vec3 wallVelocity = v.vec(p + "velocity");
         if (mobile) {
             for (int a = 0; a < 3; ++a) world.v[b][a] = world.invMass[b][a] != 0.0 ? wallVelocity[a] : 0.0;
         } else if (wallVelocity.norm() > 0.0) {

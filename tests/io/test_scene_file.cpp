@@ -409,13 +409,29 @@ TEST_CASE("wall sections: planes, cylinders, mobile piston, prescribed velocity,
 }
 
 TEST_CASE("a key-less [wall.NAME] makes a default wall, and blanks in headers are ignored") {
-    const Scene s = loadSceneText(std::string(kSmallChain) + "[wall.floor]\n[ wall.side ]\nnormal = 1 0 0\n", "t.ini", {});
+    const Scene s = loadSceneText(std::string(kSmallChain) + "[wall.floor]\n[ wall.side ]\nnormal = 1 0 0\n", "t.ini",
+                                  {"simulation.dimension=3"});
     REQUIRE(s.world.numWalls() == 2);
     CHECK(s.world.wallName == std::vector<std::string>{"floor", "side"});
     CHECK(s.world.wallShape[0].direction == Vec3(0, 0, 1));
     CHECK(s.world.wallShape[1].direction == Vec3(1, 0, 0));
     CHECK(s.values.at("wall.floor.type") == "plane");
     CHECK(s.values.at("wall.side.normal") == "1 0 0");
+}
+
+TEST_CASE("walls face the grains within their axes, and a mobile wall moves only along its free axes") {
+    const std::string chain = std::string(kSmallChain) + "[wall.w]\n";
+    CHECK(contains(loadError(chain + "normal = 0 0 1\n"),
+                   "key 'wall.w.normal': '0 0 1' has a component along the locked axis z (allowed: a normal along x"));
+    CHECK(contains(loadError(chain + "type = cylinder\nradius = 5\n"), "key 'wall.w.type': 'cylinder' is a cylinder in 1D"));
+    CHECK(contains(loadError(chain + "type = cylinder\nradius = 5\naxis = 1 0 0\n", {"simulation.dimension=2"}),
+                   "key 'wall.w.axis': '1 0 0' is not along z"));
+    const std::string piston = chain + "normal = -1 0 0\npoint = 10 0 0\nmobile = true\nmass = 1\nfree = x\n";
+    CHECK(loadSceneText(piston + "velocity = -1 0 0\n", "t.ini", {}).world.v.back() == Vec3(-1, 0, 0));
+    CHECK(contains(loadError(piston + "velocity = -1 1 0\n", {"simulation.dimension=2"}),
+                   "key 'wall.w.velocity': '-1 1 0' moves the mobile wall along y, an axis it is not free on"));
+    CHECK(contains(loadError(piston, {"wall.w.free=xz", "simulation.dimension=2"}),
+                   "key 'wall.w.free': 'xz' frees the locked axis z"));
 }
 
 TEST_CASE("periodic keys") {
