@@ -1,10 +1,13 @@
 #include "moreau/io/scene_file.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -440,6 +443,13 @@ std::vector<Rule> fixedRules() {
                          "rises above its start by more than the start state and gravity over the packing's "
                          "height can give. Checked only where nothing else feeds energy in (no applied force, no "
                          "moving wall, gravity not along a periodic axis)."));
+    r.push_back(withInfinity(realKey(
+        "guard.start_overlap", "0.01",
+        "`moreau run` refuses (exit 2, naming the grains or the wall) a start where grains overlap each other or a "
+        "wall by more than this fraction of the smallest radius (a settled soft-sphere packing overlaps a little; a "
+        "grain behind a wall overlaps it by more than its radius); inf: no check. Grains outside the periodic box "
+        "on a periodic axis are always refused.",
+        0.0)));
     // [grains]
     r.push_back(typedKey(K::Choice, "grains.source", "chain",
                          "Where the grains come from: the [chain], [lattice], [random] or [packing] section.",
@@ -1007,9 +1017,26 @@ std::vector<std::size_t> pickGrains(const Values& v, const std::string& key, std
     return picked;
 }
 
+/// Refuses (on `key`) a grain count whose run would not fit in this
+/// machine's memory: about 1.5 KiB per grain (measured: 1.1-1.2 KiB at 10^5
+/// grains in CD, docs/md-performance.md), against the physical memory.
+void checkGrainMemory(const Values& v, const std::string& key, double grains) {
+    constexpr double kBytesPerGrain = 1536.0;
+    const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    const double need = grains * kBytesPerGrain;
+    if (machine > 0.0 && need > 0.8 * machine) {
+        char text[160];
+        std::snprintf(text, sizeof text, "needs about %.3g GB for %.3g grains, more than this machine's %.3g GB allow",
+                      need / 1e9, grains, machine / 1e9);
+        v.fail(key, text, "fewer grains");
+    }
+}
+
 std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint64_t seed,
                                       const std::filesystem::path& sceneDir) {
     const std::string& source = v.text("grains.source");
+    if (source == "chain") checkGrainMemory(v, "chain.count", static_cast<double>(v.integer("chain.count")));
+    if (source == "random") checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
     if (source == "chain") {
         return makeChain(static_cast<std::size_t>(v.integer("chain.count")), v.real("chain.radius"),
                          v.real("chain.spacing"), v.vec("chain.origin"));
@@ -1033,6 +1060,7 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
         double total = static_cast<double>(p.counts[0]) * static_cast<double>(p.counts[1]) *
                        (p.type == LatticeType::Cubic ? static_cast<double>(p.counts[2]) : 1.0);
         if (total > kMaxGrains) v.fail("lattice.counts", "gives too many grains", "at most 1e8 grains");
+        checkGrainMemory(v, "lattice.counts", total);
         p.radius = v.real("lattice.radius");
         p.spacing = v.real("lattice.spacing");
         p.origin = v.vec("lattice.origin");
@@ -1341,6 +1369,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.guard.maxOverlap = v.real("guard.max_overlap");
     scene.guard.maxTravel = v.real("guard.max_travel");
     scene.guard.energy = v.boolean("guard.energy");
+    scene.guard.startOverlap = v.real("guard.start_overlap");
 
     if (given) {
         scene.world = *given;

@@ -11,11 +11,12 @@
 #include <memory>
 
 #include "moreau/analysis/observables.hpp"
-#include "moreau/core/error.hpp"
+#include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
+#include "moreau/core/error.hpp"
 #include "moreau/io/output.hpp"
-#include "moreau/md/force_laws.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/md/force_laws.hpp"
 #include "moreau/sim/checkpoint.hpp"
 #include "moreau/sim/simulation.hpp"
 
@@ -172,6 +173,36 @@ void checkMdStep(const Scene& scene) {
                             "simulation.dt <= %.3g with md.substeps = %ld; guard.contact_steps = 0 runs it anyway)",
                             scene.origin.c_str(), step, tn, meff, speed, limit, substeps,
                             limit * static_cast<double>(scene.md.substeps), scene.md.substeps));
+}
+
+/// Throws InputError when the start is not a state the methods can step:
+/// grains outside the periodic box on a periodic axis, or overlapping each
+/// other or a wall (inside or behind it) by more than guard.start_overlap.
+void checkStart(const Scene& scene) {
+    const World& w = scene.world;
+    const std::string allow = format(" (allowed: overlaps up to guard.start_overlap = %g of the smallest radius; "
+                                     "inf runs it anyway)",
+                                     scene.guard.startOverlap);
+    double rMin = kInfinity;
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        rMin = std::min(rMin, w.radius[i]);
+        for (int k = 0; k < 3; ++k)
+            if (w.periodic[k] && !(w.x[i][k] >= w.boxMin[k] && w.x[i][k] < w.boxMax[k]))
+                throw InputError(format("%s: grain %zu lies outside the periodic box along %c (at %g; allowed: "
+                                        "[periodic.box_min, periodic.box_max))",
+                                        scene.origin.c_str(), i, static_cast<char>('x' + k), w.x[i][k]));
+    }
+    if (w.numGrains == 0 || std::isinf(scene.guard.startOverlap)) return;
+    std::vector<Contact> contacts;
+    CellGridDetector().detect(w, 0.0, contacts);
+    for (const Contact& c : contacts) {
+        if (!(c.gap < -scene.guard.startOverlap * rMin)) continue;
+        if (w.isWall(c.b))
+            throw InputError(format("%s: grain %d lies %g inside or behind wall '%s'", scene.origin.c_str(), c.a, -c.gap,
+                                    w.wallName[static_cast<std::size_t>(c.b) - w.numGrains].c_str()) +
+                             allow);
+        throw InputError(format("%s: grains %d and %d overlap by %g", scene.origin.c_str(), c.a, c.b, -c.gap) + allow);
+    }
 }
 
 /// The run's checks every guard.every steps (GuardSettings): overlaps,
@@ -433,6 +464,7 @@ const std::vector<std::string>& resumableKeys() {
 
 RunOutcome runScene(Scene scene, const RunOptions& options) {
     checkMdStep(scene);
+    checkStart(scene);
     Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
     prepareOutDir(options.outDir, true);
     return runLoop(sim, options, RunTotals{}, false);

@@ -65,6 +65,33 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_input(["run", chain, "--set", "grains.source=file", "--set", f"packing.file={packing}"],
               ["pack.txt", "3"], tmp)
 
+    # --- input a careless or hostile user gives: exit 2, one line, nothing written ---
+    nul = os.path.join(tmp, "nul.ini")
+    with open(nul, "wb") as f:
+        f.write(b"[simulation]\nsteps = 3\x00\n")
+    bad_input(["run", nul], ["nul.ini", "NUL"], tmp)
+    bad_input(["run", "/dev/zero"], ["/dev/zero", "larger than"], tmp)
+    bad_input(["run", chain, "--seed", "-1"], ["--seed", "-1"], tmp)
+    bad_input(["run", chain, "--threads", "100000000"], ["--threads"], tmp)
+    bad_input(["run", chain, "--set", "chain.count=100000000"], ["chain.count", "GB"], tmp)
+    bad_input(["run", chain, "--set", "chain.spacing=0", "--set", "chain.radius=0.6", "--set", "chain.origin=0.5 0 0"],
+              ["grain 0", "wall 'left'", "guard.start_overlap"], tmp)
+    bad_input(["run", box, "--set", "random.r_min=0.5", "--set", "random.count=3", "--set", "grains.source=lattice",
+               "--set", "lattice.spacing=-0.5", "--set", "lattice.counts=2 1 1", "--set", "lattice.origin=2 2 2"],
+              ["lattice.spacing"], tmp)
+    bad_input(["run", chain, "--set", "periodic.axes=x", "--set", "periodic.box_min=0 0 0",
+               "--set", "periodic.box_max=20 0 0"], ["grain 19", "periodic box"], tmp)
+    bad_input(["run", chain, "--set", "wall.left.normal=0 1 0"], ["wall.left.normal", "locked axis y"], tmp)
+    bad_input(["run", chain, "--set", "cd.order=a\x1b[31m"], ["cd.order", "\\x1b"], tmp)
+    bad_input(["experiment", "restitution", "--json", tmp], ["--json", "directory"], tmp)
+    bom = os.path.join(tmp, "bom.ini")
+    with open(bom, "wb") as f:
+        f.write(b"\xef\xbb\xbf[simulation]\nsteps = 3\n[cd]\niterations = x\n")
+    bad_input(["run", bom], ["bom.ini:4", "cd.iterations"], tmp)
+    p = run("run", chain, "--set", "chain.origin=0.4995 0 0", "--out", os.path.join(tmp, "touch"), "--quiet",
+            "--set", "simulation.steps=2")
+    expect(p.returncode == 0, f"a start overlapping a wall by 1e-3 r was refused: {p.stderr.strip()}")
+
     # --- a run: outputs of INTERFACE.md; same seed, same bits, any threads ---
     hashes = []
     for threads in ("1", "2", "1"):

@@ -172,6 +172,7 @@ struct GuardSettings {
     double maxOverlap = 0.5;  ///< largest overlap over the smallest radius (0: no check)
     double maxTravel = 1.0;   ///< largest |v| Δt over the grain's radius (0: no check)
     bool energy = true;       ///< energy may not rise above what the start state and gravity can give
+    double startOverlap = 0.01;  ///< largest start overlap over the smallest radius (inf: no check)
 };
 
 struct Scene {
