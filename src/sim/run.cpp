@@ -312,10 +312,6 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
                     resumed ? "resuming" : "running", scene.origin.c_str(), methodName(scene).c_str(),
                     sim.world().numGrains, sim.world().numWalls(), first, steps, omp_get_max_threads()));
     log.line(kLogHeader);
-    if (!resumed) {
-        series.write(sim.world(), sim.observe());
-        if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
-    }
 
     const auto t0 = std::chrono::steady_clock::now();
     const double wallBefore = totals.wallSeconds;
@@ -391,6 +387,10 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     std::string failure;
     long s = first + 1;
     try {
+        if (!resumed) {
+            series.write(sim.world(), sim.observe());
+            if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
+        }
         for (; s <= steps; ++s) {
             const CdStepStats r = sim.advance();  // observed below only where written
             totals.sumIterations += r.iterations;
@@ -418,6 +418,16 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
             if (gSignal != 0 && s < steps) break;
         }
+    } catch (const InputError& e) {
+        // An output that could not be written (a full disk): what was
+        // written stands, and summary.json says where it ended, if it can.
+        nlohmann::json summary = summaryOf("failed");
+        summary["error"] = e.what();
+        try {
+            writeJsonFile(dir / "summary.json", summary);
+        } catch (const InputError&) {
+        }
+        throw;
     } catch (const DivergenceError& e) {
         // A value turned non-finite; the world is the step's before it
         // (Simulation::advance), but the guards' last step is the better
