@@ -64,6 +64,9 @@ public:
     void setTimeStep(double dt) { scene_.simulation.dt = dt; }
     /// The seed of the steps from now on (simulation.seed: the sweep orders).
     void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
+    /// Whether the next stage is detect(): between two whole steps, where
+    /// the world may be edited (positions, velocities, forces).
+    bool betweenSteps() const { return next_ == Stage::Detect; }
     /// The CD iterations and residual of the last solve() (MD: zeros).
     const CdStepStats& solveStats() const { return stats_; }
 

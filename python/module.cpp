@@ -1,0 +1,397 @@
+/// The Python module `moreau` (docs/python.md): scenes, the stepper of
+/// sim/simulation.hpp with NumPy views of the world, the experiments and the
+/// law and integrator lists. Errors come as moreau.InputError (a ValueError)
+/// with the command line's one-line messages and moreau.DivergenceError.
+#include <omp.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moreau/analysis/observables.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "moreau/io/scene_file.hpp"
+#include "moreau/model/integrator_table.hpp"
+#include "moreau/model/law_table.hpp"
+#include "moreau/sim/simulation.hpp"
+
+namespace py = pybind11;
+using namespace moreau;
+
+namespace {
+
+/// A scene value from Python: booleans as true/false, numbers as Python
+/// writes them (the shortest text that reads back to the same double),
+/// sequences of numbers as "x y z", text as is.
+std::string valueText(const py::handle& v) {
+    if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
+    if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+    if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) return py::str(v).cast<std::string>();
+    if (py::hasattr(v, "__fspath__")) return py::str(v.attr("__fspath__")()).cast<std::string>();
+    if (py::isinstance<py::sequence>(v) || py::hasattr(v, "tolist")) {
+        const py::object items = py::hasattr(v, "tolist") ? v.attr("tolist")() : py::reinterpret_borrow<py::object>(v);
+        std::string text;
+        for (const py::handle item : items) text += (text.empty() ? "" : " ") + valueText(item);
+        return text;
+    }
+    throw InputError("a scene value of type '" + py::str(v.get_type().attr("__name__")).cast<std::string>() +
+                     "' (allowed: bool, int, float, str, a sequence of numbers)");
+}
+
+std::vector<std::string> setsOf(const py::object& set) {
+    std::vector<std::string> sets;
+    if (set.is_none()) return sets;
+    for (const auto& [key, value] : set.cast<py::dict>()) sets.push_back(py::str(key).cast<std::string>() + "=" + valueText(value));
+    return sets;
+}
+
+/// A scene from a path or from a dict of "section.key" values.
+Scene sceneOf(const py::object& scene, const std::vector<std::string>& sets) {
+    if (py::isinstance<py::dict>(scene)) {
+        std::map<std::string, std::string> sections;
+        for (const auto& [k, value] : scene.cast<py::dict>()) {
+            const std::string key = py::str(k).cast<std::string>();
+            const std::size_t dot = key.rfind('.');
+            if (dot == std::string::npos || dot == 0)
+                throw InputError("<dict>: key '" + key + "' is not section.key (e.g. 'cd.iterations')");
+            std::string text = valueText(value);
+            if (text.find_first_of("\n#") != std::string::npos)
+                throw InputError("<dict>: key '" + key + "': a value may not hold a line break or '#'");
+            sections[key.substr(0, dot)] += key.substr(dot + 1) + " = " + (text.empty() ? "\"\"" : text) + "\n";
+        }
+        std::string text;
+        for (const auto& [section, lines] : sections) text += "[" + section + "]\n" + lines;
+        return loadSceneText(text, "<dict>", sets);
+    }
+    if (py::isinstance<py::str>(scene) || py::hasattr(scene, "__fspath__"))
+        return loadSceneFile(valueText(scene), sets);
+    throw py::type_error("Simulation(scene): a path or a dict of 'section.key' values");
+}
+
+/// A read-only NumPy view of `rows` rows of `cols` doubles at `data`, kept
+/// alive by `owner`.
+py::array view(const double* data, std::size_t rows, std::size_t cols, const py::object& owner) {
+    std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(rows)}, strides{static_cast<py::ssize_t>(cols * sizeof(double))};
+    if (cols > 1) {
+        shape.push_back(static_cast<py::ssize_t>(cols));
+        strides.push_back(sizeof(double));
+    }
+    py::array a(py::dtype::of<double>(), shape, strides, data, owner);
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return a;
+}
+
+py::dict recordDict(const StepRecord& r) {
+    py::dict d;
+    d["step"] = r.step;
+    d["time"] = r.time;
+    d["kinetic_energy"] = r.kineticEnergy;
+    d["rotational_energy"] = r.rotationalEnergy;
+    d["contacts"] = r.contacts;
+    d["iterations"] = r.iterations;
+    d["residual"] = r.residual;
+    d["mean_overlap"] = r.meanOverlap;
+    d["max_overlap"] = r.maxOverlap;
+    d["elastic_energy"] = r.elasticEnergy;
+    return d;
+}
+
+py::object jsonToPython(const nlohmann::json& doc) { return py::module_::import("json").attr("loads")(doc.dump()); }
+
+/// The Python-side Simulation: owns the C++ one.
+class PySimulation {
+public:
+    PySimulation(const py::object& scene, const py::object& set, const py::object& threads) {
+        if (!threads.is_none()) {
+            const int n = threads.cast<int>();
+            if (n < 1 || n > 4096) throw InputError("threads=" + std::to_string(n) + " (allowed: 1 to 4096)");
+            omp_set_num_threads(n);
+        }
+        sim_ = std::make_unique<Simulation>(sceneOf(scene, setsOf(set)));
+    }
+
+    void step(long n) {
+        if (n < 0) throw InputError("step(n): n = " + std::to_string(n) + " (allowed: n >= 0)");
+        for (long k = 0; k < n; ++k) {
+            {
+                py::gil_scoped_release free;
+                sim_->advance();
+            }
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        }
+    }
+
+    Simulation& sim() { return *sim_; }
+    const World& world() const { return sim_->world(); }
+
+    py::dict contacts() const {
+        const World& w = world();
+        const std::vector<Contact>& cs = sim_->contacts();
+        const std::size_t m = cs.size();
+        py::array_t<std::int64_t> a(static_cast<py::ssize_t>(m)), b(static_cast<py::ssize_t>(m));
+        py::array_t<double> normal({static_cast<py::ssize_t>(m), py::ssize_t{3}}), gap(static_cast<py::ssize_t>(m)),
+            force({static_cast<py::ssize_t>(m), py::ssize_t{3}});
+        py::array_t<bool> periodic(static_cast<py::ssize_t>(m));
+        auto A = a.mutable_unchecked<1>(), B = b.mutable_unchecked<1>();
+        auto P = periodic.mutable_unchecked<1>();
+        auto N = normal.mutable_unchecked<2>(), F = force.mutable_unchecked<2>();
+        auto G = gap.mutable_unchecked<1>();
+        for (std::size_t k = 0; k < m; ++k) {
+            const Contact& c = cs[k];
+            const auto i = static_cast<py::ssize_t>(k);
+            A(i) = c.a;
+            B(i) = c.b;
+            G(i) = c.gap;
+            for (int e = 0; e < 3; ++e) {
+                N(i, e) = c.n[e];
+                F(i, e) = c.history.reaction[e];
+            }
+            bool crosses = false;
+            if (!w.isWall(c.b)) {
+                const Vec3 d = w.x[static_cast<std::size_t>(c.b)] - w.x[static_cast<std::size_t>(c.a)];
+                crosses = w.minimumImage(d) != d;
+            }
+            P(i) = crosses;
+        }
+        py::dict d;
+        d["a"] = a;
+        d["b"] = b;
+        d["normal"] = normal;
+        d["gap"] = gap;
+        d["force"] = force;
+        d["periodic"] = periodic;
+        return d;
+    }
+
+    py::dict walls() const {
+        const World& w = world();
+        py::dict d;
+        for (std::size_t k = 0; k < w.numWalls(); ++k) {
+            const std::size_t i = w.numGrains + k;
+            const WallShape& s = w.wallShape[k];
+            py::dict wall;
+            wall["body"] = i;
+            wall["type"] = s.kind == ShapeKind::Plane ? "plane" : "cylinder";
+            wall["position"] = std::vector<double>{w.x[i][0], w.x[i][1], w.x[i][2]};
+            wall["velocity"] = std::vector<double>{w.v[i][0], w.v[i][1], w.v[i][2]};
+            const Vec3 f = w.appliedForce(static_cast<BodyId>(i), w.time);
+            wall["force"] = std::vector<double>{f[0], f[1], f[2]};
+            wall["mobile"] = static_cast<bool>(w.wallMobile[k]);
+            wall["mass"] = w.mass[i];
+            d[py::str(w.wallName[k])] = wall;
+        }
+        return d;
+    }
+
+    /// Checks an (n, 3) array of finite numbers for the grains and copies it
+    /// into `target`; components along locked axes must equal `locked`'s.
+    void setGrainVectors(const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
+                         std::vector<Vec3>& target, const Vec3& mask, const char* what) {
+        const World& w = world();
+        if (!sim_->betweenSteps())
+            throw InputError(std::string(what) + ": only between steps (a stage of this step is under way)");
+        if (values.ndim() != 2 || values.shape(0) != static_cast<py::ssize_t>(w.numGrains) || values.shape(1) != 3)
+            throw InputError(std::string(what) + ": an array of shape (" + std::to_string(w.numGrains) +
+                             ", 3) (allowed: one row per grain)");
+        auto v = values.unchecked<2>();
+        for (std::size_t i = 0; i < w.numGrains; ++i)
+            for (int e = 0; e < 3; ++e) {
+                const double x = v(static_cast<py::ssize_t>(i), e);
+                if (!std::isfinite(x))
+                    throw InputError(std::string(what) + ": row " + std::to_string(i) + " is not finite");
+                if (mask[e] == 0.0 && x != target[i][e])
+                    throw InputError(std::string(what) + ": row " + std::to_string(i) + " changes the locked axis " +
+                                     static_cast<char>('x' + e) + " (allowed: the dimension's axes only)");
+            }
+        for (std::size_t i = 0; i < w.numGrains; ++i)
+            for (int e = 0; e < 3; ++e) target[i][e] = v(static_cast<py::ssize_t>(i), e);
+        sim_->md().reset();  // a multi-step scheme's history is of the old state
+    }
+
+private:
+    std::unique_ptr<Simulation> sim_;
+};
+
+py::dict lawLists() {
+    py::dict d;
+    auto names = [](const auto& table) {
+        std::vector<std::string> out;
+        for (const auto& [law, name] : table) out.emplace_back(name);
+        return out;
+    };
+    d["normal"] = names(kNormalLawNames);
+    d["tangential"] = names(kTangentialLawNames);
+    d["rolling"] = names(kRollingLawNames);
+    return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(moreau, m) {
+    m.doc() = "Moreau: rigid grains with Jean-Moreau contact dynamics and soft grains with spring-dashpot "
+              "molecular dynamics on one geometry (docs/python.md).";
+    m.attr("__version__") = MOREAU_VERSION;
+    py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+    py::register_exception<DivergenceError>(m, "DivergenceError", PyExc_RuntimeError);
+
+    py::class_<PySimulation>(m, "Simulation", R"(A scene being stepped.
+
+Simulation(scene, set=None, threads=None)
+
+scene    a scene file path, or a dict of 'section.key' values (every key of
+         `moreau run --help`; unset keys take their defaults)
+set      a dict of 'section.key' overrides, as the command line's --set
+threads  OpenMP threads (default: all cores); results do not depend on it
+
+Bad input raises moreau.InputError with the command line's message.)")
+        .def(py::init<const py::object&, const py::object&, const py::object&>(), py::arg("scene"),
+             py::arg("set") = py::none(), py::arg("threads") = py::none())
+        .def("step", &PySimulation::step, py::arg("n") = 1,
+             "Advance n whole steps (the GIL is released while stepping; Ctrl-C stops between steps with "
+             "KeyboardInterrupt). Raises moreau.DivergenceError when a value turns non-finite.")
+        .def("detect", [](PySimulation& s) { s.sim().detect(); }, "Stage 1 of a step: candidate contacts.")
+        .def("match", [](PySimulation& s) { s.sim().match(); }, "Stage 2: last step's contact memory by key.")
+        .def("solve", [](PySimulation& s) { py::gil_scoped_release free; s.sim().solve(); },
+             "Stage 3: CD sweeps (new velocities) or MD forces.")
+        .def("integrate", [](PySimulation& s) { s.sim().integrate(); }, "Stage 4: positions; advances the clock.")
+        .def("observe", [](PySimulation& s) { return recordDict(s.sim().record()); },
+             "The observables of the current state: step, time, kinetic_energy, rotational_energy, contacts "
+             "(force-carrying), iterations and residual (CD, last step), mean_overlap, max_overlap, elastic_energy.")
+        .def("contacts", &PySimulation::contacts,
+             "This step's contacts as a dict of arrays: 'a', 'b' (body ids; walls follow the grains), 'normal' "
+             "(m, 3; from a to b), 'gap' (m; negative: overlap), 'force' (m, 3; on b), 'periodic' (crosses a "
+             "periodic boundary).")
+        .def_property_readonly("walls", &PySimulation::walls,
+                               "Every wall by name: body id, type, position, velocity, applied force, mobile, mass.")
+        .def_property_readonly(
+            "positions",
+            [](py::object self) {
+                auto& s = self.cast<PySimulation&>();
+                return view(s.world().x.data()->data(), s.world().numGrains, 3, self);
+            },
+            "Grain centres, an (n, 3) read-only view (no copy) that follows the simulation.")
+        .def_property_readonly(
+            "velocities",
+            [](py::object self) {
+                auto& s = self.cast<PySimulation&>();
+                return view(s.world().v.data()->data(), s.world().numGrains, 3, self);
+            },
+            "Grain velocities, an (n, 3) read-only view (MD leapfrog: the half-step velocities).")
+        .def_property_readonly(
+            "angular_velocities",
+            [](py::object self) {
+                auto& s = self.cast<PySimulation&>();
+                return view(s.world().w.data()->data(), s.world().numGrains, 3, self);
+            },
+            "Grain angular velocities (world frame), an (n, 3) read-only view.")
+        .def_property_readonly(
+            "radii",
+            [](py::object self) {
+                auto& s = self.cast<PySimulation&>();
+                return view(s.world().radius.data(), s.world().numGrains, 1, self);
+            },
+            "Grain radii, an (n,) read-only view.")
+        .def_property_readonly(
+            "masses",
+            [](py::object self) {
+                auto& s = self.cast<PySimulation&>();
+                return view(s.world().mass.data(), s.world().numGrains, 1, self);
+            },
+            "Grain masses, an (n,) read-only view.")
+        .def(
+            "set_velocities",
+            [](PySimulation& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& v) {
+                s.setGrainVectors(v, s.sim().world().v, s.world().translationMask(), "set_velocities");
+            },
+            py::arg("v"), "Set every grain's velocity between steps ((n, 3); locked axes unchanged).")
+        .def(
+            "set_angular_velocities",
+            [](PySimulation& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& w) {
+                s.setGrainVectors(w, s.sim().world().w, s.world().rotationMask(), "set_angular_velocities");
+            },
+            py::arg("w"), "Set every grain's angular velocity between steps ((n, 3)).")
+        .def(
+            "set_positions",
+            [](PySimulation& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& x) {
+                const World& w = s.world();
+                s.setGrainVectors(x, s.sim().world().x, w.translationMask(), "set_positions");
+            },
+            py::arg("x"), "Move the grains between steps ((n, 3); locked axes unchanged).")
+        .def(
+            "set_wall_force",
+            [](PySimulation& s, const std::string& name, const std::vector<double>& f) {
+                World& w = s.sim().world();
+                std::size_t k = 0;
+                while (k < w.numWalls() && w.wallName[k] != name) ++k;
+                if (k == w.numWalls()) throw InputError("set_wall_force: no wall '" + name + "'");
+                if (!w.wallMobile[k])
+                    throw InputError("set_wall_force: wall '" + name + "' is fixed (allowed: a mobile wall)");
+                if (f.size() != 3 || !std::isfinite(f[0]) || !std::isfinite(f[1]) || !std::isfinite(f[2]))
+                    throw InputError("set_wall_force: three finite numbers (allowed: [fx, fy, fz])");
+                ForceSchedule& sched = w.forceSchedule(static_cast<BodyId>(w.numGrains + k));
+                sched = ForceSchedule{Vec3(f[0], f[1], f[2]), Vec3(f[0], f[1], f[2])};
+            },
+            py::arg("name"), py::arg("force"), "Set a mobile wall's applied force from now on (replaces its schedule).")
+        .def_property_readonly("state_hash", [](PySimulation& s) { return hex64(stateHash(s.world())); },
+                               "The hash of every body's state that summary.json reports: equal hashes, equal bits.")
+        .def_property_readonly("step_count", [](PySimulation& s) { return s.world().step; }, "Steps taken.")
+        .def_property_readonly("time", [](PySimulation& s) { return s.world().time; }, "Simulated time.")
+        .def_property_readonly("dt", [](PySimulation& s) { return s.sim().scene().simulation.dt; }, "Time step.")
+        .def_property_readonly("method",
+                               [](PySimulation& s) {
+                                   return s.sim().scene().simulation.method == Method::CD ? "cd" : "md";
+                               },
+                               "'cd' or 'md'.")
+        .def_property_readonly("dimension", [](PySimulation& s) { return s.world().dimension; }, "1, 2 or 3.")
+        .def_property_readonly("num_grains", [](PySimulation& s) { return s.world().numGrains; }, "Grains.")
+        .def_property_readonly("settings", [](PySimulation& s) { return s.sim().scene().values; },
+                               "Every scene key with its value, as summary.json lists them.");
+
+    m.def(
+        "experiment",
+        [](const std::string& name, const py::object& set, const py::object& seed, const py::object& out) {
+            const ExperimentInfo* entry = nullptr;
+            for (const ExperimentInfo& e : experiments())
+                if (e.name == name) entry = &e;
+            if (!entry) throw InputError("unknown experiment '" + name + "' (see moreau.experiments())");
+            ExperimentOptions options;
+            options.sets = setsOf(set);
+            if (!seed.is_none()) options.seed = seed.cast<std::uint64_t>();
+            options.writeFiles = !out.is_none();
+            if (!out.is_none()) options.outDir = valueText(out);
+            options.quiet = true;
+            nlohmann::json doc;
+            {
+                py::gil_scoped_release free;
+                doc = entry->run(options);
+            }
+            return jsonToPython(doc);
+        },
+        py::arg("name"), py::arg("set") = py::none(), py::arg("seed") = py::none(), py::arg("out") = py::none(),
+        "Run an experiment by name; returns its JSON record (experiment, params, results, checks) as a dict. "
+        "With out=DIR it also writes its CSV and plot there.");
+    m.def(
+        "experiments",
+        [] {
+            py::dict d;
+            for (const ExperimentInfo& e : experiments()) d[py::str(e.name)] = e.description;
+            return d;
+        },
+        "The experiments by name, with what each reproduces.");
+    m.def("laws", &lawLists, "The force laws by kind: normal, tangential, rolling (md.normal, md.tangential, md.rolling).");
+    m.def(
+        "integrators",
+        [] {
+            std::vector<std::string> names;
+            for (const IntegratorInfo& i : integrators()) names.emplace_back(i.name);
+            return names;
+        },
+        "The MD integrators (md.integrator).");
+    m.def("scene_reference", [] { return sceneReference(); }, "Every scene key with its default, range and meaning.");
+}

@@ -1,0 +1,152 @@
+"""The Python module against the command line (docs/python.md): the same
+bits, the CLI's errors as exceptions, views without copies, validating
+setters, stages, experiments as dicts.
+
+Run by CTest (tests/CMakeLists.txt) as `/usr/bin/python3 -m pytest` with
+PYTHONPATH=build/python, MOREAU_BINARY and MOREAU_SOURCE set."""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+import moreau
+
+SRC = os.environ.get("MOREAU_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+BINARY = os.environ.get("MOREAU_BINARY", os.path.join(SRC, "build", "bin", "moreau"))
+
+
+def example(name):
+    return os.path.join(SRC, "examples", name)
+
+
+def cli_hash(scene, *sets):
+    with tempfile.TemporaryDirectory() as out:
+        args = [BINARY, "run", scene, "--out", out, "--quiet"]
+        for kv in sets:
+            args += ["--set", kv]
+        subprocess.run(args, check=True, capture_output=True)
+        with open(os.path.join(out, "summary.json")) as f:
+            return json.load(f)["state_hash"]
+
+
+@pytest.mark.parametrize("method", ["cd", "md"])
+def test_same_bits_as_moreau_run(method):
+    scene, steps = example("box_3d.ini"), 60
+    sim = moreau.Simulation(scene, set={"simulation.method": method, "simulation.steps": steps})
+    sim.step(steps)
+    assert sim.step_count == steps
+    assert sim.state_hash == cli_hash(scene, f"simulation.method={method}", f"simulation.steps={steps}")
+
+
+def test_stage_by_stage_is_step():
+    a = moreau.Simulation(example("chain_1d.ini"))
+    b = moreau.Simulation(example("chain_1d.ini"))
+    for _ in range(20):
+        a.step()
+        b.detect()
+        b.match()
+        b.solve()
+        b.integrate()
+    assert a.state_hash == b.state_hash
+    with pytest.raises(RuntimeError):
+        b.solve()  # the stage due is detect
+
+
+def test_scene_from_a_dict_with_overrides():
+    sim = moreau.Simulation({"grains.source": "chain", "chain.count": 7, "chain.origin": [1.5, 0, 0],
+                             "simulation.dimension": 1, "wall.left.normal": (1, 0, 0), "cd.warm_start": False},
+                            set={"cd.iterations": 5})
+    assert sim.num_grains == 7
+    assert sim.settings["cd.iterations"] == "5" and sim.settings["cd.warm_start"] == "false"
+    assert list(sim.walls) == ["left"]
+
+
+def test_errors_are_the_cli_messages():
+    with pytest.raises(moreau.InputError, match=r"--set: key 'cd.iterations': '0' is out of range"):
+        moreau.Simulation(example("chain_1d.ini"), set={"cd.iterations": 0})
+    with pytest.raises(ValueError, match="unknown key 'cd.iteratons'.*did you mean 'cd.iterations'"):
+        moreau.Simulation({"cd.iteratons": 3})
+    with pytest.raises(moreau.InputError, match="cannot read scene file"):
+        moreau.Simulation(os.path.join(SRC, "no_such.ini"))
+    with pytest.raises(moreau.InputError, match="unknown experiment"):
+        moreau.experiment("no-such")
+
+
+def test_divergence_raises():
+    sim = moreau.Simulation(example("chain_1d.ini"), set={"simulation.method": "md", "md.substeps": 1,
+                                                          "md.kn": 1e200})
+    with pytest.raises(moreau.DivergenceError, match="non-finite"):
+        sim.step(50)
+
+
+def test_views_follow_the_simulation_without_copies():
+    sim = moreau.Simulation(example("chain_1d.ini"), set={"simulation.method": "md"})
+    x = sim.positions
+    before = x.copy()
+    assert x.shape == (50, 3) and not x.flags.writeable and not x.flags.owndata
+    sim.step(30)
+    assert not np.array_equal(x, before)  # the same memory, moved on
+    np.testing.assert_array_equal(sim.radii, 0.5)
+    np.testing.assert_array_equal(sim.masses, 1.0)
+    del sim  # the view keeps the simulation alive
+    assert np.isfinite(x).all()
+
+
+def test_contacts_as_arrays():
+    sim = moreau.Simulation(example("chain_1d.ini"))
+    sim.step(600)
+    c = sim.contacts()
+    m = len(c["a"])
+    assert m > 0 and c["normal"].shape == (m, 3) and c["force"].shape == (m, 3)
+    np.testing.assert_allclose(np.linalg.norm(c["normal"], axis=1), 1.0)
+    assert (c["b"] > c["a"]).all() and not c["periodic"].any()
+    # The chain is pushed by -0.05 on its last grain; at rest the wall carries it.
+    wall = sim.walls["left"]["body"]
+    assert abs(c["force"][c["b"] == wall][:, 0].sum() + 0.05) < 2e-3
+
+
+def test_setters_validate():
+    sim = moreau.Simulation(example("chain_1d.ini"))
+    v = np.zeros((50, 3))
+    v[:, 0] = -0.01
+    sim.set_velocities(v)
+    np.testing.assert_array_equal(sim.velocities[:, 0], -0.01)
+    v[3, 1] = 1.0  # y is locked in 1D
+    with pytest.raises(moreau.InputError, match="locked axis y"):
+        sim.set_velocities(v)
+    with pytest.raises(moreau.InputError, match=r"shape \(50, 3\)"):
+        sim.set_positions(np.zeros((4, 3)))
+    bad = sim.positions.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(moreau.InputError, match="not finite"):
+        sim.set_positions(bad)
+    sim.detect()
+    with pytest.raises(moreau.InputError, match="between steps"):
+        sim.set_positions(sim.positions.copy())
+    with pytest.raises(moreau.InputError, match="is fixed"):
+        sim.set_wall_force("left", [1, 0, 0])
+    piston = moreau.Simulation(example("piston_2d.ini"))
+    name = next(n for n, w in piston.walls.items() if w["mobile"])
+    piston.set_wall_force(name, [0, -2, 0])
+    assert piston.walls[name]["force"] == [0, -2, 0]
+
+
+def test_experiment_and_lists():
+    rec = moreau.experiment("sound-wave-1d", set={"cd.iterations": 20})
+    assert rec["experiment"] == "sound-wave-1d" and "omega_fit" in rec["results"]
+    assert all(isinstance(c["pass"], bool) for c in rec["checks"])
+    assert "sound-wave-1d" in moreau.experiments()
+    laws = moreau.laws()
+    assert "hertz" in laws["normal"] and "mindlin" in laws["tangential"] and "ai-c" in laws["rolling"]
+    assert "gear5" in moreau.integrators()
+    assert "cd.iterations" in moreau.scene_reference()
+
+
+def test_docstrings():
+    for name in ("Simulation", "experiment", "experiments", "laws", "integrators", "scene_reference"):
+        assert getattr(moreau, name).__doc__
+    for name in ("step", "contacts", "observe", "positions", "set_velocities", "state_hash", "walls"):
+        assert getattr(moreau.Simulation, name).__doc__
