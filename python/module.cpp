@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -67,7 +68,19 @@ Scene sceneOf(const py::object& scene, const std::vector<std::string>& sets) {
         }
         std::string text;
         for (const auto& [section, lines] : sections) text += "[" + section + "]\n" + lines;
-        return loadSceneText(text, "<dict>", sets);
+        try {
+            return loadSceneText(text, "<dict>", sets);
+        } catch (const InputError& e) {
+            // The lines are of the text made here, not the user's: drop them.
+            std::string what = e.what();
+            const std::string prefix = "<dict>:";
+            if (what.rfind(prefix, 0) == 0) {
+                std::size_t end = prefix.size();
+                while (end < what.size() && std::isdigit(static_cast<unsigned char>(what[end]))) ++end;
+                if (end > prefix.size() && end < what.size() && what[end] == ':') what.erase(prefix.size() - 1, end - prefix.size() + 1);
+            }
+            throw InputError(what);
+        }
     }
     if (py::isinstance<py::str>(scene) || py::hasattr(scene, "__fspath__"))
         return loadSceneFile(valueText(scene), sets);
