@@ -1,0 +1,19 @@
+"""The scripts of examples/python run and reach their own checks (each exits
+non-zero when its result is off)."""
+import os
+import subprocess
+import sys
+
+SRC = os.environ.get("MOREAU_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def run_example(name, *args):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, os.path.join(SRC, "examples", "python", name), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_sound_wave_1d_equals_the_experiment():
+    p = run_example("sound_wave_1d.py", "40")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "against `moreau experiment sound-wave-1d`" in p.stdout
