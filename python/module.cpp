@@ -280,6 +280,34 @@ Bad input raises moreau.InputError with the command line's message.)")
              "This step's contacts as a dict of arrays: 'a', 'b' (body ids; walls follow the grains), 'normal' "
              "(m, 3; from a to b), 'gap' (m; negative: overlap), 'force' (m, 3; on b), 'periodic' (crosses a "
              "periodic boundary).")
+        .def(
+            "record_residuals",
+            [](PySimulation& s, bool on) {
+                if (s.sim().scene().simulation.method != Method::CD)
+                    throw InputError("record_residuals: CD only (simulation.method = cd)");
+                s.sim().cd().recordResidualHistory(on);
+            },
+            py::arg("on") = true,
+            "CD: keep the residual of every sweep of each step (costs a pass per sweep); see residual_history().")
+        .def(
+            "set_cd_iterations",
+            [](PySimulation& s, int n) {
+                if (s.sim().scene().simulation.method != Method::CD)
+                    throw InputError("set_cd_iterations: CD only (simulation.method = cd)");
+                if (n < 1) throw InputError("set_cd_iterations: " + std::to_string(n) + " (allowed: integer >= 1)");
+                s.sim().cd().settings().iterations = n;
+            },
+            py::arg("n"),
+            "CD: N_I, the sweeps of each following step under the fixed criterion (cd.iterations), e.g. many "
+            "sweeps for one step of a convergence study. `settings` keeps the scene's value.")
+        .def(
+            "residual_history",
+            [](PySimulation& s) {
+                const std::vector<double>& r = s.sim().cd().residualHistory();
+                return py::array_t<double>(static_cast<py::ssize_t>(r.size()), r.data());
+            },
+            "CD: the residual after each sweep of the last step (eqs. 35-36's relative change), when "
+            "record_residuals() is on; a copy.")
         .def_property_readonly("walls", &PySimulation::walls,
                                "Every wall by name: body id, type, position, velocity, applied force, mobile, mass.")
         .def_property_readonly(

@@ -17,3 +17,15 @@ def test_sound_wave_1d_equals_the_experiment():
     p = run_example("sound_wave_1d.py", "40")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "against `moreau experiment sound-wave-1d`" in p.stdout
+
+
+def test_cd_vs_md_pistons_agree():
+    p = run_example("cd_vs_md.py", "40", "--steps", "1300")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "piston shift after the force step" in p.stdout
+
+
+def test_convergence_curves_for_every_order():
+    p = run_example("convergence.py", "--settle", "200", "--sweeps", "200")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert all(order in p.stdout for order in ("random-sweep", "shuffle-once", "fixed", "random-sequential"))
