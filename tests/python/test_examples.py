@@ -29,3 +29,18 @@ def test_convergence_curves_for_every_order():
     p = run_example("convergence.py", "--settle", "200", "--sweeps", "200")
     assert p.returncode == 0, p.stdout + p.stderr
     assert all(order in p.stdout for order in ("random-sweep", "shuffle-once", "fixed", "random-sequential"))
+
+
+def test_notebook_executes(tmp_path):
+    """examples/notebooks/cd_vs_md.ipynb, executed as a user would (shorter run)."""
+    import shutil
+    jupyter = shutil.which("jupyter", path="/usr/bin") or shutil.which("jupyter")
+    assert jupyter, "jupyter-nbconvert is not installed (tools/bootstrap installs it)"
+    env = dict(os.environ, MOREAU_SOURCE=SRC, MOREAU_NOTEBOOK_STEPS="1300", MPLBACKEND="Agg",
+               PYDEVD_DISABLE_FILE_VALIDATION="1")
+    p = subprocess.run([jupyter, "nbconvert", "--to", "notebook", "--execute",
+                        os.path.join(SRC, "examples", "notebooks", "cd_vs_md.ipynb"),
+                        "--output-dir", str(tmp_path), "--output", "executed.ipynb"],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "executed.ipynb").exists()
