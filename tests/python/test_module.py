@@ -150,3 +150,54 @@ def test_docstrings():
         assert getattr(moreau, name).__doc__
     for name in ("step", "contacts", "observe", "positions", "set_velocities", "state_hash", "walls"):
         assert getattr(moreau.Simulation, name).__doc__
+
+
+def test_ctrl_c_stops_a_long_step_between_steps():
+    import signal
+    import sys
+    code = ("import moreau, sys\n"
+            f"sim = moreau.Simulation({example('box_3d.ini')!r}, threads=1)\n"
+            "print('stepping', flush=True)\n"
+            "try:\n"
+            "    sim.step(10**7)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted at', sim.step_count, flush=True)\n"
+            "    sys.exit(7)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ))
+    assert p.stdout.readline().strip() == "stepping"
+    import time
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 7 and "interrupted at" in out
+    assert 0 < int(out.split()[-1]) < 10**7
+
+
+def test_the_gil_is_free_while_stepping():
+    import threading
+    sim = moreau.Simulation(example("box_3d.ini"), threads=1)
+    done = threading.Event()
+    ticks = 0
+
+    def count():
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    sim.step(200)
+    done.set()
+    counter.join()
+    assert ticks > 1000  # Python ran beside the stepping
+
+
+def test_threads_do_not_change_the_bits():
+    a = moreau.Simulation(example("box_3d.ini"), threads=1)
+    b = moreau.Simulation(example("box_3d.ini"), threads=2)
+    a.step(40)
+    b.step(40)
+    assert a.state_hash == b.state_hash
+    with pytest.raises(moreau.InputError, match="threads"):
+        moreau.Simulation(example("box_3d.ini"), threads=0)
