@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 
 namespace moreau {
@@ -15,34 +16,63 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
             {"relative", relative}, {"error", err}, {"pass", pass}};
 }
 
+namespace {
+
+using Run = std::function<nlohmann::json(const ExperimentOptions&)>;
+
+/// The experiment `run`, refusing --set keys of the section `section` (the
+/// other method's): it would ignore them, and a study must not believe they
+/// took effect.
+Run refusing(const char* name, const char* section, const char* why, Run run) {
+    return [=](const ExperimentOptions& options) {
+        for (const std::string& set : options.sets)
+            if (set.rfind(std::string(section) + ".", 0) == 0)
+                throw InputError(std::string(name) + ": --set key '" + set.substr(0, set.find('=')) +
+                                 "': not used by this experiment (" + why + ")");
+        return run(options);
+    };
+}
+
+Run cdOnly(const char* name, Run run) {
+    return refusing(name, "md", "contact dynamics only; cd-md-equivalence compares with MD", std::move(run));
+}
+Run mdOnly(const char* name, Run run) {
+    return refusing(name, "cd", "soft-sphere MD only", std::move(run));
+}
+
+}  // namespace
+
 const std::vector<ExperimentInfo>& experiments() {
     static const std::vector<ExperimentInfo> list = {
-        {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60", soundWave1d},
+        {"sound-wave-1d", "CD §3.3.1 Fig. 7: artificial sound wave of a rigid chain, ω and τ vs eqs. 57-60",
+         cdOnly("sound-wave-1d", soundWave1d)},
         {"sound-wave-2d", "CD §3.3.2 Fig. 8: a piston on a 2D random packing rings after a force step; eq. 64 fitted",
-         soundWave2d},
+         cdOnly("sound-wave-2d", soundWave2d)},
         {"iteration-scaling", "CD §3.3.2: omega ~ N_I^(1/2) and tau ~ N_I^(-1) for the 1D chain and the 2D packing",
-         iterationScaling},
+         cdOnly("iteration-scaling", iterationScaling)},
         {"cd-md-equivalence", "CD §3.4 eqs. 67-68: CD chain and packing against MD with kappa, gamma of N_I",
          cdMdEquivalence},
         {"force-relaxation", "CD §3.1 eq. 48: sweeps to relax a squeezed chain (∝ L²), 2D (∝ n) and 3D (∝ n^2/3) packings",
-         forceRelaxation},
+         cdOnly("force-relaxation", forceRelaxation)},
         {"convergence-criteria",
          "CD §2.5.1: fixed N_I, local and global criteria at matched mean overlap on a 2D compression; residual per sweep",
-         convergenceCriteria},
+         cdOnly("convergence-criteria", convergenceCriteria)},
         {"sweep-orders",
          "beyond CD §2.5: sweeps to relax a load step and sound-wave ω for random-sweep, shuffle-once, fixed, "
          "random-sequential",
-         sweepOrders},
+         cdOnly("sweep-orders", sweepOrders)},
         {"restitution", "force schemes Fig. 2: e_n vs impact velocity for the linear, damped Hertz, HKK and "
-                        "Walton-Braun laws", restitution},
+                        "Walton-Braun laws", mdOnly("restitution", restitution)},
         {"oblique-impact",
          "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
          obliqueImpact},
         {"brake-failure", "force schemes §4 Fig. 8, eq. 25: braking dv_x vs speed of a grazing impact, two stiffnesses",
-         brakeFailure},
-        {"detachment", "force schemes §4: restitution of a column of N grains hitting a wall vs t0/t_n", detachment},
+         mdOnly("brake-failure", brakeFailure)},
+        {"detachment", "force schemes §4: restitution of a column of N grains hitting a wall vs t0/t_n",
+         mdOnly("detachment", detachment)},
         {"integrators", "integration schemes §4: ARD of e_n, e_t, beta, omega_f vs the exact impact, per scheme and "
-                        "steps per collision; fixed-grid error and CPU time", integratorsImpact},
+                        "steps per collision; fixed-grid error and CPU time",
+         mdOnly("integrators", integratorsImpact)},
         {"relaxation-time",
          "Pena et al. Figs. 5-7, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
          "update, with and without rotation, several k_n",

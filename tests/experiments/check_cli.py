@@ -84,6 +84,8 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_input(["run", chain, "--set", "wall.left.normal=0 1 0"], ["wall.left.normal", "locked axis y"], tmp)
     bad_input(["run", chain, "--set", "cd.order=a\x1b[31m"], ["cd.order", "\\x1b"], tmp)
     bad_input(["experiment", "restitution", "--json", tmp], ["--json", "directory"], tmp)
+    bad_input(["experiment", "sound-wave-1d", "--set", "md.kn=5"], ["sound-wave-1d", "md.kn", "not used"], tmp)
+    bad_input(["experiment", "restitution", "--set", "cd.iterations=5"], ["restitution", "cd.iterations"], tmp)
     bom = os.path.join(tmp, "bom.ini")
     with open(bom, "wb") as f:
         f.write(b"\xef\xbb\xbf[simulation]\nsteps = 3\n[cd]\niterations = x\n")
