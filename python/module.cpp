@@ -231,6 +231,16 @@ private:
     std::unique_ptr<Simulation> sim_;
 };
 
+/// A property getter: the grains' rows of the world's per-body `array`.
+template <class T>
+auto grainView(std::vector<T> World::*array) {
+    static_assert(sizeof(T) % sizeof(double) == 0);
+    return [array](const py::object& self) {
+        const World& w = self.cast<PySimulation&>().world();
+        return view(reinterpret_cast<const double*>((w.*array).data()), w.numGrains, sizeof(T) / sizeof(double), self);
+    };
+}
+
 py::dict lawLists() {
     py::dict d;
     auto names = [](const auto& table) {
@@ -311,39 +321,19 @@ Bad input raises moreau.InputError with the command line's message.)")
         .def_property_readonly("walls", &PySimulation::walls,
                                "Every wall by name: body id, type, position, velocity, applied force, mobile, mass.")
         .def_property_readonly(
-            "positions",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                return view(s.world().x.data()->data(), s.world().numGrains, 3, self);
-            },
+            "positions", grainView(&World::x),
             "Grain centres, an (n, 3) read-only view (no copy) that follows the simulation.")
         .def_property_readonly(
-            "velocities",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                return view(s.world().v.data()->data(), s.world().numGrains, 3, self);
-            },
+            "velocities", grainView(&World::v),
             "Grain velocities, an (n, 3) read-only view (MD leapfrog: the half-step velocities).")
         .def_property_readonly(
-            "angular_velocities",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                return view(s.world().w.data()->data(), s.world().numGrains, 3, self);
-            },
+            "angular_velocities", grainView(&World::w),
             "Grain angular velocities (world frame), an (n, 3) read-only view.")
         .def_property_readonly(
-            "radii",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                return view(s.world().radius.data(), s.world().numGrains, 1, self);
-            },
+            "radii", grainView(&World::radius),
             "Grain radii, an (n,) read-only view.")
         .def_property_readonly(
-            "masses",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                return view(s.world().mass.data(), s.world().numGrains, 1, self);
-            },
+            "masses", grainView(&World::mass),
             "Grain masses, an (n,) read-only view.")
         .def(
             "set_velocities",
