@@ -303,7 +303,9 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     // A resumed run keeps the rows and snapshots up to its first step, that
     // step's only where the cadence puts one (a run that ended there wrote
     // its last step whatever the cadence; the uninterrupted run did not).
-    auto keptUpTo = [&](long cadence) { return first == 0 || (cadence > 0 && first % cadence == 0) ? first : first - 1; };
+    auto keptUpTo = [&](long cadence) {
+        return first == 0 || first >= steps || (cadence > 0 && first % cadence == 0) ? first : first - 1;
+    };
     SeriesWriter series(dir / "series.csv", sim.world(), resumed ? keptUpTo(every) : -1);
     std::unique_ptr<VtkWriter> vtk;
     if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", resumed ? keptUpTo(vtkEvery) : -1);

@@ -196,6 +196,15 @@ with tempfile.TemporaryDirectory() as tmp:
     restart_case(tmp, "cd_piston_cadence", piston, 1030, 980, ["output.every=7"], vtk=True)
     restart_case(tmp, "md_piston", piston, 1030, 990, ["simulation.method=md"])
 
+    # Resuming a finished run changes nothing (its last row is off the cadence).
+    fin = os.path.join(tmp, "finished")
+    run("run", chain, "--quiet", "--out", fin, "--set", "simulation.steps=25", "--set", "output.every=10",
+        "--set", "output.checkpoint_every=7")
+    before = read(os.path.join(fin, "series.csv"))
+    p = run("run", "--resume", fin, "--quiet")
+    expect(p.returncode == 0 and read(os.path.join(fin, "series.csv")) == before,
+           "resuming a finished run changed its series.csv")
+
     # --- bad checkpoints, forbidden keys, another scene ---
     good = os.path.join(tmp, "good")
     p = run("run", chain, "--quiet", "--out", good, "--set", "simulation.steps=20",
