@@ -260,13 +260,13 @@ public:
         const World& w = sim.world();
         if (g_.maxOverlap > 0.0) {
             const double overlap = sim.record().maxOverlap;
-            if (overlap > g_.maxOverlap * rMin_)
+            if (!(overlap <= g_.maxOverlap * rMin_))
                 return format("an overlap of %.3g, %.3g of the smallest radius (guard.max_overlap = %g)", overlap,
                               overlap / rMin_, g_.maxOverlap);
         }
         if (energy_) {
             const double e = energyOf(sim.record(), w);
-            if (e - e0_ > budget_)
+            if (!(e - e0_ <= budget_))
                 return format("the energy rose by %.3g from %.3g with no source to give more than %.3g "
                               "(guard.energy)",
                               e - e0_, e0_, budget_);
@@ -277,9 +277,12 @@ public:
     long every() const { return g_.every; }
 
 private:
+    /// −Σ m g·x over the axes gravity moves a body along (those it is free on).
     static double potential(const World& w) {
         double u = 0.0;
-        for (std::size_t i = 0; i < w.numBodies(); ++i) u -= w.mass[i] * w.gravity.dot(w.x[i]);
+        for (std::size_t i = 0; i < w.numBodies(); ++i)
+            for (int k = 0; k < 3; ++k)
+                if (w.invMass[i][k] > 0.0) u -= w.mass[i] * w.gravity[k] * w.x[i][k];
         return u;
     }
     static double energyOf(const StepRecord& r, const World& w) {
