@@ -54,18 +54,19 @@ def example(name):
     return os.path.join(SRC, "examples", name)
 
 
-def restart_case(tmp, label, scene, n, k, sets, vtk=False):
-    """Uninterrupted run of n steps against a run of k steps (checkpoint at k) resumed to n."""
+def restart_case(tmp, label, scene, n, k, sets, vtk=False, threads=("2", "1", "2")):
+    """Uninterrupted run of n steps against a run of k steps (checkpoint at k) resumed to n, on the
+    given threads (uninterrupted, first part, resumed part): a result never depends on them."""
     sets = [a for kv in sets for a in ("--set", kv)]
     if vtk:
         sets += ["--set", "output.vtk_every=20"]
     a, b = os.path.join(tmp, label + "_a"), os.path.join(tmp, label + "_b")
-    p = run("run", scene, "--quiet", "--out", a, "--set", f"simulation.steps={n}", *sets)
+    p = run("run", scene, "--quiet", "--out", a, "--set", f"simulation.steps={n}", "--threads", threads[0], *sets)
     expect(p.returncode == 0, f"{label}: uninterrupted run failed: {p.stderr.strip()}")
     p = run("run", scene, "--quiet", "--out", b, "--set", f"simulation.steps={k}",
-            "--set", f"output.checkpoint_every={k}", *sets)
+            "--set", f"output.checkpoint_every={k}", "--threads", threads[1], *sets)
     expect(p.returncode == 0, f"{label}: first part failed: {p.stderr.strip()}")
-    p = run("run", "--resume", b, "--quiet", "--set", f"simulation.steps={n}")
+    p = run("run", "--resume", b, "--quiet", "--set", f"simulation.steps={n}", "--threads", threads[2])
     expect(p.returncode == 0, f"{label}: resume failed: {p.stderr.strip()}")
     if p.returncode != 0:
         return
