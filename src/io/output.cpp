@@ -255,12 +255,15 @@ void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double t
 SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter) : path_(file) {
     std::string header =
         "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
-        "elastic_energy";
+        "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
+        "packing_fraction,coordination,coordination_nonrattlers";
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         if (!world.wallMobile[k]) continue;
         mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
         for (const char* axis : {"_x", "_y", "_z"}) header += ",wall_" + world.wallName[k] + axis;
     }
+    for (std::size_t k = 0; k < world.numWalls(); ++k)
+        for (const char* axis : {"_fx", "_fy", "_fz"}) header += ",wall_" + world.wallName[k] + axis;
     header += '\n';
     ensureParent(file);
     if (resumeAfter < 0) {
@@ -310,7 +313,10 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     appendInt(row, r.contacts);
     row += ',';
     appendInt(row, r.iterations);
-    for (double value : {r.residual, r.meanOverlap, r.maxOverlap, r.elasticEnergy}) {
+    const Mat3& s = r.stress;
+    for (double value : {r.residual, r.meanOverlap, r.maxOverlap, r.elasticEnergy, s(0, 0), s(1, 1), s(2, 2), s(0, 1),
+                         s(0, 2), s(1, 2), r.pressure, r.deviator, r.packingFraction, r.coordination,
+                         r.coordinationNonRattlers}) {
         row += ',';
         appendNumber(row, value);
     }
@@ -321,6 +327,11 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
             appendNumber(row, x[k]);
         }
     }
+    for (std::size_t k = 0; k < world.numWalls(); ++k)
+        for (int e = 0; e < 3; ++e) {
+            row += ',';
+            appendNumber(row, k < r.wallForce.size() ? r.wallForce[k][e] : 0.0);
+        }
     row += '\n';
     out_ << row;
     if (!out_) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");

@@ -112,6 +112,14 @@ StepRecord Simulation::observe() const {
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
     if (scene_.simulation.method == Method::MD) r.elasticEnergy = pairs_ ? pairs_->elasticEnergy() : md_.elasticEnergy();
+    const Measurements m = measure(w, contacts());
+    r.stress = m.stress;
+    r.pressure = m.pressure;
+    r.deviator = m.deviator;
+    r.packingFraction = m.packingFraction;
+    r.coordination = m.coordination;
+    r.coordinationNonRattlers = m.coordinationNonRattlers;
+    r.wallForce = m.wallForce;
     return r;
 }
 

@@ -123,6 +123,13 @@ TEST_SUITE("io") {
         r.meanOverlap = 3.14159e-5;
         r.maxOverlap = 0.001;
         r.elasticEnergy = 0.25;
+        r.stress << 1, 4, 5, 4, 2, 6, 5, 6, 3;
+        r.pressure = 2.0;
+        r.deviator = 0.5;
+        r.packingFraction = 0.6;
+        r.coordination = 4.5;
+        r.coordinationNonRattlers = 5.25;
+        r.wallForce = {Vec3(0, 0, -7), Vec3(0, 0, 1.0 / 3.0)};
         {
             SeriesWriter series(file, world);
             series.write(world, r);
@@ -136,10 +143,12 @@ TEST_SUITE("io") {
         REQUIRE(lines.size() == 3);
         CHECK(lines[0] ==
               "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
-              "elastic_energy,wall_piston_x,wall_piston_y,wall_piston_z");
+              "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
+              "packing_fraction,coordination,coordination_nonrattlers,wall_piston_x,wall_piston_y,wall_piston_z,"
+              "wall_floor_fx,wall_floor_fy,wall_floor_fz,wall_piston_fx,wall_piston_fy,wall_piston_fz");
 
         const auto row = splitCommas(lines[1]);
-        REQUIRE(row.size() == 13);
+        REQUIRE(row.size() == 30);
         CHECK(row[0] == "42");
         CHECK(parseDouble(row[1]) == r.time);
         CHECK(parseDouble(row[2]) == r.kineticEnergy);
@@ -150,17 +159,21 @@ TEST_SUITE("io") {
         CHECK(parseDouble(row[7]) == r.meanOverlap);
         CHECK(parseDouble(row[8]) == r.maxOverlap);
         CHECK(parseDouble(row[9]) == r.elasticEnergy);
-        CHECK(parseDouble(row[10]) == 0.0);
-        CHECK(parseDouble(row[11]) == 0.0);
-        CHECK(parseDouble(row[12]) == 3.0);
+        const double expected[] = {1, 2, 3, 4, 5, 6, 2.0, 0.5, 0.6, 4.5, 5.25};  // xx yy zz xy xz yz p q phi Z Z'
+        for (int k = 0; k < 11; ++k) CHECK(parseDouble(row[static_cast<std::size_t>(10 + k)]) == expected[k]);
+        CHECK(parseDouble(row[21]) == 0.0);
+        CHECK(parseDouble(row[22]) == 0.0);
+        CHECK(parseDouble(row[23]) == 3.0);
+        CHECK(parseDouble(row[26]) == -7.0);
+        CHECK(parseDouble(row[29]) == 1.0 / 3.0);
 
         const auto row2 = splitCommas(lines[2]);
-        REQUIRE(row2.size() == 13);
+        REQUIRE(row2.size() == 30);
         CHECK(row2[0] == "43");
-        CHECK(parseDouble(row2[12]) == 2.9999999999999996);
+        CHECK(parseDouble(row2[23]) == 2.9999999999999996);
     }
 
-    TEST_CASE("series.csv without mobile walls has the ten fixed columns only") {
+    TEST_CASE("series.csv without mobile walls has the fixed columns and the wall forces only") {
         TempDir tmp;
         World world;
         world.addGrain({0, 0, 0}, 0.5, 1.0, 0.1);
@@ -168,7 +181,7 @@ TEST_SUITE("io") {
         { SeriesWriter series(tmp.path / "series.csv", world); }
         const auto lines = splitLines(readText(tmp.path / "series.csv"));
         REQUIRE(lines.size() == 1);
-        CHECK(splitCommas(lines[0]).size() == 10);
+        CHECK(splitCommas(lines[0]).size() == 21 + 3);
     }
 
     TEST_CASE("an unwritable path is an InputError that names it") {

@@ -53,4 +53,26 @@ std::string hex64(std::uint64_t value);
 /// (2D: area, 1D: length) that the average refers to.
 Mat3 loveStress(const World& world, const std::vector<Contact>& contacts, double volume);
 
+/// The granular measurements of series.csv (docs/scenes.md, "Units and
+/// columns"), over the region of the packing: on a periodic axis the box, on
+/// the others the grains' extent (centres ± radii), on the dimension's axes
+/// only (2D: an area, 1D: a length).
+struct Measurements {
+    double volume = 0.0;
+    /// Love–Weber contact part (loveStress) plus the kinetic part
+    /// (1/V) Σ m (v − v̄) ⊗ (v − v̄) over the grains, v̄ their mean velocity;
+    /// compression positive.
+    Mat3 stress = Mat3::Zero();
+    double pressure = 0.0;  ///< tr σ / dimension
+    /// 3D: √(3 J₂) (σ₁ − σ₃ under axisymmetric stress); 2D: 2 √J₂ = σ₁ − σ₂; 1D: 0.
+    double deviator = 0.0;
+    double packingFraction = 0.0;  ///< Σ grain volumes (2D: areas) / V
+    /// 2 N_c / N over force-carrying grain–grain contacts; and the same
+    /// without rattlers (grains with fewer than dimension + 1 force-carrying
+    /// contacts, walls included, and their contacts).
+    double coordination = 0.0, coordinationNonRattlers = 0.0;
+    std::vector<Vec3> wallForce;  ///< per wall (body − numGrains): the force the grains exert on it
+};
+Measurements measure(const World& world, const std::vector<Contact>& contacts);
+
 }  // namespace moreau

@@ -25,12 +25,20 @@ struct StepRecord {
     double meanOverlap = 0.0;       ///< mean of max(−gap, 0) over force-carrying contacts
     double maxOverlap = 0.0;
     double elasticEnergy = 0.0;     ///< MD: energy stored in the contact springs (CD: 0, rigid grains)
+    // Granular measurements (analysis/observables.hpp, Measurements).
+    Mat3 stress = Mat3::Zero();     ///< grains' stress, compression positive
+    double pressure = 0.0, deviator = 0.0, packingFraction = 0.0;
+    double coordination = 0.0, coordinationNonRattlers = 0.0;
+    std::vector<Vec3> wallForce;    ///< per wall: the force the grains exert on it
 };
 
 /// series.csv: header `step,time,kinetic_energy,rotational_energy,contacts,
-/// iterations,residual,mean_overlap,max_overlap,elastic_energy` then one
-/// `wall_<name>_x,_y,_z` triple per mobile wall (body order). Numbers are
-/// written in the shortest form that reads back to the same double.
+/// iterations,residual,mean_overlap,max_overlap,elastic_energy,stress_xx,
+/// stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,
+/// packing_fraction,coordination,coordination_nonrattlers`, then one
+/// `wall_<name>_x,_y,_z` triple per mobile wall and one `wall_<name>_fx,_fy,
+/// _fz` triple per wall (body order). Numbers are written in the shortest
+/// form that reads back to the same double.
 class SeriesWriter {
 public:
     /// Creates (truncates) `file`, creating its folder if needed, and writes the
