@@ -112,6 +112,16 @@ py::dict recordDict(const StepRecord& r) {
     d["mean_overlap"] = r.meanOverlap;
     d["max_overlap"] = r.maxOverlap;
     d["elastic_energy"] = r.elasticEnergy;
+    py::array_t<double> stress({py::ssize_t{3}, py::ssize_t{3}});
+    auto S = stress.mutable_unchecked<2>();
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) S(i, j) = r.stress(i, j);
+    d["stress"] = stress;
+    d["pressure"] = r.pressure;
+    d["deviator"] = r.deviator;
+    d["packing_fraction"] = r.packingFraction;
+    d["coordination"] = r.coordination;
+    d["coordination_nonrattlers"] = r.coordinationNonRattlers;
     return d;
 }
 
@@ -283,9 +293,24 @@ Bad input raises moreau.InputError with the command line's message.)")
         .def("solve", [](PySimulation& s) { py::gil_scoped_release free; s.sim().solve(); },
              "Stage 3: CD sweeps (new velocities) or MD forces.")
         .def("integrate", [](PySimulation& s) { s.sim().integrate(); }, "Stage 4: positions; advances the clock.")
-        .def("observe", [](PySimulation& s) { return recordDict(s.sim().record()); },
-             "The observables of the current state: step, time, kinetic_energy, rotational_energy, contacts "
-             "(force-carrying), iterations and residual (CD, last step), mean_overlap, max_overlap, elastic_energy.")
+        .def(
+            "observe",
+            [](PySimulation& s) {
+                const StepRecord& r = s.sim().record();
+                py::dict d = recordDict(r);
+                py::dict walls;
+                const World& w = s.world();
+                for (std::size_t k = 0; k < r.wallForce.size(); ++k)
+                    walls[py::str(w.wallName[k])] =
+                        std::vector<double>{r.wallForce[k][0], r.wallForce[k][1], r.wallForce[k][2]};
+                d["wall_forces"] = walls;
+                return d;
+            },
+            "The observables of the current state, the columns of series.csv: step, time, kinetic_energy, "
+            "rotational_energy, contacts (force-carrying), iterations and residual (CD, last step), mean_overlap, "
+            "max_overlap, elastic_energy, stress (3 x 3, compression positive), pressure, deviator, "
+            "packing_fraction, coordination, coordination_nonrattlers, wall_forces (by wall name: the force the "
+            "grains exert on it).")
         .def("contacts", &PySimulation::contacts,
              "This step's contacts as a dict of arrays: 'a', 'b' (body ids; walls follow the grains), 'normal' "
              "(m, 3; from a to b), 'gap' (m; negative: overlap), 'force' (m, 3; on b), 'periodic' (crosses a "

@@ -201,3 +201,13 @@ def test_threads_do_not_change_the_bits():
     assert a.state_hash == b.state_hash
     with pytest.raises(moreau.InputError, match="threads"):
         moreau.Simulation(example("box_3d.ini"), threads=0)
+
+
+def test_observe_carries_the_measurements():
+    sim = moreau.Simulation(example("piston_2d.ini"), set={"contact.mu": 0})
+    sim.step(990)
+    o = sim.observe()
+    piston = o["wall_forces"]["piston"][1]
+    assert o["stress"].shape == (3, 3)
+    assert abs(o["stress"][1, 1] * 15 / piston - 1) < 0.01  # at rest: the piston's force over the width
+    assert 0.75 < o["packing_fraction"] < 0.9 and o["coordination"] > 2.5
