@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -112,6 +113,35 @@ World readWorld(ByteReader& in) {
     if (!bodies || w.wallShape.size() != walls || w.wallName.size() != walls || w.wallMobile.size() != walls)
         in.fail("the world's arrays disagree on the number of bodies");
     if (w.step < 0) in.fail("negative step " + std::to_string(w.step));
+
+    // Values a run can have written: finite, grains of positive radius,
+    // masses and inertias (and their inverses) >= 0, walls of a valid shape.
+    auto body = [&](std::size_t i) {
+        return (i < w.numGrains ? "grain " : "wall body ") + std::to_string(i) + ": ";
+    };
+    auto nonNegative = [](const Vec3& a) { return a.allFinite() && a.minCoeff() >= 0.0; };
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!w.x[i].allFinite() || !w.v[i].allFinite() || !w.w[i].allFinite() || !w.q[i].coeffs().allFinite())
+            in.fail(body(i) + "a position, velocity or orientation is not finite");
+        if (!nonNegative(w.invMass[i]) || !nonNegative(w.invInertia[i]) || !std::isfinite(w.mass[i]) ||
+            !(w.mass[i] >= 0.0) || !std::isfinite(w.inertia[i]) || !(w.inertia[i] >= 0.0))
+            in.fail(body(i) + "a mass or inertia (or its inverse) is not finite and >= 0");
+        const bool grain = i < w.numGrains;
+        if (grain ? !(std::isfinite(w.radius[i]) && w.radius[i] > 0.0) : w.radius[i] != 0.0)
+            in.fail(body(i) + "radius " + std::to_string(w.radius[i]) + (grain ? " is not finite and > 0" : " is not 0"));
+    }
+    for (const ForceSchedule& f : w.force)
+        if (!f.before.allFinite() || !f.after.allFinite() || std::isnan(f.switchTime))
+            in.fail("an applied force is not finite");
+    for (std::size_t k = 0; k < walls; ++k) {
+        const WallShape& s = w.wallShape[k];
+        if (!s.direction.allFinite() || !(std::isfinite(s.radius) && s.radius >= 0.0) ||
+            !(std::isfinite(s.mu) && s.mu >= 0.0))
+            in.fail("wall '" + w.wallName[k] + "': its direction, radius or friction is not finite (and >= 0)");
+    }
+    if (!w.gravity.allFinite() || !(std::isfinite(w.muGrain) && w.muGrain >= 0.0) || !w.boxMin.allFinite() ||
+        !w.boxMax.allFinite() || !std::isfinite(w.time))
+        in.fail("the gravity, grain friction, periodic box or time is not finite (or the friction < 0)");
     return w;
 }
 

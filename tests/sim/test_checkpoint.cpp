@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -131,4 +132,46 @@ TEST_CASE("a damaged checkpoint is refused with one InputError naming the file")
     std::filesystem::remove(file);
     CHECK_THROWS_AS(readCheckpoint(file), InputError);
     CHECK_THROWS_AS(readCheckpoint(std::filesystem::temp_directory_path()), InputError);
+}
+
+TEST_CASE("a checkpoint whose world no run can have written is refused naming the file and the value") {
+    const Scene bed = multiStepBed();
+    const std::string text = canonicalSceneText(bed);
+    const auto file = tempFile("world.ckpt");
+    auto write = [&](const World& world) {
+        const Simulation sim(loadSceneWithWorld(text, "<test>", {}, world));
+        writeCheckpoint(file, sim, RunTotals{}, CheckpointKind::Periodic);
+    };
+    write(bed.world);
+    CHECK(readCheckpoint(file).world.numBodies() == bed.world.numBodies());
+
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    auto refused = [&](World world, const std::string& mention) {
+        write(world);
+        try {
+            readCheckpoint(file);
+        } catch (const InputError& e) {
+            const std::string what = e.what();
+            CHECK_MESSAGE(what.find(file.string()) != std::string::npos, what);
+            CHECK_MESSAGE(what.find(mention) != std::string::npos, what);
+            return;
+        }
+        FAIL("accepted a world no run writes (" << mention << ")");
+    };
+    World w = bed.world;
+    w.radius[3] = 0.0;
+    refused(w, "grain 3: radius 0.000000 is not finite and > 0");
+    w = bed.world;
+    w.x[5][1] = nan;
+    refused(w, "grain 5: a position, velocity or orientation is not finite");
+    w = bed.world;
+    w.invMass[0][2] = -1.0;
+    refused(w, "grain 0: a mass or inertia");
+    w = bed.world;
+    w.wallShape[0].mu = nan;
+    refused(w, "wall '" + w.wallName[0] + "': its direction");
+    w = bed.world;
+    w.time = nan;
+    refused(w, "time is not finite");
+    std::filesystem::remove(file);
 }
