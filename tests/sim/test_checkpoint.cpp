@@ -60,6 +60,19 @@ std::uint64_t continueFrom(const std::filesystem::path& file, long total, bool s
     return stateHash(sim.world());
 }
 
+/// readCheckpoint(file) throws one InputError naming the file and `mention`.
+void expectRefused(const std::filesystem::path& file, const std::string& mention) {
+    try {
+        readCheckpoint(file);
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        CHECK_MESSAGE(what.find(file.string()) != std::string::npos, what);
+        CHECK_MESSAGE(what.find(mention) != std::string::npos, what);
+        return;
+    }
+    FAIL("accepted a checkpoint it should refuse (" << mention << ")");
+}
+
 }  // namespace
 
 TEST_CASE("an Adams-Bashforth run continued from its checkpoint has the uninterrupted bits, and needs the scheme's history") {
@@ -98,15 +111,7 @@ TEST_CASE("a damaged checkpoint is refused with one InputError naming the file")
 
     auto refused = [&](const std::string& bytes, const std::string& mention) {
         spit(file, bytes);
-        try {
-            readCheckpoint(file);
-        } catch (const InputError& e) {
-            const std::string what = e.what();
-            CHECK_MESSAGE(what.find(file.string()) != std::string::npos, what);
-            CHECK_MESSAGE(what.find(mention) != std::string::npos, what);
-            return;
-        }
-        FAIL("accepted a damaged checkpoint (" << mention << ")");
+        expectRefused(file, mention);
     };
     // Truncated anywhere, a byte flipped anywhere (sampled): the checksum.
     for (std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{18}, std::size_t{30}, good.size() / 3,
@@ -148,15 +153,7 @@ TEST_CASE("a checkpoint whose world no run can have written is refused naming th
     const double nan = std::numeric_limits<double>::quiet_NaN();
     auto refused = [&](World world, const std::string& mention) {
         write(world);
-        try {
-            readCheckpoint(file);
-        } catch (const InputError& e) {
-            const std::string what = e.what();
-            CHECK_MESSAGE(what.find(file.string()) != std::string::npos, what);
-            CHECK_MESSAGE(what.find(mention) != std::string::npos, what);
-            return;
-        }
-        FAIL("accepted a world no run writes (" << mention << ")");
+        expectRefused(file, mention);
     };
     World w = bed.world;
     w.radius[3] = 0.0;
