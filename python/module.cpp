@@ -296,7 +296,7 @@ Bad input raises moreau.InputError with the command line's message.)")
         .def(
             "observe",
             [](PySimulation& s) {
-                const StepRecord& r = s.sim().record();
+                const StepRecord r = s.sim().measuredRecord();
                 py::dict d = recordDict(r);
                 py::dict walls;
                 const World& w = s.world();

@@ -248,10 +248,12 @@ public:
         const World& w = sim.world();
         const double dt = sim.scene().simulation.dt;
         if (g_.maxTravel > 0.0)
-            for (std::size_t i = 0; i < w.numGrains; ++i)
-                if (!(w.v[i].norm() * dt <= g_.maxTravel * w.radius[i]))
+            for (std::size_t i = 0; i < w.numGrains; ++i) {
+                const double reach = g_.maxTravel * w.radius[i];  // squared: no root per grain and step
+                if (!(w.v[i].squaredNorm() * (dt * dt) <= reach * reach))
                     return format("grain %zu moves %.3g radii in a step, |v| = %.3g (guard.max_travel = %g)", i,
                                   w.v[i].norm() * dt / w.radius[i], w.v[i].norm(), g_.maxTravel);
+            }
         return {};
     }
     /// The overlaps and the energy (every guard.every steps). Empty when
@@ -393,7 +395,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     long s = first + 1;
     try {
         if (!resumed) {
-            series.write(sim.world(), sim.observe());
+            series.write(sim.world(), sim.measuredRecord());
             if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
         }
         for (; s <= steps; ++s) {
@@ -402,7 +404,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             totals.sumResidual += r.residual;
             totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, r.iterations);
             if (r.iterations >= scene.cd.maxIterations && scene.cd.criterion != Criterion::Fixed) ++totals.unconverged;
-            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.record());
+            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.measuredRecord());
             if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
             if (s % logEvery == 0 || s == steps) {
                 const StepRecord& rec = sim.record();

@@ -112,7 +112,12 @@ StepRecord Simulation::observe() const {
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
     if (scene_.simulation.method == Method::MD) r.elasticEnergy = pairs_ ? pairs_->elasticEnergy() : md_.elasticEnergy();
-    const Measurements m = measure(w, contacts());
+    return r;
+}
+
+StepRecord Simulation::measuredRecord() const {
+    StepRecord r = record();
+    const Measurements m = measure(scene_.world, contacts());
     r.stress = m.stress;
     r.pressure = m.pressure;
     r.deviator = m.deviator;

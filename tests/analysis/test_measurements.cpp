@@ -32,7 +32,7 @@ TEST_CASE("stress under a piston at rest equals the piston's force over the widt
         // steps at t = 1000; the piston has come to rest well before.
         Simulation sim(loadBuiltinScene("piston_2d.ini", {std::string("simulation.method=") + method, "contact.mu=0"}));
         while (sim.world().step < 990) sim.advance();
-        const StepRecord& r = sim.record();
+        const StepRecord r = sim.measuredRecord();
         const World& w = sim.world();
         const double width = 15.0;  // walls at x = 0 and 15
         const double pistonForce = r.wallForce[wallIndex(w, "piston")].y();
@@ -60,7 +60,7 @@ TEST_CASE("the floor under a settled column carries its weight") {
         while (sim.world().step < 1000) sim.advance();
         const World& w = sim.world();
         const double weight = std::accumulate(w.mass.begin(), w.mass.begin() + static_cast<long>(w.numGrains), 0.0) * 9.81;
-        const StepRecord& r = sim.record();
+        const StepRecord r = sim.measuredRecord();
         CHECK(r.kineticEnergy < 1e-3 * weight);
         CHECK(-r.wallForce[wallIndex(w, "floor")].z() == doctest::Approx(weight).epsilon(0.01));
         // Compression positive; frictionless columns push nothing sideways.

@@ -108,6 +108,11 @@ public:
 
     /// Diagnostics of the current state (no step): energies, overlaps, contacts.
     StepRecord observe() const;
+    /// record() with the granular measurements filled in (stress, pressure,
+    /// packing fraction, coordination, wall forces; analysis::measure): a
+    /// pass over this step's contacts (the fused MD pipeline makes them
+    /// first), so the run asks for it only where it writes a row.
+    StepRecord measuredRecord() const;
 
 private:
     /// The context of the stage now: Δt of one (sub)step, the world's step, the seed.
