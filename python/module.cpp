@@ -194,6 +194,7 @@ public:
 
     py::dict walls() const {
         const World& w = world();
+        const std::vector<Vec3> loads = sim_->wallLoads();
         py::dict d;
         for (std::size_t k = 0; k < w.numWalls(); ++k) {
             const std::size_t i = w.numGrains + k;
@@ -207,6 +208,13 @@ public:
             wall["force"] = std::vector<double>{f[0], f[1], f[2]};
             wall["mobile"] = static_cast<bool>(w.wallMobile[k]);
             wall["mass"] = w.mass[i];
+            wall["load"] = std::vector<double>{loads[k][0], loads[k][1], loads[k][2]};
+            std::vector<int> glued;
+            for (const World::DrivenGrain& g : w.driven)
+                if (static_cast<std::size_t>(g.wall) == i) glued.push_back(g.grain);
+            wall["glued"] = glued;
+            for (const WallServo& servo : sim_->scene().servos)
+                if (static_cast<std::size_t>(servo.wall) == i) wall["servo_stress"] = servo.stress;
             d[py::str(w.wallName[k])] = wall;
         }
         return d;
@@ -288,6 +296,9 @@ Bad input raises moreau.InputError with the command line's message.)")
         .def("step", &PySimulation::step, py::arg("n") = 1,
              "Advance n whole steps (the GIL is released while stepping; Ctrl-C stops between steps with "
              "KeyboardInterrupt). Raises moreau.DivergenceError when a value turns non-finite.")
+        .def("apply_controls", [](PySimulation& s) { s.sim().applyControls(); },
+             "Before detect() when stepping stage by stage (step() does it): each servo wall's normal velocity "
+             "from its load, each glued grain's velocity from its wall's.")
         .def("detect", [](PySimulation& s) { s.sim().detect(); }, "Stage 1 of a step: candidate contacts.")
         .def("match", [](PySimulation& s) { s.sim().match(); }, "Stage 2: last step's contact memory by key.")
         .def("solve", [](PySimulation& s) { py::gil_scoped_release free; s.sim().solve(); },
@@ -344,7 +355,9 @@ Bad input raises moreau.InputError with the command line's message.)")
             "CD: the residual after each sweep of the last step (eqs. 35-36's relative change), when "
             "record_residuals() is on; a copy.")
         .def_property_readonly("walls", &PySimulation::walls,
-                               "Every wall by name: body id, type, position, velocity, applied force, mobile, mass.")
+                               "Every wall by name: body id, type, position, velocity, applied force, mobile, mass, load (the "
+                               "force the grains exerted at the last step on it and its glued grains), glued (grain "
+                               "ids) and, on a servo wall, servo_stress.")
         .def_property_readonly(
             "positions", grainView(&World::x),
             "Grain centres, an (n, 3) read-only view (no copy) that follows the simulation.")

@@ -192,17 +192,28 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     tables_.mu.assign(1, world.muGrain);
     for (std::size_t w = 0; w < world.numWalls(); ++w) tables_.mu.push_back(world.wallShape[w].mu);
     const bool threeD = world.dimension == 3;
+    // A grain glued to a wall is part of it (World::DrivenGrain): its rows
+    // act on the wall's body, with the wall's velocity and mass. Walls never
+    // rotate, so the grain's lever arm meets no spin and no inverse inertia.
+    carrier_.clear();
+    if (world.anyGlued()) {
+        carrier_.resize(nb);
+        for (std::size_t i = 0; i < nb; ++i) carrier_[i] = static_cast<BodyId>(i);
+        for (const World::DrivenGrain& d : world.driven)
+            if (d.wall >= 0) carrier_[static_cast<std::size_t>(d.grain)] = d.wall;
+    }
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         SolverRow& r = rows_[c];
-        r.a = k.a;
-        r.b = k.b;
+        r.a = carrier_.empty() ? k.a : carrier_[static_cast<std::size_t>(k.a)];
+        r.b = carrier_.empty() ? k.b : carrier_[static_cast<std::size_t>(k.b)];
         r.n = k.n;
         r.ra = world.radius[static_cast<std::size_t>(k.a)];
         r.rb = world.radius[static_cast<std::size_t>(k.b)];
         // W = H^T M^-1 H (eq. 15) with per-axis inverse masses:
-        // Σ diag(m⁻¹) + [l×]^T diag(I⁻¹) [l×].
-        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+        // Σ diag(m⁻¹) + [l×]^T diag(I⁻¹) [l×]. (Two grains glued to one
+        // wall: a row within one body, W = 0, no impulse.)
+        const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
         const Mat3 sa = crossMatrix(r.ra * k.n), sb = crossMatrix(-r.rb * k.n);
         Mat3 W = Mat3::Zero();
         W.diagonal() = world.invMass[ia] + world.invMass[ib];
@@ -234,7 +245,8 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.friction = world.isWall(k.b) ? static_cast<std::uint32_t>(1 + ib - world.numGrains) : 0u;
         r.P = Vec3::Zero();
         r.dP = 0.0f;
-        if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? k.a : -1, mobile_[ib] ? k.b : -1};
+        if (ia == ib) r.mn = r.mt = 0.0;
+        if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? r.a : -1, mobile_[ib] && ib != ia ? r.b : -1};
     }
 }
 

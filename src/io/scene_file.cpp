@@ -189,7 +189,8 @@ bool isSectionName(std::string_view s) {
 enum class Special {
     None,
     Axes,       ///< subset of "xyz"
-    GrainList,  ///< first | last | all | comma list of indices
+    GrainList,  ///< first | last | all | comma list of indices and ranges i..j (empty: none)
+    Box,        ///< six numbers: a box's lower and upper corners
     Counts,     ///< two or three positive integers
 };
 
@@ -549,8 +550,41 @@ std::vector<Rule> wallRules() {
                                      "Time at which the wall's force becomes force_after (inf or never: no change).")));
     r.push_back(typedKey(K::Vector, "force_after", "", "Force after change_time (empty: same as force)."));
     r.push_back(typedKey(K::Vector, "velocity", "0 0 0",
-                         "Fixed wall: a non-zero velocity drives it kinematically (prescribed). Mobile wall: "
-                         "initial velocity along its free axes."));
+                         "Fixed wall: a non-zero velocity drives it kinematically (prescribed). Mobile wall: the "
+                         "initial velocity along its free axes and a prescribed one along the others (a shear plate "
+                         "under a normal force: free = y, force = 0 -F 0, velocity = U 0 0). Servo wall: the part "
+                         "along the plane; the servo sets the normal part."));
+    r.push_back(realKey("servo_stress", "",
+                        "Plane wall: the normal stress (compression positive) a servo holds by moving the wall along "
+                        "its normal, v_n = servo_gain (servo_stress - sigma), sigma the grains' normal force on the "
+                        "wall and its glued grains over servo_area (empty: no servo; the wall must not be mobile).",
+                        0.0));
+    r.push_back(realKey("servo_gain", "", "Servo: wall speed per unit stress error (> 0; required with servo_stress).",
+                        0.0, true));
+    r.push_back(realKey("servo_area", "",
+                        "Servo: the area (2D: length) sigma refers to (empty: the periodic box across the normal, "
+                        "which must be periodic on the dimension's other axes).",
+                        0.0, true));
+    r.push_back(withInfinity(realKey("servo_max_speed", "inf", "Servo: the largest normal speed it gives the wall.",
+                                     0.0, true)));
+    return r;
+}
+
+/// Keys of one [group.NAME] section, relative ("grains").
+std::vector<Rule> groupRules() {
+    using K = KeyType;
+    std::vector<Rule> r;
+    r.push_back(specialKey(Special::GrainList, K::Text, "grains", "",
+                           "Grains of the group: first, last, all, or a comma list of indices and ranges i..j "
+                           "(0-based in generation order, both ends included; negative ones count from the end)."));
+    r.push_back(specialKey(Special::Box, K::Text, "region", "",
+                           "And the grains whose centre lies in this box at the start: 'xmin ymin zmin xmax ymax "
+                           "zmax' (empty: none)."));
+    r.push_back(typedKey(K::Vector, "velocity", "0 0 0", "Velocity the group's grains keep (not with wall)."));
+    r.push_back(typedKey(K::Vector, "spin", "0 0 0", "Angular velocity the group's grains keep (not with wall)."));
+    r.push_back(typedKey(K::Text, "wall", "",
+                         "Glue the grains to this wall: they move with it, without spin, and the contact forces on "
+                         "them act on it (a rough plate; empty: velocity and spin instead)."));
     return r;
 }
 
@@ -578,6 +612,7 @@ Schema makeSchema(const std::vector<KeySpec>& extraKeys) {
     s.fixed = fixedRules();
     s.dynamic["force"] = forceRules();
     s.dynamic["wall"] = wallRules();
+    s.dynamic["group"] = groupRules();
     for (const KeySpec& k : extraKeys) {
         const auto dot = k.key.find('.');
         if (dot == std::string::npos || dot == 0 || dot + 1 == k.key.size() ||
@@ -632,7 +667,8 @@ std::string allowedText(const Rule& rule) {
     std::string t;
     switch (rule.special) {
     case Special::Axes: t = "a subset of xyz"; break;
-    case Special::GrainList: t = "first, last, all or a comma list of grain indices"; break;
+    case Special::GrainList: t = "first, last, all or a comma list of grain indices and ranges i..j"; break;
+    case Special::Box: t = "six numbers 'xmin ymin zmin xmax ymax zmax'"; break;
     case Special::Counts: t = "two or three positive integers 'nx ny [nz]'"; break;
     case Special::None:
         switch (s.type) {
@@ -679,12 +715,31 @@ std::string checkValue(const Rule& rule, const std::string& key, const std::stri
         return value;
     }
     case Special::GrainList: {
+        if (trim(value).empty()) return value;
         for (const std::string& item : splitList(value)) {
             if (item == "first" || item == "last" || item == "all") continue;
-            const auto n = parseInteger(item);
-            if (!n || !n->exact) fail("is not a grain selection");
+            const auto range = item.find("..");
+            for (const std::string& end : range == std::string::npos
+                                               ? std::vector<std::string>{item}
+                                               : std::vector<std::string>{trim(item.substr(0, range)),
+                                                                          trim(item.substr(range + 2))}) {
+                const auto n = parseInteger(end);
+                if (!n || !n->exact) fail("is not a grain selection");
+            }
         }
         return value;
+    }
+    case Special::Box: {
+        const auto words = splitWords(value, true);
+        if (value.empty()) return value;
+        if (words.size() != 6) fail("is not six numbers");
+        std::string canonical;
+        for (const std::string& w : words) {
+            const auto x = parseDouble(w);
+            if (!x || !std::isfinite(*x)) fail("is not six finite numbers");
+            canonical += (canonical.empty() ? "" : " ") + formatNumber(*x);
+        }
+        return canonical;
     }
     case Special::Counts: {
         const auto words = splitWords(value, true);
@@ -799,7 +854,7 @@ std::string suggestionFor(const Schema& schema, const std::string& key) {
 
 [[noreturn]] void failUnnamed(const std::string& origin, const std::string& what, const std::string& section) {
     throw InputError(origin + ": " + what + " needs a named section: [" + section + ".NAME] (e.g. [" + section +
-                     (section == "force" ? ".push" : ".floor") + "]), NAME of letters, digits and '_'");
+                     (section == "force" ? ".push" : section == "group" ? ".plate" : ".floor") + "]), NAME of letters, digits and '_'");
 }
 
 [[noreturn]] void failSectionName(const std::string& origin, const std::string& what, const std::string& section,
@@ -809,7 +864,7 @@ std::string suggestionFor(const Schema& schema, const std::string& key) {
 }
 
 /// Checks a `[header]` of the file; returns (dynamic section, NAME) for
-/// [force.NAME] and [wall.NAME], nothing for fixed sections.
+/// [force.NAME], [wall.NAME] and [group.NAME], nothing for fixed sections.
 std::optional<std::pair<std::string, std::string>> checkSection(const Schema& schema, const std::string& section,
                                                                 const std::string& origin) {
     std::set<std::string> fixedSections;
@@ -994,7 +1049,17 @@ bool addSchedule(ForceSchedule& a, const ForceSchedule& b) {
 
 std::vector<std::size_t> pickGrains(const Values& v, const std::string& key, std::size_t n) {
     std::vector<std::size_t> picked;
+    if (trim(v.text(key)).empty()) return picked;
     const auto count = static_cast<long long>(n);
+    auto index = [&](const std::string& text) {
+        long long i = *parseInteger(text)->exact;
+        if (i < 0) i += count;
+        if (i < 0 || i >= count)
+            v.fail(key, "selects a grain out of range",
+                   "first, last, all, indices or ranges i..j in [" + std::to_string(-count) + ", " +
+                       std::to_string(count - 1) + "] for " + std::to_string(n) + " grains");
+        return static_cast<std::size_t>(i);
+    };
     for (const std::string& item : splitList(v.text(key))) {
         if (item == "all") {
             for (std::size_t i = 0; i < n; ++i) picked.push_back(i);
@@ -1002,14 +1067,12 @@ std::vector<std::size_t> pickGrains(const Values& v, const std::string& key, std
             picked.push_back(0);
         } else if (item == "last") {
             picked.push_back(n - 1);
+        } else if (const auto range = item.find(".."); range != std::string::npos) {
+            const std::size_t lo = index(trim(item.substr(0, range))), hi = index(trim(item.substr(range + 2)));
+            if (lo > hi) v.fail(key, "has a range i..j with i after j", "ranges i..j with i <= j (both included)");
+            for (std::size_t i = lo; i <= hi; ++i) picked.push_back(i);
         } else {
-            long long i = *parseInteger(item)->exact;
-            if (i < 0) i += count;
-            if (i < 0 || i >= count)
-                v.fail(key, "selects a grain out of range",
-                       "first, last, all or indices in [" + std::to_string(-count) + ", " + std::to_string(count - 1) +
-                           "] for " + std::to_string(n) + " grains");
-            picked.push_back(static_cast<std::size_t>(i));
+            picked.push_back(index(item));
         }
     }
     std::sort(picked.begin(), picked.end());
@@ -1104,7 +1167,8 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
 }
 
 void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
-                const std::set<std::string>& wallNames, const std::filesystem::path& sceneDir) {
+                const std::set<std::string>& wallNames, const std::set<std::string>& groupNames,
+                const std::filesystem::path& sceneDir) {
     World& world = scene.world;
     const int dimension = v.smallInteger("simulation.dimension");
     world.dimension = dimension;
@@ -1157,7 +1221,9 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         s.before = v.vec(p + "value");
         s.after = v.vec(p + "value_after");
         s.switchTime = v.real(p + "change_time");
-        for (std::size_t i : pickGrains(v, p + "grains", world.numGrains)) {
+        const std::vector<std::size_t> pushed = pickGrains(v, p + "grains", world.numGrains);
+        if (pushed.empty()) v.fail(p + "grains", "selects no grain", "first, last, all, indices or ranges i..j");
+        for (std::size_t i : pushed) {
             if (!addSchedule(world.forceSchedule(static_cast<BodyId>(i)), s))
                 v.fail(p + "change_time", "differs from that of [force." + forceOwner[i] + "] on grain " + std::to_string(i),
                        "one change_time per grain (or inf)");
@@ -1207,12 +1273,10 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
             for (int a = dimension; a < 3; ++a)
                 if (free[a])
                     v.fail(p + "free", std::string("frees the locked axis ") + static_cast<char>('x' + a), freeText);
-            for (int a = 0; a < 3; ++a)
-                if (wallVelocity[a] != 0.0 && !free[a])
-                    v.fail(p + "velocity",
-                           std::string("moves the mobile wall along ") + static_cast<char>('x' + a) +
-                               ", an axis it is not free on",
-                           "components only along " + p + "free = " + v.text(p + "free"));
+            for (int a = dimension; a < 3; ++a)
+                if (wallVelocity[a] != 0.0)
+                    v.fail(p + "velocity", std::string("moves the wall along the locked axis ") + static_cast<char>('x' + a),
+                           std::string("a velocity along ") + axesText);
         } else {
             for (int a = dimension; a < 3; ++a)
                 if (wallVelocity[a] != 0.0)
@@ -1230,11 +1294,130 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const auto b = static_cast<std::size_t>(id);
         if (force.before.norm() > 0.0 || force.after.norm() > 0.0) world.forceSchedule(static_cast<BodyId>(b)) = force;
         if (mobile) {
-            for (int a = 0; a < 3; ++a) world.v[b][a] = world.invMass[b][a] != 0.0 ? wallVelocity[a] : 0.0;
+            // Free axes: the initial velocity; the others: driven at it.
+            world.v[b] = cwise(wallVelocity, world.translationMask());
+            for (int a = 0; a < 3; ++a)
+                if (world.invMass[b][a] == 0.0 && world.v[b][a] != 0.0) world.prescribed[b] = true;
         } else if (wallVelocity.norm() > 0.0) {
             world.v[b] = cwise(wallVelocity, world.translationMask());
             world.prescribed[b] = true;
         }
+    }
+
+    // Grain groups: kinematic grains, on their own or glued to a wall.
+    std::vector<std::string> groupOf(world.numGrains);
+    std::vector<std::pair<std::size_t, std::pair<std::string, BodyId>>> members;  // grain, (group, wall)
+    for (const std::string& name : groupNames) {
+        const std::string p = "group." + name + ".";
+        std::vector<std::size_t> picked = pickGrains(v, p + "grains", world.numGrains);
+        if (!v.empty(p + "region")) {
+            std::vector<double> box;
+            for (const std::string& w : splitWords(v.text(p + "region"), true)) box.push_back(*parseDouble(w));
+            for (int a = 0; a < dimension; ++a)
+                if (!(box[static_cast<std::size_t>(a)] < box[static_cast<std::size_t>(a) + 3]))
+                    v.fail(p + "region", std::string("is empty along ") + static_cast<char>('x' + a),
+                           "'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's axes");
+            for (std::size_t i = 0; i < world.numGrains; ++i) {
+                bool inside = true;
+                for (int a = 0; a < dimension; ++a)
+                    inside = inside && world.x[i][a] >= box[static_cast<std::size_t>(a)] &&
+                             world.x[i][a] <= box[static_cast<std::size_t>(a) + 3];
+                if (inside) picked.push_back(i);
+            }
+        }
+        std::sort(picked.begin(), picked.end());
+        picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+        if (picked.empty())
+            v.fail(p + (v.empty(p + "region") ? "grains" : "region"), "selects no grain",
+                   "a grain list (" + p + "grains) or a box holding grain centres (" + p + "region)");
+        BodyId wall = -1;
+        if (const std::string& glue = v.text(p + "wall"); !glue.empty()) {
+            if (!wallNames.count(glue))
+                v.fail(p + "wall", "names no wall",
+                       wallNames.empty() ? std::string("the name of a [wall.NAME] section (the scene has none)")
+                                         : "one of the scene's walls: " + [&] {
+                                               std::string all;
+                                               for (const std::string& w : wallNames) all += (all.empty() ? "" : ", ") + w;
+                                               return all;
+                                           }());
+            wall = static_cast<BodyId>(world.numGrains +
+                                       static_cast<std::size_t>(std::distance(wallNames.begin(), wallNames.find(glue))));
+            if (world.wall(wall).kind != ShapeKind::Plane)
+                v.fail(p + "wall", "names a cylinder", "a plane wall (grains glue to plane walls only)");
+            for (const char* key : {"velocity", "spin"})
+                if (v.vec(p + key).norm() > 0.0)
+                    v.fail(p + key, "is given to grains glued to a wall", "0 0 0 with wall = " + glue + " (they move with it)");
+        } else {
+            const Vec3 vel = v.vec(p + "velocity"), spin = v.vec(p + "spin");
+            for (int a = dimension; a < 3; ++a)
+                if (vel[a] != 0.0)
+                    v.fail(p + "velocity", std::string("moves the group along the locked axis ") + static_cast<char>('x' + a),
+                           dimension == 1 ? "x only in 1D" : "a velocity in the x-y plane in 2D");
+            if (dimension < 3 && (spin[0] != 0.0 || spin[1] != 0.0 || (dimension == 1 && spin[2] != 0.0)))
+                v.fail(p + "spin", "turns the group about a locked axis", dimension == 1 ? "0 0 0 in 1D" : "0 0 wz in 2D");
+        }
+        for (std::size_t i : picked) {
+            if (!groupOf[i].empty())
+                v.fail(p + "grains", "takes grain " + std::to_string(i) + ", already in [group." + groupOf[i] + "]",
+                       "each grain in one group at most");
+            if (i < world.force.size() && (world.force[i].before.norm() > 0.0 || world.force[i].after.norm() > 0.0))
+                v.fail(p + "grains", "takes grain " + std::to_string(i) + ", which [force." + forceOwner[i] + "] pushes",
+                       "grains without a force (a group's grains move as prescribed)");
+            groupOf[i] = name;
+            members.push_back({i, {name, wall}});
+        }
+    }
+    std::sort(members.begin(), members.end());
+    for (const auto& [i, group] : members) {
+        const std::string p = "group." + group.first + ".";
+        world.drive(static_cast<BodyId>(i), v.vec(p + "velocity"), v.vec(p + "spin"), group.second);
+    }
+}
+
+/// The servos of the scene's walls (WallServo), into scene.servos; marks
+/// their walls as moved kinematically.
+void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wallNames) {
+    World& world = scene.world;
+    const int dimension = world.dimension;
+    for (const std::string& name : wallNames) {
+        const std::string p = "wall." + name + ".";
+        if (v.empty(p + "servo_stress")) continue;
+        const auto it = std::find(world.wallName.begin(), world.wallName.end(), name);
+        if (it == world.wallName.end()) continue;  // a given world without this wall: refused elsewhere
+        const std::size_t k = static_cast<std::size_t>(it - world.wallName.begin());
+        const auto b = static_cast<BodyId>(world.numGrains + k);
+        const WallShape& shape = world.wallShape[k];
+        if (shape.kind != ShapeKind::Plane) v.fail(p + "servo_stress", "is set on a cylinder", "a servo on plane walls only");
+        if (world.wallMobile[k])
+            v.fail(p + "servo_stress", "is set on a mobile wall",
+                   "mobile = false (the servo moves the wall itself; a mobile wall follows its force)");
+        if (v.empty(p + "servo_gain"))
+            v.fail(p + "servo_gain", "is empty", "a real > 0 (speed per unit stress) when servo_stress is set");
+        WallServo servo;
+        servo.wall = b;
+        servo.stress = v.real(p + "servo_stress");
+        servo.gain = v.real(p + "servo_gain");
+        servo.maxSpeed = v.real(p + "servo_max_speed");
+        if (!v.empty(p + "servo_area")) {
+            servo.area = v.real(p + "servo_area");
+        } else {
+            // The periodic box across an axis-aligned normal.
+            int along = -1;
+            for (int a = 0; a < dimension; ++a)
+                if (shape.direction[a] != 0.0) along = along < 0 ? a : 3;
+            servo.area = 1.0;
+            bool periodicAcross = along >= 0 && along < 3;
+            for (int a = 0; a < dimension && periodicAcross; ++a)
+                if (a != along) {
+                    periodicAcross = world.periodic[a];
+                    servo.area *= world.boxMax[a] - world.boxMin[a];
+                }
+            if (!periodicAcross)
+                v.fail(p + "servo_area", "is empty, and the wall is not across a periodic box",
+                       "the area (2D: length) the servo's stress refers to, > 0");
+        }
+        world.prescribed[static_cast<std::size_t>(b)] = true;
+        scene.servos.push_back(servo);
     }
 }
 
@@ -1379,8 +1562,9 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
         scene.simulation.skin = v.real("contact.skin") * rMin;
         scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
     } else {
-        buildWorld(scene, v, instances["force"], instances["wall"], sceneDir);
+        buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir);
     }
+    parseServos(scene, v, instances["wall"]);
 
     for (const auto& [key, entry] : v.entries) scene.values[key] = entry.text;
     return scene;
@@ -1414,8 +1598,8 @@ std::string referenceText(const Schema& schema) {
         "Scene keys. A scene file has [section] headers and 'key = value' lines; '#'\n"
         "starts a comment. On the command line, --set section.key=value overrides the\n"
         "file. Every key has a default. Vectors are three numbers \"x y z\" (commas\n"
-        "allowed). Sections [force.NAME] and [wall.NAME] may appear any number of\n"
-        "times, NAME of letters, digits and '_'.\n";
+        "allowed). Sections [force.NAME], [wall.NAME] and [group.NAME] may appear any\n"
+        "number of times, NAME of letters, digits and '_'.\n";
     std::string section;
     for (const Rule& r : schema.fixed) {
         const std::string s = r.spec.key.substr(0, r.spec.key.find('.'));
@@ -1425,7 +1609,7 @@ std::string referenceText(const Schema& schema) {
         }
         appendKey(out, r.spec.key, r);
     }
-    for (const char* dyn : {"force", "wall"}) {
+    for (const char* dyn : {"force", "wall", "group"}) {
         out += std::string("\n[") + dyn + ".NAME]\n";
         for (const Rule& r : schema.dynamic.at(dyn)) appendKey(out, std::string(dyn) + ".NAME." + r.spec.key, r);
     }

@@ -192,6 +192,7 @@ std::vector<double> MdSolver::kuhnContactDissipation(const ContactSlots& slots) 
 
 void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) {
     gatherForces(world, contacts);
+    world.addGluedForces(force_);
     if (!rollingMoment_) return;
     // The rolling moments, M on a and −M on b, in contact order (one thread:
     // the same bits for any thread count).
@@ -315,7 +316,8 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
     // (Quat is 4 packed doubles: x, y, z, w); the rest one by one.
     static_assert(sizeof(Quat) == 4 * sizeof(double));
     const auto L = static_cast<std::size_t>(lanes);
-    const std::size_t blocks = drift && L > 0 && !periodic && !applied ? world.numGrains / L : 0;
+    // (Not with driven grains: the kernel leaves a grain without mass in place.)
+    const std::size_t blocks = drift && L > 0 && !periodic && !applied && world.driven.empty() ? world.numGrains / L : 0;
     const md_block::DriftContext ctx{X->data(), V->data(), W->data(), Q->coeffs().data(),
                                      invMass->data(), invInertia->data(), F->data(), T->data(),
                                      built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2,

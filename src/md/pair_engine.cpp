@@ -630,7 +630,15 @@ void MdPairEngine::forces(const World& world, const StepContext& ctx, double mar
     diagnosticsDone_ = false;
 }
 
+void MdPairEngine::addPairForces(std::vector<Vec3>& force) const {
+    for (std::size_t k = 0; k < pairs_.size(); ++k) {
+        force[static_cast<std::size_t>(pairs_[k].b)] += force_[k];
+        force[static_cast<std::size_t>(pairs_[k].a)] -= force_[k];
+    }
+}
+
 void MdPairEngine::integrate(World& world, const StepContext& ctx) {
+    world.addGluedForces(bodyForce_);
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,
                              blockLanes_, true);
     forcesClear_ = true;

@@ -48,6 +48,18 @@ BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     return static_cast<BodyId>(x.size() - 1);
 }
 
+void World::drive(BodyId grain, const Vec3& velocity, const Vec3& spin, BodyId wall) {
+    const auto i = static_cast<std::size_t>(grain);
+    assert(i < numGrains && (driven.empty() || driven.back().grain < grain));
+    assert(wall < 0 || isWall(wall));
+    invMass[i] = Vec3::Zero();
+    invInertia[i] = Vec3::Zero();
+    prescribed[i] = true;
+    v[i] = wall >= 0 ? v[static_cast<std::size_t>(wall)] : Vec3(velocity.cwiseProduct(translationMask()));
+    w[i] = wall >= 0 ? Vec3::Zero() : Vec3(spin.cwiseProduct(rotationMask()));
+    driven.push_back({grain, wall});
+}
+
 BodyId World::addWall(const std::string& name, const WallShape& shape, const Vec3& pos, bool mobile,
                       double m, const std::array<bool, 3>& freeAxes) {
     x.push_back(pos);

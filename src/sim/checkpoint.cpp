@@ -62,9 +62,14 @@ void writeWorld(ByteWriter& out, const World& w) {
     putVec3(out, w.boxMax);
     out.put(w.time);
     out.put(static_cast<std::int64_t>(w.step));
+    out.put(static_cast<std::uint64_t>(w.driven.size()));  // format 2
+    for (const World::DrivenGrain& d : w.driven) {
+        out.put(d.grain);
+        out.put(d.wall);
+    }
 }
 
-World readWorld(ByteReader& in) {
+World readWorld(ByteReader& in, std::uint32_t format) {
     World w;
     w.dimension = in.get<std::int32_t>("world dimension");
     if (w.dimension < 1 || w.dimension > 3) in.fail("world dimension " + std::to_string(w.dimension));
@@ -101,6 +106,13 @@ World readWorld(ByteReader& in) {
     w.boxMax = getVec3(in, "periodic box");
     w.time = in.get<double>("time");
     w.step = static_cast<long>(in.get<std::int64_t>("step"));
+    if (format >= 2) {
+        w.driven.resize(in.count(2 * sizeof(BodyId), "driven grains"));
+        for (World::DrivenGrain& d : w.driven) {
+            d.grain = in.get<BodyId>("driven grains");
+            d.wall = in.get<BodyId>("driven grains");
+        }
+    }
 
     // One entry per body everywhere, one per wall in the wall arrays.
     const std::size_t n = w.x.size();
@@ -113,6 +125,17 @@ World readWorld(ByteReader& in) {
     if (!bodies || w.wallShape.size() != walls || w.wallName.size() != walls || w.wallMobile.size() != walls)
         in.fail("the world's arrays disagree on the number of bodies");
     if (w.step < 0) in.fail("negative step " + std::to_string(w.step));
+    for (std::size_t k = 0; k < w.driven.size(); ++k) {
+        const World::DrivenGrain& d = w.driven[k];
+        const bool grain = d.grain >= 0 && static_cast<std::size_t>(d.grain) < w.numGrains &&
+                           (k == 0 || w.driven[k - 1].grain < d.grain);
+        const bool wall = d.wall == -1 || (d.wall >= 0 && w.isWall(d.wall) && static_cast<std::size_t>(d.wall) < n);
+        if (!grain || !wall) in.fail("driven grain " + std::to_string(k) + ": grain " + std::to_string(d.grain) +
+                                     " or wall " + std::to_string(d.wall) + " out of order or range");
+        const auto i = static_cast<std::size_t>(d.grain);
+        if (w.invMass[i] != Vec3::Zero() || w.invInertia[i] != Vec3::Zero() || !w.prescribed[i])
+            in.fail("driven grain " + std::to_string(d.grain) + " has a mass or is not prescribed");
+    }
 
     // Values a run can have written: finite, grains of positive radius,
     // masses and inertias (and their inverses) >= 0, walls of a valid shape.
@@ -225,8 +248,8 @@ Checkpoint readCheckpoint(const std::filesystem::path& file) {
     c.path = file;
     ByteReader header(std::string_view(bytes).substr(kMagicLength), origin);
     c.format = header.get<std::uint32_t>("format version");
-    if (c.format != kCheckpointFormat)
-        throw InputError(origin + ": format version " + std::to_string(c.format) + "; this build of Moreau reads " +
+    if (c.format < 1 || c.format > kCheckpointFormat)
+        throw InputError(origin + ": format version " + std::to_string(c.format) + "; this build of Moreau reads 1 to " +
                          std::to_string(kCheckpointFormat));
     if (bytes.size() < kMagicLength + 12 ||
         fnv1a64(std::string_view(bytes).substr(0, bytes.size() - 8)) !=
@@ -242,7 +265,7 @@ Checkpoint readCheckpoint(const std::filesystem::path& file) {
     c.sceneText = in.getString("scene text");
     if (in.get<std::uint64_t>("scene hash") != fnv1a64(c.sceneText)) in.fail("the scene text does not match its hash");
     c.origin = in.getString("scene name");
-    c.world = readWorld(in);
+    c.world = readWorld(in, c.format);
     c.totals = in.get<RunTotals>("run totals");
     c.state = in.getString("simulation state");
     if (in.left() != 0) in.fail(std::to_string(in.left()) + " bytes after the simulation state");

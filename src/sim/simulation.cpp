@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -124,7 +125,8 @@ StepRecord Simulation::measuredRecord() const {
     r.packingFraction = m.packingFraction;
     r.coordination = m.coordination;
     r.coordinationNonRattlers = m.coordinationNonRattlers;
-    r.wallForce = m.wallForce;
+    // With glued grains a wall's load includes theirs (the plate's force).
+    r.wallForce = scene_.world.anyGlued() ? wallLoads() : m.wallForce;
     return r;
 }
 
@@ -197,9 +199,58 @@ void Simulation::integrate() {
     next_ = Stage::Detect;
     World& w = scene_.world;
     const StepContext ctx = stageContext();
+    const bool glued = w.anyGlued();
+    if (glued) {
+        gluedFrom_.clear();
+        for (const World::DrivenGrain& d : w.driven)
+            if (d.wall >= 0) gluedFrom_.push_back(w.x[static_cast<std::size_t>(d.grain)]);
+        wallsFrom_.assign(w.x.begin() + static_cast<std::ptrdiff_t>(w.numGrains), w.x.end());
+    }
     if (scene_.simulation.method == Method::CD) cd_.integrate(w, ctx.dt);
     else if (pairs_) pairs_->integrate(w, ctx);
     else md_.integrate(w, contacts_, slots_, ctx);
+    if (!glued) return;
+    // Glued grains translate with their walls, whatever the scheme did
+    // with them: one rigid body (World::DrivenGrain).
+    std::size_t k = 0;
+    for (const World::DrivenGrain& d : w.driven) {
+        if (d.wall < 0) continue;
+        const auto i = static_cast<std::size_t>(d.grain), b = static_cast<std::size_t>(d.wall);
+        w.x[i] = gluedFrom_[k++] + w.minimumImage(w.x[b] - wallsFrom_[b - w.numGrains]);
+        w.advancePose(i, 0.0);  // the periodic wrap
+        w.v[i] = w.v[b];
+        w.w[i] = Vec3::Zero();
+    }
+}
+
+std::vector<Vec3> Simulation::wallLoads() const {
+    const World& w = scene_.world;
+    std::vector<Vec3> force(w.numBodies(), Vec3::Zero());
+    if (pairs_) {
+        pairs_->addPairForces(force);
+    } else {
+        for (const Contact& c : contacts_) {
+            force[static_cast<std::size_t>(c.b)] += c.history.reaction;
+            force[static_cast<std::size_t>(c.a)] -= c.history.reaction;
+        }
+    }
+    w.addGluedForces(force);
+    return {force.begin() + static_cast<std::ptrdiff_t>(w.numGrains), force.end()};
+}
+
+void Simulation::applyControls() {
+    World& w = scene_.world;
+    if (!scene_.servos.empty()) {
+        const std::vector<Vec3> load = wallLoads();
+        for (const WallServo& s : scene_.servos) {
+            const auto b = static_cast<std::size_t>(s.wall);
+            const Vec3& n = w.wall(s.wall).direction;
+            const double sigma = -load[b - w.numGrains].dot(n) / s.area;
+            const double vn = std::clamp(s.gain * (s.stress - sigma), -s.maxSpeed, s.maxSpeed);
+            w.v[b] += (vn - w.v[b].dot(n)) * n;
+        }
+    }
+    w.followWalls();
 }
 
 CdStepStats Simulation::advance() {
@@ -208,6 +259,7 @@ CdStepStats Simulation::advance() {
     const double t0 = w.time;
     stats_ = CdStepStats{};  // MD: no iterations, no residual
     const int substeps = scene_.simulation.method == Method::MD ? scene_.md.substeps : 1;
+    applyControls();
     for (int k = 0; k < substeps; ++k) {
         detect();
         match();

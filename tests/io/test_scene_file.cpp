@@ -330,9 +330,17 @@ TEST_CASE("force sections choose grains and sum") {
     CHECK(s.values.at("force.all.change_time") == "inf");
 
     CHECK(loadError(std::string(kSmallChain) + "[force.a]\ngrains = 5\n") ==
-          "t.ini:6: key 'force.a.grains': '5' selects a grain out of range (allowed: first, last, all or indices in "
-          "[-5, 4] for 5 grains)");
+          "t.ini:6: key 'force.a.grains': '5' selects a grain out of range (allowed: first, last, all, indices or "
+          "ranges i..j in [-5, 4] for 5 grains)");
     CHECK(contains(loadError(std::string(kSmallChain) + "[force.a]\ngrains = -6\n"), "out of range"));
+    {
+        // Ranges i..j, both ends included, negative ends from the end.
+        const Scene r = loadSceneText(std::string(kSmallChain) + "[force.a]\ngrains = 0..1, -2..-1\nvalue = 1 0 0\n",
+                                      "t.ini", {});
+        for (std::size_t i = 0; i < 5; ++i) CHECK(r.world.force[i].before.x() == (i == 2 ? 0.0 : 1.0));
+    }
+    CHECK(contains(loadError(std::string(kSmallChain) + "[force.a]\ngrains = 3..1\n"), "with i after j"));
+    CHECK(contains(loadError(std::string(kSmallChain) + "[force.a]\ngrains =\n"), "'' selects no grain"));
     CHECK(contains(loadError(std::string(kSmallChain) +
                                  "[force.a]\ngrains=1\nchange_time=3\n[force.b]\ngrains=1\nchange_time=4\n"),
                    "key 'force.b.change_time': '4' differs from that of [force.a] on grain 1"));
@@ -419,7 +427,7 @@ TEST_CASE("a key-less [wall.NAME] makes a default wall, and blanks in headers ar
     CHECK(s.values.at("wall.side.normal") == "1 0 0");
 }
 
-TEST_CASE("walls face the grains within their axes, and a mobile wall moves only along its free axes") {
+TEST_CASE("walls face the grains within their axes, and a mobile wall is driven along the axes it is not free on") {
     const std::string chain = std::string(kSmallChain) + "[wall.w]\n";
     CHECK(contains(loadError(chain + "normal = 0 0 1\n"),
                    "key 'wall.w.normal': '0 0 1' has a component along the locked axis z (allowed: a normal along x"));
@@ -428,8 +436,14 @@ TEST_CASE("walls face the grains within their axes, and a mobile wall moves only
                    "key 'wall.w.axis': '1 0 0' is not along z"));
     const std::string piston = chain + "normal = -1 0 0\npoint = 10 0 0\nmobile = true\nmass = 1\nfree = x\n";
     CHECK(loadSceneText(piston + "velocity = -1 0 0\n", "t.ini", {}).world.v.back() == Vec3(-1, 0, 0));
-    CHECK(contains(loadError(piston + "velocity = -1 1 0\n", {"simulation.dimension=2"}),
-                   "key 'wall.w.velocity': '-1 1 0' moves the mobile wall along y, an axis it is not free on"));
+    // Free along x (its force acts there), driven along y at 1.
+    const Scene driven = loadSceneText(piston + "velocity = -1 1 0\n", "t.ini", {"simulation.dimension=2"});
+    CHECK(driven.world.v.back() == Vec3(-1, 1, 0));
+    CHECK(driven.world.invMass.back() == Vec3(1, 0, 0));
+    CHECK(driven.world.prescribed.back());
+    CHECK(!loadSceneText(piston + "velocity = -1 0 0\n", "t.ini", {}).world.prescribed.back());
+    CHECK(contains(loadError(piston + "velocity = -1 1 1\n", {"simulation.dimension=2"}),
+                   "key 'wall.w.velocity': '-1 1 1' moves the wall along the locked axis z"));
     CHECK(contains(loadError(piston, {"wall.w.free=xz", "simulation.dimension=2"}),
                    "key 'wall.w.free': 'xz' frees the locked axis z"));
 }

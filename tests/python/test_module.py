@@ -211,3 +211,27 @@ def test_observe_carries_the_measurements():
     assert o["stress"].shape == (3, 3)
     assert abs(o["stress"][1, 1] * 15 / piston - 1) < 0.01  # at rest: the piston's force over the width
     assert 0.75 < o["packing_fraction"] < 0.9 and o["coordination"] > 2.5
+
+
+def test_glued_grains_servo_and_stage_controls():
+    scene = {"simulation.dimension": 2, "simulation.gravity": "0 0 0", "grains.source": "lattice",
+             "lattice.type": "square", "lattice.counts": [6, 3], "lattice.radius": 0.5, "lattice.spacing": 0.05,
+             "lattice.origin": [0.5, 0.55, 0], "periodic.axes": "x", "periodic.box_min": [0, -1, 0],
+             "periodic.box_max": [6.3, 10, 0], "wall.floor.normal": "0 1 0", "wall.lid.point": "0 3.2 0",
+             "wall.lid.normal": "0 -1 0", "wall.lid.servo_stress": 0.004, "wall.lid.servo_gain": 0.25,
+             "group.top.grains": "12..17", "group.top.wall": "lid"}
+    a, b = moreau.Simulation(scene), moreau.Simulation(scene)
+    lid = a.walls["lid"]
+    assert lid["glued"] == list(range(12, 18)) and lid["servo_stress"] == 0.004
+    for _ in range(30):
+        a.step()
+        b.apply_controls()
+        b.detect()
+        b.match()
+        b.solve()
+        b.integrate()
+    assert a.state_hash == b.state_hash
+    # The servo brings the glued row down (1e-3 a step) onto the bed, three gaps of 0.05 below: the grains push the lid up.
+    assert a.walls["lid"]["load"][1] == 0 and a.walls["lid"]["velocity"][1] < 0
+    a.step(400)
+    assert a.walls["lid"]["load"][1] > 0

@@ -5,7 +5,8 @@ built program (INTERFACE.md, "Checkpoints and resume"):
 - the restart matrix: a run stopped at step K and resumed to N gives the
   uninterrupted run's state_hash and series.csv bytes (CD with every sweep
   order; MD with leapfrog, Adams-Bashforth, RK4, Gear 5; the history laws;
-  periodic axes; a piston whose force steps after K; run.pvd continued);
+  periodic axes; a piston whose force steps after K; run.pvd continued;
+  a shear cell with grains glued to a mobile lid, and with a servo lid);
 - SIGINT and SIGTERM: exit 130/143 with a checkpoint and one line saying
   how to resume, which continues to the same bits;
 - kill -9 at random moments, resumed each time: the same bits at the end;
@@ -191,11 +192,19 @@ with tempfile.TemporaryDirectory() as tmp:
                 "jitter = 0.05\n[periodic]\naxes = x\nbox_min = 0 0 0\nbox_max = 11 0 0\n"
                 "[wall.floor]\ntype = plane\npoint = 0 0 0\nnormal = 0 1 0\n")
     restart_case(tmp, "cd_periodic", cell, 150, 61, [])
-    restart_case(tmp, "md_periodic", cell, 150, 61, ["simulation.method=md", "md.substeps=20"])
+    restart_case(tmp, "md_periodic", cell, 150, 61, ["simulation.method=md", "md.substeps=60"])
     # The piston's force steps at t = 1000, after the restart point.
     restart_case(tmp, "cd_piston", piston, 1030, 990, [], vtk=True)
     restart_case(tmp, "cd_piston_cadence", piston, 1030, 980, ["output.every=7"], vtk=True)
     restart_case(tmp, "md_piston", piston, 1030, 990, ["simulation.method=md"])
+    # Grains glued to a mobile lid driven along x, and a servo lid.
+    shear = example("shear_cell_2d.ini")
+    restart_case(tmp, "cd_shear_cell", shear, 700, 613, [])
+    restart_case(tmp, "md_shear_cell", shear, 700, 613, ["simulation.method=md", "md.substeps=60"])
+    servo = ["wall.lid.mobile=false", "wall.lid.force=0 0 0", "wall.lid.servo_stress=0.005",
+             "wall.lid.servo_gain=2", "wall.lid.servo_max_speed=0.01"]
+    restart_case(tmp, "cd_servo", shear, 700, 613, servo)
+    restart_case(tmp, "md_servo", shear, 700, 613, ["simulation.method=md", "md.substeps=60"] + servo)
 
     # Resuming a finished run changes nothing (its last row is off the cadence).
     fin = os.path.join(tmp, "finished")

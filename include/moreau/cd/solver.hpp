@@ -167,6 +167,7 @@ private:
     std::vector<SolverBody> bodies_;
     std::vector<SolverRow> rows_;
     std::vector<char> mobile_;
+    std::vector<BodyId> carrier_;  ///< the body each body's rows act on (a glued grain's wall); empty: itself
     std::vector<BodyMasks> masks_;                  ///< per body, used where invMass < 0
     RowTables tables_;
     std::vector<double> residualHistory_;

@@ -111,6 +111,10 @@ public:
     /// The ISA of the kernel that steps this world ("none": the scalar pass).
     const char* blockIsa(const World& world) const { return world.anyPeriodic() ? "none" : blockIsa_; }
 
+    /// Adds each pair's force of the last evaluation to its bodies, f to b
+    /// and −f to a, in key order (serial: the same bits for any thread
+    /// count). `force` has one entry per body.
+    void addPairForces(std::vector<Vec3>& force) const;
     /// The pairs with gap < margin at the world's current positions, in key
     /// order, with the last evaluation's force on b as history.reaction.
     void contacts(const World& world, double margin, std::vector<Contact>& out) const;

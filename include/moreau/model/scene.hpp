@@ -4,6 +4,7 @@
 /// io/scene_file.hpp; this header only holds the typed result.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -175,6 +176,19 @@ struct GuardSettings {
     double startOverlap = 0.01;  ///< largest start overlap over the smallest radius (inf: no check)
 };
 
+/// A servo on a plane wall ([wall.NAME] servo_* keys, docs/mechanics.md):
+/// before each step the wall's velocity along its normal n becomes
+///   v_n = gain (stress − σ),  σ = −F·n / area,
+/// clamped to ±maxSpeed, with F the contact force the grains exerted at the
+/// last step on the wall and on the grains glued to it (σ > 0 under
+/// compression: the grains push the wall along −n). The wall moves
+/// kinematically; its velocity along the plane stays as given.
+struct WallServo {
+    BodyId wall = 0;
+    double stress = 0.0, gain = 0.0, area = 1.0;
+    double maxSpeed = std::numeric_limits<double>::infinity();
+};
+
 struct Scene {
     std::string origin;   ///< file name or "<built-in NAME>" for messages
     SimulationSettings simulation;
@@ -183,6 +197,7 @@ struct Scene {
     OutputSettings output;
     GuardSettings guard;
     World world;
+    std::vector<WallServo> servos;  ///< in wall order
     /// Every key with its final value as text (defaults, file, --set), for
     /// summary.json and for experiments that read their own keys.
     std::map<std::string, std::string> values;

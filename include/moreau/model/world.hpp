@@ -62,6 +62,18 @@ struct World {
     std::vector<WallShape> wallShape;  ///< indexed by body - numGrains
     std::vector<std::string> wallName; ///< indexed by body - numGrains
     std::vector<bool> wallMobile;      ///< indexed by body - numGrains
+    /// A grain moved kinematically (a scene's [group.NAME]): its inverse mass
+    /// and inertia are 0 on every axis and prescribed[grain] is set. With a
+    /// `wall` it is glued to that wall: it takes the wall's velocity at each
+    /// step and no spin (walls never rotate), and the contact forces on it act
+    /// on the wall (a mobile wall carries its glued grains as one rigid body
+    /// whose mass is the wall's). Without (wall = −1) it keeps the velocity
+    /// and spin it was given.
+    struct DrivenGrain {
+        BodyId grain = 0;
+        BodyId wall = -1;
+    };
+    std::vector<DrivenGrain> driven;  ///< ascending grain ids; empty in most worlds
 
     // --- global ----------------------------------------------------------------
     Vec3 gravity = Vec3::Zero();
@@ -80,6 +92,39 @@ struct World {
     bool isWall(BodyId b) const { return static_cast<std::size_t>(b) >= numGrains; }
     const WallShape& wall(BodyId b) const { return wallShape[static_cast<std::size_t>(b) - numGrains]; }
     bool anyPeriodic() const { return periodic[0] || periodic[1] || periodic[2]; }
+    /// Whether some grain is glued to a wall (World::DrivenGrain).
+    bool anyGlued() const {
+        for (const DrivenGrain& d : driven)
+            if (d.wall >= 0) return true;
+        return false;
+    }
+    /// The body whose motion grain or wall b follows: its wall for a glued
+    /// grain, b itself otherwise. (A linear search: for setup and checks;
+    /// the solvers make their own tables.)
+    BodyId carrier(BodyId b) const {
+        for (const DrivenGrain& d : driven)
+            if (d.grain == b) return d.wall >= 0 ? d.wall : b;
+        return b;
+    }
+    /// Prescribes grain i's motion (World::DrivenGrain): velocity v and spin
+    /// w on the dimension's axes, or glued to `wall` (v and w are then the
+    /// wall's velocity and 0). Grains are driven in ascending order.
+    void drive(BodyId grain, const Vec3& velocity, const Vec3& spin, BodyId wall = -1);
+    /// Sets each glued grain's velocity to its wall's and its spin to 0.
+    void followWalls() {
+        for (const DrivenGrain& d : driven)
+            if (d.wall >= 0) {
+                v[static_cast<std::size_t>(d.grain)] = v[static_cast<std::size_t>(d.wall)];
+                w[static_cast<std::size_t>(d.grain)] = Vec3::Zero();
+            }
+    }
+    /// Adds each glued grain's entry of a per-body force array to its
+    /// wall's (the glued grains and their wall are one rigid body; walls
+    /// never rotate, so torques stay where they are). In grain order.
+    void addGluedForces(std::vector<Vec3>& f) const {
+        for (const DrivenGrain& d : driven)
+            if (d.wall >= 0) f[static_cast<std::size_t>(d.wall)] += f[static_cast<std::size_t>(d.grain)];
+    }
 
     /// Minimum-image difference b − a on periodic axes.
     Vec3 minimumImage(Vec3 d) const {

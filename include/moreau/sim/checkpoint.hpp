@@ -7,7 +7,7 @@
 ///   "moreau-checkpoint\n", u32 format version, Moreau's version, u8 kind,
 ///   the run's scene as text (canonicalSceneText), its FNV-1a hash and name,
 ///   the world (every body: pose, velocities, masses, shapes, force
-///   schedules; the periodic box; step and time), the run's sums,
+///   schedules; the periodic box; step and time; the driven grains), the run's sums,
 ///   the Simulation's state (contact store; MD scheme history),
 ///   and last the FNV-1a checksum of every byte before it.
 /// There is no random-number state to keep: every random choice of a step
@@ -53,7 +53,9 @@ struct Checkpoint {
     std::string state;  ///< Simulation::saveState's bytes
 };
 
-constexpr std::uint32_t kCheckpointFormat = 1;
+/// The format written; readCheckpoint reads every format up to it (2 added
+/// the driven grains, World::driven; a format-1 file has none).
+constexpr std::uint32_t kCheckpointFormat = 2;
 
 /// Writes `file` atomically: the bytes go to `file`.tmp, which is flushed to
 /// the disk and renamed over `file`, so that a kill at any moment leaves

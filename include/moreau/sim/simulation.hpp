@@ -106,6 +106,16 @@ public:
     /// The last step's record (observed when first asked for after advance()).
     const StepRecord& record() const;
 
+    /// The force the grains exerted at the last evaluation (CD: the last
+    /// step's reactions) on each wall and the grains glued to it, indexed by
+    /// wall (body − numGrains): what a servo reads (WallServo).
+    std::vector<Vec3> wallLoads() const;
+    /// The controls due before a step, which advance() applies first: each
+    /// servo wall's normal velocity from wallLoads(), then each glued
+    /// grain's velocity from its wall's. Call it before detect() when
+    /// stepping stage by stage.
+    void applyControls();
+
     /// Diagnostics of the current state (no step): energies, overlaps, contacts.
     StepRecord observe() const;
     /// record() with the granular measurements filled in (stress, pressure,
@@ -133,6 +143,9 @@ private:
     CdSolver cd_;
     MdSolver md_;
     std::optional<MdPairEngine> pairs_;  ///< MD in the fused pipeline
+    /// Positions of the glued grains and of the walls before integrate():
+    /// afterwards each glued grain is moved by its wall's displacement.
+    std::vector<Vec3> gluedFrom_, wallsFrom_;
     /// The laws' memory of contacts_ (MD staged), and of last step's
     /// contacts while the match carries it over.
     ContactSlots slots_, previousSlots_;
