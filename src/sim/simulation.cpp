@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -117,14 +118,18 @@ StepRecord Simulation::observe() const {
 
 StepRecord Simulation::measuredRecord() const {
     StepRecord r = record();
-    const Measurements m = measure(scene_.world, contacts());
+    std::optional<MeasureRegion> region;
+    if (const auto& box = scene_.output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
+    const Measurements m = measure(scene_.world, contacts(), region ? &*region : nullptr);
     r.stress = m.stress;
     r.pressure = m.pressure;
     r.deviator = m.deviator;
     r.packingFraction = m.packingFraction;
     r.coordination = m.coordination;
     r.coordinationNonRattlers = m.coordinationNonRattlers;
+    r.fabric = m.fabric;
     r.wallForce = m.wallForce;
+    r.wallTorque = m.wallTorque;
     return r;
 }
 

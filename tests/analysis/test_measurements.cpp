@@ -46,6 +46,17 @@ TEST_CASE("stress under a piston at rest equals the piston's force over the widt
         CHECK(r.packingFraction < 0.9);
         CHECK(r.coordination > 2.5);
         CHECK(r.coordinationNonRattlers >= r.coordination);
+        CHECK(r.fabric.trace() == doctest::Approx(1.0).epsilon(1e-12));
+        // Over a slab across the whole width, clear of base and piston: every
+        // horizontal cut through a packing at rest carries the piston's force,
+        // and with branch-fraction weights Σ f_y ℓ_y over the slab is the
+        // integral of that force over the slab's height, so σ_yy is F / W
+        // again (a contact-point rule would not give this).
+        const double top = w.x[w.numGrains + wallIndex(w, "piston")].y();
+        const MeasureRegion slab{Vec3(0, 3, 0), Vec3(width, top - 3, 0)};
+        const Measurements m = measure(w, sim.contacts(), &slab);
+        CHECK(std::abs(m.stress(1, 1) / (pistonForce / width) - 1.0) < 0.01);
+        CHECK(std::abs(r.stress(1, 1) / (pistonForce / width) - 1.0) < 0.01);
     }
 }
 
