@@ -112,16 +112,20 @@ py::dict recordDict(const StepRecord& r) {
     d["mean_overlap"] = r.meanOverlap;
     d["max_overlap"] = r.maxOverlap;
     d["elastic_energy"] = r.elasticEnergy;
-    py::array_t<double> stress({py::ssize_t{3}, py::ssize_t{3}});
-    auto S = stress.mutable_unchecked<2>();
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) S(i, j) = r.stress(i, j);
-    d["stress"] = stress;
+    auto matrix = [](const Mat3& m) {
+        py::array_t<double> a({py::ssize_t{3}, py::ssize_t{3}});
+        auto A = a.mutable_unchecked<2>();
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) A(i, j) = m(i, j);
+        return a;
+    };
+    d["stress"] = matrix(r.stress);
     d["pressure"] = r.pressure;
     d["deviator"] = r.deviator;
     d["packing_fraction"] = r.packingFraction;
     d["coordination"] = r.coordination;
     d["coordination_nonrattlers"] = r.coordinationNonRattlers;
+    d["fabric"] = matrix(r.fabric);
     return d;
 }
 
@@ -309,19 +313,23 @@ Bad input raises moreau.InputError with the command line's message.)")
             [](PySimulation& s) {
                 const StepRecord r = s.sim().measuredRecord();
                 py::dict d = recordDict(r);
-                py::dict walls;
+                py::dict walls, torques;
                 const World& w = s.world();
-                for (std::size_t k = 0; k < r.wallForce.size(); ++k)
+                for (std::size_t k = 0; k < r.wallForce.size(); ++k) {
                     walls[py::str(w.wallName[k])] =
                         std::vector<double>{r.wallForce[k][0], r.wallForce[k][1], r.wallForce[k][2]};
+                    torques[py::str(w.wallName[k])] =
+                        std::vector<double>{r.wallTorque[k][0], r.wallTorque[k][1], r.wallTorque[k][2]};
+                }
                 d["wall_forces"] = walls;
+                d["wall_torques"] = torques;
                 return d;
             },
             "The observables of the current state, the columns of series.csv: step, time, kinetic_energy, "
             "rotational_energy, contacts (force-carrying), iterations and residual (CD, last step), mean_overlap, "
             "max_overlap, elastic_energy, stress (3 x 3, compression positive), pressure, deviator, "
-            "packing_fraction, coordination, coordination_nonrattlers, wall_forces (by wall name: the force the "
-            "grains exert on it).")
+            "packing_fraction, coordination, coordination_nonrattlers, fabric (3 x 3), wall_forces (by wall name: "
+            "the force the grains exert on it), wall_torques (by wall name: their torque about the wall's point).")
         .def("contacts", &PySimulation::contacts,
              "This step's contacts as a dict of arrays: 'a', 'b' (body ids; walls follow the grains), 'normal' "
              "(m, 3; from a to b), 'gap' (m; negative: overlap), 'force' (m, 3; on b), 'periodic' (crosses a "

@@ -1,9 +1,11 @@
 #include "moreau/analysis/observables.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 
 namespace moreau {
 
@@ -94,38 +96,268 @@ Mat3 loveStress(const World& world, const std::vector<Contact>& contacts, double
     return sum / volume;
 }
 
-Measurements measure(const World& world, const std::vector<Contact>& contacts) {
+namespace {
+
+double grainVolume(double r, int dim) {
+    return dim == 3 ? 4.0 / 3.0 * M_PI * r * r * r : dim == 2 ? M_PI * r * r : 2.0 * r;
+}
+
+/// Insertion sort of a few cut points (std::sort on so short an array
+/// draws a false -Warray-bounds from GCC 12's unrolled insertion stage).
+void sortCuts(double* cuts, int m) {
+    for (int i = 1; i < m; ++i)
+        for (int j = i; j > 0 && cuts[j] < cuts[j - 1]; --j) std::swap(cuts[j], cuts[j - 1]);
+}
+
+/// ∫₀^u √(r² − t²) dt = ½ (u √(r² − u²) + r² asin(u/r)), |u| ≤ r.
+double chordIntegral(double u, double r) {
+    const double s = std::clamp(u / r, -1.0, 1.0);
+    return 0.5 * r * r * (s * std::sqrt(std::max(0.0, 1.0 - s * s)) + std::asin(s));
+}
+
+/// Area of the disk of radius r centred at the origin inside the rectangle
+/// [x0, x1] × [y0, y1]: ∫ over u of the chord [−h, h] clipped to [y0, y1],
+/// h(u) = √(r² − u²). Where the chord meets y0 or y1 (h = |y0|, |y1|) the
+/// integrand changes form; between those points it is h, a constant or a sum
+/// of both on either end, integrated exactly.
+double diskRectangleArea(double r, double x0, double x1, double y0, double y1) {
+    const double ua = std::max(x0, -r), ub = std::min(x1, r);
+    if (!(ua < ub) || !(y0 < y1) || y1 <= -r || y0 >= r) return 0.0;
+    double cuts[6] = {ua, ub};
+    int m = 2;
+    for (double y : {y0, y1})
+        if (std::abs(y) < r) {
+            const double u = std::sqrt(r * r - y * y);
+            for (double c : {-u, u})
+                if (c > ua && c < ub) cuts[m++] = c;
+        }
+    sortCuts(cuts, m);
+    double area = 0.0;
+    for (int k = 0; k + 1 < m; ++k) {
+        const double u1 = cuts[k], u2 = cuts[k + 1];
+        if (!(u1 < u2)) continue;
+        const double um = 0.5 * (u1 + u2), hm = std::sqrt(std::max(0.0, r * r - um * um));
+        const bool topIsChord = hm <= y1, bottomIsChord = -hm >= y0;
+        if ((topIsChord ? hm : y1) <= (bottomIsChord ? -hm : y0)) continue;  // the chord misses the band here
+        const double chord = chordIntegral(u2, r) - chordIntegral(u1, r);
+        area += (topIsChord ? chord : y1 * (u2 - u1)) - (bottomIsChord ? -chord : y0 * (u2 - u1));
+    }
+    return area;
+}
+
+/// Fraction of the segment p + t ℓ, t ∈ [0, 1], inside the box lo..hi on the
+/// first `dim` axes (slab clipping).
+double segmentFraction(const Vec3& p, const Vec3& l, const Vec3& lo, const Vec3& hi, int dim) {
+    double t0 = 0.0, t1 = 1.0;
+    for (int k = 0; k < dim; ++k) {
+        if (l[k] == 0.0) {
+            if (p[k] < lo[k] || p[k] > hi[k]) return 0.0;
+            continue;
+        }
+        double ta = (lo[k] - p[k]) / l[k], tb = (hi[k] - p[k]) / l[k];
+        if (ta > tb) std::swap(ta, tb);
+        t0 = std::max(t0, ta);
+        t1 = std::min(t1, tb);
+        if (t1 <= t0) return 0.0;
+    }
+    return t1 - t0;
+}
+
+/// The measurement region and the periodic images it stands for: on a
+/// periodic axis a point is first moved by whole periods to lie in
+/// [lo, lo + L); a segment or grain there may reach into the region through
+/// its images at ±L, so sums run over the shifts {0, −L, +L} of every
+/// periodic axis (each point of a segment shorter than L lands once in the
+/// window [lo, lo + L), so nothing counts twice).
+struct RegionGeometry {
+    Vec3 lo, hi;
+    int dim;
+    std::array<bool, 3> periodic{};
+    Vec3 period = Vec3::Zero();
+
+    RegionGeometry(const World& world, const MeasureRegion& r) : lo(r.lo), hi(r.hi), dim(world.dimension) {
+        for (int k = 0; k < dim; ++k) {
+            periodic[static_cast<std::size_t>(k)] = world.periodic[static_cast<std::size_t>(k)];
+            period[k] = world.boxMax[k] - world.boxMin[k];
+        }
+    }
+    double volume() const {
+        double v = 1.0;
+        for (int k = 0; k < dim; ++k) v *= hi[k] - lo[k];
+        return v;
+    }
+    /// p moved by whole periods into [lo, lo + L) on the periodic axes.
+    Vec3 window(Vec3 p) const {
+        for (int k = 0; k < dim; ++k)
+            if (periodic[static_cast<std::size_t>(k)]) p[k] -= period[k] * std::floor((p[k] - lo[k]) / period[k]);
+        return p;
+    }
+    bool contains(const Vec3& x) const {
+        const Vec3 p = window(x);
+        for (int k = 0; k < dim; ++k)
+            if (p[k] < lo[k] || p[k] > hi[k]) return false;
+        return true;
+    }
+    /// Σ f(p + s) over the shifts s of the periodic images (s = 0 alone
+    /// without periodic axes).
+    template <class F>
+    double sumOverImages(const Vec3& x, F&& f) const {
+        const Vec3 p = window(x);
+        double sum = 0.0;
+        for (int i = -1; i <= 1; ++i)
+            for (int j = -1; j <= 1; ++j)
+                for (int k = -1; k <= 1; ++k) {
+                    const int shift[3] = {i, j, k};
+                    bool used = true;
+                    for (int e = 0; e < 3; ++e)
+                        used = used && (shift[e] == 0 || (e < dim && periodic[static_cast<std::size_t>(e)]));
+                    if (!used) continue;
+                    sum += f(Vec3(p + Vec3(i * period[0], j * period[1], k * period[2])));
+                }
+        return sum;
+    }
+    double branchFraction(const Vec3& from, const Vec3& branch) const {
+        return sumOverImages(from, [&](const Vec3& p) { return segmentFraction(p, branch, lo, hi, dim); });
+    }
+    double grainVolumeInside(const Vec3& x, double r) const {
+        return sumOverImages(x, [&](const Vec3& c) { return volumeInBox(c, r, lo, hi, dim); });
+    }
+};
+
+}  // namespace
+
+double volumeInBox(const Vec3& c, double r, const Vec3& lo, const Vec3& hi, int dimension) {
+    if (dimension == 1) return std::max(0.0, std::min(hi[0], c[0] + r) - std::max(lo[0], c[0] - r));
+    const double x0 = lo[0] - c[0], x1 = hi[0] - c[0], y0 = lo[1] - c[1], y1 = hi[1] - c[1];
+    if (dimension == 2) return diskRectangleArea(r, x0, x1, y0, y1);
+    // 3D: V = ∫ A(ρ(w)) dw over w = z − c_z, A the disk–rectangle area of the
+    // slice of radius ρ = √(r² − w²). A is smooth in w except where the
+    // slice's circle reaches a side (ρ = distance to it) or a corner of the
+    // rectangle; there it has a (w − w*)^{3/2}-type kink. Cut there, and map
+    // each piece by w = w₁ + (w₂ − w₁) s² (3 − 2s), which makes such end
+    // behaviour smooth in s, then 16-point Gauss–Legendre in s.
+    const double wa = std::max(lo[2] - c[2], -r), wb = std::min(hi[2] - c[2], r);
+    if (!(wa < wb)) return 0.0;
+    if (x1 <= -r || x0 >= r || y1 <= -r || y0 >= r) return 0.0;
+    double cuts[2 + 2 * 8] = {wa, wb};
+    int m = 2;
+    auto cutAt = [&](double d2) {
+        if (!(d2 < r * r)) return;
+        const double w = std::sqrt(r * r - d2);
+        for (double c : {-w, w})
+            if (c > wa && c < wb) cuts[m++] = c;
+    };
+    for (double d : {x0, x1, y0, y1}) cutAt(d * d);
+    for (double dx : {x0, x1})
+        for (double dy : {y0, y1}) cutAt(dx * dx + dy * dy);
+    sortCuts(cuts, m);
+    // Gauss–Legendre nodes and weights on [−1, 1] (positive half; symmetric).
+    static constexpr double node[8] = {0.095012509837637454, 0.28160355077925892, 0.45801677765722737,
+                                       0.61787624440264377,  0.755404408355003,   0.86563120238783176,
+                                       0.9445750230732326,   0.98940093499164994};
+    static constexpr double weight[8] = {0.18945061045506859, 0.18260341504492361,  0.16915651939500262,
+                                         0.14959598881657676, 0.12462897125553403,  0.095158511682492591,
+                                         0.062253523938647706, 0.027152459411754037};
+    double volume = 0.0;
+    for (int k = 0; k + 1 < m; ++k) {
+        const double w1 = cuts[k], dw = cuts[k + 1] - w1;
+        if (!(dw > 0.0)) continue;
+        double piece = 0.0;
+        for (int i = 0; i < 8; ++i)
+            for (double sign : {-1.0, 1.0}) {
+                const double s = 0.5 * (1.0 + sign * node[i]);
+                const double w = w1 + dw * s * s * (3.0 - 2.0 * s), jac = 6.0 * s * (1.0 - s) * dw;
+                const double rho = std::sqrt(std::max(0.0, r * r - w * w));
+                piece += 0.5 * weight[i] * jac * diskRectangleArea(rho, x0, x1, y0, y1);
+            }
+        volume += piece;
+    }
+    return volume;
+}
+
+void wallLoads(const World& world, const std::vector<Contact>& contacts, std::vector<Vec3>& force,
+               std::vector<Vec3>& torque) {
+    force.assign(world.numWalls(), Vec3::Zero());
+    torque.assign(world.numWalls(), Vec3::Zero());
+    // A grain glued to a wall is part of it (World::DrivenGrain): the forces
+    // on it load the wall, at their contact points.
+    std::vector<BodyId> carrier;
+    if (world.anyGlued()) {
+        carrier.resize(world.numBodies());
+        for (std::size_t i = 0; i < carrier.size(); ++i) carrier[i] = static_cast<BodyId>(i);
+        for (const World::DrivenGrain& d : world.driven)
+            if (d.wall >= 0) carrier[static_cast<std::size_t>(d.grain)] = d.wall;
+    }
+    auto load = [&](BodyId body, const Vec3& point, const Vec3& f) {
+        const std::size_t k = static_cast<std::size_t>(body) - world.numGrains;
+        force[k] += f;
+        torque[k] += (point - world.x[static_cast<std::size_t>(body)]).cross(f);
+    };
+    for (const Contact& c : contacts) {
+        if (!carriesForce(c)) continue;
+        const BodyId a = carrier.empty() ? c.a : carrier[static_cast<std::size_t>(c.a)];
+        const BodyId b = carrier.empty() ? c.b : carrier[static_cast<std::size_t>(c.b)];
+        if (a == b) continue;  // within one plate
+        if (world.isWall(b)) load(b, contactPoint(world, c), c.history.reaction);
+        if (world.isWall(a)) load(a, contactPoint(world, c), -c.history.reaction);
+    }
+}
+
+Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region) {
     Measurements m;
-    m.wallForce.assign(world.numWalls(), Vec3::Zero());
     const std::size_t n = world.numGrains;
     const int dim = world.dimension;
+    wallLoads(world, contacts, m.wallForce, m.wallTorque);  // every contact, whatever the region
     if (n == 0) return m;
-    // The region: the periodic box, or the grains' extent.
-    m.volume = 1.0;
-    for (int k = 0; k < dim; ++k) {
-        double lo = world.x[0][k] - world.radius[0], hi = world.x[0][k] + world.radius[0];
-        for (std::size_t i = 1; i < n; ++i) {
-            lo = std::min(lo, world.x[i][k] - world.radius[i]);
-            hi = std::max(hi, world.x[i][k] + world.radius[i]);
+    std::optional<RegionGeometry> box;
+    if (region) box.emplace(world, *region);
+    // The volume: the region's, or the periodic box on periodic axes and the
+    // grains' extent on the others.
+    if (box) {
+        m.volume = box->volume();
+    } else {
+        m.volume = 1.0;
+        for (int k = 0; k < dim; ++k) {
+            double lo = world.x[0][k] - world.radius[0], hi = world.x[0][k] + world.radius[0];
+            for (std::size_t i = 1; i < n; ++i) {
+                lo = std::min(lo, world.x[i][k] - world.radius[i]);
+                hi = std::max(hi, world.x[i][k] + world.radius[i]);
+            }
+            m.volume *= world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : hi - lo;
         }
-        m.volume *= world.periodic[k] ? world.boxMax[k] - world.boxMin[k] : hi - lo;
     }
-    // Kinetic part about the grains' mean velocity; the grains' volumes.
+    // The grains whose centre lies in the region (all without one).
+    std::vector<char> inside(n, 1);
+    if (box)
+        for (std::size_t i = 0; i < n; ++i) inside[i] = box->contains(world.x[i]) ? 1 : 0;
+    // Kinetic part about the mean velocity of those grains; the solid volume.
     double mass = 0.0, solid = 0.0;
     Vec3 momentum = Vec3::Zero();
     for (std::size_t i = 0; i < n; ++i) {
+        solid += box ? box->grainVolumeInside(world.x[i], world.radius[i]) : grainVolume(world.radius[i], dim);
+        if (!inside[i]) continue;
         mass += world.mass[i];
         momentum += world.mass[i] * world.v[i];
-        const double r = world.radius[i];
-        solid += dim == 3 ? 4.0 / 3.0 * M_PI * r * r * r : dim == 2 ? M_PI * r * r : 2.0 * r;
     }
     const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
     Mat3 kinetic = Mat3::Zero();
     for (std::size_t i = 0; i < n; ++i) {
+        if (!inside[i]) continue;
         const Vec3 u = world.v[i] - mean;
         kinetic += world.mass[i] * u * u.transpose();
     }
-    m.stress = loveStress(world, contacts, m.volume) + kinetic / m.volume;
+    // Love–Weber part: each contact's f ⊗ ℓ, over a region weighted by the
+    // fraction of its branch inside (see the header).
+    Mat3 love = Mat3::Zero();
+    for (const Contact& c : contacts) {
+        if (!carriesForce(c)) continue;
+        const Vec3& xa = world.x[static_cast<std::size_t>(c.a)];
+        const Vec3 branch = world.isWall(c.b) ? Vec3(contactPoint(world, c) - xa)
+                                              : world.minimumImage(world.x[static_cast<std::size_t>(c.b)] - xa);
+        const double weight = box ? box->branchFraction(xa, branch) : 1.0;
+        if (weight > 0.0) love += weight * c.history.reaction * branch.transpose();
+    }
+    m.stress = love / m.volume + kinetic / m.volume;
     m.packingFraction = solid / m.volume;
     // Invariants on the dimension's axes.
     const Eigen::MatrixXd s = m.stress.topLeftCorner(dim, dim);
@@ -133,27 +365,46 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts) {
     const Eigen::MatrixXd dev = s - m.pressure * Eigen::MatrixXd::Identity(dim, dim);
     const double j2 = 0.5 * dev.squaredNorm();
     m.deviator = dim == 3 ? std::sqrt(3.0 * j2) : dim == 2 ? 2.0 * std::sqrt(j2) : 0.0;
-    // Walls and coordination.
+    // Coordination and fabric over the contact ends of the grains inside.
     std::vector<int> count(n, 0);
-    std::size_t pairs = 0;
     for (const Contact& c : contacts) {
         if (!carriesForce(c)) continue;
         ++count[static_cast<std::size_t>(c.a)];
-        if (world.isWall(c.b)) {
-            m.wallForce[static_cast<std::size_t>(c.b) - n] += c.history.reaction;
-        } else {
-            ++count[static_cast<std::size_t>(c.b)];
-            ++pairs;
-        }
+        if (!world.isWall(c.b)) ++count[static_cast<std::size_t>(c.b)];
     }
-    m.coordination = 2.0 * static_cast<double>(pairs) / static_cast<double>(n);
     auto rattler = [&](BodyId b) { return count[static_cast<std::size_t>(b)] < dim + 1; };
-    std::size_t kept = 0, keptPairs = 0;
-    for (std::size_t i = 0; i < n; ++i) kept += rattler(static_cast<BodyId>(i)) ? 0 : 1;
-    for (const Contact& c : contacts)
-        if (carriesForce(c) && !world.isWall(c.b) && !rattler(c.a) && !rattler(c.b)) ++keptPairs;
-    m.coordinationNonRattlers = kept > 0 ? 2.0 * static_cast<double>(keptPairs) / static_cast<double>(kept) : 0.0;
+    auto in = [&](BodyId b) { return static_cast<std::size_t>(inside[static_cast<std::size_t>(b)]); };
+    std::size_t grains = 0, ends = 0, kept = 0, keptEnds = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        grains += inside[i] ? 1 : 0;
+        kept += inside[i] && !rattler(static_cast<BodyId>(i)) ? 1 : 0;
+    }
+    Mat3 fabric = Mat3::Zero();
+    for (const Contact& c : contacts) {
+        if (!carriesForce(c) || world.isWall(c.b)) continue;
+        const std::size_t e = in(c.a) + in(c.b);
+        ends += e;
+        if (e > 0) fabric += static_cast<double>(e) * c.n * c.n.transpose();
+        if (!rattler(c.a) && !rattler(c.b)) keptEnds += e;
+    }
+    m.coordination = grains > 0 ? static_cast<double>(ends) / static_cast<double>(grains) : 0.0;
+    m.coordinationNonRattlers = kept > 0 ? static_cast<double>(keptEnds) / static_cast<double>(kept) : 0.0;
+    if (ends > 0) m.fabric = fabric / static_cast<double>(ends);
     return m;
+}
+
+std::vector<Mat3> grainStress(const World& world, const std::vector<Contact>& contacts) {
+    std::vector<Mat3> sigma(world.numGrains, Mat3::Zero());
+    for (const Contact& c : contacts) {
+        if (!carriesForce(c)) continue;
+        // On a: force −R, arm r_a n; on b: force R, arm −r_b n. Both give
+        // +R ⊗ r n under −f ⊗ arm: compression positive.
+        sigma[static_cast<std::size_t>(c.a)] -= (-c.history.reaction) * leverArm(world, c, c.a).transpose();
+        if (!world.isWall(c.b))
+            sigma[static_cast<std::size_t>(c.b)] -= c.history.reaction * leverArm(world, c, c.b).transpose();
+    }
+    for (std::size_t i = 0; i < world.numGrains; ++i) sigma[i] /= grainVolume(world.radius[i], world.dimension);
+    return sigma;
 }
 
 }  // namespace moreau

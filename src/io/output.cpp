@@ -1,11 +1,15 @@
 #include "moreau/io/output.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <system_error>
 
+#include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
 
 namespace moreau {
@@ -125,6 +129,51 @@ void vectorArray(std::string& s, const char* name, std::span<const Vec3> values)
     closeDataArray(s);
 }
 
+/// 3 × 3 tensors as 9 components, row-major (xx xy xz yx … zz): the order
+/// ParaView reads a 9-component array in as a tensor.
+void tensorArray(std::string& s, const char* name, std::span<const Mat3> values) {
+    openDataArray(s, "Float64", name, 9);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) s += '\n';
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) {
+                if (r + c > 0) s += ' ';
+                appendNumber(s, values[i](r, c));
+            }
+    }
+    closeDataArray(s);
+}
+
+/// An integer array of VTK type `type` (Int64, UInt8, ...).
+template <class Int>
+void integerArray(std::string& s, const char* type, const char* name, std::span<const Int> values) {
+    openDataArray(s, type, name, 1);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
+        appendInt(s, values[i]);
+    }
+    closeDataArray(s);
+}
+
+/// A string array: in VTK's ASCII form each string is its character codes
+/// followed by a 0.
+void stringArray(std::string& s, const char* name, std::span<const std::string> values) {
+    s += "        <DataArray type=\"String\" Name=\"";
+    s += name;
+    s += "\" NumberOfTuples=\"";
+    appendInt(s, values.size());
+    s += "\" format=\"ascii\">\n";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) s += '\n';
+        for (unsigned char c : values[i]) {
+            appendInt(s, static_cast<int>(c));
+            s += ' ';
+        }
+        s += '0';
+    }
+    closeDataArray(s);
+}
+
 /// Connectivity 0..n−1 grouped `perCell` at a time, with end offsets.
 void cellArrays(std::string& s, std::size_t cells, std::size_t perCell) {
     openDataArray(s, "Int64", "connectivity", 1);
@@ -141,7 +190,7 @@ void cellArrays(std::string& s, std::size_t cells, std::size_t perCell) {
     closeDataArray(s);
 }
 
-void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::size_t lines) {
+void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::size_t lines, std::size_t polys = 0) {
     s += "<?xml version=\"1.0\"?>\n"
          "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
          "  <PolyData>\n"
@@ -151,7 +200,9 @@ void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::
     appendInt(s, verts);
     s += "\" NumberOfLines=\"";
     appendInt(s, lines);
-    s += "\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n";
+    s += "\" NumberOfStrips=\"0\" NumberOfPolys=\"";
+    appendInt(s, polys);
+    s += "\">\n";
 }
 
 void polyDataFooter(std::string& s) {
@@ -166,7 +217,7 @@ void pointsSection(std::string& s, std::span<const Vec3> points) {
     s += "      </Points>\n";
 }
 
-std::string grainsDocument(const World& world) {
+std::string grainsDocument(const World& world, const std::vector<Contact>& contacts) {
     const std::size_t n = world.numGrains;  // grains come first; walls are not drawn
     const std::span<const Vec3> points(world.x.data(), n), velocity(world.v.data(), n), spin(world.w.data(), n);
     const std::span<const double> radius(world.radius.data(), n);
@@ -184,6 +235,7 @@ std::string grainsDocument(const World& world) {
         appendInt(s, i);
     }
     closeDataArray(s);
+    tensorArray(s, "stress", grainStress(world, contacts));
     s += "      </PointData>\n";
     pointsSection(s, points);
     // One vertex cell per grain: without cells ParaView draws nothing.
@@ -197,15 +249,20 @@ std::string grainsDocument(const World& world) {
 std::string contactsDocument(const World& world, const std::vector<Contact>& contacts) {
     std::vector<Vec3> points, normal, tangential;
     std::vector<double> magnitude;
+    std::vector<std::int64_t> bodyA, bodyB;
+    std::vector<std::uint8_t> periodic;
     for (const Contact& c : contacts) {
         const Vec3& R = c.history.reaction;
         if (R == Vec3::Zero()) continue;
         const auto a = static_cast<std::size_t>(c.a);
         const auto b = static_cast<std::size_t>(c.b);
         Vec3 from, to;
+        bool crosses = false;
         if (!world.isWall(c.a) && !world.isWall(c.b)) {
+            const Vec3 raw = world.x[b] - world.x[a], branch = world.minimumImage(raw);
             from = world.x[a];
-            to = world.x[a] + world.minimumImage(world.x[b] - world.x[a]);
+            to = world.x[a] + branch;
+            crosses = branch != raw;
         } else {
             // Grain–wall (a is the grain): to the contact point on the grain's
             // surface, x_a + r_a n, which stays next to the grain when
@@ -219,6 +276,9 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
         normal.push_back(Rn);
         tangential.push_back(R - Rn);
         magnitude.push_back(R.norm());
+        bodyA.push_back(c.a);
+        bodyB.push_back(c.b);
+        periodic.push_back(crosses ? 1 : 0);
     }
     const std::size_t lines = normal.size();
 
@@ -229,11 +289,111 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
     vectorArray(s, "normal_force", normal);
     vectorArray(s, "tangential_force", tangential);
     scalarArray(s, "force_magnitude", magnitude);
+    integerArray<std::int64_t>(s, "Int64", "a", bodyA);
+    integerArray<std::int64_t>(s, "Int64", "b", bodyB);
+    integerArray<std::uint8_t>(s, "UInt8", "periodic", periodic);
     s += "      </CellData>\n";
     pointsSection(s, points);
     s += "      <Lines>\n";
     cellArrays(s, lines, 2);
     s += "      </Lines>\n";
+    polyDataFooter(s);
+    return s;
+}
+
+/// A unit vector u ⟂ d and v = d × u: a basis of the plane normal to d,
+/// from the coordinate axis least aligned with d (axis-aligned walls get
+/// axis-aligned quads).
+std::pair<Vec3, Vec3> planeBasis(const Vec3& d) {
+    int k = 0;
+    for (int e = 1; e < 3; ++e)
+        if (std::abs(d[e]) < std::abs(d[k])) k = e;
+    const Vec3 u = d.cross(Vec3::Unit(k)).normalized();
+    return {u, d.cross(u)};
+}
+
+std::string wallsDocument(const World& world, const std::vector<Contact>& contacts) {
+    // The box the walls are drawn across: the grains' extent (centres ±
+    // radii), the periodic box on periodic axes; without grains, ±1 about
+    // each wall's point.
+    const std::size_t n = world.numGrains;
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+    if (n > 0) {
+        lo = hi = world.x[0];
+        for (std::size_t i = 0; i < n; ++i) {
+            lo = lo.cwiseMin(world.x[i] - Vec3::Constant(world.radius[i]));
+            hi = hi.cwiseMax(world.x[i] + Vec3::Constant(world.radius[i]));
+        }
+        for (int k = 0; k < 3; ++k)
+            if (world.periodic[static_cast<std::size_t>(k)]) {
+                lo[k] = world.boxMin[k];
+                hi[k] = world.boxMax[k];
+            }
+    }
+    // Range of (corner − p) · e over the 8 corners of that box.
+    auto span = [&](const Vec3& p, const Vec3& e) {
+        const Vec3 l = n > 0 ? lo : Vec3(p - Vec3::Ones()), h = n > 0 ? hi : Vec3(p + Vec3::Ones());
+        double a = std::numeric_limits<double>::infinity(), b = -a;
+        for (int c = 0; c < 8; ++c) {
+            const Vec3 corner(c & 1 ? h[0] : l[0], c & 2 ? h[1] : l[1], c & 4 ? h[2] : l[2]);
+            const double t = (corner - p).dot(e);
+            a = std::min(a, t);
+            b = std::max(b, t);
+        }
+        return std::pair<double, double>(a, b);
+    };
+    std::vector<Vec3> force, torque, points, cellForce, cellTorque;
+    std::vector<std::int64_t> index;
+    std::vector<std::string> name;
+    wallLoads(world, contacts, force, torque);
+    constexpr int kSides = 48;  // quads around a cylinder
+    for (std::size_t k = 0; k < world.numWalls(); ++k) {
+        const WallShape& shape = world.wallShape[k];
+        const Vec3& p = world.x[n + k];
+        const auto [u, v] = planeBasis(shape.direction);
+        int cells = 0;
+        if (shape.kind == ShapeKind::Plane) {
+            // One quad of the plane over the box's shadow on it.
+            const auto [u0, u1] = span(p, u);
+            const auto [v0, v1] = span(p, v);
+            for (const auto& [s, t] : {std::pair(u0, v0), std::pair(u1, v0), std::pair(u1, v1), std::pair(u0, v1)})
+                points.push_back(p + s * u + t * v);
+            cells = 1;
+        } else {
+            // A band of quads at the cylinder's radius along the box's extent on the axis.
+            const auto [t0, t1] = span(p, shape.direction);
+            for (int j = 0; j < kSides; ++j) {
+                const double a0 = 2.0 * M_PI * j / kSides, a1 = 2.0 * M_PI * (j + 1) / kSides;
+                const Vec3 r0 = shape.radius * (std::cos(a0) * u + std::sin(a0) * v);
+                const Vec3 r1 = shape.radius * (std::cos(a1) * u + std::sin(a1) * v);
+                for (const Vec3& q : {Vec3(t0 * shape.direction + r0), Vec3(t0 * shape.direction + r1),
+                                      Vec3(t1 * shape.direction + r1), Vec3(t1 * shape.direction + r0)})
+                    points.push_back(p + q);
+            }
+            cells = kSides;
+        }
+        for (int c = 0; c < cells; ++c) {
+            index.push_back(static_cast<std::int64_t>(k));
+            name.push_back(world.wallName[k]);
+            cellForce.push_back(force[k]);
+            cellTorque.push_back(torque[k]);
+        }
+    }
+    const std::size_t quads = index.size();
+
+    std::string s;
+    s.reserve(512 + quads * 300);
+    polyDataHeader(s, points.size(), 0, 0, quads);
+    s += "      <CellData Scalars=\"index\" Vectors=\"force\">\n";
+    integerArray<std::int64_t>(s, "Int64", "index", index);
+    stringArray(s, "name", name);
+    vectorArray(s, "force", cellForce);
+    vectorArray(s, "torque", cellTorque);
+    s += "      </CellData>\n";
+    pointsSection(s, points);
+    s += "      <Polys>\n";
+    cellArrays(s, quads, 4);
+    s += "      </Polys>\n";
     polyDataFooter(s);
     return s;
 }
@@ -256,14 +416,16 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
     std::string header =
         "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
         "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
-        "packing_fraction,coordination,coordination_nonrattlers";
+        "packing_fraction,coordination,coordination_nonrattlers,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_xz,"
+        "fabric_yz";
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         if (!world.wallMobile[k]) continue;
         mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
         for (const char* axis : {"_x", "_y", "_z"}) header += ",wall_" + world.wallName[k] + axis;
     }
     for (std::size_t k = 0; k < world.numWalls(); ++k)
-        for (const char* axis : {"_fx", "_fy", "_fz"}) header += ",wall_" + world.wallName[k] + axis;
+        for (const char* axis : {"_fx", "_fy", "_fz", "_tx", "_ty", "_tz"})
+            header += ",wall_" + world.wallName[k] + axis;
     header += '\n';
     ensureParent(file);
     if (resumeAfter < 0) {
@@ -314,9 +476,10 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     row += ',';
     appendInt(row, r.iterations);
     const Mat3& s = r.stress;
+    const Mat3& f = r.fabric;
     for (double value : {r.residual, r.meanOverlap, r.maxOverlap, r.elasticEnergy, s(0, 0), s(1, 1), s(2, 2), s(0, 1),
                          s(0, 2), s(1, 2), r.pressure, r.deviator, r.packingFraction, r.coordination,
-                         r.coordinationNonRattlers}) {
+                         r.coordinationNonRattlers, f(0, 0), f(1, 1), f(2, 2), f(0, 1), f(0, 2), f(1, 2)}) {
         row += ',';
         appendNumber(row, value);
     }
@@ -327,11 +490,16 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
             appendNumber(row, x[k]);
         }
     }
-    for (std::size_t k = 0; k < world.numWalls(); ++k)
+    for (std::size_t k = 0; k < world.numWalls(); ++k) {
         for (int e = 0; e < 3; ++e) {
             row += ',';
             appendNumber(row, k < r.wallForce.size() ? r.wallForce[k][e] : 0.0);
         }
+        for (int e = 0; e < 3; ++e) {
+            row += ',';
+            appendNumber(row, k < r.wallTorque.size() ? r.wallTorque[k][e] : 0.0);
+        }
+    }
     row += '\n';
     out_ << row;
     if (!out_) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");
@@ -361,7 +529,7 @@ VtkWriter::VtkWriter(const std::filesystem::path& dir, long resumeAfter) : dir_(
             std::filesystem::remove(dir_ / name, ec);
             continue;
         }
-        recordSnapshot(line[p + 6] == '0' ? grainFiles_ : contactFiles_, time, name);
+        recordSnapshot(line[p + 6] == '0' ? grainFiles_ : line[p + 6] == '1' ? contactFiles_ : wallFiles_, time, name);
     }
     writePvd();
 }
@@ -369,16 +537,22 @@ VtkWriter::VtkWriter(const std::filesystem::path& dir, long resumeAfter) : dir_(
 void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, long step, double time) {
     const std::string grains = snapshotName("grains", step);
     const std::string network = snapshotName("contacts", step);
-    writeFileAtomically(dir_ / grains, grainsDocument(world));
+    writeFileAtomically(dir_ / grains, grainsDocument(world, contacts));
     writeFileAtomically(dir_ / network, contactsDocument(world, contacts));
     recordSnapshot(grainFiles_, time, grains);
     recordSnapshot(contactFiles_, time, network);
+    if (world.numWalls() > 0) {
+        const std::string walls = snapshotName("walls", step);
+        writeFileAtomically(dir_ / walls, wallsDocument(world, contacts));
+        recordSnapshot(wallFiles_, time, walls);
+    }
     writePvd();
 }
 
 void VtkWriter::writePvd() const {
-    // Two parts per time step: ParaView's PVD reader groups them into one
-    // multiblock data set (block 0 grains, block 1 contact network).
+    // Two or three parts per time step: ParaView's PVD reader groups them
+    // into one multiblock data set (block 0 grains, block 1 contact network,
+    // block 2 walls).
     std::string s =
         "<?xml version=\"1.0\"?>\n"
         "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
@@ -393,6 +567,7 @@ void VtkWriter::writePvd() const {
     for (std::size_t i = 0; i < grainFiles_.size(); ++i) {
         entry(grainFiles_[i].first, 0, grainFiles_[i].second);
         if (i < contactFiles_.size()) entry(contactFiles_[i].first, 1, contactFiles_[i].second);
+        if (i < wallFiles_.size()) entry(wallFiles_[i].first, 2, wallFiles_[i].second);
     }
     s += "  </Collection>\n"
          "</VTKFile>\n";

@@ -420,6 +420,14 @@ std::vector<Rule> fixedRules() {
                        "diverges); `moreau run --resume OUT` continues from it with the uninterrupted run's bits. "
                        "Written atomically: a kill at any moment leaves the previous one whole.",
                        0));
+    r.push_back(typedKey(K::Text, "output.stress_region", "",
+                         "Box 'xmin ymin zmin xmax ymax zmax' that the measurements of series.csv average over "
+                         "(stress, pressure, deviator, packing fraction, coordination, fabric; not the wall "
+                         "columns): each contact's Love-Weber term weighted by the fraction of its branch vector "
+                         "inside, the kinetic term and the coordination from the grains whose centre is inside, "
+                         "the packing fraction from the grains' volume inside. min < max on the dimension's axes "
+                         "(others ignored); on a periodic axis at most one period long, its images included. "
+                         "Empty: the periodic box or the grains' extent."));
     // [guard]
     r.push_back(intKey("guard.contact_steps", "10",
                        "MD: `moreau run` refuses (exit 2) an MD step simulation.dt / md.substeps longer than the "
@@ -1565,6 +1573,30 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
         buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir);
     }
     parseServos(scene, v, instances["wall"]);
+
+    if (!v.empty("output.stress_region")) {
+        // Six finite numbers, min < max on the dimension's axes; on a
+        // periodic axis at most one period (its images count, not twice).
+        const std::string key = "output.stress_region";
+        const std::string allowed = "six numbers 'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's "
+                                    "axes and at most one period on a periodic axis, or empty";
+        const auto words = splitWords(v.text(key), true);
+        if (words.size() != 6) v.fail(key, "is not six numbers", allowed);
+        std::array<Vec3, 2> box;
+        for (std::size_t i = 0; i < 6; ++i) {
+            const auto x = parseDouble(words[i]);
+            if (!x || !std::isfinite(*x)) v.fail(key, "is not six finite numbers", allowed);
+            box[i / 3][static_cast<int>(i % 3)] = *x;
+        }
+        const World& w = scene.world;
+        for (int a = 0; a < w.dimension; ++a) {
+            const std::string axis(1, static_cast<char>('x' + a));
+            if (!(box[0][a] < box[1][a])) v.fail(key, "does not have min < max along " + axis, allowed);
+            if (w.periodic[static_cast<std::size_t>(a)] && box[1][a] - box[0][a] > w.boxMax[a] - w.boxMin[a])
+                v.fail(key, "is longer than the periodic box along " + axis, allowed);
+        }
+        scene.output.stressRegion = box;
+    }
 
     for (const auto& [key, entry] : v.entries) scene.values[key] = entry.text;
     return scene;

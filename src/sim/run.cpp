@@ -88,7 +88,8 @@ void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
     std::vector<std::filesystem::path> stale;
     for (const auto& entry : std::filesystem::directory_iterator(vtk, ec)) {
         const std::string name = entry.path().filename().string();
-        const bool snapshot = (name.rfind("grains_", 0) == 0 || name.rfind("contacts_", 0) == 0) &&
+        const bool snapshot = (name.rfind("grains_", 0) == 0 || name.rfind("contacts_", 0) == 0 ||
+                               name.rfind("walls_", 0) == 0) &&
                               (name.ends_with(".vtp") || name.ends_with(".vtp.tmp"));
         if (snapshot || name == "run.pvd" || name == "run.pvd.tmp") stale.push_back(entry.path());
     }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -118,15 +119,18 @@ StepRecord Simulation::observe() const {
 
 StepRecord Simulation::measuredRecord() const {
     StepRecord r = record();
-    const Measurements m = measure(scene_.world, contacts());
+    std::optional<MeasureRegion> region;
+    if (const auto& box = scene_.output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
+    const Measurements m = measure(scene_.world, contacts(), region ? &*region : nullptr);
     r.stress = m.stress;
     r.pressure = m.pressure;
     r.deviator = m.deviator;
     r.packingFraction = m.packingFraction;
     r.coordination = m.coordination;
     r.coordinationNonRattlers = m.coordinationNonRattlers;
-    // With glued grains a wall's load includes theirs (the plate's force).
-    r.wallForce = scene_.world.anyGlued() ? wallLoads() : m.wallForce;
+    r.fabric = m.fabric;
+    r.wallForce = m.wallForce;  // with the grains glued to each wall (the plate's load)
+    r.wallTorque = m.wallTorque;
     return r;
 }
 

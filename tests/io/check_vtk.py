@@ -4,7 +4,8 @@
     /usr/bin/python3 tests/io/check_vtk.py MOREAU_BINARY SOURCE_DIR
         runs examples/box_3d.ini for 150 steps with a snapshot every 50 and
         checks OUT/series.csv, OUT/summary.json and OUT/vtk/ (run.pvd and
-        every grains_*.vtp / contacts_*.vtp it lists).
+        every grains_*.vtp / contacts_*.vtp / walls_*.vtp it lists; the
+        walls' forces and torques against series.csv at the same step).
 
     /usr/bin/python3 tests/io/check_vtk.py --check-dir OUT
         only checks an existing output folder (no run).
@@ -14,6 +15,7 @@ Needs Debian's python3-vtk9, hence /usr/bin/python3.
 """
 import csv
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -27,7 +29,9 @@ except ImportError:  # older layouts only ship the monolithic module
     from vtk import vtkXMLPolyDataReader
 
 SERIES_COLUMNS = ["step", "time", "kinetic_energy", "rotational_energy", "contacts",
-                  "iterations", "residual", "mean_overlap", "max_overlap"]
+                  "iterations", "residual", "mean_overlap", "max_overlap", "stress_xx", "pressure",
+                  "packing_fraction", "coordination", "coordination_nonrattlers", "fabric_xx", "fabric_yy",
+                  "fabric_zz", "fabric_xy", "fabric_xz", "fabric_yz"]
 SUMMARY_KEYS = ["method", "steps", "wall_seconds", "particles", "mean_iterations"]
 RUN_STEPS = 150
 RUN_VTK_EVERY = 50
@@ -82,10 +86,25 @@ def check_grains(ck, path, particles):
     radius = check_array(ck, pd, "radius", 1, n, path)
     check_array(ck, pd, "velocity", 3, n, path)
     check_array(ck, pd, "angular_velocity", 3, n, path)
+    stress = check_array(ck, pd, "stress", 9, n, path)
     if radius is not None and n > 0:
         smallest = min(radius.GetValue(i) for i in range(radius.GetNumberOfTuples()))
         ck.check(smallest > 0, f"{path}: radius {smallest} <= 0")
-    return n
+    loaded = 0
+    if stress is not None and stress.GetNumberOfComponents() == 9:
+        for i in range(stress.GetNumberOfTuples()):
+            t = stress.GetTuple(i)
+            if not ck.check(all(math.isfinite(x) for x in t), f"{path}: grain {i} has stress {t}"):
+                break
+            loaded += t[0] + t[4] + t[8] > 0  # compression positive: a loaded grain has a positive trace
+    return n, loaded
+
+
+def array_values(data, name):
+    array = data.GetArray(name) if data is not None else None
+    if array is None:
+        return None
+    return [array.GetTuple(i) for i in range(array.GetNumberOfTuples())]
 
 
 def check_contacts(ck, path):
@@ -100,11 +119,64 @@ def check_contacts(ck, path):
     cd = poly.GetCellData()
     check_array(ck, cd, "normal_force", 3, lines, path)
     check_array(ck, cd, "tangential_force", 3, lines, path)
+    ids = []
+    for name, vtk_type in (("a", "long long"), ("b", "long long"), ("periodic", "unsigned char")):
+        array = check_array(ck, cd, name, 1, lines, path)
+        if array is not None:
+            ck.check(array.GetDataTypeAsString() in (vtk_type, "vtkIdType" if vtk_type == "long long" else vtk_type),
+                     f"{path}: '{name}' is {array.GetDataTypeAsString()}, expected {vtk_type}")
+        ids.append([int(v[0]) for v in array_values(cd, name)] if array is not None else None)
+    a, b, periodic = ids
+    if a is not None and b is not None and periodic is not None and len(a) == len(b) == len(periodic) == lines:
+        points = poly.GetPoints()
+        for k in range(lines):
+            if not ck.check(0 <= a[k] < b[k], f"{path}: line {k} joins bodies a={a[k]}, b={b[k]} (a < b expected)"):
+                break
+            ck.check(periodic[k] in (0, 1), f"{path}: line {k} has periodic={periodic[k]}")
+            # Lines never span the box: at most a contact's length (two of the
+            # largest grains, here of diameter about 1, plus a margin).
+            p, q = points.GetPoint(2 * k), points.GetPoint(2 * k + 1)
+            ck.check(math.dist(p, q) < 2.0, f"{path}: line {k} ({a[k]}-{b[k]}) is {math.dist(p, q)} long")
     return lines
 
 
-def check_vtk_dir(ck, vtk_dir, particles=None):
-    """Checks run.pvd in vtk_dir and every data set it lists."""
+def check_walls(ck, path, series_row, wall_names):
+    """Walls: quads with name, index, force and torque; force and torque those of series.csv."""
+    poly, errors = read_polydata(path)
+    for e in errors:
+        ck.check(False, e)
+    polys = poly.GetNumberOfPolys()
+    ck.check(polys > 0 and poly.GetNumberOfCells() == polys, f"{path}: {poly.GetNumberOfCells()} cells, {polys} polygons")
+    ck.check(poly.GetPolys().GetNumberOfConnectivityIds() == 4 * polys, f"{path}: polygons are not quads")
+    cd = poly.GetCellData()
+    index = check_array(ck, cd, "index", 1, polys, path)
+    check_array(ck, cd, "force", 3, polys, path)
+    check_array(ck, cd, "torque", 3, polys, path)
+    names = cd.GetAbstractArray("name")
+    if not ck.check(names is not None and names.GetNumberOfValues() == polys,
+                    f"{path}: string array 'name' missing or not one per cell"):
+        return
+    force, torque = array_values(cd, "force"), array_values(cd, "torque")
+    seen = set()
+    for k in range(polys):
+        name = names.GetValue(k)
+        i = int(index.GetTuple1(k)) if index is not None else -1
+        ck.check(0 <= i < len(wall_names) and wall_names[i] == name,
+                 f"{path}: cell {k} has index {i} and name {name!r}; series.csv's walls are {wall_names}")
+        if name in seen or series_row is None or force is None or torque is None:
+            continue
+        seen.add(name)
+        for axis, value in zip(("fx", "fy", "fz", "tx", "ty", "tz"), force[k] + torque[k]):
+            column = f"wall_{name}_{axis}"
+            ck.check(column in series_row and float(series_row[column]) == value,
+                     f"{path}: {name} {axis} = {value}, series.csv says {series_row.get(column)}")
+    ck.check(seen == set(wall_names) or series_row is None,
+             f"{path}: walls {sorted(seen)} drawn, series.csv has {wall_names}")
+
+
+def check_vtk_dir(ck, vtk_dir, particles=None, series=None):
+    """Checks run.pvd in vtk_dir and every data set it lists; `series` (the
+    rows of series.csv by step, and its wall names) for the walls' loads."""
     pvd = os.path.join(vtk_dir, "run.pvd")
     if not ck.check(os.path.isfile(pvd), f"{pvd} missing"):
         return
@@ -119,7 +191,7 @@ def check_vtk_dir(ck, vtk_dir, particles=None):
     if not ck.check(len(datasets) > 0, f"{pvd}: no DataSet entries"):
         return
 
-    grains, contacts = [], []  # (time, path)
+    grains, contacts, walls = [], [], []  # (time, path)
     for ds in datasets:
         name, part, timestep = ds.get("file"), ds.get("part"), ds.get("timestep")
         if not ck.check(name is not None and timestep is not None,
@@ -135,6 +207,9 @@ def check_vtk_dir(ck, vtk_dir, particles=None):
         elif base.startswith("contacts_"):
             ck.check(part == "1", f"{pvd}: {name} has part={part!r}, expected '1'")
             contacts.append((float(timestep), path))
+        elif base.startswith("walls_"):
+            ck.check(part == "2", f"{pvd}: {name} has part={part!r}, expected '2'")
+            walls.append((float(timestep), path))
         else:
             ck.check(False, f"{pvd}: unexpected file {name}")
     ck.check(len(grains) > 0, f"{pvd}: no grains_*.vtp listed")
@@ -142,19 +217,28 @@ def check_vtk_dir(ck, vtk_dir, particles=None):
     ck.check(sorted(t for t, _ in grains) == sorted(t for t, _ in contacts),
              f"{pvd}: grains and contacts snapshots are not at the same times")
 
-    for _, path in grains:
-        check_grains(ck, path, particles)
+    loaded = [(t, check_grains(ck, path, particles)[1], path) for t, path in grains]
     line_counts = [(t, check_contacts(ck, path), path) for t, path in contacts]
     if line_counts:
         t, lines, path = max(line_counts)
         ck.check(lines > 0, f"{path}: the last snapshot (t={t}) has no contact lines")
+    if loaded:
+        t, count, path = max(loaded)
+        ck.check(count > 0, f"{path}: the last snapshot (t={t}) has no grain under compression")
+    if series is not None and series[1]:
+        rows, wall_names = series
+        ck.check(sorted(t for t, _ in walls) == sorted(t for t, _ in grains),
+                 f"{pvd}: walls and grains snapshots are not at the same times")
+        for _, path in walls:
+            step = int(os.path.basename(path)[len("walls_"):-len(".vtp")])
+            check_walls(ck, path, rows.get(step), wall_names)
     for entry in os.listdir(vtk_dir):
         ck.check(not entry.endswith(".tmp"), f"{vtk_dir}: temporary file {entry} left behind")
 
 
 def check_output_dir(ck, out_dir):
     """Checks series.csv, summary.json and vtk/ of one `moreau run --out`."""
-    particles = None
+    particles, series = None, None
     summary_path = os.path.join(out_dir, "summary.json")
     if ck.check(os.path.isfile(summary_path), f"{summary_path} missing"):
         try:
@@ -182,8 +266,19 @@ def check_output_dir(ck, out_dir):
             if not ck.check(len(row) == len(header),
                             f"{series_path}:{i}: {len(row)} fields, header has {len(header)}"):
                 break
+        # Walls: wall_NAME_fx, _fy, _fz, _tx, _ty, _tz, in body order.
+        walls = [c[len("wall_"):-len("_fx")] for c in header if c.startswith("wall_") and c.endswith("_fx")]
+        for name in walls:
+            for axis in ("fy", "fz", "tx", "ty", "tz"):
+                ck.check(f"wall_{name}_{axis}" in header, f"{series_path}: column wall_{name}_{axis} missing")
+        by_step = {int(r[0]): dict(zip(header, r)) for r in rows[1:] if len(r) == len(header)}
+        series = (by_step, walls)
+        for step, row in by_step.items():
+            trace = sum(float(row[f"fabric_{a}{a}"]) for a in "xyz")
+            ck.check(abs(trace - 1) < 1e-12 or (trace == 0 and float(row["coordination"]) == 0),
+                     f"{series_path}: step {step}: the fabric's trace is {trace}, not 1")
 
-    check_vtk_dir(ck, os.path.join(out_dir, "vtk"), particles)
+    check_vtk_dir(ck, os.path.join(out_dir, "vtk"), particles, series)
 
 
 def run_moreau(ck, moreau, source_dir, out_dir):

@@ -129,7 +129,9 @@ TEST_SUITE("io") {
         r.packingFraction = 0.6;
         r.coordination = 4.5;
         r.coordinationNonRattlers = 5.25;
+        r.fabric << 0.25, 0.125, 0.0625, 0.125, 0.5, -0.03125, 0.0625, -0.03125, 0.25;
         r.wallForce = {Vec3(0, 0, -7), Vec3(0, 0, 1.0 / 3.0)};
+        r.wallTorque = {Vec3(1.5, -2.5, 0), Vec3(0, 0.1, 0)};
         {
             SeriesWriter series(file, world);
             series.write(world, r);
@@ -144,11 +146,13 @@ TEST_SUITE("io") {
         CHECK(lines[0] ==
               "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
               "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
-              "packing_fraction,coordination,coordination_nonrattlers,wall_piston_x,wall_piston_y,wall_piston_z,"
-              "wall_floor_fx,wall_floor_fy,wall_floor_fz,wall_piston_fx,wall_piston_fy,wall_piston_fz");
+              "packing_fraction,coordination,coordination_nonrattlers,fabric_xx,fabric_yy,fabric_zz,fabric_xy,"
+              "fabric_xz,fabric_yz,wall_piston_x,wall_piston_y,wall_piston_z,wall_floor_fx,wall_floor_fy,"
+              "wall_floor_fz,wall_floor_tx,wall_floor_ty,wall_floor_tz,wall_piston_fx,wall_piston_fy,"
+              "wall_piston_fz,wall_piston_tx,wall_piston_ty,wall_piston_tz");
 
         const auto row = splitCommas(lines[1]);
-        REQUIRE(row.size() == 30);
+        REQUIRE(row.size() == 42);
         CHECK(row[0] == "42");
         CHECK(parseDouble(row[1]) == r.time);
         CHECK(parseDouble(row[2]) == r.kineticEnergy);
@@ -161,16 +165,21 @@ TEST_SUITE("io") {
         CHECK(parseDouble(row[9]) == r.elasticEnergy);
         const double expected[] = {1, 2, 3, 4, 5, 6, 2.0, 0.5, 0.6, 4.5, 5.25};  // xx yy zz xy xz yz p q phi Z Z'
         for (int k = 0; k < 11; ++k) CHECK(parseDouble(row[static_cast<std::size_t>(10 + k)]) == expected[k]);
-        CHECK(parseDouble(row[21]) == 0.0);
-        CHECK(parseDouble(row[22]) == 0.0);
-        CHECK(parseDouble(row[23]) == 3.0);
-        CHECK(parseDouble(row[26]) == -7.0);
-        CHECK(parseDouble(row[29]) == 1.0 / 3.0);
+        const double fabric[] = {0.25, 0.5, 0.25, 0.125, 0.0625, -0.03125};  // xx yy zz xy xz yz
+        for (int k = 0; k < 6; ++k) CHECK(parseDouble(row[static_cast<std::size_t>(21 + k)]) == fabric[k]);
+        CHECK(parseDouble(row[27]) == 0.0);
+        CHECK(parseDouble(row[28]) == 0.0);
+        CHECK(parseDouble(row[29]) == 3.0);
+        CHECK(parseDouble(row[32]) == -7.0);
+        CHECK(parseDouble(row[33]) == 1.5);
+        CHECK(parseDouble(row[34]) == -2.5);
+        CHECK(parseDouble(row[38]) == 1.0 / 3.0);
+        CHECK(parseDouble(row[40]) == 0.1);
 
         const auto row2 = splitCommas(lines[2]);
-        REQUIRE(row2.size() == 30);
+        REQUIRE(row2.size() == 42);
         CHECK(row2[0] == "43");
-        CHECK(parseDouble(row2[23]) == 2.9999999999999996);
+        CHECK(parseDouble(row2[29]) == 2.9999999999999996);
     }
 
     TEST_CASE("series.csv without mobile walls has the fixed columns and the wall forces only") {
@@ -181,7 +190,7 @@ TEST_SUITE("io") {
         { SeriesWriter series(tmp.path / "series.csv", world); }
         const auto lines = splitLines(readText(tmp.path / "series.csv"));
         REQUIRE(lines.size() == 1);
-        CHECK(splitCommas(lines[0]).size() == 21 + 3);
+        CHECK(splitCommas(lines[0]).size() == 27 + 6);
     }
 
     TEST_CASE("an unwritable path is an InputError that names it") {
@@ -214,8 +223,8 @@ TEST_SUITE("io") {
         world.x[0][2] = 0.75;
         vtk.write(world, contacts, 10, 0.5);
 
-        for (const char* name : {"grains_000000.vtp", "contacts_000000.vtp", "grains_000010.vtp",
-                                 "contacts_000010.vtp", "run.pvd"})
+        for (const char* name : {"grains_000000.vtp", "contacts_000000.vtp", "walls_000000.vtp", "grains_000010.vtp",
+                                 "contacts_000010.vtp", "walls_000010.vtp", "run.pvd"})
             CHECK_MESSAGE(fs::exists(dir / name), name);
         for (const auto& entry : fs::directory_iterator(dir))
             CHECK_MESSAGE(entry.path().extension() != ".tmp", entry.path().string());
@@ -237,6 +246,20 @@ TEST_SUITE("io") {
                   std::vector<double>{0.5, 0.5, 0.75, 1.5, 0.5, 0.5, 2.5, 0.5, 0.5});
             CHECK(arrayValues(xml, "connectivity") == std::vector<double>{0, 1, 2});
             CHECK(arrayValues(xml, "offsets") == std::vector<double>{1, 2, 3});
+            // Per-grain stress R ⊗ r n / V_grain (compression positive), row-major.
+            CHECK(arrayTag(xml, "stress").find("NumberOfComponents=\"9\"") != std::string::npos);
+            const auto stress = arrayValues(xml, "stress");
+            REQUIRE(stress.size() == 27);
+            const double v0 = 4.0 / 3.0 * M_PI * 0.125, v1 = 4.0 / 3.0 * M_PI * 0.015625;
+            const double grain0[9] = {3 * 0.5 / v0, 0, 0, 1 * 0.5 / v0, 0, 0, 0, 0, 0};
+            const double grain1[9] = {3 * 0.25 / v1, 0, 0, 1 * 0.25 / v1, 0, 0, 0, 0, 0};
+            // Grain 2 on the floor: R = (0.5, 0, −2) on the floor, n = −z.
+            const double grain2[9] = {0, 0, -0.5 * 0.5 / v0, 0, 0, 0, 0, 0, 2 * 0.5 / v0};
+            for (int k = 0; k < 9; ++k) {
+                CHECK(stress[static_cast<std::size_t>(k)] == doctest::Approx(grain0[k]).epsilon(1e-14));
+                CHECK(stress[static_cast<std::size_t>(9 + k)] == doctest::Approx(grain1[k]).epsilon(1e-14));
+                CHECK(stress[static_cast<std::size_t>(18 + k)] == doctest::Approx(grain2[k]).epsilon(1e-14));
+            }
         }
 
         SUBCASE("contacts: one line per loaded contact, forces split along n") {
@@ -255,12 +278,38 @@ TEST_SUITE("io") {
             CHECK(arrayValues(xml, "connectivity") == std::vector<double>{0, 1, 2, 3});
             CHECK(arrayValues(xml, "offsets") == std::vector<double>{2, 4});
             CHECK(xml.find("<CellData") != std::string::npos);
+            CHECK(arrayTag(xml, "a").find("Int64") != std::string::npos);
+            CHECK(arrayTag(xml, "periodic").find("UInt8") != std::string::npos);
+            CHECK(arrayValues(xml, "a") == std::vector<double>{0, 2});
+            CHECK(arrayValues(xml, "b") == std::vector<double>{1, 3});
+            CHECK(arrayValues(xml, "periodic") == std::vector<double>{0, 0});
         }
 
-        SUBCASE("run.pvd lists both series with their times") {
+        SUBCASE("walls: a quad each over the grains' extent, with name, index, force and torque") {
+            const std::string xml = readText(dir / "walls_000000.vtp");
+            CHECK(attribute(xml, "NumberOfPolys") == 2);
+            CHECK(attribute(xml, "NumberOfPoints") == 8);
+            // The grains span x 0..3, y 0..1, z 0..1: the floor (z = 0) and
+            // the piston (z = 3) cover x 0..3, y 0..1 (basis u = y, v = −x).
+            CHECK(arrayValues(xml, "Points") == std::vector<double>{3, 0, 0, 3, 1, 0, 0, 1, 0, 0, 0, 0,  //
+                                                                    3, 0, 3, 3, 1, 3, 0, 1, 3, 0, 0, 3});
+            CHECK(arrayValues(xml, "offsets") == std::vector<double>{4, 8});
+            CHECK(arrayValues(xml, "index") == std::vector<double>{0, 1});
+            CHECK(arrayTag(xml, "name").find("type=\"String\"") != std::string::npos);
+            // "floor" and "piston" as character codes, each ended by 0.
+            CHECK(arrayValues(xml, "name") == std::vector<double>{102, 108, 111, 111, 114, 0,  //
+                                                                  112, 105, 115, 116, 111, 110, 0});
+            CHECK(arrayValues(xml, "force") == std::vector<double>{0.5, 0, -2, 0, 0, 0});
+            // About the floor's point (0, 0, 0): contact point (2.5, 0.5, 0) × (0.5, 0, −2).
+            CHECK(arrayValues(xml, "torque") == std::vector<double>{-1, 5, -0.25, 0, 0, 0});
+        }
+
+        SUBCASE("run.pvd lists the three series with their times") {
             const std::string pvd = readText(dir / "run.pvd");
             CHECK(pvd.find("type=\"Collection\"") != std::string::npos);
-            CHECK(count(pvd, "<DataSet ") == 4);
+            CHECK(count(pvd, "<DataSet ") == 6);
+            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"2\" file=\"walls_000010.vtp\"") !=
+                  std::string::npos);
             CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"0\" file=\"grains_000000.vtp\"") != std::string::npos);
             CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"1\" file=\"contacts_000000.vtp\"") !=
                   std::string::npos);
@@ -272,7 +321,7 @@ TEST_SUITE("io") {
 
         SUBCASE("writing a step again replaces its entry") {
             vtk.write(world, contacts, 10, 0.5);
-            CHECK(count(readText(dir / "run.pvd"), "<DataSet ") == 4);
+            CHECK(count(readText(dir / "run.pvd"), "<DataSet ") == 6);
         }
 
         SUBCASE("steps beyond six digits keep all of them") {
@@ -298,6 +347,34 @@ TEST_SUITE("io") {
         REQUIRE(points.size() == 6);
         CHECK(points[0] == 9.7);
         CHECK(points[3] == doctest::Approx(10.2).epsilon(1e-12));
+        CHECK(arrayValues(readText(tmp.path / "contacts_000003.vtp"), "periodic") == std::vector<double>{1});
+    }
+
+    TEST_CASE("VTK walls: a cylinder is a band of quads at its radius over the grains' extent along its axis") {
+        TempDir tmp;
+        World world;
+        world.addGrain({0.3, 0, 1}, 0.5, 1.0, 0.1);
+        world.addGrain({-0.2, 0.4, 2.5}, 0.25, 1.0, 0.1);
+        WallShape drum;
+        drum.kind = ShapeKind::Cylinder;
+        drum.direction = Vec3::UnitZ();
+        drum.radius = 2.0;
+        world.addWall("drum", drum, {0, 0, 7}, false, 0.0, {false, false, false});
+        VtkWriter vtk(tmp.path);
+        vtk.write(world, {}, 0, 0.0);
+        const std::string xml = readText(tmp.path / "walls_000000.vtp");
+        CHECK(attribute(xml, "NumberOfPolys") == 48);
+        const auto points = arrayValues(xml, "Points");
+        REQUIRE(points.size() == 48 * 4 * 3);
+        double zMin = 1e9, zMax = -1e9;
+        for (std::size_t i = 0; i < points.size(); i += 3) {
+            CHECK(std::hypot(points[i], points[i + 1]) == doctest::Approx(2.0).epsilon(1e-14));
+            zMin = std::min(zMin, points[i + 2]);
+            zMax = std::max(zMax, points[i + 2]);
+        }
+        CHECK(zMin == doctest::Approx(0.5).epsilon(1e-14));  // the grains span z 0.5 .. 2.75
+        CHECK(zMax == doctest::Approx(2.75).epsilon(1e-14));
+        CHECK(arrayValues(xml, "force") == std::vector<double>(48 * 3, 0.0));
     }
 
     TEST_CASE("writeJsonFile: indented, parses back, no temporary left") {

@@ -464,6 +464,27 @@ TEST_CASE("periodic keys") {
                    "key 'periodic.axes': 'z' names an axis outside the dimension"));
 }
 
+TEST_CASE("output.stress_region: six finite numbers, min < max on the dimension's axes, one period at most") {
+    CHECK_FALSE(loadSceneText(kSmallChain, "t.ini", {}).output.stressRegion);
+    const Scene s = loadSceneText(std::string(kSmallChain) + "[output]\nstress_region = -1 5 0, 4.5 1 0\n", "t.ini", {});
+    REQUIRE(s.output.stressRegion);
+    CHECK((*s.output.stressRegion)[0] == Vec3(-1, 5, 0));  // y and z lie outside 1D's axes: not checked
+    CHECK((*s.output.stressRegion)[1] == Vec3(4.5, 1, 0));
+    const std::string allowed = "(allowed: six numbers 'xmin ymin zmin xmax ymax zmax' with min < max on the "
+                                "dimension's axes and at most one period on a periodic axis, or empty)";
+    CHECK(loadError("", {"output.stress_region=0 0 0 1 1"}) ==
+          "--set: key 'output.stress_region': '0 0 0 1 1' is not six numbers " + allowed);
+    CHECK(loadError("[output]\nstress_region = 0 0 0 1 1 inf\n") ==
+          "t.ini:2: key 'output.stress_region': '0 0 0 1 1 inf' is not six finite numbers " + allowed);
+    CHECK(loadError("[output]\nstress_region = 0 0 0 1 x 1\n") ==
+          "t.ini:2: key 'output.stress_region': '0 0 0 1 x 1' is not six finite numbers " + allowed);
+    CHECK(loadError("[output]\nstress_region = 0 2 0 1 2 1\n") ==
+          "t.ini:2: key 'output.stress_region': '0 2 0 1 2 1' does not have min < max along y " + allowed);
+    CHECK(contains(loadError(std::string(kSmallChain) + "[periodic]\naxes = x\nbox_min = 0 0 0\nbox_max = 10 1 1\n"
+                                                        "[output]\nstress_region = -1 0 0 9.5 1 1\n"),
+                   "key 'output.stress_region': '-1 0 0 9.5 1 1' is longer than the periodic box along x"));
+}
+
 TEST_CASE("extraKeys are accepted, validated, stored and readable") {
     std::vector<KeySpec> extra;
     extra.push_back({"experiment.fit_start", KeyType::Real, "100", "First step of the fit.", 0.0});

@@ -211,6 +211,11 @@ def test_observe_carries_the_measurements():
     assert o["stress"].shape == (3, 3)
     assert abs(o["stress"][1, 1] * 15 / piston - 1) < 0.01  # at rest: the piston's force over the width
     assert 0.75 < o["packing_fraction"] < 0.9 and o["coordination"] > 2.5
+    assert o["fabric"].shape == (3, 3) and abs(np.trace(o["fabric"]) - 1) < 1e-12
+    assert set(o["wall_torques"]) == set(o["wall_forces"])
+    # About the base's point, the origin, tz = Σ x_c f_y: tz / F_y is the mean x of the load.
+    tz = o["wall_torques"]["base"][2]
+    assert 0 < tz / o["wall_forces"]["base"][1] < 15
 
 
 def test_glued_grains_servo_and_stage_controls():

@@ -82,6 +82,10 @@ def restart_case(tmp, label, scene, n, k, sets, vtk=False, threads=("2", "1", "2
                f"{label}: resumed run.pvd differs")
         expect(sorted(os.listdir(os.path.join(a, "vtk"))) == sorted(os.listdir(os.path.join(b, "vtk"))),
                f"{label}: resumed vtk/ holds other files")
+        for name in sorted(os.listdir(os.path.join(a, "vtk"))):
+            if os.path.isfile(os.path.join(b, "vtk", name)):
+                expect(read(os.path.join(a, "vtk", name)) == read(os.path.join(b, "vtk", name)),
+                       f"{label}: resumed vtk/{name} differs")
 
 
 def bad_checkpoint(tmp, label, damage, must_mention):

@@ -138,6 +138,11 @@ wall = floor
         CHECK(w.x[3] == bottom0);  // glued to the fixed floor
         // The force the grains put on the lid and its grains balances F on average.
         CHECK(loadSum / tail == doctest::Approx(0.06).epsilon(0.02));
+        // series.csv's wall columns count the glued grains' contacts too.
+        const Vec3 series = sim.measuredRecord().wallForce[lid - w.numGrains];
+        const Vec3 servoLoad = sim.wallLoads()[lid - w.numGrains];
+        CHECK((series - servoLoad).norm() <= 1e-12 * servoLoad.norm());
+        CHECK(servoLoad.y() > 0.0);
     }
 }
 

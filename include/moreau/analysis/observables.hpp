@@ -53,26 +53,80 @@ std::string hex64(std::uint64_t value);
 /// (2D: area, 1D: length) that the average refers to.
 Mat3 loveStress(const World& world, const std::vector<Contact>& contacts, double volume);
 
+/// An axis-aligned box lo ≤ x ≤ hi (on the world's dimension's axes) that
+/// the measurements average over (output.stress_region).
+struct MeasureRegion {
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+};
+
 /// The granular measurements of series.csv (docs/scenes.md, "Units and
-/// columns"), over the region of the packing: on a periodic axis the box, on
-/// the others the grains' extent (centres ± radii), on the dimension's axes
-/// only (2D: an area, 1D: a length).
+/// columns"). Without a region they average over the whole packing: on a
+/// periodic axis the box, on the others the grains' extent (centres ± radii),
+/// on the dimension's axes only (2D: an area, 1D: a length). Over a region
+/// (a box lo..hi; on a periodic axis it may lie anywhere, at most one period
+/// long, and stands for all its images):
+///  - a grain whose centre lies inside contributes its kinetic term, its
+///    contact ends to the coordination and the fabric;
+///  - a contact contributes its Love–Weber term f ⊗ ℓ weighted by the
+///    fraction of its branch vector (the segment from a's centre to b's, or
+///    to the contact point for a wall) that lies inside. This weight is the
+///    line integral of the grain-pair's stress field along the branch, so the
+///    sum is the exact volume average of the stress field that Love's
+///    construction spreads along the branches; a contact-point rule instead
+///    counts a contact wholly or not at all and fluctuates by one layer of
+///    contacts per face (docs/scenes.md);
+///  - the packing fraction is the volume of the grains' parts inside the box
+///    (sphere–box and disk–rectangle intersections, volumeInBox) over the box's.
+/// Wall forces and torques are always those of every contact.
 struct Measurements {
     double volume = 0.0;
-    /// Love–Weber contact part (loveStress) plus the kinetic part
-    /// (1/V) Σ m (v − v̄) ⊗ (v − v̄) over the grains, v̄ their mean velocity;
+    /// Love–Weber contact part (loveStress, weighted over a region) plus the
+    /// kinetic part (1/V) Σ m (v − v̄) ⊗ (v − v̄) over the grains (over a
+    /// region: those whose centre lies inside), v̄ their mean velocity;
     /// compression positive.
     Mat3 stress = Mat3::Zero();
     double pressure = 0.0;  ///< tr σ / dimension
     /// 3D: √(3 J₂) (σ₁ − σ₃ under axisymmetric stress); 2D: 2 √J₂ = σ₁ − σ₂; 1D: 0.
     double deviator = 0.0;
-    double packingFraction = 0.0;  ///< Σ grain volumes (2D: areas) / V
-    /// 2 N_c / N over force-carrying grain–grain contacts; and the same
-    /// without rattlers (grains with fewer than dimension + 1 force-carrying
-    /// contacts, walls included, and their contacts).
+    double packingFraction = 0.0;  ///< Σ grain volumes (2D: areas) inside / V
+    /// Mean number of force-carrying grain–grain contacts per grain, 2 N_c / N
+    /// (over a region: the contacts of the grains whose centre is inside, per
+    /// such grain); and the same without rattlers (grains with fewer than
+    /// dimension + 1 force-carrying contacts, walls included, and their
+    /// contacts).
     double coordination = 0.0, coordinationNonRattlers = 0.0;
-    std::vector<Vec3> wallForce;  ///< per wall (body − numGrains): the force the grains exert on it
+    /// Fabric tensor F = (1/N_c) Σ_c n_c ⊗ n_c over the force-carrying
+    /// grain–grain contacts (walls do not count: a wall has no centre, so its
+    /// contacts have no branch direction of the packing); over a region each
+    /// contact counts once per end whose grain lies inside. tr F = 1 when
+    /// there is a contact, 0 otherwise.
+    Mat3 fabric = Mat3::Zero();
+    std::vector<Vec3> wallForce;   ///< per wall (body − numGrains): the force the grains exert on it
+    /// Per wall: the torque of those forces about the wall's reference point
+    /// x_wall (the scene's `point`), Σ (x_contact − x_wall) × f with
+    /// x_contact = contactPoint() in the grains' (wrapped) coordinates.
+    std::vector<Vec3> wallTorque;
 };
-Measurements measure(const World& world, const std::vector<Contact>& contacts);
+Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region = nullptr);
+
+/// The force the grains' contacts exert on each wall and on the grains
+/// glued to it (World::DrivenGrain), and its torque about the wall's point
+/// (Measurements::wallForce, wallTorque), indexed by body − numGrains.
+void wallLoads(const World& world, const std::vector<Contact>& contacts, std::vector<Vec3>& force,
+               std::vector<Vec3>& torque);
+
+/// Volume (2D: area, 1D: length) of the part of a grain of radius r centred
+/// at c that lies inside the box lo..hi, on the dimension's axes (no
+/// periodic images): exact in 1D and 2D (the disk–rectangle area from the
+/// antiderivative of the chord), in 3D a Gauss–Legendre quadrature over z of
+/// the exact slice areas, split where a slice's circle passes a face or an
+/// edge of the box (relative error below 1e-10).
+double volumeInBox(const Vec3& c, double r, const Vec3& lo, const Vec3& hi, int dimension);
+
+/// Per grain, the mean stress inside it from its contacts (the grain's term
+/// of the Love–Weber sum), σ_i = −(1/V_i) Σ_{c ∋ i} f_i,c ⊗ (x_c − x_i), with
+/// f_i,c the force of contact c on grain i, x_c the contact point and V_i the
+/// grain's volume (2D: area, 1D: length); compression positive.
+std::vector<Mat3> grainStress(const World& world, const std::vector<Contact>& contacts);
 
 }  // namespace moreau

@@ -29,15 +29,18 @@ struct StepRecord {
     Mat3 stress = Mat3::Zero();     ///< grains' stress, compression positive
     double pressure = 0.0, deviator = 0.0, packingFraction = 0.0;
     double coordination = 0.0, coordinationNonRattlers = 0.0;
+    Mat3 fabric = Mat3::Zero();     ///< (1/N_c) Σ n ⊗ n over force-carrying grain–grain contacts
     std::vector<Vec3> wallForce;    ///< per wall: the force the grains exert on it
+    std::vector<Vec3> wallTorque;   ///< per wall: their torque about the wall's point
 };
 
 /// series.csv: header `step,time,kinetic_energy,rotational_energy,contacts,
 /// iterations,residual,mean_overlap,max_overlap,elastic_energy,stress_xx,
 /// stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,
-/// packing_fraction,coordination,coordination_nonrattlers`, then one
+/// packing_fraction,coordination,coordination_nonrattlers,fabric_xx,
+/// fabric_yy,fabric_zz,fabric_xy,fabric_xz,fabric_yz`, then one
 /// `wall_<name>_x,_y,_z` triple per mobile wall and one `wall_<name>_fx,_fy,
-/// _fz` triple per wall (body order). Numbers are written in the shortest
+/// _fz,_tx,_ty,_tz` sextuple per wall (body order). Numbers are written in the shortest
 /// form that reads back to the same double.
 class SeriesWriter {
 public:
@@ -59,9 +62,10 @@ private:
     std::vector<BodyId> mobileWalls_;
 };
 
-/// Writes `dir`/grains_XXXXXX.vtp and `dir`/contacts_XXXXXX.vtp (XML
-/// PolyData, ASCII; XXXXXX = step, at least 6 digits) and keeps `dir`/run.pvd
-/// up to date so a partial run opens too. `moreau run` passes OUT/vtk as `dir`.
+/// Writes `dir`/grains_XXXXXX.vtp, `dir`/contacts_XXXXXX.vtp and, when the
+/// world has walls, `dir`/walls_XXXXXX.vtp (XML PolyData, ASCII; XXXXXX =
+/// step, at least 6 digits) and keeps `dir`/run.pvd up to date (parts 0, 1,
+/// 2) so a partial run opens too. `moreau run` passes OUT/vtk as `dir`.
 /// Every file is written under a temporary name and renamed into place, so a
 /// reader never sees half a file.
 class VtkWriter {
@@ -70,18 +74,24 @@ public:
     /// With `resumeAfter` >= 0 continues the run.pvd of a stopped run: its
     /// snapshots up to that step stay listed, later ones are deleted.
     explicit VtkWriter(const std::filesystem::path& dir, long resumeAfter = -1);
-    /// Grains: points with radius, velocity, angular_velocity (and id).
+    /// Grains: points with radius, velocity, angular_velocity, id and stress
+    /// (grainStress, 9 components, row-major).
     /// Contacts: lines between the two centres (grain–wall: from the grain's
     /// centre to the contact point on its surface) with normal_force and
-    /// tangential_force (vectors, from history.reaction split along n) for
-    /// contacts with non-zero force.
-    /// Periodic pairs are drawn from x_a to x_a + minimum image, so lines
-    /// never span the box. Writing the same step again replaces its entry.
+    /// tangential_force (vectors, from history.reaction split along n),
+    /// force_magnitude, body ids a and b, and periodic (1 where the pair's
+    /// minimum image differs from the raw difference) for contacts with
+    /// non-zero force. Periodic pairs are drawn from x_a to x_a + minimum
+    /// image, so lines never span the box.
+    /// Walls: each plane a quad, each cylinder a band of quads, sized to
+    /// the grains' extent (and the periodic box on periodic axes), with cell
+    /// data name, index (body − numGrains), force and torque (as in
+    /// series.csv). Writing the same step again replaces its entry.
     void write(const World& world, const std::vector<Contact>& contacts, long step, double time);
 
 private:
     std::filesystem::path dir_;
-    std::vector<std::pair<double, std::string>> grainFiles_, contactFiles_;
+    std::vector<std::pair<double, std::string>> grainFiles_, contactFiles_, wallFiles_;
     void writePvd() const;
 };
 

@@ -160,6 +160,9 @@ struct OutputSettings {
     long vtkEvery = 0;    ///< VTK snapshot every N steps (0: none)
     long checkpointEvery = 0;  ///< DIR/checkpoint every N steps (0: only when a run stops early)
     long logEvery = 0;         ///< a run-log line every N steps (0: about 20 per run)
+    /// output.stress_region: the box {lower corner, upper corner} that the
+    /// measurements of series.csv average over; none: the whole packing.
+    std::optional<std::array<Vec3, 2>> stressRegion;
 };
 
 /// What `moreau run` checks so that it never reports garbage (docs/scenes.md,
