@@ -89,7 +89,8 @@ namespace {
     const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
     // Relative velocity at the contact (eq. 3) with every impulse applied so
     // far, this contact's own included; ω × l = −r ω × n for both arms.
-    const Vec3 V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
+    Vec3 V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
+    if (tables.imageVelocity) V += tables.imageVelocity[&r - tables.rows];  // a deforming cell's image
     const double Vn = r.n.dot(V);
     // Removing the own impulse gives U (eq. 23): U_n = V_n − P_n/m_n and
     // U_t = V_t − W_t P_t, so the sticking impulse of eq. 34,
@@ -189,6 +190,18 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows;
     if (parallel) pairs_.resize(m);
     tables_.aniso.clear();
+    tables_.imageVelocities.clear();
+    if (world.deforming()) {
+        tables_.imageVelocities.resize(m);
+        for (std::size_t c = 0; c < m; ++c) {
+            const Contact& k = contacts[c];
+            tables_.imageVelocities[c] =
+                world.isWall(k.b) ? Vec3::Zero()
+                                  : world.imageVelocity(world.x[static_cast<std::size_t>(k.b)] - world.x[static_cast<std::size_t>(k.a)]);
+        }
+    }
+    tables_.imageVelocity = tables_.imageVelocities.empty() ? nullptr : tables_.imageVelocities.data();
+    tables_.rows = rows_.data();
     tables_.mu.assign(1, world.muGrain);
     for (std::size_t w = 0; w < world.numWalls(); ++w) tables_.mu.push_back(world.wallShape[w].mu);
     const bool threeD = world.dimension == 3;

@@ -197,8 +197,14 @@ void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) 
 // ---------------------------------------------------------------------------
 // Broad phase: uniform cell grid.
 
-CellGridDetector::CellCoord CellGridDetector::cellCoord(const Vec3& x) const {
+CellGridDetector::CellCoord CellGridDetector::cellCoord(const Vec3& position) const {
     CellCoord c{};
+    Vec3 x = position;
+    if (grid_.shift != 0.0 && grid_.periodic[1]) {
+        // Lees–Edwards: a position beyond the y faces is binned as its image
+        // inside, which lies ky δ back along x.
+        x[0] -= grid_.shift * std::floor((x[1] - grid_.origin[1]) / grid_.length[1]);
+    }
     for (std::size_t k = 0; k < 3; ++k) {
         const double xk = x[static_cast<Eigen::Index>(k)];
         double f;
@@ -257,6 +263,8 @@ bool CellGridDetector::buildGrid(const World& world, double margin) {
     // A pair is a candidate when |d| < r_a + r_b + margin ≤ 2 rmax + margin.
     const double reach = 2.0 * rmax + margin;
     if (!(reach > 0.0)) return false;
+    grid_.reach = reach;
+    grid_.shift = world.leesEdwards() ? world.shift : 0.0;
     const double cell = reach * (1.0 + kCellSlack);
 
     double denseCells = 1.0;
@@ -387,12 +395,50 @@ void CellGridDetector::collectPartners(const World& world, double margin, bool p
                 if (maybe && sphereSphereGap(world, xi, ri, g.x, g.r, margin, d, dist, gap)) partners.push_back(j);
             }
         };
+        // Lees–Edwards: across the y faces the neighbours are the images of
+        // the cells δ further along x (from the bottom row) or δ back (from
+        // the top row): their runs along x are those around x_i ± δ.
+        std::array<std::array<std::int32_t, 2>, 2> shiftedRuns{};
+        int numShifted = 0;
+        if (world.leesEdwards() && grid_.n[1] == 1) runs[0][0] = {0, grid_.n[0] - 1}, numRuns[0] = 1;  // every image
+        const bool sliding = world.leesEdwards() && grid_.periodic[1] && grid_.n[1] > 1 &&
+                             (ci[1] == 0 || ci[1] == grid_.n[1] - 1);
+        if (sliding) {
+            const std::int32_t nx = grid_.n[0];
+            if (nx < 3) {
+                shiftedRuns[0] = {0, nx - 1};
+                numShifted = 1;
+            } else {
+                const double reach = grid_.reach;
+                // x_i of the image inside the box (the one binned), then ± δ.
+                const double inside =
+                    xi[0] - grid_.shift * std::floor((xi[1] - grid_.origin[1]) / grid_.length[1]);
+                const double centre = inside + (ci[1] == 0 ? grid_.shift : -grid_.shift);
+                auto column = [&](double x) {
+                    double t = (x - grid_.origin[0]) / grid_.length[0];
+                    t -= std::floor(t);
+                    return clampCell(std::floor(t * static_cast<double>(nx)), nx);
+                };
+                const std::int32_t c0 = column(centre - reach), c1 = column(centre + reach);
+                if (c0 <= c1) {
+                    shiftedRuns[0] = {c0, c1};
+                    numShifted = 1;
+                } else {
+                    shiftedRuns[0] = {c0, nx - 1};
+                    shiftedRuns[1] = {0, c1};
+                    numShifted = 2;
+                }
+            }
+        }
         for (int rz = 0; rz < numRuns[2]; ++rz) {
             for (std::int32_t z = runs[2][rz][0]; z <= runs[2][rz][1]; ++z) {
                 for (int ry = 0; ry < numRuns[1]; ++ry) {
                     for (std::int32_t y = runs[1][ry][0]; y <= runs[1][ry][1]; ++y) {
-                        for (int rx = 0; rx < numRuns[0]; ++rx) {
-                            const std::int32_t x0 = runs[0][rx][0], x1 = runs[0][rx][1];
+                        // The row across a y face (ci = 0 looking at n − 1, or the reverse).
+                        const bool across = sliding && (y - ci[1] > 1 || ci[1] - y > 1);
+                        const auto& xRuns = across ? shiftedRuns : runs[0];
+                        for (int rx = 0; rx < (across ? numShifted : numRuns[0]); ++rx) {
+                            const std::int32_t x0 = xRuns[rx][0], x1 = xRuns[rx][1];
                             if (grid_.hashed) {
                                 for (std::int32_t x = x0; x <= x1; ++x) {
                                     const CellCoord cc{x, y, z};
@@ -560,19 +606,22 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
     if (!rebuild) {
         // Two bodies each moved at most skin/2 (minimum image on periodic
-        // axes) cannot have closed a gap of more than the skin.
-        const double limit2 = 0.25 * skin_ * skin_;
+        // axes) cannot have closed a gap of more than the skin; a deforming
+        // cell's images move too, and take their share of it.
+        const double limit = 0.5 * (skin_ - world.cellChange(builtCell_)), limit2 = limit * limit;
+        if (!(limit > 0.0)) rebuild = true;
         int moved = 0;
 #pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelGrains)
         for (std::size_t i = 0; i < nb; ++i)
             moved |= world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2 ? 1 : 0;
-        rebuild = moved != 0;
+        rebuild = rebuild || moved != 0;
     }
     if (rebuild) {
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
         grid_.detectPairs(world, margin + skin_, list_);
         grid_.releaseBuffers();
         builtAt_ = world.x;
+        builtCell_ = world.cellState();
         builtMargin_ = margin;
         ++builds_;
     }

@@ -418,6 +418,10 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
         "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
         "packing_fraction,coordination,coordination_nonrattlers,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_xz,"
         "fabric_yz";
+    cellColumns_ = world.anyPeriodic();
+    shiftColumn_ = world.leesEdwards();
+    if (cellColumns_) header += ",cell_lx,cell_ly,cell_lz";
+    if (shiftColumn_) header += ",cell_shift";
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         if (!world.wallMobile[k]) continue;
         mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
@@ -482,6 +486,15 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
                          r.coordinationNonRattlers, f(0, 0), f(1, 1), f(2, 2), f(0, 1), f(0, 2), f(1, 2)}) {
         row += ',';
         appendNumber(row, value);
+    }
+    if (cellColumns_)
+        for (int k = 0; k < 3; ++k) {
+            row += ',';
+            appendNumber(row, world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : 0.0);
+        }
+    if (shiftColumn_) {
+        row += ',';
+        appendNumber(row, world.shift);
     }
     for (BodyId b : mobileWalls_) {
         const Vec3& x = world.x[static_cast<std::size_t>(b)];

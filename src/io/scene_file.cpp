@@ -516,6 +516,15 @@ std::vector<Rule> fixedRules() {
                          "Lower corner of the periodic box; required when periodic.axes is set."));
     r.push_back(typedKey(K::Vector, "periodic.box_max", "",
                          "Upper corner of the periodic box; above box_min on the periodic axes."));
+    r.push_back(realKey("periodic.shear_rate", "0",
+                        "Lees-Edwards simple shear v_x = rate * y (x and y periodic): the image of the cell across +y "
+                        "slides along x at rate * L_y."));
+    r.push_back(typedKey(K::Vector, "periodic.strain_rate", "0 0 0",
+                         "Rate at which each periodic length grows, dL/dt = rate * L, about the box centre "
+                         "(negative: compression; only on periodic axes)."));
+    r.push_back(typedKey(K::Bool, "periodic.affine_start", "true",
+                         "With a shear or strain rate: the grains start with the mean flow's velocity added to theirs "
+                         "(else only the images move and the flow enters from the faces)."));
     return r;
 }
 
@@ -1200,6 +1209,16 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                        "box_max > box_min on the periodic axes");
         world.periodic = periodic;
     }
+    // A deforming cell.
+    world.shearRate = v.real("periodic.shear_rate");
+    world.strainRate = v.vec("periodic.strain_rate");
+    if (world.shearRate != 0.0 && !(periodic[0] && periodic[1]))
+        v.fail("periodic.shear_rate", "shears a cell that is not periodic along x and y",
+               "0 unless periodic.axes holds x and y");
+    for (int a = 0; a < 3; ++a)
+        if (world.strainRate[a] != 0.0 && !periodic[static_cast<std::size_t>(a)])
+            v.fail("periodic.strain_rate", std::string("deforms the axis ") + static_cast<char>('x' + a) + ", which is not periodic",
+                   "rates on the periodic axes only");
 
     // Grains.
     GrainShape shape = dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
@@ -1214,6 +1233,14 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
     for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
+    if (world.deforming() && v.boolean("periodic.affine_start")) {
+        // The mean flow about the box centre (World::strainRate, shearRate).
+        const Vec3 c = 0.5 * (world.boxMin + world.boxMax);
+        for (std::size_t i = 0; i < world.numGrains; ++i) {
+            const Vec3 r = world.x[i] - c;
+            world.v[i] += world.strainRate.cwiseProduct(r) + Vec3(world.shearRate * r[1], 0.0, 0.0);
+        }
+    }
 
     double rMin = kInf;
     for (const GrainSpec& g : grains) rMin = std::min(rMin, g.radius);

@@ -66,6 +66,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     const bool atStart = Stage && stage->atStepStart;
     const bool lawWork = lawRow(T).ownWork;
     const RollingMoment rolling = rollingMoment_;
+    const bool deforming = world.deforming();
     double* next = next_.data();
 #pragma omp parallel for schedule(static) if (m > 4096)
     for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
@@ -86,8 +87,9 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                 if (stride > 0) std::fill_n(mem, stride, 0.0);
                 if (k.history.reaction.squaredNorm() > 0.0) {
                     // Last step's force did work while the contact opened.
-                    const Vec3 V = world.v[ib] - world.v[ia] -
-                                   (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+                    Vec3 V = world.v[ib] - world.v[ia] -
+                             (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+                    if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);
                     workSum += -0.5 * k.history.reaction.dot(V) * dt;
                 }
                 continue;
@@ -97,7 +99,8 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
             const Vec3& n = k.n;
             // Relative velocity of b's contact point against a's (CD eq. 3 with
             // l_a = r_a n, l_b = −r_b n).
-            const Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
+            Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
+            if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);  // the image's
             const double Vn = n.dot(V);
             const Vec3 Vt = V - Vn * n;
             // The whole contact as the laws written for the staged loop see it.

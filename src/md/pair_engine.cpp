@@ -109,6 +109,7 @@ void MdPairEngine::rebuildOuter(const World& world, double margin) {
     grid_.detectPairs(world, margin + skin_, outer_);
     grid_.releaseBuffers();
     outerAt_ = world.x;
+    outerCell_ = world.cellState();
     ++builds_;
 }
 
@@ -158,6 +159,7 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     force_.swap(freshForce);
     touched_.swap(freshTouched);
     builtAt_ = world.x;
+    builtCell_ = world.cellState();
     builtMargin_ = margin;
     ++innerBuilds_;
     // Pairs by body, for the owners of the split pass (assignOwners).
@@ -188,6 +190,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     double* __restrict chunkWork = chunkWork_.data();
     const double muGrain = world.muGrain;
     const bool trackWork = trackWork_;
+    [[maybe_unused]] const bool deforming = world.deforming();
     // The block kernel's view of the same data (non-periodic worlds).
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
     const bool useBlocks = !Periodic && blockKernel_ != nullptr;
@@ -304,7 +307,9 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                         n = c.n;
                     }
                     if (gap < margin) {
-                        const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+                        Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+                        if constexpr (Periodic)
+                            if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);
                         st.work += -0.5 * lastForce.dot(V) * dt;
                     }
                 }
@@ -316,7 +321,9 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         const double overlap = -gap;
         overlaps[k] = overlap;
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
-        const Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+        Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
+        if constexpr (Periodic)
+            if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);  // the image's, in a deforming cell
         const double Vn = n.dot(V);
         // The laws' arithmetic (md/laws), as the staged loop and the lane
         // kernel run it; the fused laws keep no memory but the spring.
@@ -536,6 +543,15 @@ void MdPairEngine::step(World& world, const StepContext& ctx, double margin) {
 
 void MdPairEngine::forces(const World& world, const StepContext& ctx, double margin) {
     const std::size_t nb = world.numBodies();
+    if (!moved_ && world.deforming() && builtAt_.size() == nb) {
+        // A deforming cell moves the images as well: the working list holds
+        // while 2 (largest travel) + the cell's change stays below innerSkin.
+        const double limit = 0.5 * (innerSkin_ - world.cellChange(builtCell_)), limit2 = limit * limit;
+        bool far = !(limit > 0.0);
+        for (std::size_t i = 0; i < nb && !far; ++i)
+            far = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
+        moved_ = far;
+    }
     if (skin_ <= 0.0 || moved_ || builtAt_.size() != nb || margin != builtMargin_) {
         // The Verlet list holds every pair within margin + skin at its
         // build; the working list's filter needs every pair within margin +
@@ -543,7 +559,7 @@ void MdPairEngine::forces(const World& world, const StepContext& ctx, double mar
         // more than (skin − innerSkin)/2 since its build.
         bool stale = skin_ <= 0.0 || outerAt_.size() != nb || margin != builtMargin_ || innerSkin_ >= skin_;
         if (!stale) {
-            const double limit = 0.5 * (skin_ - innerSkin_), limit2 = limit * limit;
+            const double limit = 0.5 * (skin_ - innerSkin_ - world.cellChange(outerCell_)), limit2 = limit * limit;
             const Vec3* __restrict x = world.x.data();
             const Vec3* __restrict x0 = outerAt_.data();
             const bool periodic = world.anyPeriodic();
@@ -553,7 +569,7 @@ void MdPairEngine::forces(const World& world, const StepContext& ctx, double mar
                 const Vec3 d = x[i] - x0[i];
                 far |= (periodic ? world.minimumImage(d) : d).squaredNorm() >= limit2 ? 1 : 0;
             }
-            stale = far != 0;
+            stale = far != 0 || !(limit > 0.0);
         }
         if (stale) rebuildOuter(world, margin);
         rebuild(world, margin);

@@ -1,6 +1,7 @@
 #include "moreau/model/world.hpp"
 
 #include <cassert>
+#include <cmath>
 
 namespace moreau {
 
@@ -46,6 +47,43 @@ BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     prescribed.push_back(false);
     ++numGrains;
     return static_cast<BodyId>(x.size() - 1);
+}
+
+void World::advanceCell(double dt) {
+    if (!deforming()) return;
+    const double Ly = boxMax[1] - boxMin[1];
+    for (int k = 0; k < 3; ++k) {
+        if (!periodic[k] || strainRate[k] == 0.0) continue;
+        const double c = 0.5 * (boxMin[k] + boxMax[k]), L = (boxMax[k] - boxMin[k]) * (1.0 + strainRate[k] * dt);
+        boxMin[k] = c - 0.5 * L;
+        boxMax[k] = c + 0.5 * L;
+    }
+    if (leesEdwards()) {
+        const double Lx = boxMax[0] - boxMin[0];
+        shift += shearRate * Ly * dt;
+        shift -= Lx * std::floor(shift / Lx);
+    }
+}
+
+void World::wrapDeforming(std::size_t i) {
+    Vec3& p = x[i];
+    if (periodic[1]) {
+        const double Ly = boxMax[1] - boxMin[1], ky = std::floor((p[1] - boxMin[1]) / Ly);
+        if (ky != 0.0) {
+            p[1] -= ky * Ly;
+            p[0] -= ky * shift;
+            v[i][0] -= ky * shearRate * Ly;
+            v[i][1] -= ky * strainRate[1] * Ly;
+        }
+    }
+    for (int k : {0, 2}) {
+        if (!periodic[k]) continue;
+        const double L = boxMax[k] - boxMin[k], kk = std::floor((p[k] - boxMin[k]) / L);
+        if (kk != 0.0) {
+            p[k] -= kk * L;
+            v[i][k] -= kk * strainRate[k] * L;
+        }
+    }
 }
 
 void World::drive(BodyId grain, const Vec3& velocity, const Vec3& spin, BodyId wall) {

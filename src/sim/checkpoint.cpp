@@ -62,7 +62,10 @@ void writeWorld(ByteWriter& out, const World& w) {
     putVec3(out, w.boxMax);
     out.put(w.time);
     out.put(static_cast<std::int64_t>(w.step));
-    out.put(static_cast<std::uint64_t>(w.driven.size()));  // format 2
+    putVec3(out, w.strainRate);  // format 2: the deforming cell, the driven grains
+    out.put(w.shearRate);
+    out.put(w.shift);
+    out.put(static_cast<std::uint64_t>(w.driven.size()));
     for (const World::DrivenGrain& d : w.driven) {
         out.put(d.grain);
         out.put(d.wall);
@@ -107,6 +110,9 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     w.time = in.get<double>("time");
     w.step = static_cast<long>(in.get<std::int64_t>("step"));
     if (format >= 2) {
+        w.strainRate = getVec3(in, "cell strain rate");
+        w.shearRate = in.get<double>("cell shear rate");
+        w.shift = in.get<double>("cell shift");
         w.driven.resize(in.count(2 * sizeof(BodyId), "driven grains"));
         for (World::DrivenGrain& d : w.driven) {
             d.grain = in.get<BodyId>("driven grains");
@@ -163,7 +169,8 @@ World readWorld(ByteReader& in, std::uint32_t format) {
             in.fail("wall '" + w.wallName[k] + "': its direction, radius or friction is not finite (and >= 0)");
     }
     if (!w.gravity.allFinite() || !(std::isfinite(w.muGrain) && w.muGrain >= 0.0) || !w.boxMin.allFinite() ||
-        !w.boxMax.allFinite() || !std::isfinite(w.time))
+        !w.boxMax.allFinite() || !std::isfinite(w.time) || !w.strainRate.allFinite() || !std::isfinite(w.shearRate) ||
+        !std::isfinite(w.shift))
         in.fail("the gravity, grain friction, periodic box or time is not finite (or the friction < 0)");
     return w;
 }

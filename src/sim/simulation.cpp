@@ -16,6 +16,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/model/integrator_table.hpp"
 
 namespace moreau {
 
@@ -35,6 +36,13 @@ Simulation::Simulation(Scene scene)
     : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {
     const MdSettings& md = scene_.md;
     if (scene_.simulation.method != Method::MD) return;
+    // A deforming cell's images move: the contact kinematics of the cd
+    // scheme's force pass carry their velocity; the stage evaluations of the
+    // other schemes do not yet.
+    if (scene_.world.deforming() && md.integrator != Integrator::CD)
+        throw InputError(scene_.origin + ": key 'md.integrator': '" + std::string(integratorInfo(md.integrator).name) +
+                         "' cannot step a deforming periodic cell (allowed: cd with periodic.shear_rate or "
+                         "periodic.strain_rate)");
     // The staged solver's laws declare the memory each contact carries.
     slots_.stride = previousSlots_.stride = md_.slotStride();
     std::string why;
@@ -210,6 +218,9 @@ void Simulation::integrate() {
             if (d.wall >= 0) gluedFrom_.push_back(w.x[static_cast<std::size_t>(d.grain)]);
         wallsFrom_.assign(w.x.begin() + static_cast<std::ptrdiff_t>(w.numGrains), w.x.end());
     }
+    // A deforming cell first: the positions at the end of the step wrap
+    // into the cell of that time (World::advanceCell).
+    w.advanceCell(ctx.dt);
     if (scene_.simulation.method == Method::CD) cd_.integrate(w, ctx.dt);
     else if (pairs_) pairs_->integrate(w, ctx);
     else md_.integrate(w, contacts_, slots_, ctx);

@@ -456,6 +456,45 @@ TEST_CASE("cell grid equals brute force: periodic axes, grains outside the prima
     }
 }
 
+TEST_CASE("cell grid equals brute force across a Lees-Edwards boundary, 2D and 3D, any offset") {
+    // The image of the cell across +y lies δ further along x; the grid must
+    // find the pairs through it as the O(n²) minimum image does, for offsets
+    // near 0, within a cell, half the box and just below a whole box, with
+    // grains also beyond the faces (binned as their images).
+    Rng rng(16);
+    for (const int dim : {2, 3}) {
+        for (const double shift : {0.0, 0.37, 3.1, 6.0, 11.99}) {
+            CAPTURE(dim);
+            CAPTURE(shift);
+            World world;
+            world.dimension = dim;
+            world.periodic = {true, true, dim == 3};
+            world.boxMin = {-1.0, 2.0, 0.0};
+            world.boxMax = {11.0, 12.0, dim == 3 ? 8.0 : 0.0};
+            world.shearRate = 1e-3;  // Lees–Edwards on, whatever the offset
+            world.shift = shift;
+            const Vec3 L = world.boxMax - world.boxMin;
+            addRandomGrains(world, rng, dim == 3 ? 1200 : 500, {-1.0, 2.0 - L.y(), 0.0},
+                            {11.0, 12.0 + L.y(), dim == 3 ? 8.0 : 0.0}, 0.25, 0.55);
+            // A pair touching only through the sheared face: b sits just above
+            // the top face, δ along x from a, which sits just above the bottom.
+            const BodyId a = addSphere(world, {2.0, 2.1, 1.0}, 0.3);
+            const BodyId b = addSphere(world, {std::fmod(2.0 + shift + 0.1, L.x()) - 1.0 + 1.0, 11.8, 1.0}, 0.3);
+            for (const double margin : {0.0, 0.15}) {
+                CAPTURE(margin);
+                const auto contacts = detectAndCompare(world, margin);
+                CHECK(hasKey(contacts, a, b));
+                std::size_t across = 0;
+                for (const Contact& c : contacts) {
+                    const Vec3 raw = world.x[static_cast<std::size_t>(c.b)] - world.x[static_cast<std::size_t>(c.a)];
+                    across += std::abs(raw.y()) > 0.5 * L.y();
+                }
+                CHECK(across > 50);
+            }
+        }
+    }
+}
+
 TEST_CASE("cell grid equals brute force: periodic box only a few cells long") {
     // reach = largest diameter + margin = 1.2; an x box of 2.5 holds 2 cells
     // (all pairs along x), 3.7 holds 3 (smallest wrapping grid), as does y.

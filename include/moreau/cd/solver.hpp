@@ -82,6 +82,12 @@ static_assert(sizeof(SolverRow) == 104, "rows are sized for memory; see the comm
 struct RowTables {
     std::vector<std::array<double, 6>> aniso;  ///< symmetric M_t: xx xy xz yy yz zz
     std::vector<double> mu;                    ///< μ of grain–grain contacts, then of each wall
+    /// In a deforming periodic cell: per row, the velocity of b's image less
+    /// b's (World::imageVelocity), added to the relative velocity; rows is
+    /// the first row. Null elsewhere.
+    const Vec3* imageVelocity = nullptr;
+    const SolverRow* rows = nullptr;
+    std::vector<Vec3> imageVelocities;
 };
 
 class CdSolver {

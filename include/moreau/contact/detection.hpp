@@ -56,6 +56,8 @@ private:
         std::array<double, 3> origin{};   ///< bounding-box min, or boxMin on periodic axes
         std::array<double, 3> invCell{};  ///< 1 / cell size (periodic: n / L)
         std::array<double, 3> length{};   ///< periodic box length (0 on other axes)
+        double reach = 0.0;               ///< 2 r_max + margin: the farthest a candidate pair lies
+        double shift = 0.0;               ///< Lees–Edwards offset along x of the image across +y (World::shift)
         std::array<std::int32_t, 3> n{1, 1, 1};
         std::array<bool, 3> periodic{};
         bool hashed = false;
@@ -140,6 +142,7 @@ private:
     std::vector<CellGridDetector::Pair> list_;
     std::vector<Scratch> scratch_;  ///< one per thread
     std::vector<Vec3> builtAt_;
+    World::CellState builtCell_;  ///< the periodic cell at the build (deforming cells)
     double skin_ = 0.0, builtMargin_ = -1.0;
     std::size_t lastSize_ = 0;  ///< contacts output by the last call
     long builds_ = 0;

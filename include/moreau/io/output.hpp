@@ -38,7 +38,9 @@ struct StepRecord {
 /// iterations,residual,mean_overlap,max_overlap,elastic_energy,stress_xx,
 /// stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,
 /// packing_fraction,coordination,coordination_nonrattlers,fabric_xx,
-/// fabric_yy,fabric_zz,fabric_xy,fabric_xz,fabric_yz`, then one
+/// fabric_yy,fabric_zz,fabric_xy,fabric_xz,fabric_yz`, then in a periodic
+/// world `cell_lx,cell_ly,cell_lz` (0 on axes that are not periodic) and,
+/// under Lees–Edwards shear, `cell_shift`, then one
 /// `wall_<name>_x,_y,_z` triple per mobile wall and one `wall_<name>_fx,_fy,
 /// _fz,_tx,_ty,_tz` sextuple per wall (body order). Numbers are written in the shortest
 /// form that reads back to the same double.
@@ -60,6 +62,7 @@ private:
     std::filesystem::path path_;
     std::ofstream out_;
     std::vector<BodyId> mobileWalls_;
+    bool cellColumns_ = false, shiftColumn_ = false;  ///< cell_lx, _ly, _lz (periodic); cell_shift (Lees–Edwards)
 };
 
 /// Writes `dir`/grains_XXXXXX.vtp, `dir`/contacts_XXXXXX.vtp and, when the

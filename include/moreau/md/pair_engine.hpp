@@ -173,6 +173,7 @@ private:
     std::vector<std::uint8_t> touched_;          ///< 1 where the pair overlapped at the last evaluation
     std::vector<double> overlap_;                ///< its overlap then (where touched_)
     std::vector<Vec3> builtAt_;
+    World::CellState outerCell_, builtCell_;     ///< the periodic cell at each list's build (deforming cells)
     std::vector<double> wallTable_;              ///< the kernel's wall rows (BlockContext::walls), made at each list build
     std::vector<double> invMass_;                ///< 1/m per body (0 for fixed walls), read at each list build
     /// The split pass (several threads): chunk bounds of each thread's range,

@@ -5,6 +5,7 @@
 /// Hot per-body arrays (read every contact update): x, v, w, invMass,
 /// invInertia, radius — 3*24 + 2*24 + 8 = 128 bytes per body. Cold arrays
 /// (names, shapes of walls, force schedules) sit apart.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -83,6 +84,19 @@ struct World {
     std::array<bool, 3> periodic{false, false, false};
     Vec3 boxMin = Vec3::Zero();
     Vec3 boxMax = Vec3::Zero();
+    /// A deforming periodic cell (docs/mechanics.md, "Periodic cells that
+    /// deform"), the mean flow v = diag(ε̇) (x − c) + γ̇ (y − c_y) e_x about
+    /// the box centre c. On each periodic axis k the length grows at
+    /// L̇_k = ε̇_k L_k (strainRate), about the centre. Lees–Edwards
+    /// (sliding-brick) simple shear at rate γ̇ (shearRate; x and y
+    /// periodic): the image of the cell across +y lies `shift` further
+    /// along x and moves at γ̇ L_y along x. An image of a body thus moves
+    /// with the body's velocity plus the cell's (imageVelocity), and a
+    /// grain that leaves through a face comes back through the other with
+    /// the velocity jump of the image it becomes (advancePose).
+    Vec3 strainRate = Vec3::Zero();
+    double shearRate = 0.0;
+    double shift = 0.0;  ///< Lees–Edwards image offset δ along x, in [0, L_x)
 
     double time = 0.0;
     long step = 0;
@@ -126,8 +140,18 @@ struct World {
             if (d.wall >= 0) f[static_cast<std::size_t>(d.wall)] += f[static_cast<std::size_t>(d.grain)];
     }
 
-    /// Minimum-image difference b − a on periodic axes.
+    /// Whether the cell deforms or its images are offset (Lees–Edwards).
+    bool deforming() const { return shearRate != 0.0 || shift != 0.0 || strainRate != Vec3::Zero(); }
+    bool leesEdwards() const { return shearRate != 0.0 || shift != 0.0; }
+
+    /// Minimum-image difference b − a on periodic axes. Under Lees–Edwards
+    /// the image across y is first taken, with its offset along x.
     Vec3 minimumImage(Vec3 d) const {
+        if (leesEdwards()) {
+            const double ky = std::round(d[1] / (boxMax[1] - boxMin[1]));
+            d[1] -= (boxMax[1] - boxMin[1]) * ky;
+            d[0] -= shift * ky;
+        }
         for (int k = 0; k < 3; ++k) {
             if (!periodic[k]) continue;
             const double L = boxMax[k] - boxMin[k];
@@ -135,6 +159,56 @@ struct World {
         }
         return d;
     }
+
+    /// The velocity of b's image that minimumImage(raw) picks, less b's
+    /// own: for raw = x_b − x_a, v_b − v_a + imageVelocity(raw) is the
+    /// relative velocity of the pair (0 in a cell that does not deform).
+    Vec3 imageVelocity(const Vec3& raw) const {
+        Vec3 dv = Vec3::Zero();
+        if (!deforming()) return dv;
+        double dx = raw[0];
+        if (periodic[1]) {
+            const double Ly = boxMax[1] - boxMin[1], ky = std::round(raw[1] / Ly);
+            dx -= shift * ky;
+            dv[0] -= ky * shearRate * Ly;
+            dv[1] -= ky * strainRate[1] * Ly;
+        }
+        if (periodic[0]) {
+            const double Lx = boxMax[0] - boxMin[0];
+            dv[0] -= std::round(dx / Lx) * strainRate[0] * Lx;
+        }
+        if (periodic[2]) {
+            const double Lz = boxMax[2] - boxMin[2];
+            dv[2] -= std::round(raw[2] / Lz) * strainRate[2] * Lz;
+        }
+        return dv;
+    }
+
+    /// The periodic lengths and the Lees–Edwards offset: what a neighbour
+    /// list remembers of the cell it was built in.
+    struct CellState {
+        Vec3 length = Vec3::Zero();
+        double shift = 0.0;
+    };
+    CellState cellState() const { return {boxMax - boxMin, shift}; }
+    /// How far the cell's images moved since `built`: the largest change of
+    /// the distance between a body and an image of another that the cell
+    /// alone makes (Σ |ΔL_k| plus the offset's change). A neighbour list of
+    /// skin s stays good while 2 (largest travel) + cellChange < s.
+    double cellChange(const CellState& built) const {
+        if (!deforming()) return 0.0;
+        double c = 0.0;
+        for (int k = 0; k < 3; ++k)
+            if (periodic[k]) c += std::abs(boxMax[k] - boxMin[k] - built.length[k]);
+        const double Lx = boxMax[0] - boxMin[0], d = std::abs(shift - built.shift);
+        return c + std::min(d, std::abs(Lx - d));
+    }
+
+    /// The cell over dt: lengths L_k (1 + ε̇_k dt) about the centre, the
+    /// Lees–Edwards offset by γ̇ L_y dt (modulo L_x). Called once per
+    /// (sub)step before the bodies move (Simulation::integrate): they wrap
+    /// into the cell of the step's end.
+    void advanceCell(double dt);
 
     /// minimumImage(d) without its division and rounding where no periodic
     /// axis needs them: for |d_k| ≤ L/4 the quotient rounds to 0 and the
@@ -174,12 +248,16 @@ struct World {
     void advancePose(std::size_t i, double dt) {
         x[i] += dt * v[i];
         rotate(q[i], w[i], dt);
+        if (deforming()) return wrapDeforming(i);
         for (int k = 0; k < 3; ++k) {
             if (!periodic[k]) continue;
             const double L = boxMax[k] - boxMin[k];
             x[i][k] -= L * std::floor((x[i][k] - boxMin[k]) / L);
         }
     }
+    /// advancePose's wrap in a deforming cell: a body that crossed a face
+    /// takes the position and the velocity of its image inside the box.
+    void wrapDeforming(std::size_t i);
 
     /// q ← exp(ω dt) q, normalised: the rotation by the angle |ω| dt about
     /// ω. The unit quaternion of the step is (cos h, sin h ω/|ω|), h = |ω| dt/2;

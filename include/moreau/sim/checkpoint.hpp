@@ -54,7 +54,8 @@ struct Checkpoint {
 };
 
 /// The format written; readCheckpoint reads every format up to it (2 added
-/// the driven grains, World::driven; a format-1 file has none).
+/// the deforming cell and the driven grains, World::driven; a format-1 file
+/// has neither).
 constexpr std::uint32_t kCheckpointFormat = 2;
 
 /// Writes `file` atomically: the bytes go to `file`.tmp, which is flushed to
