@@ -337,13 +337,14 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
         solid += box ? box->grainVolumeInside(world.x[i], world.radius[i]) : grainVolume(world.radius[i], dim);
         if (!inside[i]) continue;
         mass += world.mass[i];
-        momentum += world.mass[i] * world.v[i];
+        momentum += world.mass[i] * (world.v[i] - world.meanFlow(world.x[i]));
     }
     const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
     Mat3 kinetic = Mat3::Zero();
     for (std::size_t i = 0; i < n; ++i) {
         if (!inside[i]) continue;
-        const Vec3 u = world.v[i] - mean;
+        // The velocity fluctuation: about the deforming cell's mean flow too.
+        const Vec3 u = world.v[i] - world.meanFlow(world.x[i]) - mean;
         kinetic += world.mass[i] * u * u.transpose();
     }
     // Love–Weber part: each contact's f ⊗ ℓ, over a region weighted by the

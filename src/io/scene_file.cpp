@@ -522,6 +522,17 @@ std::vector<Rule> fixedRules() {
     r.push_back(typedKey(K::Vector, "periodic.strain_rate", "0 0 0",
                          "Rate at which each periodic length grows, dL/dt = rate * L, about the box centre "
                          "(negative: compression; only on periodic axes)."));
+    r.push_back(specialKey(Special::Axes, K::Text, "periodic.stress_axes", "",
+                           "Periodic axes whose strain rate a servo sets to hold periodic.stress (e.g. yz for "
+                           "triaxial compression along x, xyz for isotropic); empty: none."));
+    r.push_back(typedKey(K::Vector, "periodic.stress", "0 0 0",
+                         "Normal stresses (compression positive) the servo holds on periodic.stress_axes."));
+    r.push_back(realKey("periodic.stress_gain", "",
+                        "Servo: strain rate per unit stress error, d(rate) = gain (sigma_kk - stress_k) (> 0; "
+                        "required with stress_axes).",
+                        0.0, true));
+    r.push_back(withInfinity(realKey("periodic.max_strain_rate", "inf",
+                                     "Servo: the largest strain rate it sets, in magnitude.", 0.0, true)));
     r.push_back(typedKey(K::Bool, "periodic.affine_start", "true",
                          "With a shear or strain rate: the grains start with the mean flow's velocity added to theirs "
                          "(else only the images move and the flow enters from the faces)."));
@@ -1600,6 +1611,26 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
         buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir);
     }
     parseServos(scene, v, instances["wall"]);
+    {
+        CellServo& cs = scene.cellServo;
+        cs.axes = axesOf(v.text("periodic.stress_axes"));
+        for (int a = 0; a < 3; ++a)
+            if (cs.axes[static_cast<std::size_t>(a)] && !scene.world.periodic[static_cast<std::size_t>(a)])
+                v.fail("periodic.stress_axes", std::string("names the axis ") + static_cast<char>('x' + a) + ", which is not periodic",
+                       "periodic axes only");
+        if (cs.any()) {
+            if (v.empty("periodic.stress_gain"))
+                v.fail("periodic.stress_gain", "is empty", "a real > 0 (strain rate per unit stress) with stress_axes");
+            cs.stress = v.vec("periodic.stress");
+            cs.gain = v.real("periodic.stress_gain");
+            cs.maxRate = v.real("periodic.max_strain_rate");
+            for (int a = 0; a < 3; ++a)
+                if (cs.axes[static_cast<std::size_t>(a)] && v.vec("periodic.strain_rate")[a] != 0.0)
+                    v.fail("periodic.strain_rate", std::string("sets the rate of ") + static_cast<char>('x' + a) +
+                                                       ", which the stress servo controls",
+                           "0 on periodic.stress_axes");
+        }
+    }
 
     if (!v.empty("output.stress_region")) {
         // Six finite numbers, min < max on the dimension's axes; on a

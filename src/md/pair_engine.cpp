@@ -653,6 +653,16 @@ void MdPairEngine::addPairForces(std::vector<Vec3>& force) const {
     }
 }
 
+Mat3 MdPairEngine::pairStressSum(const World& world) const {
+    Mat3 sum = Mat3::Zero();
+    for (std::size_t k = 0; k < pairs_.size(); ++k) {
+        const auto a = static_cast<std::size_t>(pairs_[k].a), b = static_cast<std::size_t>(pairs_[k].b);
+        if (b >= world.numGrains || force_[k] == Vec3::Zero()) continue;
+        sum += force_[k] * world.minimumImage(world.x[b] - world.x[a]).transpose();
+    }
+    return sum;
+}
+
 void MdPairEngine::integrate(World& world, const StepContext& ctx) {
     world.addGluedForces(bodyForce_);
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,

@@ -220,7 +220,7 @@ public:
         for (const ForceSchedule& f : w.force) sources = sources || f.before.norm() > 0.0 || f.after.norm() > 0.0;
         for (std::size_t i = 0; i < w.numBodies(); ++i) sources = sources || w.prescribed[i];
         for (int k = 0; k < 3; ++k) sources = sources || (w.periodic[k] && w.gravity[k] != 0.0);
-        sources = sources || w.deforming();  // the cell works on the grains
+        sources = sources || w.deforming() || sim.scene().cellServo.any();  // the cell works on the grains
         energy_ = g_.energy && !sources;
         if (!energy_) return;
         if (!std::isnan(totals.energyStart)) {

@@ -39,7 +39,7 @@ Simulation::Simulation(Scene scene)
     // A deforming cell's images move: the contact kinematics of the cd
     // scheme's force pass carry their velocity; the stage evaluations of the
     // other schemes do not yet.
-    if (scene_.world.deforming() && md.integrator != Integrator::CD)
+    if ((scene_.world.deforming() || scene_.cellServo.any()) && md.integrator != Integrator::CD)
         throw InputError(scene_.origin + ": key 'md.integrator': '" + std::string(integratorInfo(md.integrator).name) +
                          "' cannot step a deforming periodic cell (allowed: cd with periodic.shear_rate or "
                          "periodic.strain_rate)");
@@ -253,8 +253,41 @@ std::vector<Vec3> Simulation::wallLoads() const {
     return {force.begin() + static_cast<std::ptrdiff_t>(w.numGrains), force.end()};
 }
 
+Mat3 Simulation::cellStress() const {
+    const World& w = scene_.world;
+    Mat3 sum = Mat3::Zero();
+    if (pairs_) {
+        sum = pairs_->pairStressSum(w);
+    } else {
+        for (const Contact& c : contacts_) {
+            if (w.isWall(c.b) || c.history.reaction == Vec3::Zero()) continue;
+            const auto a = static_cast<std::size_t>(c.a), b = static_cast<std::size_t>(c.b);
+            sum += c.history.reaction * w.minimumImage(w.x[b] - w.x[a]).transpose();
+        }
+    }
+    double volume = 1.0, mass = 0.0;
+    for (int k = 0; k < w.dimension; ++k) volume *= w.periodic[static_cast<std::size_t>(k)] ? w.boxMax[k] - w.boxMin[k] : 1.0;
+    Vec3 momentum = Vec3::Zero();
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        mass += w.mass[i];
+        momentum += w.mass[i] * (w.v[i] - w.meanFlow(w.x[i]));
+    }
+    const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        const Vec3 u = w.v[i] - w.meanFlow(w.x[i]) - mean;
+        sum += w.mass[i] * u * u.transpose();
+    }
+    return sum / volume;
+}
+
 void Simulation::applyControls() {
     World& w = scene_.world;
+    if (const CellServo& cs = scene_.cellServo; cs.any()) {
+        const Mat3 sigma = cellStress();
+        for (int k = 0; k < 3; ++k)
+            if (cs.axes[static_cast<std::size_t>(k)])
+                w.strainRate[k] = std::clamp(cs.gain * (sigma(k, k) - cs.stress[k]), -cs.maxRate, cs.maxRate);
+    }
     if (!scene_.servos.empty()) {
         const std::vector<Vec3> load = wallLoads();
         for (const WallServo& s : scene_.servos) {

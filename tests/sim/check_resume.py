@@ -6,7 +6,8 @@ built program (INTERFACE.md, "Checkpoints and resume"):
   uninterrupted run's state_hash and series.csv bytes (CD with every sweep
   order; MD with leapfrog, Adams-Bashforth, RK4, Gear 5; the history laws;
   periodic axes; a piston whose force steps after K; run.pvd continued;
-  a shear cell with grains glued to a mobile lid, and with a servo lid);
+  a shear cell with grains glued to a mobile lid, and with a servo lid;
+  a Lees-Edwards cell under a stress servo);
 - SIGINT and SIGTERM: exit 130/143 with a checkpoint and one line saying
   how to resume, which continues to the same bits;
 - kill -9 at random moments, resumed each time: the same bits at the end;
@@ -209,6 +210,10 @@ with tempfile.TemporaryDirectory() as tmp:
              "wall.lid.servo_gain=2", "wall.lid.servo_max_speed=0.01"]
     restart_case(tmp, "cd_servo", shear, 700, 613, servo)
     restart_case(tmp, "md_servo", shear, 700, 613, ["simulation.method=md", "md.substeps=60"] + servo)
+    # A Lees-Edwards cell whose height a servo controls.
+    le = example("lees_edwards_2d.ini")
+    restart_case(tmp, "cd_lees_edwards", le, 2600, 2417, [])
+    restart_case(tmp, "md_lees_edwards", le, 2600, 2417, ["simulation.method=md"])
 
     # Resuming a finished run changes nothing (its last row is off the cadence).
     fin = os.path.join(tmp, "finished")

@@ -81,8 +81,9 @@ struct MeasureRegion {
 struct Measurements {
     double volume = 0.0;
     /// Love–Weber contact part (loveStress, weighted over a region) plus the
-    /// kinetic part (1/V) Σ m (v − v̄) ⊗ (v − v̄) over the grains (over a
-    /// region: those whose centre lies inside), v̄ their mean velocity;
+    /// kinetic part (1/V) Σ m u ⊗ u over the grains (over a region: those
+    /// whose centre lies inside), u = v − v̄ with v̄ their mean velocity (in
+    /// a deforming cell u = v − World::meanFlow(x) − the mean of that);
     /// compression positive.
     Mat3 stress = Mat3::Zero();
     double pressure = 0.0;  ///< tr σ / dimension

@@ -115,6 +115,9 @@ public:
     /// and −f to a, in key order (serial: the same bits for any thread
     /// count). `force` has one entry per body.
     void addPairForces(std::vector<Vec3>& force) const;
+    /// Σ f ⊗ ℓ over the grain pairs' forces of the last evaluation, ℓ the
+    /// minimum image of x_b − x_a now (the Love–Weber sum; walls left out).
+    Mat3 pairStressSum(const World& world) const;
     /// The pairs with gap < margin at the world's current positions, in key
     /// order, with the last evaluation's force on b as history.reaction.
     void contacts(const World& world, double margin, std::vector<Contact>& out) const;

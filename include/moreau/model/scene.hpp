@@ -192,6 +192,20 @@ struct WallServo {
     double maxSpeed = std::numeric_limits<double>::infinity();
 };
 
+/// Stress control of a periodic cell ([periodic] stress keys,
+/// docs/mechanics.md): before each step the strain rate of each controlled
+/// axis k becomes ε̇_k = gain (σ_kk − stress_k), clamped to ±maxRate, with σ
+/// the grains' stress over the cell (Love–Weber at the last evaluation plus
+/// the kinetic part; compression positive): a cell under more stress than
+/// asked for expands.
+struct CellServo {
+    std::array<bool, 3> axes{false, false, false};
+    Vec3 stress = Vec3::Zero();
+    double gain = 0.0;
+    double maxRate = std::numeric_limits<double>::infinity();
+    bool any() const { return axes[0] || axes[1] || axes[2]; }
+};
+
 struct Scene {
     std::string origin;   ///< file name or "<built-in NAME>" for messages
     SimulationSettings simulation;
@@ -201,6 +215,7 @@ struct Scene {
     GuardSettings guard;
     World world;
     std::vector<WallServo> servos;  ///< in wall order
+    CellServo cellServo;
     /// Every key with its final value as text (defaults, file, --set), for
     /// summary.json and for experiments that read their own keys.
     std::map<std::string, std::string> values;

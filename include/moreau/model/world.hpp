@@ -144,6 +144,16 @@ struct World {
     bool deforming() const { return shearRate != 0.0 || shift != 0.0 || strainRate != Vec3::Zero(); }
     bool leesEdwards() const { return shearRate != 0.0 || shift != 0.0; }
 
+    /// The mean flow of a deforming cell at x: diag(ε̇) (x − c) + γ̇ (y − c_y) e_x
+    /// about the box centre c (0 elsewhere).
+    Vec3 meanFlow(const Vec3& at) const {
+        if (!deforming()) return Vec3::Zero();
+        const Vec3 r = at - 0.5 * (boxMin + boxMax);
+        Vec3 u = strainRate.cwiseProduct(r);
+        u[0] += shearRate * r[1];
+        return u;
+    }
+
     /// Minimum-image difference b − a on periodic axes. Under Lees–Edwards
     /// the image across y is first taken, with its offset along x.
     Vec3 minimumImage(Vec3 d) const {

@@ -62,6 +62,9 @@ public:
     // be called at any time: it starts a step afresh).
     /// Δt of the steps from now on (simulation.dt; MD: split into md.substeps).
     void setTimeStep(double dt) { scene_.simulation.dt = dt; }
+    /// The periodic cell's stress control from now on (CellServo; none:
+    /// CellServo{}); the strain rates of the axes it leaves are the world's.
+    void setCellServo(const CellServo& servo) { scene_.cellServo = servo; }
     /// The seed of the steps from now on (simulation.seed: the sweep orders).
     void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
     /// Whether the next stage is detect(): between two whole steps, where
@@ -110,6 +113,11 @@ public:
     /// step's reactions) on each wall and the grains glued to it, indexed by
     /// wall (body − numGrains): what a servo reads (WallServo).
     std::vector<Vec3> wallLoads() const;
+    /// The grains' stress over the periodic cell from the last evaluation's
+    /// contact forces (Love–Weber) plus the kinetic part about the mean
+    /// flow, compression positive: what the cell's stress servo reads
+    /// (CellServo). Grain–wall contacts are left out.
+    Mat3 cellStress() const;
     /// The controls due before a step, which advance() applies first: each
     /// servo wall's normal velocity from wallLoads(), then each glued
     /// grain's velocity from its wall's. Call it before detect() when
