@@ -9,6 +9,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -415,6 +416,58 @@ Bad input raises moreau.InputError with the command line's message.)")
                 sched = ForceSchedule{Vec3(f[0], f[1], f[2]), Vec3(f[0], f[1], f[2])};
             },
             py::arg("name"), py::arg("force"), "Set a mobile wall's applied force from now on (replaces its schedule).")
+        .def_property_readonly(
+            "cell",
+            [](PySimulation& s) {
+                const World& w = s.world();
+                py::dict d;
+                d["periodic"] = std::vector<bool>{w.periodic[0], w.periodic[1], w.periodic[2]};
+                d["box_min"] = std::vector<double>{w.boxMin[0], w.boxMin[1], w.boxMin[2]};
+                d["box_max"] = std::vector<double>{w.boxMax[0], w.boxMax[1], w.boxMax[2]};
+                d["strain_rate"] = std::vector<double>{w.strainRate[0], w.strainRate[1], w.strainRate[2]};
+                d["shear_rate"] = w.shearRate;
+                d["shift"] = w.shift;
+                return d;
+            },
+            "The periodic cell: periodic axes, box_min, box_max, strain_rate, shear_rate, shift (Lees-Edwards offset).")
+        .def(
+            "cell_stress",
+            [](PySimulation& s) {
+                const Mat3 m = s.sim().cellStress();
+                py::array_t<double> a({py::ssize_t{3}, py::ssize_t{3}});
+                auto A = a.mutable_unchecked<2>();
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) A(i, j) = m(i, j);
+                return a;
+            },
+            "The grains' stress over the periodic cell (3 x 3, compression positive) that the cell's stress servo reads.")
+        .def(
+            "set_cell_rates",
+            [](PySimulation& s, const std::vector<double>& strain, double shear) {
+                if (!s.sim().betweenSteps()) throw InputError("set_cell_rates: only between steps");
+                if (strain.size() != 3) throw InputError("set_cell_rates: strain_rate of three numbers (allowed: [ex, ey, ez])");
+                s.sim().setCellRates(Vec3(strain[0], strain[1], strain[2]), shear, "set_cell_rates");
+            },
+            py::arg("strain_rate") = std::vector<double>{0.0, 0.0, 0.0}, py::arg("shear_rate") = 0.0,
+            "The cell's strain rates per axis and Lees-Edwards shear rate from now on (periodic axes; md.integrator cd).")
+        .def(
+            "set_cell_stress",
+            [](PySimulation& s, const std::string& axes, const std::vector<double>& stress, double gain, double maxRate) {
+                if (!s.sim().betweenSteps()) throw InputError("set_cell_stress: only between steps");
+                if (stress.size() != 3) throw InputError("set_cell_stress: stress of three numbers (allowed: [sx, sy, sz])");
+                CellServo servo;
+                for (char c : axes) {
+                    if (c < 'x' || c > 'z') throw InputError("set_cell_stress: axes '" + axes + "' (allowed: a subset of xyz)");
+                    servo.axes[static_cast<std::size_t>(c - 'x')] = true;
+                }
+                servo.stress = Vec3(stress[0], stress[1], stress[2]);
+                servo.gain = gain;
+                servo.maxRate = maxRate;
+                s.sim().setCellServo(servo, "set_cell_stress");
+            },
+            py::arg("axes"), py::arg("stress") = std::vector<double>{0.0, 0.0, 0.0}, py::arg("gain") = 0.0,
+            py::arg("max_rate") = std::numeric_limits<double>::infinity(),
+            "A servo on the cell's strain rates that holds these normal stresses on these axes ('' turns it off).")
         .def_property_readonly("state_hash", [](PySimulation& s) { return hex64(stateHash(s.world())); },
                                "The hash of every body's state that summary.json reports: equal hashes, equal bits.")
         .def_property_readonly("step_count", [](PySimulation& s) { return s.world().step; }, "Steps taken.")

@@ -253,6 +253,40 @@ std::vector<Vec3> Simulation::wallLoads() const {
     return {force.begin() + static_cast<std::ptrdiff_t>(w.numGrains), force.end()};
 }
 
+namespace {
+
+/// The checks of setCellRates and setCellServo.
+void checkCell(const Scene& scene, const std::array<bool, 3>& axes, bool shear, const std::string& what) {
+    const World& w = scene.world;
+    for (int k = 0; k < 3; ++k)
+        if (axes[static_cast<std::size_t>(k)] && !w.periodic[static_cast<std::size_t>(k)])
+            throw InputError(what + ": axis " + std::string(1, static_cast<char>('x' + k)) +
+                             " is not periodic (allowed: the periodic axes)");
+    if (shear && !(w.periodic[0] && w.periodic[1]))
+        throw InputError(what + ": a shear rate needs x and y periodic (allowed: 0 here)");
+    if ((shear || axes[0] || axes[1] || axes[2]) && scene.simulation.method == Method::MD &&
+        scene.md.integrator != Integrator::CD)
+        throw InputError(what + ": md.integrator '" + std::string(integratorInfo(scene.md.integrator).name) +
+                         "' cannot step a deforming cell (allowed: cd)");
+}
+
+}  // namespace
+
+void Simulation::setCellServo(const CellServo& servo, const std::string& what) {
+    checkCell(scene_, servo.axes, false, what);
+    if (servo.any() && !(servo.stress.allFinite() && servo.gain > 0.0 && std::isfinite(servo.gain) && servo.maxRate > 0.0))
+        throw InputError(what + ": finite stresses, gain > 0 and max rate > 0 (allowed: those)");
+    scene_.cellServo = servo;
+}
+
+void Simulation::setCellRates(const Vec3& strainRate, double shearRate, const std::string& what) {
+    checkCell(scene_, {strainRate[0] != 0.0, strainRate[1] != 0.0, strainRate[2] != 0.0}, shearRate != 0.0, what);
+    if (!strainRate.allFinite() || !std::isfinite(shearRate))
+        throw InputError(what + ": finite rates (allowed: finite numbers)");
+    scene_.world.strainRate = strainRate;
+    scene_.world.shearRate = shearRate;
+}
+
 Mat3 Simulation::cellStress() const {
     const World& w = scene_.world;
     Mat3 sum = Mat3::Zero();

@@ -240,3 +240,22 @@ def test_glued_grains_servo_and_stage_controls():
     assert a.walls["lid"]["load"][1] == 0 and a.walls["lid"]["velocity"][1] < 0
     a.step(400)
     assert a.walls["lid"]["load"][1] > 0
+
+
+def test_cell_rates_and_stress_servo():
+    sim = moreau.Simulation(example("lees_edwards_2d.ini"), set={"periodic.shear_rate": 0, "periodic.stress_axes": "",
+                                                                 "simulation.steps": 0})
+    cell = sim.cell
+    assert cell["periodic"] == [True, True, False] and cell["shear_rate"] == 0 and cell["shift"] == 0
+    sim.set_cell_stress("xy", [0.005, 0.005, 0], gain=0.05, max_rate=1e-3)
+    sim.step(3000)  # a loose packing compressed to p
+    s = sim.cell_stress()
+    assert abs(s[0, 0] / 0.005 - 1) < 0.03 and abs(s[1, 1] / 0.005 - 1) < 0.03
+    sim.set_cell_stress("y", [0, 0.005, 0], gain=0.05, max_rate=1e-3)
+    sim.set_cell_rates([0, 0, 0], shear_rate=1e-3)
+    sim.step(200)
+    assert sim.cell["shift"] > 0 and sim.cell["shear_rate"] == 1e-3
+    with pytest.raises(moreau.InputError, match="axis z is not periodic"):
+        sim.set_cell_rates([0, 0, 1e-3])
+    with pytest.raises(moreau.InputError, match="set_cell_stress"):
+        sim.set_cell_stress("y", [0, 0.005, 0], gain=0)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "moreau/analysis/fit.hpp"
+#include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/simulation.hpp"
 
@@ -268,7 +269,8 @@ max_strain_rate = 0.001
         CellServo lateral = sim.scene().cellServo;
         lateral.axes = {false, true, false};
         sim.setCellServo(lateral);
-        sim.world().strainRate.x() = -1e-4;
+        sim.setCellRates(Vec3(-1e-4, 0.0, 0.0), 0.0);
+        CHECK_THROWS_AS(sim.setCellRates(Vec3(0.0, 0.0, 1e-4), 0.0), InputError);  // z is not periodic
         const double lx = sim.world().boxMax.x() - sim.world().boxMin.x();
         double sxx = 0.0, syy = 0.0;
         const int steps = 1500, tail = 500;

@@ -64,7 +64,14 @@ public:
     void setTimeStep(double dt) { scene_.simulation.dt = dt; }
     /// The periodic cell's stress control from now on (CellServo; none:
     /// CellServo{}); the strain rates of the axes it leaves are the world's.
-    void setCellServo(const CellServo& servo) { scene_.cellServo = servo; }
+    /// Throws InputError (naming `what`) where the cell cannot take it: axes
+    /// that are not periodic, a shear without x and y periodic, MD with a
+    /// scheme other than cd, rates or stresses not finite, a gain <= 0.
+    void setCellServo(const CellServo& servo, const std::string& what = "setCellServo");
+    /// The cell's strain rates and Lees–Edwards shear rate from now on
+    /// (World::strainRate, shearRate; validated as setCellServo). The grains
+    /// keep their velocities: the new flow enters from the faces.
+    void setCellRates(const Vec3& strainRate, double shearRate, const std::string& what = "setCellRates");
     /// The seed of the steps from now on (simulation.seed: the sweep orders).
     void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
     /// Whether the next stage is detect(): between two whole steps, where
