@@ -452,7 +452,8 @@ Bad input raises moreau.InputError with the command line's message.)")
             "The cell's strain rates per axis and Lees-Edwards shear rate from now on (periodic axes; md.integrator cd).")
         .def(
             "set_cell_stress",
-            [](PySimulation& s, const std::string& axes, const std::vector<double>& stress, double gain, double maxRate) {
+            [](PySimulation& s, const std::string& axes, const std::vector<double>& stress, double gain, double maxRate,
+               double time) {
                 if (!s.sim().betweenSteps()) throw InputError("set_cell_stress: only between steps");
                 if (stress.size() != 3) throw InputError("set_cell_stress: stress of three numbers (allowed: [sx, sy, sz])");
                 CellServo servo;
@@ -463,11 +464,14 @@ Bad input raises moreau.InputError with the command line's message.)")
                 servo.stress = Vec3(stress[0], stress[1], stress[2]);
                 servo.gain = gain;
                 servo.maxRate = maxRate;
+                servo.time = time;
                 s.sim().setCellServo(servo, "set_cell_stress");
             },
             py::arg("axes"), py::arg("stress") = std::vector<double>{0.0, 0.0, 0.0}, py::arg("gain") = 0.0,
             py::arg("max_rate") = std::numeric_limits<double>::infinity(),
-            "A servo on the cell's strain rates that holds these normal stresses on these axes ('' turns it off).")
+            py::arg("time") = std::numeric_limits<double>::infinity(),
+            "A servo on the cell's strain rates that holds these normal stresses on these axes ('' turns it off); "
+            "time: its integral time (inf: proportional only).")
         .def_property_readonly("state_hash", [](PySimulation& s) { return hex64(stateHash(s.world())); },
                                "The hash of every body's state that summary.json reports: equal hashes, equal bits.")
         .def_property_readonly("step_count", [](PySimulation& s) { return s.world().step; }, "Steps taken.")

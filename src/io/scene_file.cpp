@@ -531,6 +531,11 @@ std::vector<Rule> fixedRules() {
                         "Servo: strain rate per unit stress error, d(rate) = gain (sigma_kk - stress_k) (> 0; "
                         "required with stress_axes).",
                         0.0, true));
+    r.push_back(withInfinity(realKey("periodic.stress_time", "inf",
+                                     "Servo: the integral time tau, rate = gain (e + (1/tau) integral of e dt) with e = "
+                                     "sigma_kk - stress_k; it removes the offset rate/gain of the proportional part while "
+                                     "the cell must move (inf: proportional only).",
+                                     0.0, true)));
     r.push_back(withInfinity(realKey("periodic.max_strain_rate", "inf",
                                      "Servo: the largest strain rate it sets, in magnitude.", 0.0, true)));
     r.push_back(typedKey(K::Bool, "periodic.affine_start", "true",
@@ -1624,6 +1629,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
             cs.stress = v.vec("periodic.stress");
             cs.gain = v.real("periodic.stress_gain");
             cs.maxRate = v.real("periodic.max_strain_rate");
+            cs.time = v.real("periodic.stress_time");
             for (int a = 0; a < 3; ++a)
                 if (cs.axes[static_cast<std::size_t>(a)] && v.vec("periodic.strain_rate")[a] != 0.0)
                     v.fail("periodic.strain_rate", std::string("sets the rate of ") + static_cast<char>('x' + a) +

@@ -65,6 +65,7 @@ void writeWorld(ByteWriter& out, const World& w) {
     putVec3(out, w.strainRate);  // format 2: the deforming cell, the driven grains
     out.put(w.shearRate);
     out.put(w.shift);
+    putVec3(out, w.stressErrorIntegral);
     out.put(static_cast<std::uint64_t>(w.driven.size()));
     for (const World::DrivenGrain& d : w.driven) {
         out.put(d.grain);
@@ -113,6 +114,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         w.strainRate = getVec3(in, "cell strain rate");
         w.shearRate = in.get<double>("cell shear rate");
         w.shift = in.get<double>("cell shift");
+        w.stressErrorIntegral = getVec3(in, "cell servo integral");
         w.driven.resize(in.count(2 * sizeof(BodyId), "driven grains"));
         for (World::DrivenGrain& d : w.driven) {
             d.grain = in.get<BodyId>("driven grains");
@@ -170,7 +172,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     }
     if (!w.gravity.allFinite() || !(std::isfinite(w.muGrain) && w.muGrain >= 0.0) || !w.boxMin.allFinite() ||
         !w.boxMax.allFinite() || !std::isfinite(w.time) || !w.strainRate.allFinite() || !std::isfinite(w.shearRate) ||
-        !std::isfinite(w.shift))
+        !std::isfinite(w.shift) || !w.stressErrorIntegral.allFinite())
         in.fail("the gravity, grain friction, periodic box or time is not finite (or the friction < 0)");
     return w;
 }

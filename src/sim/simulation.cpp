@@ -274,8 +274,9 @@ void checkCell(const Scene& scene, const std::array<bool, 3>& axes, bool shear, 
 
 void Simulation::setCellServo(const CellServo& servo, const std::string& what) {
     checkCell(scene_, servo.axes, false, what);
-    if (servo.any() && !(servo.stress.allFinite() && servo.gain > 0.0 && std::isfinite(servo.gain) && servo.maxRate > 0.0))
-        throw InputError(what + ": finite stresses, gain > 0 and max rate > 0 (allowed: those)");
+    if (servo.any() && !(servo.stress.allFinite() && servo.gain > 0.0 && std::isfinite(servo.gain) && servo.maxRate > 0.0 &&
+                         servo.time > 0.0))
+        throw InputError(what + ": finite stresses, gain > 0, max rate > 0 and time > 0 (allowed: those)");
     scene_.cellServo = servo;
 }
 
@@ -318,9 +319,15 @@ void Simulation::applyControls() {
     World& w = scene_.world;
     if (const CellServo& cs = scene_.cellServo; cs.any()) {
         const Mat3 sigma = cellStress();
-        for (int k = 0; k < 3; ++k)
-            if (cs.axes[static_cast<std::size_t>(k)])
-                w.strainRate[k] = std::clamp(cs.gain * (sigma(k, k) - cs.stress[k]), -cs.maxRate, cs.maxRate);
+        const double dt = scene_.simulation.dt;
+        for (int k = 0; k < 3; ++k) {
+            if (!cs.axes[static_cast<std::size_t>(k)]) continue;
+            const double e = sigma(k, k) - cs.stress[k];
+            const double integral = w.stressErrorIntegral[k] + e * dt;
+            const double rate = cs.gain * (e + (std::isinf(cs.time) ? 0.0 : integral / cs.time));
+            w.strainRate[k] = std::clamp(rate, -cs.maxRate, cs.maxRate);
+            if (!std::isinf(cs.time) && std::abs(rate) <= cs.maxRate) w.stressErrorIntegral[k] = integral;  // no wind-up
+        }
     }
     if (!scene_.servos.empty()) {
         const std::vector<Vec3> load = wallLoads();

@@ -214,6 +214,9 @@ with tempfile.TemporaryDirectory() as tmp:
     le = example("lees_edwards_2d.ini")
     restart_case(tmp, "cd_lees_edwards", le, 2600, 2417, [])
     restart_case(tmp, "md_lees_edwards", le, 2600, 2417, ["simulation.method=md"])
+    # A periodic triaxial cell: the servo's integral is part of the state.
+    tri = example("triaxial_3d.ini")
+    restart_case(tmp, "cd_triaxial", tri, 700, 613, [])
 
     # Resuming a finished run changes nothing (its last row is off the cadence).
     fin = os.path.join(tmp, "finished")

@@ -194,14 +194,19 @@ struct WallServo {
 
 /// Stress control of a periodic cell ([periodic] stress keys,
 /// docs/mechanics.md): before each step the strain rate of each controlled
-/// axis k becomes ε̇_k = gain (σ_kk − stress_k), clamped to ±maxRate, with σ
-/// the grains' stress over the cell (Love–Weber at the last evaluation plus
-/// the kinetic part; compression positive): a cell under more stress than
-/// asked for expands.
+/// axis k becomes, with e_k = σ_kk − stress_k,
+///   ε̇_k = gain (e_k + (1/time) ∫ e_k dt),
+/// clamped to ±maxRate (the integral stops growing while clamped), σ the
+/// grains' stress over the cell (Love–Weber at the last evaluation plus the
+/// kinetic part; compression positive): a cell under more stress than asked
+/// for expands. The integral (World::stressErrorIntegral) removes the
+/// offset e = ε̇ / gain that a proportional servo keeps while the cell must
+/// move (triaxial compression); time = ∞ leaves the proportional part.
 struct CellServo {
     std::array<bool, 3> axes{false, false, false};
     Vec3 stress = Vec3::Zero();
     double gain = 0.0;
+    double time = std::numeric_limits<double>::infinity();
     double maxRate = std::numeric_limits<double>::infinity();
     bool any() const { return axes[0] || axes[1] || axes[2]; }
 };

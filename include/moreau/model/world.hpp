@@ -97,6 +97,8 @@ struct World {
     Vec3 strainRate = Vec3::Zero();
     double shearRate = 0.0;
     double shift = 0.0;  ///< Lees–Edwards image offset δ along x, in [0, L_x)
+    /// The cell's stress servo's memory (CellServo): ∫ (σ_kk − target_k) dt per axis.
+    Vec3 stressErrorIntegral = Vec3::Zero();
 
     double time = 0.0;
     long step = 0;
