@@ -93,6 +93,12 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run("run", chain, "--set", "chain.origin=0.4995 0 0", "--out", os.path.join(tmp, "touch"), "--quiet",
             "--set", "simulation.steps=2")
     expect(p.returncode == 0, f"a start overlapping a wall by 1e-3 r was refused: {p.stderr.strip()}")
+    # Grains glued to a wall may lie in it (one body); a free grain may not.
+    glued = ["--set", "chain.spacing=0", "--set", "chain.radius=0.6", "--set", "chain.origin=0.5 0 0",
+             "--set", "group.plate.grains=0", "--set", "group.plate.wall=left", "--set", "simulation.steps=2"]
+    p = run("run", chain, *glued, "--out", os.path.join(tmp, "glued"), "--quiet")
+    expect(p.returncode == 0, f"a grain glued into its own wall was refused: {p.stderr.strip()}")
+    bad_input(["run", chain, *glued[:-2], "--set", "group.plate.grains=5"], ["grain 0", "wall 'left'"], tmp)
 
     # --- a run: outputs of INTERFACE.md; same seed, same bits, any threads ---
     hashes = []
