@@ -275,7 +275,7 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
     const std::vector<KeySpec> keys = {
         {"experiment.grains", KeyType::Integer, "256", "free disks between the plates (Pena: 256)", 8.0, 1e5},
         {"experiment.duration", KeyType::Real, "1000", "sheared time in t_c (t_c = 1 ms)", 0.0, inf, {}, true},
-        {"experiment.samples", KeyType::Integer, "600", "E_k records per run, at times common to both steps", 2.0,
+        {"experiment.samples", KeyType::Integer, "2000", "E_k records per run, at times common to both steps", 2.0,
          1e6},
         {"experiment.shear_rate", KeyType::Real, "1.25e-5", "shear rate in 1/s (Pena: 1.25e-5)", 0.0, inf, {}, true},
         {"experiment.pressure", KeyType::Real, "0.4", "normal stress of the preparation in N/m (2D)", 0.0, inf, {},
