@@ -77,6 +77,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "Pena et al. Figs. 5-7, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
          "update, with and without rotation, several k_n",
          relaxationTime},
+        {"slow-shear",
+         "Pena et al. Fig. 3: E_k(t) of 256 disks sheared slowly between rough plates with Gear 5 at two dt, "
+         "mu = 0 and 0.5, and the cumulative difference Delta E_k",
+         mdOnly("slow-shear", slowShear)},
         {"kuhn-slip-direction",
          "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
          "refined algorithm vs add-then-project",

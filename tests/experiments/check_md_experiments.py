@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The soft-sphere experiments (restitution, brake-failure, detachment,
-integrators) end to end through the built program, small: exit status 0, the
+integrators, slow-shear) end to end through the built program, small: exit status 0, the
 JSON of INTERFACE.md with its required `results` keys and computed checks,
 the CSV and the PNG (the plot scripts run), and one-line exit-2 errors for
 bad keys with nothing written.
@@ -34,6 +34,10 @@ CASES = {
     "integrators": (["experiment.schemes=cd,rk,pv,gear5", "experiment.angles=6", "experiment.steps=5,10,25"],
                     ["steps", "ard_en_cd", "ard_et_cd", "ard_beta_cd", "ard_omega_cd"],
                     ["integrators.csv", "integrators_exact.csv", "integrators.png", "integrators_exact.png"]),
+    "slow-shear": (["experiment.grains=32", "experiment.duration=50", "experiment.samples=20"],
+                   ["dt_over_tc", "mu", "time", "ek_mu0_dt1", "ek_mu0_dt2", "ek_mu05_dt1", "ek_mu05_dt2",
+                    "delta_ek_mu0", "delta_ek_mu05", "rel_diff_mu0", "rel_diff_mu05", "rel_diff_ratio"],
+                   ["slow_shear.csv", "slow_shear.png"]),
 }
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -66,6 +70,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for args, word in ((["integrators", "--set", "experiment.schemes=cd,nope"], "experiment.schemes"),
                        (["integrators", "--set", "experiment.steps=1-3"], "experiment.steps"),
                        (["restitution", "--set", "experiment.v_max=-1"], "experiment.v_max"),
+                       (["slow-shear", "--set", "experiment.grains=2"], "experiment.grains"),
                        (["detachment", "--set", "experiment.ratio_min=1", "--set", "experiment.ratio_max=0.5"],
                         "experiment.ratio_max")):
         out = os.path.join(tmp, "bad_out")
