@@ -600,6 +600,11 @@ std::vector<Rule> wallRules() {
                         0.0, true));
     r.push_back(withInfinity(realKey("servo_max_speed", "inf", "Servo: the largest normal speed it gives the wall.",
                                      0.0, true)));
+    r.push_back(withInfinity(realKey("servo_time", "inf",
+                                     "Servo: the integral time tau, v_n = servo_gain (e + (1/tau) integral of e dt) with "
+                                     "e = servo_stress - sigma; it removes the offset v_n/gain of the proportional part "
+                                     "while the wall must move (inf: proportional only).",
+                                     0.0, true)));
     return r;
 }
 
@@ -1449,6 +1454,7 @@ void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wal
         servo.stress = v.real(p + "servo_stress");
         servo.gain = v.real(p + "servo_gain");
         servo.maxSpeed = v.real(p + "servo_max_speed");
+        servo.time = v.real(p + "servo_time");
         if (!v.empty(p + "servo_area")) {
             servo.area = v.real(p + "servo_area");
         } else {

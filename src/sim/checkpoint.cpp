@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -66,6 +67,7 @@ void writeWorld(ByteWriter& out, const World& w) {
     out.put(w.shearRate);
     out.put(w.shift);
     putVec3(out, w.stressErrorIntegral);
+    out.putVector(w.wallErrorIntegral);
     out.put(static_cast<std::uint64_t>(w.driven.size()));
     for (const World::DrivenGrain& d : w.driven) {
         out.put(d.grain);
@@ -115,6 +117,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         w.shearRate = in.get<double>("cell shear rate");
         w.shift = in.get<double>("cell shift");
         w.stressErrorIntegral = getVec3(in, "cell servo integral");
+        w.wallErrorIntegral = in.getVector<double>("wall servo integrals");
         w.driven.resize(in.count(2 * sizeof(BodyId), "driven grains"));
         for (World::DrivenGrain& d : w.driven) {
             d.grain = in.get<BodyId>("driven grains");
@@ -130,7 +133,8 @@ World readWorld(ByteReader& in, std::uint32_t format) {
                         w.radius.size() == n && w.q.size() == n && w.mass.size() == n && w.inertia.size() == n &&
                         w.prescribed.size() == n && (w.force.empty() || w.force.size() == n);
     const std::size_t walls = n - w.numGrains;
-    if (!bodies || w.wallShape.size() != walls || w.wallName.size() != walls || w.wallMobile.size() != walls)
+    if (!bodies || w.wallShape.size() != walls || w.wallName.size() != walls || w.wallMobile.size() != walls ||
+        !(w.wallErrorIntegral.empty() || w.wallErrorIntegral.size() == walls))
         in.fail("the world's arrays disagree on the number of bodies");
     if (w.step < 0) in.fail("negative step " + std::to_string(w.step));
     for (std::size_t k = 0; k < w.driven.size(); ++k) {
@@ -172,7 +176,8 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     }
     if (!w.gravity.allFinite() || !(std::isfinite(w.muGrain) && w.muGrain >= 0.0) || !w.boxMin.allFinite() ||
         !w.boxMax.allFinite() || !std::isfinite(w.time) || !w.strainRate.allFinite() || !std::isfinite(w.shearRate) ||
-        !std::isfinite(w.shift) || !w.stressErrorIntegral.allFinite())
+        !std::isfinite(w.shift) || !w.stressErrorIntegral.allFinite() ||
+        !std::all_of(w.wallErrorIntegral.begin(), w.wallErrorIntegral.end(), [](double x) { return std::isfinite(x); }))
         in.fail("the gravity, grain friction, periodic box or time is not finite (or the friction < 0)");
     return w;
 }

@@ -331,11 +331,19 @@ void Simulation::applyControls() {
     }
     if (!scene_.servos.empty()) {
         const std::vector<Vec3> load = wallLoads();
+        const double dt = scene_.simulation.dt;
         for (const WallServo& s : scene_.servos) {
-            const auto b = static_cast<std::size_t>(s.wall);
+            const auto b = static_cast<std::size_t>(s.wall), k = b - w.numGrains;
             const Vec3& n = w.wall(s.wall).direction;
-            const double sigma = -load[b - w.numGrains].dot(n) / s.area;
-            const double vn = std::clamp(s.gain * (s.stress - sigma), -s.maxSpeed, s.maxSpeed);
+            const double e = s.stress - (-load[k].dot(n) / s.area);
+            double integral = 0.0;
+            if (!std::isinf(s.time)) {
+                if (w.wallErrorIntegral.size() != w.numWalls()) w.wallErrorIntegral.assign(w.numWalls(), 0.0);
+                integral = w.wallErrorIntegral[k] + e * dt;
+            }
+            const double v = s.gain * (e + (std::isinf(s.time) ? 0.0 : integral / s.time));
+            const double vn = std::clamp(v, -s.maxSpeed, s.maxSpeed);
+            if (!std::isinf(s.time) && std::abs(v) <= s.maxSpeed) w.wallErrorIntegral[k] = integral;  // no wind-up
             w.v[b] += (vn - w.v[b].dot(n)) * n;
         }
     }

@@ -207,7 +207,7 @@ with tempfile.TemporaryDirectory() as tmp:
     restart_case(tmp, "cd_shear_cell", shear, 700, 613, [])
     restart_case(tmp, "md_shear_cell", shear, 700, 613, ["simulation.method=md", "md.substeps=60"])
     servo = ["wall.lid.mobile=false", "wall.lid.force=0 0 0", "wall.lid.servo_stress=0.005",
-             "wall.lid.servo_gain=2", "wall.lid.servo_max_speed=0.01"]
+             "wall.lid.servo_gain=2", "wall.lid.servo_max_speed=0.01", "wall.lid.servo_time=50"]
     restart_case(tmp, "cd_servo", shear, 700, 613, servo)
     restart_case(tmp, "md_servo", shear, 700, 613, ["simulation.method=md", "md.substeps=60"] + servo)
     # A Lees-Edwards cell whose height a servo controls.

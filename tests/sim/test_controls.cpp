@@ -232,6 +232,50 @@ wall = lid
     }
 }
 
+TEST_CASE("a servo lid with an integral time holds its stress while the bed moves it") {
+    // The floor rises at u = 1e-4 a step, so the lid must too: a
+    // proportional servo then holds σ with the offset u / gain = 0.0033;
+    // the integral part (servo_time) removes it.
+    const std::string text = kBed + R"(
+[wall.floor]
+velocity = 0 0.0001 0
+[wall.lid]
+point = 0 4.2 0
+normal = 0 -1 0
+servo_stress = 0.004
+servo_gain = 0.03
+servo_max_speed = 0.002
+[group.top]
+grains = 36..47
+wall = lid
+[group.bottom]
+grains = 0..11
+wall = floor
+)";
+    for (const char* method : {"cd", "md"}) {
+        CAPTURE(std::string(method));
+        for (const bool integral : {false, true}) {
+            CAPTURE(integral);
+            Simulation sim(scene(text, {std::string("simulation.method=") + method,
+                                        std::string("wall.lid.servo_time=") + (integral ? "100" : "inf")}));
+            const World& w = sim.world();
+            const std::size_t lid = wallBody(w, "lid");
+            double sigma = 0.0;
+            const int steps = 4000, tail = 1000;
+            for (int k = 0; k < steps; ++k) {
+                sim.advance();
+                if (k >= steps - tail) sigma += sim.wallLoads()[lid - w.numGrains].y() / 12.6 / tail;
+            }
+            if (integral) {
+                CHECK(sigma == doctest::Approx(0.004).epsilon(0.03));
+                CHECK(w.v[lid].y() == doctest::Approx(1e-4).epsilon(0.05));
+            } else {
+                CHECK(sigma > 0.004 * 1.3);  // the proportional servo's offset, u / gain ≈ 0.0033
+            }
+        }
+    }
+}
+
 TEST_CASE("group and servo keys refuse what they cannot do, naming the key") {
     auto refused = [](const std::string& extra, const std::string& message) {
         CAPTURE(extra);

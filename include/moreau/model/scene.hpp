@@ -181,8 +181,9 @@ struct GuardSettings {
 
 /// A servo on a plane wall ([wall.NAME] servo_* keys, docs/mechanics.md):
 /// before each step the wall's velocity along its normal n becomes
-///   v_n = gain (stress − σ),  σ = −F·n / area,
-/// clamped to ±maxSpeed, with F the contact force the grains exerted at the
+///   v_n = gain (e + (1/time) ∫ e dt),  e = stress − σ,  σ = −F·n / area,
+/// clamped to ±maxSpeed (the integral, World::wallErrorIntegral, stops
+/// growing while clamped; time = ∞: proportional only), with F the contact force the grains exerted at the
 /// last step on the wall and on the grains glued to it (σ > 0 under
 /// compression: the grains push the wall along −n). The wall moves
 /// kinematically; its velocity along the plane stays as given.
@@ -190,6 +191,7 @@ struct WallServo {
     BodyId wall = 0;
     double stress = 0.0, gain = 0.0, area = 1.0;
     double maxSpeed = std::numeric_limits<double>::infinity();
+    double time = std::numeric_limits<double>::infinity();
 };
 
 /// Stress control of a periodic cell ([periodic] stress keys,

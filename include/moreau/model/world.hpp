@@ -99,6 +99,9 @@ struct World {
     double shift = 0.0;  ///< Lees–Edwards image offset δ along x, in [0, L_x)
     /// The cell's stress servo's memory (CellServo): ∫ (σ_kk − target_k) dt per axis.
     Vec3 stressErrorIntegral = Vec3::Zero();
+    /// The wall servos' memory (WallServo): ∫ (target − σ) dt per wall
+    /// (body − numGrains); empty until a servo with an integral time runs.
+    std::vector<double> wallErrorIntegral;
 
     double time = 0.0;
     long step = 0;
