@@ -1,4 +1,4 @@
-/// Force schemes paper §3, Figs. 3–5: oblique impacts of two equal spheres
+/// Force schemes paper §3, Figs. 3–6: oblique impacts of two equal spheres
 /// for every tangential force law.
 ///
 /// Two cellulose-acetate spheres (R = 3 mm, m = 1.48e-4 kg, I = 2/5 m R²,

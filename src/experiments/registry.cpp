@@ -64,7 +64,7 @@ const std::vector<ExperimentInfo>& experiments() {
         {"restitution", "force schemes Fig. 2: e_n vs impact velocity for the linear, damped Hertz, HKK and "
                         "Walton-Braun laws", mdOnly("restitution", restitution)},
         {"oblique-impact",
-         "force schemes §3 Figs. 3-5: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
+         "force schemes §3 Figs. 3-6: psi_f(psi_i) and e(sin theta) of oblique sphere impacts for every tangential law",
          obliqueImpact},
         {"brake-failure", "force schemes §4 Fig. 8, eq. 25: braking dv_x vs speed of a grazing impact, two stiffnesses",
          mdOnly("brake-failure", brakeFailure)},
