@@ -281,13 +281,7 @@ void wallLoads(const World& world, const std::vector<Contact>& contacts, std::ve
     torque.assign(world.numWalls(), Vec3::Zero());
     // A grain glued to a wall is part of it (World::DrivenGrain): the forces
     // on it load the wall, at their contact points.
-    std::vector<BodyId> carrier;
-    if (world.anyGlued()) {
-        carrier.resize(world.numBodies());
-        for (std::size_t i = 0; i < carrier.size(); ++i) carrier[i] = static_cast<BodyId>(i);
-        for (const World::DrivenGrain& d : world.driven)
-            if (d.wall >= 0) carrier[static_cast<std::size_t>(d.grain)] = d.wall;
-    }
+    const std::vector<BodyId> carrier = world.carriers();
     auto load = [&](BodyId body, const Vec3& point, const Vec3& f) {
         const std::size_t k = static_cast<std::size_t>(body) - world.numGrains;
         force[k] += f;

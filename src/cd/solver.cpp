@@ -208,13 +208,7 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     // A grain glued to a wall is part of it (World::DrivenGrain): its rows
     // act on the wall's body, with the wall's velocity and mass. Walls never
     // rotate, so the grain's lever arm meets no spin and no inverse inertia.
-    carrier_.clear();
-    if (world.anyGlued()) {
-        carrier_.resize(nb);
-        for (std::size_t i = 0; i < nb; ++i) carrier_[i] = static_cast<BodyId>(i);
-        for (const World::DrivenGrain& d : world.driven)
-            if (d.wall >= 0) carrier_[static_cast<std::size_t>(d.grain)] = d.wall;
-    }
+    carrier_ = world.carriers();
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         SolverRow& r = rows_[c];

@@ -198,17 +198,15 @@ void checkStart(const Scene& scene) {
     CellGridDetector().detect(w, 0.0, contacts);
     // Bodies that cannot push each other: a grain glued to a wall and the
     // wall, two grains of one plate, two kinematic bodies.
-    std::vector<BodyId> carrier(w.numBodies());
-    for (std::size_t i = 0; i < carrier.size(); ++i) carrier[i] = static_cast<BodyId>(i);
-    for (const World::DrivenGrain& d : w.driven)
-        if (d.wall >= 0) carrier[static_cast<std::size_t>(d.grain)] = d.wall;
+    const std::vector<BodyId> carriers = w.carriers();
+    auto carrier = [&](BodyId b) { return carriers.empty() ? b : carriers[static_cast<std::size_t>(b)]; };
     auto kinematic = [&](BodyId b) {
         const auto i = static_cast<std::size_t>(b);
         return w.invMass[i] == Vec3::Zero() && w.invInertia[i] == Vec3::Zero();
     };
     for (const Contact& c : contacts) {
         if (!(c.gap < -scene.guard.startOverlap * rMin)) continue;
-        if (carrier[static_cast<std::size_t>(c.a)] == carrier[static_cast<std::size_t>(c.b)] ||
+        if (carrier(c.a) == carrier(c.b) ||
             (kinematic(c.a) && kinematic(c.b)))
             continue;
         if (w.isWall(c.b))

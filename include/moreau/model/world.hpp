@@ -117,13 +117,17 @@ struct World {
             if (d.wall >= 0) return true;
         return false;
     }
-    /// The body whose motion grain or wall b follows: its wall for a glued
-    /// grain, b itself otherwise. (A linear search: for setup and checks;
-    /// the solvers make their own tables.)
-    BodyId carrier(BodyId b) const {
+    /// Per body, the body whose motion it follows: its wall for a glued
+    /// grain, itself otherwise. Empty when no grain is glued (every body
+    /// its own carrier).
+    std::vector<BodyId> carriers() const {
+        std::vector<BodyId> c;
+        if (!anyGlued()) return c;
+        c.resize(numBodies());
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<BodyId>(i);
         for (const DrivenGrain& d : driven)
-            if (d.grain == b) return d.wall >= 0 ? d.wall : b;
-        return b;
+            if (d.wall >= 0) c[static_cast<std::size_t>(d.grain)] = d.wall;
+        return c;
     }
     /// Prescribes grain i's motion (World::DrivenGrain): velocity v and spin
     /// w on the dimension's axes, or glued to `wall` (v and w are then the
