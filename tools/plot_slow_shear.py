@@ -13,8 +13,9 @@ import matplotlib.pyplot as plt
 rows = list(csv.DictReader(open(sys.argv[1])))
 col = {k: [float(r[k]) for r in rows] for k in rows[0]}
 t = col["time"]
-panels = [("ek_mu0_dt1", "a  dt/t_c = 13/2500, mu = 0"), ("ek_mu05_dt1", "b  dt/t_c = 13/2500, mu = 0.5"),
-          ("ek_mu0_dt2", "c  dt/t_c = 13/500, mu = 0"), ("ek_mu05_dt2", "d  dt/t_c = 13/500, mu = 0.5")]
+# dt1 is the larger step (13/500), dt2 the smaller (13/2500): INTERFACE.md.
+panels = [("ek_dt2_mu0", "a  dt/t_c = 13/2500, mu = 0"), ("ek_dt2_mu05", "b  dt/t_c = 13/2500, mu = 0.5"),
+          ("ek_dt1_mu0", "c  dt/t_c = 13/500, mu = 0"), ("ek_dt1_mu05", "d  dt/t_c = 13/500, mu = 0.5")]
 fig = plt.figure(figsize=(11, 10))
 axes = [fig.add_subplot(3, 2, i + 1) for i in range(4)]
 for ax, (key, title) in zip(axes, panels):

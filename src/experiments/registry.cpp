@@ -85,6 +85,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "Kuhn et al. Fig. 4: direction of a sliding contact's force after one step against the movement size, "
          "refined algorithm vs add-then-project",
          kuhnSlipDirection},
+        {"stress-probes",
+         "Kuhn et al. Fig. 5: plastic strain increments of axisymmetric stress probes in the Rendulic plane, "
+         "conventional vs refined linear-frictional algorithm, fitted circles and hardening moduli",
+         mdOnly("stress-probes", stressProbes)},
         {"rigid-rotation",
          "Kuhn et al. Fig. 6: stress of a static packing rotated rigidly by 90 deg about x1 and turned back, for no "
          "adjustment, projection, projection + twirl of the tangential forces",

@@ -341,15 +341,17 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
     const double ratio = rel[1] / rel[0];
 
     nlohmann::json results;
-    results["dt_over_tc"] = {dtOverTc[0], dtOverTc[1]};
+    // INTERFACE.md: the two steps larger first; dt1 is the larger step
+    // (runs[m][1]), dt2 the smaller (runs[m][0]).
+    results["dt_over_tc"] = {dtOverTc[1], dtOverTc[0]};
     results["mu"] = {mus[0], mus[1]};
     results["time"] = time;
-    results["ek_mu0_dt1"] = runs[0][0].ek;
-    results["ek_mu0_dt2"] = runs[0][1].ek;
-    results["ek_mu05_dt1"] = runs[1][0].ek;
-    results["ek_mu05_dt2"] = runs[1][1].ek;
-    results["ee_mu0_dt1"] = runs[0][0].ee;
-    results["ee_mu05_dt1"] = runs[1][0].ee;
+    results["ek_dt1_mu0"] = runs[0][1].ek;
+    results["ek_dt2_mu0"] = runs[0][0].ek;
+    results["ek_dt1_mu05"] = runs[1][1].ek;
+    results["ek_dt2_mu05"] = runs[1][0].ek;
+    results["ee_dt2_mu0"] = runs[0][0].ee;
+    results["ee_dt2_mu05"] = runs[1][0].ee;
     results["delta_ek_mu0"] = delta[0];
     results["delta_ek_mu05"] = delta[1];
     results["rel_diff_mu0"] = rel[0];
@@ -433,11 +435,11 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
         {"seed", seed}};
     if (options.writeFiles) {
         CsvFile csv = openCsv(options, "slow_shear.csv",
-                              "time,ek_mu0_dt1,ek_mu0_dt2,ek_mu05_dt1,ek_mu05_dt2,delta_ek_mu0,delta_ek_mu05");
+                              "time,ek_dt1_mu0,ek_dt2_mu0,ek_dt1_mu05,ek_dt2_mu05,delta_ek_mu0,delta_ek_mu05");
         for (long s = 0; s < samples; ++s) {
             const auto i = static_cast<std::size_t>(s);
-            csv.out << time[i] << ',' << runs[0][0].ek[i] << ',' << runs[0][1].ek[i] << ',' << runs[1][0].ek[i] << ','
-                    << runs[1][1].ek[i] << ',' << delta[0][i] << ',' << delta[1][i] << '\n';
+            csv.out << time[i] << ',' << runs[0][1].ek[i] << ',' << runs[0][0].ek[i] << ',' << runs[1][1].ek[i] << ','
+                    << runs[1][0].ek[i] << ',' << delta[0][i] << ',' << delta[1][i] << '\n';
         }
         csv.out.close();
         runPlotScript("slow_shear", {csv.path.string(), (options.outDir / "slow_shear.png").string()}, options.quiet);

@@ -35,9 +35,13 @@ CASES = {
                     ["steps", "ard_en_cd", "ard_et_cd", "ard_beta_cd", "ard_omega_cd"],
                     ["integrators.csv", "integrators_exact.csv", "integrators.png", "integrators_exact.png"]),
     "slow-shear": (["experiment.grains=32", "experiment.duration=50", "experiment.samples=20"],
-                   ["dt_over_tc", "mu", "time", "ek_mu0_dt1", "ek_mu0_dt2", "ek_mu05_dt1", "ek_mu05_dt2",
+                   ["dt_over_tc", "mu", "time", "ek_dt1_mu0", "ek_dt2_mu0", "ek_dt1_mu05", "ek_dt2_mu05",
                     "delta_ek_mu0", "delta_ek_mu05", "rel_diff_mu0", "rel_diff_mu05", "rel_diff_ratio"],
                    ["slow_shear.csv", "slow_shear.png"]),
+    "stress-probes": (["experiment.particles=200", "experiment.probes=12"],
+                      ["probes", "q_over_p", "hardening_modulus_conventional", "hardening_modulus_refined",
+                       "modulus_difference"],
+                      ["stress_probes.csv", "stress_probes_circles.csv", "stress_probes.png"]),
 }
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -23,18 +23,19 @@ TEST_SUITE("experiments") {
         const auto& r = doc["results"];
         const std::size_t n = r["time"].size();
         REQUIRE(n == 50);
-        for (const char* key : {"ek_mu0_dt1", "ek_mu0_dt2", "ek_mu05_dt1", "ek_mu05_dt2", "delta_ek_mu0",
+        for (const char* key : {"ek_dt1_mu0", "ek_dt2_mu0", "ek_dt1_mu05", "ek_dt2_mu05", "delta_ek_mu0",
                                 "delta_ek_mu05"})
             REQUIRE(r[key].size() == n);
-        CHECK(r["dt_over_tc"][0].get<double>() == doctest::Approx(13.0 / 2500.0));
-        CHECK(r["dt_over_tc"][1].get<double>() == doctest::Approx(13.0 / 500.0));
+        // INTERFACE.md: the larger step first.
+        CHECK(r["dt_over_tc"][0].get<double>() == doctest::Approx(13.0 / 500.0));
+        CHECK(r["dt_over_tc"][1].get<double>() == doctest::Approx(13.0 / 2500.0));
         // Plates: displaced by ∓U t (kinematic), U = γ̇ H / 2.
         const double u = r["plate_speed"].get<double>(), t = r["time"][n - 1].get<double>();
         CHECK(u == doctest::Approx(0.5 * 1.25e-5 * r["gap"].get<double>()).epsilon(1e-12));
         CHECK(r["plate_shift_bottom"].get<double>() == doctest::Approx(-u * t).epsilon(1e-6));
         CHECK(r["plate_shift_top"].get<double>() == doctest::Approx(u * t).epsilon(1e-6));
         CHECK(r["prep_lid_stress"].get<double>() == doctest::Approx(0.4).epsilon(2e-3));
-        for (const char* key : {"ek_mu0_dt1", "ek_mu0_dt2", "ek_mu05_dt1", "ek_mu05_dt2"})
+        for (const char* key : {"ek_dt1_mu0", "ek_dt2_mu0", "ek_dt1_mu05", "ek_dt2_mu05"})
             for (const auto& e : r[key]) {
                 CAPTURE(key);
                 CHECK(std::isfinite(e.get<double>()));

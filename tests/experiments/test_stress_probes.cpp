@@ -1,0 +1,69 @@
+/// Kuhn et al. Fig. 5 (small version of `moreau experiment stress-probes`):
+/// 500 spheres in a periodic cell brought to the constant-p triaxial state
+/// q/p = 0.8 and probed in 36 directions per algorithm. What must hold
+/// whatever the paper's numbers: the state is the asked one and at rest; the
+/// reversible response (no sliding) is one linear, positive-definite and
+/// symmetric stiffness (hyperelastic springs); the irreversible increments
+/// of the loading directions lie on a circle through the origin (conventional
+/// elasto-plasticity, Fig. 5b) whose normal points to more shear and less
+/// compression (a frictional yield surface); the unloading directions give
+/// small irreversible increments.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+
+using namespace moreau;
+
+TEST_SUITE("experiments") {
+    TEST_CASE("stress-probes: circle through the origin, elastic stiffness symmetric, yield normal dilatant") {
+        ExperimentOptions options;
+        options.sets = {"experiment.particles=500", "experiment.probes=36"};
+        options.writeFiles = false;
+        options.quiet = true;
+        const nlohmann::json doc = stressProbes(options);
+        const auto& r = doc["results"];
+        CHECK(r["q_over_p"].get<double>() == doctest::Approx(0.8).epsilon(0.01));
+        CHECK(r["kinetic_over_elastic"].get<double>() < 1e-6);
+        CHECK(r["porosity"].get<double>() > 0.33);
+        CHECK(r["porosity"].get<double>() < 0.40);
+        // Reversible stiffness (MPa): linear, positive definite, symmetric.
+        const auto& d = r["elastic_stiffness_mpa"];
+        const double d11 = d[0][0], d12 = d[0][1], d21 = d[1][0], d22 = d[1][1];
+        CHECK(r["elastic_linearity_residual"].get<double>() < 0.03);
+        CHECK(d11 > 0.0);
+        CHECK(d11 * d22 - d12 * d21 > 0.0);
+        CHECK(std::abs(d12 - d21) < 0.05 * std::sqrt(d11 * d11 + d22 * d22));
+        for (const std::string name : {"conventional", "refined"}) {
+            CAPTURE(name);
+            const auto& s = r[name];
+            CHECK(s["circle_r2"].get<double>() > 0.95);
+            CHECK(s["circle_points"].get<long>() >= 3);
+            // Plastic modulus well below the reversible one.
+            CHECK(s["hardening_modulus_mpa"].get<double>() > 0.0);
+            CHECK(s["hardening_modulus_mpa"].get<double>() < 0.5 * std::min(d11, d22));
+            // Yield normal: more deviatoric, less volumetric stress.
+            const double dir = s["yield_direction_deg"];
+            CHECK(dir > 90.0);
+            CHECK(dir < 180.0);
+            CHECK(s["unloading_side_max_over_diameter"].get<double>() < 0.2);
+            // A small packing creeps more than the full one (2.6 %).
+            CHECK(s["drift"].get<double>() < 0.15);
+        }
+        // At 30 steps the per-step movements are tiny against the slip
+        // distance mu f_n / k_t: the two algorithms agree closely.
+        CHECK(r["hardening_modulus_ratio"].get<double>() == doctest::Approx(1.0).epsilon(0.02));
+    }
+
+    TEST_CASE("stress-probes: keys of other sections are refused") {
+        ExperimentOptions options;
+        options.writeFiles = false;
+        options.quiet = true;
+        options.sets = {"md.kn=5"};
+        CHECK_THROWS_AS(stressProbes(options), InputError);
+        options.sets = {"experiment.probes=2"};
+        CHECK_THROWS_AS(stressProbes(options), InputError);
+    }
+}
