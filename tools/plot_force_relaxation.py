@@ -6,7 +6,8 @@ Left: sweeps to reach eps on the squeezed chain against L with the diffusion
 theory L^2 ln(4/(pi eps))/(q pi^2) and the paper's bound (L/d)^2 (eq. 48).
 Middle: the error of the longest chain against the sweep with the theory's
 decay (4/pi) exp(-q pi^2 s / L^2). Right: 2D and 3D packings against n with
-the trends n (eq. 49) and n^(2/3) (eq. 50) drawn through the data's centre.
+the trends n (2D) and n^(2/3) (3D) of eq. 48's N_I ~ (L/d)^2 drawn through
+the data's centre (eqs. 49-50 are the cost per step, n times that).
 """
 import csv
 import math
@@ -56,8 +57,8 @@ def main():
         ax[1].set_title("relaxation of the longest chain")
         ax[1].legend(fontsize=8)
 
-    for system, color, exp_fit, trend, label in (("2d", "C2", exp2, 1.0, "n (eq. 49)"),
-                                                 ("3d", "C3", exp3, 2.0 / 3.0, "n^(2/3) (eq. 50)")):
+    for system, color, exp_fit, trend, label in (("2d", "C2", exp2, 1.0, "n (eq. 48, 2D)"),
+                                                 ("3d", "C3", exp3, 2.0 / 3.0, "n^(2/3) (eq. 48, 3D)")):
         pts = [r for r in rows if r["system"] == system]
         if not pts:
             continue

@@ -1,7 +1,8 @@
 /// CD paper §3.1, eq. 48: the iterative solver relaxes contact forces like a
 /// diffusion (eqs. 42–46), so a chain of L grains squeezed at its ends needs
 /// N_I ∝ (L/d)² sweeps before every reaction is right; in 2D and 3D packings
-/// the sweeps of a converged load step grow ∝ n and ∝ n^{2/3} (eqs. 49–50).
+/// the sweeps of a converged load step grow as (L/d)² (eq. 48), ∝ n in 2D and
+/// ∝ n^{2/3} in 3D (the cost per step, n times that, is eqs. 49–50).
 ///
 /// Chain: one cold-started CD step (reactions from zero) of L touching grains
 /// with +F on the first and −F on the last; sweeps until every reaction is
@@ -135,7 +136,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
         }
     const double prefactorRatio = ratioN > 0 ? ratioSum / ratioN : std::nan("");
 
-    // --- packings (eqs. 49–50) -----------------------------------------------
+    // --- packings (eq. 48 in 2D and 3D) ---------------------------------------
     // A load step that has not settled within experiment.max_sweeps (a
     // packing the piston left short of jamming: the load then accelerates a
     // loose region and the base force creeps) is left out and reported.
@@ -271,8 +272,9 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
     // depth, which at these sizes shift it by ~0.1 in the chain-like
     // estimate; a different law (sweeps ∝ depth instead of depth²) would be
     // 0.5 resp. 1/3 away.
-    if (p2.size.size() >= 2) checks.push_back(makeCheck("2D exponent vs n (eq. 49: 1)", exp2, 1.0, 0.15, false));
-    if (p3.size.size() >= 2) checks.push_back(makeCheck("3D exponent vs n (eq. 50: 2/3)", exp3, 2.0 / 3.0, 0.15, false));
+    if (p2.size.size() >= 2) checks.push_back(makeCheck("2D exponent vs n (eq. 48: N_I ~ (L/d)^2 ~ n)", exp2, 1.0, 0.15, false));
+    if (p3.size.size() >= 2) checks.push_back(makeCheck("3D exponent vs n (eq. 48: N_I ~ (L/d)^2 ~ n^(2/3))", exp3, 2.0 / 3.0, 0.15,
+                                                      false));
 
     if (options.writeFiles) {
         auto [csv, out] = openCsv(options, "force_relaxation.csv", "system,size,depth,contacts,sweeps,sweeps_sd,sweeps_theory", 10);

@@ -74,7 +74,7 @@ const std::vector<ExperimentInfo>& experiments() {
                         "steps per collision; fixed-grid error and CPU time",
          mdOnly("integrators", integratorsImpact)},
         {"relaxation-time",
-         "Pena et al. Figs. 5-7, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
+         "Pena et al. Figs. 6, 7a, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
          "update, with and without rotation, several k_n",
          relaxationTime},
         {"slow-shear",

@@ -1,7 +1,8 @@
 /// Peña, Lind & Herrmann, "Modeling of the time integration step for
-/// frictional contacts" (geometrical friction), §§3–4, Figs. 4–7 and 9: the
-/// relaxation time t_R of the kinetic energy of two discs against the time
-/// step Δt/t_c, with Cundall's spring (eq. 7) and with the geometric update
+/// frictional contacts" (geometrical friction), §§3–4, Figs. 4 (the setup),
+/// 6, 7a and 9 (not Fig. 5's E_k curves): the relaxation time t_R of the
+/// kinetic energy of two discs against the time step Δt/t_c, with Cundall's
+/// spring (eq. 7) and with the geometric update
 /// (eqs. 14–15), with and without rotation, for several k_n.
 ///
 /// Disc i (radius a, fixed: no translation, no rotation) and disc j (radius
