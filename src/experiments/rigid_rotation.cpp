@@ -43,6 +43,7 @@
 
 #include "kuhn_triaxial.hpp"
 #include "moreau/analysis/observables.hpp"
+#include "moreau/contact/contact_store.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
@@ -130,7 +131,7 @@ Turnable unroll(const Simulation& run, double layer) {
     std::vector<std::pair<ContactKey, std::size_t>> order;
     for (std::size_t k = 0; k < store.records.size(); ++k) {
         const ContactKey key = store.records[k].key;
-        const auto a = static_cast<BodyId>(key >> 34), b = static_cast<BodyId>((key >> 4) & ((1ULL << 30) - 1));
+        const BodyId a = keyBodyA(key), b = keyBodyB(key);
         const auto feature = static_cast<std::uint32_t>(key & 0xFu);
         if (pw.isWall(b)) continue;
         const Vec3 raw = pw.x[static_cast<std::size_t>(b)] - pw.x[static_cast<std::size_t>(a)];

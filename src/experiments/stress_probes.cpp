@@ -85,9 +85,8 @@ Probe runProbe(const Simulation& base, const Vec3& sigma0, double thetaDeg, doub
     pr.strain = fromRendulic(magnitude * Vec2(std::cos(th), std::sin(th)));
     sim.setCellServo(CellServo{}, "stress-probes");
     const Vec3 rate = -pr.strain / (static_cast<double>(ps.probeSteps) * dt);  // World rates: extension positive
-    const Vec3 centre = 0.5 * (w.boxMin + w.boxMax);
-    for (std::size_t i = 0; i < w.numGrains; ++i) w.v[i] += rate.cwiseProduct(w.x[i] - centre);
     sim.setCellRates(rate, 0.0, "stress-probes");
+    for (std::size_t i = 0; i < w.numGrains; ++i) w.v[i] += w.meanFlow(w.x[i]);
     for (long k = 0; k < ps.probeSteps; ++k) sim.advance();
     for (std::size_t i = 0; i < w.numGrains; ++i) w.v[i] -= w.meanFlow(w.x[i]);
     sim.setCellRates(Vec3::Zero(), 0.0, "stress-probes");
