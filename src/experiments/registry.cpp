@@ -89,6 +89,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "Kuhn et al. Fig. 5: plastic strain increments of axisymmetric stress probes in the Rendulic plane, "
          "conventional vs refined linear-frictional algorithm, fitted circles and hardening moduli",
          mdOnly("stress-probes", stressProbes)},
+        {"mu-of-i",
+         "beyond the papers (da Cruz et al. 2005): mu(I) and phi(I) of steady shear at fixed pressure in a "
+         "Lees-Edwards cell, CD converged and at fixed N_I, MD at stiffness levels and mapped by CD eqs. 67-68",
+         muOfI},
         {"rigid-rotation",
          "Kuhn et al. Fig. 6: stress of a static packing rotated rigidly by 90 deg about x1 and turned back, for no "
          "adjustment, projection, projection + twirl of the tangential forces",

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The soft-sphere experiments (restitution, brake-failure, detachment,
-integrators, slow-shear) end to end through the built program, small: exit status 0, the
+integrators, slow-shear, stress-probes, mu-of-i) end to end through the built program, small: exit status 0, the
 JSON of INTERFACE.md with its required `results` keys and computed checks,
 the CSV and the PNG (the plot scripts run), and one-line exit-2 errors for
 bad keys with nothing written.
@@ -42,6 +42,11 @@ CASES = {
                       ["probes", "q_over_p", "hardening_modulus_conventional", "hardening_modulus_refined",
                        "modulus_difference"],
                       ["stress_probes.csv", "stress_probes_circles.csv", "stress_probes.png"]),
+    "mu-of-i": (["experiment.particles=100", "experiment.inertial_numbers=0.1 0.03",
+                 "experiment.methods=cd_ni40 md_kappa1e3", "experiment.min_strain=0.5", "experiment.max_strain=1"],
+                ["inertial_number", "mu_cd_ni40", "phi_cd_ni40", "mu_min_cd_ni40", "b_cd_ni40", "phi_max_cd_ni40",
+                 "a_cd_ni40", "mu_md_kappa1e3", "phi_md_kappa1e3"],
+                ["mu_of_i.csv", "mu_of_i_series.csv", "mu_of_i.png"]),
 }
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -75,6 +80,7 @@ with tempfile.TemporaryDirectory() as tmp:
                        (["integrators", "--set", "experiment.steps=1-3"], "experiment.steps"),
                        (["restitution", "--set", "experiment.v_max=-1"], "experiment.v_max"),
                        (["slow-shear", "--set", "experiment.grains=2"], "experiment.grains"),
+                       (["mu-of-i", "--set", "experiment.methods=cd_ni40 md_kapa1e4"], "experiment.methods"),
                        (["detachment", "--set", "experiment.ratio_min=1", "--set", "experiment.ratio_max=0.5"],
                         "experiment.ratio_max")):
         out = os.path.join(tmp, "bad_out")
