@@ -46,17 +46,22 @@ struct MethodSpec {
     bool cd() const { return kind == Kind::CdConverged || kind == Kind::CdFixed; }
 };
 
+/// The number `text` spells, whole; NaN when it is not one.
+double wholeNumber(const std::string& text) {
+    std::size_t used = 0;
+    double v = kNaN;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        return kNaN;
+    }
+    return used == text.size() ? v : kNaN;
+}
+
 MethodSpec parseMethod(const std::string& name) {
     auto number = [&](const std::string& prefix) {
-        const std::string rest = name.substr(prefix.size());
-        std::size_t used = 0;
-        double v = kNaN;
-        try {
-            v = std::stod(rest, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != rest.size() || !(v > 0.0))
+        const double v = wholeNumber(name.substr(prefix.size()));
+        if (!(v > 0.0))
             throw InputError("mu-of-i: key 'experiment.methods': '" + name +
                              "' is not a method (allowed: cd_converged, cd_ni<N>, md_kappa<k>, md_mapped_ni<N>, "
                              "e.g. cd_ni40 md_kappa1e4 md_mapped_ni40)");
@@ -471,14 +476,8 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
 
     std::vector<double> inertial;
     for (const std::string& w : words(sceneText(keyScene, "experiment.inertial_numbers"))) {
-        std::size_t used = 0;
-        double v = kNaN;
-        try {
-            v = std::stod(w, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != w.size() || !(v > 0.0) || !(v <= 10.0))
+        const double v = wholeNumber(w);
+        if (!(v > 0.0) || !(v <= 10.0))
             throw InputError("mu-of-i: key 'experiment.inertial_numbers': '" + w +
                              "' is not an inertial number (allowed: numbers in (0, 10])");
         inertial.push_back(v);
