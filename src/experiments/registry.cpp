@@ -89,6 +89,10 @@ const std::vector<ExperimentInfo>& experiments() {
          "Kuhn et al. Fig. 5: plastic strain increments of axisymmetric stress probes in the Rendulic plane, "
          "conventional vs refined linear-frictional algorithm, fitted circles and hardening moduli",
          mdOnly("stress-probes", stressProbes)},
+        {"chain-modes",
+         "CD §3.2 eqs. 58-60 for every mode: omega(k), tau(k) and the cut-off k_c of the chain's artificial "
+         "sound, N_I = 10, 40, 160",
+         chainModes},
         {"mu-of-i",
          "beyond the papers (da Cruz et al. 2005): mu(I) and phi(I) of steady shear at fixed pressure in a "
          "Lees-Edwards cell, CD converged and at fixed N_I, MD at stiffness levels and mapped by CD eqs. 67-68",

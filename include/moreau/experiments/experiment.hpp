@@ -65,6 +65,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options);
 nlohmann::json slowShear(const ExperimentOptions& options);
 nlohmann::json stressProbes(const ExperimentOptions& options);
 nlohmann::json muOfI(const ExperimentOptions& options);
+nlohmann::json chainModes(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);
