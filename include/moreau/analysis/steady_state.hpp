@@ -12,7 +12,7 @@ namespace moreau {
 /// batches) minimising the squared standard error of the mean of what
 /// remains, Σ_{j≥d} (z_j − z̄_d)² / (m − d)², over d in the first half of the
 /// m batches, is returned as a sample index (d · batch). A minimum at the
-/// end of that half means the series has not settled (see settled()).
+/// end of that half means the series has not settled (mserSettled()).
 std::size_t mserTruncation(const std::vector<double>& x, std::size_t batch = 5);
 
 /// Whether an MSER start of `start` samples out of `n` lies inside the
