@@ -145,11 +145,7 @@ nlohmann::json chainModes(const ExperimentOptions& options) {
         {"experiment.amplitude", KeyType::Real, "0.1", "force amplitude of the excited mode over F", 0.0, 0.9, {},
          true},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("chain-modes: '" + set.substr(0, set.find('=')) + "': only experiment.* keys can be set");
-    const Scene keyScene =
-        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "chain-modes", options.sets, keys);
+    const Scene keyScene = experimentKeys("chain-modes", options.sets, keys);
     const std::vector<int> iterations = parseIntegers(sceneText(keyScene, "experiment.iterations"),
                                                       "experiment.iterations");
     const std::vector<int> modes = parseIntegers(sceneText(keyScene, "experiment.modes"), "experiment.modes");

@@ -34,12 +34,7 @@ nlohmann::json kuhnSlipDirection(const ExperimentOptions& options) {
         {"experiment.max_movement", KeyType::Real, "10", "largest k^t |dxi| / (mu f^n)", 0.0, inf, {}, true},
         {"experiment.substeps", KeyType::Integer, "10000", "small steps of the reference", 10.0, 1e7, {}},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("kuhn-slip-direction: '" + set.substr(0, set.find('=')) +
-                             "': only experiment.* keys (points, min_movement, max_movement, substeps) can be set");
-    const Scene scene =
-        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "kuhn-slip-direction", options.sets, keys);
+    const Scene scene = experimentKeys("kuhn-slip-direction", options.sets, keys);
     const long points = static_cast<long>(sceneInteger(scene, "experiment.points"));
     const double lo = sceneReal(scene, "experiment.min_movement"), hi = sceneReal(scene, "experiment.max_movement");
     const long substeps = static_cast<long>(sceneInteger(scene, "experiment.substeps"));

@@ -85,12 +85,7 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
         {"experiment.fit_max_i", KeyType::Real, "0.1", "fit mu = mu_min + b I, phi = phi_max - a I over I <= this",
          0.0, inf, {}, true},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("mu-of-i: '" + set.substr(0, set.find('=')) +
-                             "': only experiment.* keys can be set (moreau experiment mu-of-i --help lists them)");
-    const Scene keyScene =
-        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "mu-of-i", options.sets, keys);
+    const Scene keyScene = experimentKeys("mu-of-i", options.sets, keys);
     Options o;
     o.dimension = static_cast<int>(sceneInteger(keyScene, "experiment.dimension"));
     o.particles = static_cast<long>(sceneInteger(keyScene, "experiment.particles"));

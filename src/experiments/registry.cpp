@@ -123,6 +123,18 @@ CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const
     return csv;
 }
 
+Scene experimentKeys(const std::string& experiment, const std::vector<std::string>& sets,
+                     const std::vector<KeySpec>& keys) {
+    for (const std::string& set : sets)
+        if (set.rfind("experiment.", 0) != 0) {
+            std::string names;
+            for (const KeySpec& k : keys) names += (names.empty() ? "" : ", ") + k.key.substr(k.key.find('.') + 1);
+            throw InputError(experiment + ": '" + set.substr(0, set.find('=')) + "': only experiment.* keys (" + names +
+                             ") can be set");
+        }
+    return loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", experiment, sets, keys);
+}
+
 bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet) {
     const std::filesystem::path python = "/usr/bin/python3";
     const std::filesystem::path file = std::filesystem::path(MOREAU_SOURCE_DIR) / "tools" / ("plot_" + script + ".py");

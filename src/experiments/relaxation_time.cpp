@@ -174,12 +174,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
          "the collapse over k_n is run for dt/t_c >= this (smaller steps with the first k_n only)", 0.0, inf, {}, true},
         {"experiment.eps_n", KeyType::Real, "0.5", "normal restitution eps_n (eq. 8)", 0.0, 1.0, {}, true},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("relaxation-time: '" + set.substr(0, set.find('=')) +
-                             "': only experiment.* keys (dt_over_tc, kn, duration, collapse_kn_max_dt, eps_n) can be set");
-    const Scene scene =
-        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "relaxation-time", options.sets, keys);
+    const Scene scene = experimentKeys("relaxation-time", options.sets, keys);
     std::vector<double> dts = parseList(sceneText(scene, "experiment.dt_over_tc"), "experiment.dt_over_tc");
     const std::vector<double> kns = parseList(sceneText(scene, "experiment.kn"), "experiment.kn");
     double duration = sceneReal(scene, "experiment.duration");

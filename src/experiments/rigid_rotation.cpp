@@ -183,13 +183,7 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         {"experiment.q_over_p", KeyType::Real, "0.8", "periodic: q/p of the rotated state", 0.0, 1.5},
         {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, inf},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("rigid-rotation: '" + set.substr(0, set.find('=')) +
-                             "': only experiment.* keys (boundary, particles, increments, angle, prep_steps, sigma1, "
-                             "sigma3, pressure, q_over_p, mu) can be set");
-    const Scene keyScene =
-        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "rigid-rotation", options.sets, keys);
+    const Scene keyScene = experimentKeys("rigid-rotation", options.sets, keys);
     const bool periodic = sceneText(keyScene, "experiment.boundary") == "periodic";
     const auto particles = sceneText(keyScene, "experiment.particles").empty()
                                ? (periodic ? 10648L : 2000L)

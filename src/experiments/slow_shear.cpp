@@ -285,12 +285,7 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
         {"experiment.min_ratio", KeyType::Real, "10",
          "check: smallest ratio of the relative differences mu = 0.5 over mu = 0", 0.0, inf, {}, true},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("slow-shear: '" + set.substr(0, set.find('=')) +
-                             "': only experiment.* keys (grains, duration, samples, shear_rate, pressure, "
-                             "max_rel_diff_mu0, min_ratio) can be set");
-    const Scene keyScene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "slow-shear", options.sets, keys);
+    const Scene keyScene = experimentKeys("slow-shear", options.sets, keys);
     const auto n = static_cast<std::size_t>(sceneInteger(keyScene, "experiment.grains"));
     const double durationTc = sceneReal(keyScene, "experiment.duration");
     const long samples = static_cast<long>(sceneInteger(keyScene, "experiment.samples"));

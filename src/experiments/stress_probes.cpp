@@ -164,13 +164,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         {"experiment.stiffness", KeyType::Real, "5e4", "contact stiffness k_n = k_t (N/m)", 0.0, inf, {}, true},
         {"experiment.relax", KeyType::Bool, "false", "relax the packing in a fixed cell before probing", 0.0, 1.0},
     };
-    for (const std::string& set : options.sets)
-        if (set.rfind("experiment.", 0) != 0)
-            throw InputError("stress-probes: '" + set.substr(0, set.find('=')) +
-                             "': only experiment.* keys (particles, probes, probe_strain, probe_steps, hold_steps, "
-                             "pressure, q_over_p, mu, stiffness, relax) can be set");
-    const Scene keyScene =
-        loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "stress-probes", options.sets, keys);
+    const Scene keyScene = experimentKeys("stress-probes", options.sets, keys);
     kuhn::TriaxialOptions prep;
     prep.particles = static_cast<long>(sceneInteger(keyScene, "experiment.particles"));
     prep.pressure = 1e3 * sceneReal(keyScene, "experiment.pressure");

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moreau/io/scene_file.hpp"
+
 namespace moreau {
 
 struct ExperimentOptions {
@@ -41,6 +43,12 @@ struct CsvFile {
 };
 CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const std::string& header,
                 int precision = 12);
+
+/// The values of an experiment's own keys: `sets` applied over the keys'
+/// defaults. Throws InputError for a key outside experiment.* (the
+/// experiment builds its scenes itself), naming the keys it takes.
+Scene experimentKeys(const std::string& experiment, const std::vector<std::string>& sets,
+                     const std::vector<KeySpec>& keys);
 
 /// Runs tools/plot_<script>.py with /usr/bin/python3 on `args` if both exist;
 /// returns false (and says why on stderr unless quiet) when no PNG could be made.
