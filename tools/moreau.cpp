@@ -228,7 +228,9 @@ int cmdList(const std::vector<std::string>& args) {
     section("benches", be);
     section("criteria", {{"fixed", "N_I sweeps per step (CD eq. 37), cd.iterations"},
                          {"local", "every contact |ΔR| <= ε|R| + δ (CD eq. 35), cd.epsilon, cd.delta, cd.max_iterations"},
-                         {"global", "Δ<|R|> <= ε<|R|> (CD eq. 36), cd.epsilon, cd.max_iterations"}});
+                         {"global", "Δ<|R|> <= ε<|R|> (CD eq. 36), cd.epsilon, cd.max_iterations"},
+                         {"natural", "Siconos/FCLIB error <= ε, checked every cd.check_every sweeps "
+                                     "(docs/convergence.md), cd.epsilon, cd.max_iterations"}});
     {
         // Every order of the scene's table with its note; the switch has no
         // default, so -Wswitch flags an order added without one.

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
+#include "moreau/cd/natural_map.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/rng.hpp"
 
@@ -26,16 +28,6 @@ Mat3 crossMatrix(const Vec3& l) {
     Mat3 s;
     s << 0, -l.z(), l.y(), l.z(), 0, -l.x(), -l.y(), l.x(), 0;
     return s;
-}
-
-/// Two unit vectors completing n to an orthonormal basis; t1 ⟂ the axis least
-/// aligned with n, so in 2D (n in the x–y plane) t2 is ±z exactly.
-void tangentBasis(const Vec3& n, Vec3& t1, Vec3& t2) {
-    int k = 0;
-    for (int i = 1; i < 3; ++i)
-        if (std::abs(n[i]) < std::abs(n[k])) k = i;
-    t1 = n.cross(Vec3::Unit(k)).normalized();
-    t2 = n.cross(t1);
 }
 
 /// Pseudo-inverse of the symmetric 2×2 [[a, b], [b, c]] (zero eigenvalues
@@ -82,15 +74,21 @@ inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, co
 
 namespace {
 
+/// Relative velocity at a row's contact (eq. 3) with every impulse applied so
+/// far, the row's own included; ω × l = −r ω × n for both arms.
+[[gnu::always_inline]] inline Vec3 relativeVelocity(const SolverRow& r, const std::vector<SolverBody>& bodies,
+                                                    const RowTables& tables) {
+    const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
+    const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
+    Vec3 V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
+    if (tables.imageVelocity) V += tables.imageVelocity[&r - tables.rows];  // a deforming cell's image
+    return V;
+}
+
 [[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
                                             const std::vector<BodyMasks>& masks,
                                             const RowTables& tables) {
-    const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
-    const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
-    // Relative velocity at the contact (eq. 3) with every impulse applied so
-    // far, this contact's own included; ω × l = −r ω × n for both arms.
-    Vec3 V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
-    if (tables.imageVelocity) V += tables.imageVelocity[&r - tables.rows];  // a deforming cell's image
+    const Vec3 V = relativeVelocity(r, bodies, tables);
     const double Vn = r.n.dot(V);
     // Removing the own impulse gives U (eq. 23): U_n = V_n − P_n/m_n and
     // U_t = V_t − W_t P_t, so the sticking impulse of eq. 34,
@@ -108,6 +106,42 @@ namespace {
             const double limit = mu * Pn;
             const double pt2 = Pt.squaredNorm();
             if (pt2 > limit * limit) Pt *= limit / std::sqrt(pt2);  // sliding: |R_t| = μ R_n
+            Pnew += Pt;
+        }
+    }
+    const Vec3 dP = Pnew - r.P;
+    r.P = Pnew;
+    applyImpulse(r, bodies, masks, dP);
+    r.dP = static_cast<float>(dP.norm());
+}
+
+/// The shock law of the proximal problem u + η (P − P_anchor): the row's
+/// masses become (m⁻¹ + η)⁻¹ and its velocity gains η (P − P_anchor).
+[[gnu::always_inline]] inline void proxLaw(SolverRow& r, std::vector<SolverBody>& bodies,
+                                           const std::vector<BodyMasks>& masks, const RowTables& tables) {
+    if (r.mn == 0.0) {  // a row within one body: no impulse
+        shockLaw(r, bodies, masks, tables);
+        return;
+    }
+    const std::size_t k = static_cast<std::size_t>(&r - tables.rows);
+    const double eta = tables.eta / r.mn;  // η relative to the row's normal compliance
+    const Vec3 V = relativeVelocity(r, bodies, tables) + eta * (r.P - tables.anchor[k]);
+    const double mn = r.mn / (1.0 + eta * r.mn);
+    const double mt = r.mt > 0.0 ? r.mt / (1.0 + eta * r.mt) : r.mt;
+    const double Vn = r.n.dot(V);
+    const double Pn_old = r.n.dot(r.P);
+    const double Pn = Pn_old - mn * (Vn + r.bias);
+    Vec3 Pnew = Vec3::Zero();
+    if (Pn > 0.0) {
+        Pnew = Pn * r.n;
+        const double mu = tables.mu[r.friction];
+        if (mu > 0.0) {
+            const Vec3 Vt = V - Vn * r.n;
+            Vec3 Pt = r.P - Pn_old * r.n;
+            Pt -= mt >= 0.0 ? Vec3(mt * Vt) : symMul(tables.aniso[static_cast<std::size_t>(-mt - 1.0)], Vt);
+            const double limit = mu * Pn;
+            const double pt2 = Pt.squaredNorm();
+            if (pt2 > limit * limit) Pt *= limit / std::sqrt(pt2);
             Pnew += Pt;
         }
     }
@@ -140,6 +174,13 @@ namespace {
 void sweepRange(const std::int32_t* idx, std::size_t begin, std::size_t end, std::vector<SolverRow>& rows,
                 std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
                 const RowTables& tables) {
+    if (tables.anchor) {
+        for (std::size_t k = begin; k < end; ++k) {
+            prefetchAhead(idx, k, end, rows, bodies);
+            proxLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
+        }
+        return;
+    }
     for (std::size_t k = begin; k < end; ++k) {
         prefetchAhead(idx, k, end, rows, bodies);
         shockLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
@@ -229,7 +270,7 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         const double wn = k.n.dot(W * k.n);
         r.mn = wn > 0.0 ? 1.0 / wn : 0.0;
         Vec3 t1, t2;
-        tangentBasis(k.n, t1, t2);
+        contactFrame(k.n, t1, t2);
         const double w11 = t1.dot(W * t1), w12 = t1.dot(W * t2), w22 = t2.dot(W * t2);
         const double lmax = std::max(w11, w22) + std::abs(w12);
         const bool isotropic = std::abs(w11 - w22) <= 1e-12 * lmax && std::abs(w12) <= 1e-12 * lmax;
@@ -385,6 +426,43 @@ void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64
     }
 }
 
+Vec3 CdSolver::relativeVelocityOf(const SolverRow& r) const { return relativeVelocity(r, bodies_, tables_); }
+
+template <class Term>
+std::array<double, 3> CdSolver::blockSums(Term term) const {
+    // Fixed blocks summed in block order: the same bits for any thread count.
+    const std::size_t m = rows_.size();
+    const std::size_t nBlocks = (m + kSumBlock - 1) / kSumBlock;
+    std::vector<std::array<double, 3>> part(nBlocks, {0.0, 0.0, 0.0});
+#pragma omp parallel for schedule(static) if (m > kParallelRows)
+    for (std::size_t blk = 0; blk < nBlocks; ++blk) {
+        const std::size_t end = std::min(m, (blk + 1) * kSumBlock);
+        for (std::size_t c = blk * kSumBlock; c < end; ++c)
+            if (rows_[c].mn > 0.0) term(rows_[c], part[blk]);
+    }
+    std::array<double, 3> total{0.0, 0.0, 0.0};
+    for (const auto& p : part)
+        for (int k = 0; k < 3; ++k) total[static_cast<std::size_t>(k)] += p[static_cast<std::size_t>(k)];
+    return total;
+}
+
+double CdSolver::freeVelocityNorm2() const {
+    // u with no impulse applied yet: q = H^T v_free (+ the gap term of eq. 33).
+    return blockSums([this](const SolverRow& r, std::array<double, 3>& acc) {
+        acc[0] += (relativeVelocity(r, bodies_, tables_) + r.bias * r.n).squaredNorm();
+    })[0];
+}
+
+double CdSolver::naturalError() const {
+    const auto s = blockSums([this](const SolverRow& r, std::array<double, 3>& acc) {
+        const Vec3 u = relativeVelocity(r, bodies_, tables_) + r.bias * r.n;
+        acc[0] += naturalMapResidual2(r.P, u, r.n, tables_.mu[r.friction]);
+        acc[1] += r.P.squaredNorm();
+        acc[2] += u.squaredNorm();
+    });
+    return moreau::naturalError(s[0], qNorm2_, s[1], s[2]);
+}
+
 CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const StepContext& ctx) {
     const CdStepStats stats = solve(world, contacts, ctx);
     integrate(world, ctx.dt);
@@ -393,8 +471,11 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
 
 CdStepStats CdSolver::solve(World& world, std::vector<Contact>& contacts, const StepContext& ctx) {
     prepare(world, contacts, ctx);         // free velocities (eq. 23); rows: m_n, M_t (eqs. 17-18), g_pos/dt (eq. 33)
+    qNorm2_ = needsError() ? freeVelocityNorm2() : 0.0;  // ‖q‖ of the natural-map error
+    if (capture_) problem_ = localProblem();  // the step as a local problem (FCLIB), before any impulse
     warmStart(contacts, ctx.dt);           // last step's reactions applied
     const CdStepStats stats = iterate(ctx);  // sweeps of the shock law (eq. 34) until the criterion (eqs. 35-37)
+    if (capture_) problemReactions_ = frameReactions();
     checkFinite(world, ctx);               // a diverged step writes nothing back
     store(world, contacts, ctx.dt);        // reactions into the contacts, new velocities into the world (eq. 2)
     releaseBuffers();
@@ -408,25 +489,49 @@ struct CdSolver::StopRule {
     double impulseFloor;  ///< eq. 35's floor δ is a force; the sweeps work with impulses R Δt
     bool needSums;
     double prevSumP = 0.0;
+    /// Natural criterion: the error at its last halving, and the checks since
+    /// (the stall of cd.proximal = stall: kStallChecks without halving).
+    double best = std::numeric_limits<double>::infinity();
+    int checksSinceBest = 0;
+    static constexpr int kStallChecks = 100;
 
     StopRule(const CdSolver& s, const StepContext& ctx)
         : solver(s),
           impulseFloor(s.settings_.delta * ctx.dt),
-          needSums(s.settings_.criterion != Criterion::Fixed || s.recordHistory_) {
+          needSums((s.settings_.criterion != Criterion::Fixed && s.settings_.criterion != Criterion::Natural) ||
+                   s.recordHistory_) {
         if (s.settings_.criterion == Criterion::Global)
             for (const SolverRow& r : s.rows_) prevSumP += r.P.norm();
     }
-    /// After a sweep: whether the criterion is met; `last` forces the residual.
-    bool met(CdStepStats& stats, std::vector<double>& history, bool last) {
-        double sumDP = 0.0, sumP = 0.0;
+    /// Whether the natural criterion evaluates its error after `sweeps` sweeps.
+    bool checks(int sweeps, bool last) const {
+        return solver.settings_.criterion == Criterion::Natural &&
+               (last || sweeps % std::max(1, solver.settings_.checkEvery) == 0);
+    }
+    /// The residual Σ|ΔP|/Σ|P| of the last sweep (and the local criterion's count).
+    void residual(CdStepStats& stats, std::vector<double>& history, std::int64_t& violations, double& sumP) const {
+        double sumDP = 0.0;
+        solver.sums(impulseFloor, sumDP, sumP, violations);
+        stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
+        if (solver.recordHistory_) history.push_back(stats.residual);
+    }
+    /// After `sweeps` sweeps: whether the criterion is met; `last` forces the residual.
+    bool met(CdStepStats& stats, std::vector<double>& history, int sweeps, bool last) {
+        double sumP = 0.0;
         std::int64_t violations = 0;
-        if (needSums || last) {
-            solver.sums(impulseFloor, sumDP, sumP, violations);
-            stats.residual = sumP > 0.0 ? sumDP / sumP : 0.0;
-            if (solver.recordHistory_) history.push_back(stats.residual);
-        }
+        if (needSums || last) residual(stats, history, violations, sumP);
         switch (solver.settings_.criterion) {
             case Criterion::Fixed: return false;
+            case Criterion::Natural:
+                if (!checks(sweeps, last)) return false;
+                stats.error = solver.naturalError();
+                if (stats.error < 0.5 * best) {
+                    best = stats.error;
+                    checksSinceBest = 0;
+                } else {
+                    ++checksSinceBest;
+                }
+                return stats.error <= solver.settings_.epsilon;
             case Criterion::Local: return violations == 0;
             case Criterion::Global: {
                 const bool done = std::abs(sumP - prevSumP) <= solver.settings_.epsilon * sumP;  // eq. 36
@@ -453,19 +558,46 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
         bool done = false;
         int sweep = 0;
         std::size_t levels = 0;
+        // The proximal term (docs/convergence.md): from the start (on), once
+        // the natural error stalls (stall), or never (off). Every
+        // cd.proximal_every sweeps its anchor moves to the current impulses.
+        int proxStart = settings_.proximal == Proximal::On ? 0 : -1;
+        auto anchor = [&] {
+            tables_.anchors.resize(m);
+            for (std::size_t c = 0; c < m; ++c) tables_.anchors[c] = rows_[c].P;
+            tables_.anchor = tables_.anchors.data();
+            tables_.eta = settings_.proximalEta;
+        };
+        if (proxStart == 0) anchor();
         while (!done && sweep < maxSweeps) {
             const int count = std::min(batch, maxSweeps - sweep);
             planSweeps(ctx, sweep, count, parallel);
             for (int s = 0; s < count && !done; ++s, ++sweep) {
                 levels += runSweep(s);
-                done = criterion.met(stats, residualHistory_, sweep + 1 == maxSweeps);
+                if (proxStart >= 0 && (sweep + 1 - proxStart) % std::max(1, settings_.proximalEvery) == 0) anchor();
+                done = criterion.met(stats, residualHistory_, sweep + 1, sweep + 1 == maxSweeps);
+                if (proxStart < 0 && settings_.proximal == Proximal::Stall &&
+                    criterion.checksSinceBest >= StopRule::kStallChecks) {
+                    proxStart = sweep + 1;
+                    anchor();
+                }
                 if (observer_ && observer_(sweep + 1, rows_)) done = true;
             }
         }
+        tables_.anchor = nullptr;
+        stats.proximalFrom = proxStart;
         stats.iterations = sweep;
         stats.converged = fixed || done;
         levelsPerSweep_ = sweep > 0 ? static_cast<double>(levels) / sweep : 0.0;
-        if (!criterion.needSums && sweep < maxSweeps) criterion.met(stats, residualHistory_, true);
+        if (!criterion.needSums && sweep < maxSweeps) {
+            double sumP = 0.0;
+            std::int64_t violations = 0;
+            criterion.residual(stats, residualHistory_, violations, sumP);
+        }
+        // The error of the final iterate, where asked for and not just measured.
+        if (settings_.measureError && !criterion.checks(sweep, sweep == maxSweeps)) stats.error = naturalError();
+    } else if (needsError()) {
+        stats.error = 0.0;
     }
     sweepSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
     return stats;

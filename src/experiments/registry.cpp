@@ -111,6 +111,9 @@ const std::vector<ExperimentInfo>& benches() {
         {"md-step", "particle-steps per second of soft-sphere MD on the LAMMPS protocol (shared/packings/README.md)",
          benchMdStep},
         {"detect", "seconds per contact detection (cell grid) on a dense 3D packing", benchDetect},
+        {"fclib", "one CD step as a local problem (FCLIB/FC3D file, or a sphere pile through the engine) solved and "
+                  "scored in the Siconos/FCLIB error",
+         benchFclib},
     };
     return list;
 }

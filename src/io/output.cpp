@@ -412,12 +412,15 @@ void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double t
 
 // --- SeriesWriter ---------------------------------------------------------------
 
-SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter) : path_(file) {
+SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter,
+                           bool naturalError)
+    : path_(file), naturalColumn_(naturalError) {
     std::string header =
         "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
         "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
         "packing_fraction,coordination,coordination_nonrattlers,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_xz,"
         "fabric_yz";
+    if (naturalColumn_) header += ",natural_error";
     cellColumns_ = world.anyPeriodic();
     shiftColumn_ = world.leesEdwards();
     if (cellColumns_) header += ",cell_lx,cell_ly,cell_lz";
@@ -486,6 +489,10 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
                          r.coordinationNonRattlers, f(0, 0), f(1, 1), f(2, 2), f(0, 1), f(0, 2), f(1, 2)}) {
         row += ',';
         appendNumber(row, value);
+    }
+    if (naturalColumn_) {
+        row += ',';
+        appendNumber(row, r.naturalError);
     }
     if (cellColumns_)
         for (int k = 0; k < 3; ++k) {

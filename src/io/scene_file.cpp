@@ -18,6 +18,7 @@
 #include <string_view>
 #include <utility>
 
+#include "moreau/cd/local_problem.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/model/generators.hpp"
@@ -298,10 +299,16 @@ std::vector<Rule> fixedRules() {
     r.push_back(intKey("cd.iterations", "40", "N_I: iterations per time step of the fixed criterion (eq. 37).", 1));
     r.push_back(typedKey(K::Choice, "cd.criterion", "fixed",
                          "When the iteration of a step stops: after cd.iterations sweeps (fixed, eq. 37), when every "
-                         "contact force has converged (local, eq. 35 with the floor cd.delta), or when the mean "
-                         "force has (global, eq. 36).",
-                         {"fixed", "local", "global"}));
-    r.push_back(realKey("cd.epsilon", "1e-4", "Relative accuracy of the local and global criteria.", 0.0, true));
+                         "contact force has converged (local, eq. 35 with the floor cd.delta), when the mean "
+                         "force has (global, eq. 36), or when the Siconos/FCLIB error (natural map with De Saxce's "
+                         "velocity over |q|, docs/convergence.md) is at most cd.epsilon (natural).",
+                         {"fixed", "local", "global", "natural"}));
+    r.push_back(realKey("cd.epsilon", "1e-4", "Relative accuracy of the local, global and natural criteria.", 0.0,
+                        true));
+    r.push_back(intKey("cd.check_every", "10",
+                       "Natural criterion: sweeps between evaluations of the error (each costs about one sweep; "
+                       "docs/convergence.md).",
+                       1));
     r.push_back(realKey("cd.delta", "1e-9",
                         "Force floor added to the local criterion's tolerance, so contacts near zero force count "
                         "as converged.",
@@ -312,6 +319,17 @@ std::vector<Rule> fixedRules() {
                          "Order of contact updates: a fresh random permutation every sweep (the paper's), one "
                          "permutation per time step, the fixed contact order, or random draws with replacement.",
                          lawNames(kSweepOrderNames)));
+    r.push_back(typedKey(K::Choice, "cd.proximal", "off",
+                         "Proximal term of the sweeps, for piles where Gauss-Seidel cycles (docs/convergence.md): "
+                         "each row solves the shock law of u + eta (P - P_anchor) / m_n, the anchor moving to the "
+                         "current impulses every cd.proximal_every sweeps. off: the paper's sweeps; on: from the "
+                         "first sweep; stall: once the natural criterion's error has not halved in 100 checks "
+                         "(needs cd.criterion = natural).",
+                         {"off", "on", "stall"}));
+    r.push_back(realKey("cd.proximal_eta", "0.1", "Weight eta of the proximal term (relative to each row's normal "
+                                                  "compliance 1/m_n).",
+                        0.0, true));
+    r.push_back(intKey("cd.proximal_every", "50", "Sweeps between moves of the proximal term's anchor.", 1));
     r.push_back(typedKey(K::Bool, "cd.warm_start", "true",
                          "Start each step's iteration from last step's contact reactions."));
     r.push_back(typedKey(K::Choice, "cd.gap", "pos",
@@ -411,6 +429,13 @@ std::vector<Rule> fixedRules() {
     // [output]
     r.push_back(intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0));
     r.push_back(intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0));
+    r.push_back(intKey("output.fclib_every", "0",
+                       "CD: every N steps the step's contact problem as an FCLIB local problem with Moreau's "
+                       "solution, OUT/fclib/step_XXXXXX.hdf5 (docs/convergence.md; 0: none).",
+                       0));
+    r.push_back(typedKey(K::Bool, "output.natural_error", "false",
+                         "CD: a column natural_error in series.csv, the Siconos/FCLIB error of each step's "
+                         "reactions (docs/convergence.md; costs about one sweep per step)."));
     r.push_back(intKey("output.log_every", "0",
                        "A line of the run log every N steps (step, time, kinetic energy, contacts, iterations, "
                        "residual, wall time, ETA) on stderr and in OUT/log.txt; 0: about 20 lines per run.",
@@ -1541,7 +1566,19 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     CdSettings& cd = scene.cd;
     cd.iterations = v.smallInteger("cd.iterations");
     const std::string& criterion = v.text("cd.criterion");
-    cd.criterion = criterion == "local" ? Criterion::Local : criterion == "global" ? Criterion::Global : Criterion::Fixed;
+    cd.criterion = criterion == "local"     ? Criterion::Local
+                   : criterion == "global"  ? Criterion::Global
+                   : criterion == "natural" ? Criterion::Natural
+                                            : Criterion::Fixed;
+    cd.checkEvery = v.smallInteger("cd.check_every");
+    const std::string& proximal = v.text("cd.proximal");
+    cd.proximal = proximal == "on" ? Proximal::On : proximal == "stall" ? Proximal::Stall : Proximal::Off;
+    cd.proximalEta = v.real("cd.proximal_eta");
+    cd.proximalEvery = v.smallInteger("cd.proximal_every");
+    if (cd.proximal == Proximal::Stall && cd.criterion != Criterion::Natural)
+        throw InputError(origin + ": key 'cd.proximal': 'stall' watches the natural criterion's error (allowed with "
+                                  "cd.criterion = natural; otherwise off or on)");
+    cd.measureError = v.boolean("output.natural_error");
     cd.epsilon = v.real("cd.epsilon");
     cd.delta = v.real("cd.delta");
     cd.maxIterations = v.smallInteger("cd.max_iterations");
@@ -1604,6 +1641,13 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));
     scene.output.checkpointEvery = static_cast<long>(v.integer("output.checkpoint_every"));
     scene.output.logEvery = static_cast<long>(v.integer("output.log_every"));
+    scene.output.fclibEvery = static_cast<long>(v.integer("output.fclib_every"));
+    if (scene.output.fclibEvery > 0 && !haveFclib())
+        throw InputError(origin + ": key 'output.fclib_every': this build has no FCLIB (install libfclib-dev "
+                                  "libhdf5-dev and rebuild; allowed here: 0)");
+    if (scene.output.fclibEvery > 0 && sim.method != Method::CD)
+        throw InputError(origin + ": key 'output.fclib_every': contact problems exist in CD runs only (allowed "
+                                  "with simulation.method = cd; here 0)");
     scene.guard.contactSteps = static_cast<long>(v.integer("guard.contact_steps"));
     scene.guard.every = static_cast<long>(v.integer("guard.every"));
     scene.guard.maxOverlap = v.real("guard.max_overlap");

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "moreau/analysis/observables.hpp"
+#include "moreau/cd/local_problem.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
@@ -310,6 +311,14 @@ private:
 
 // --- the loop --------------------------------------------------------------------
 
+/// OUT/fclib/step_XXXXXX.hdf5 (at least 6 digits), its folder created.
+std::string fclibPath(const std::filesystem::path& dir, long step) {
+    std::filesystem::create_directories(dir / "fclib");
+    char name[48];
+    std::snprintf(name, sizeof name, "step_%06ld.hdf5", step);
+    return (dir / "fclib" / name).string();
+}
+
 RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, bool resumed, bool exact = true) {
     const Scene& scene = sim.scene();
     const std::filesystem::path& dir = options.outDir;
@@ -324,7 +333,8 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     auto keptUpTo = [&](long cadence) {
         return first == 0 || first >= steps || (cadence > 0 && first % cadence == 0) ? first : first - 1;
     };
-    SeriesWriter series(dir / "series.csv", sim.world(), resumed ? keptUpTo(every) : -1);
+    SeriesWriter series(dir / "series.csv", sim.world(), resumed ? keptUpTo(every) : -1,
+                        scene.cd.measureError && scene.simulation.method == Method::CD);
     std::unique_ptr<VtkWriter> vtk;
     if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", resumed ? keptUpTo(vtkEvery) : -1);
     RunLog log(dir / "log.txt", !options.quiet, resumed);
@@ -411,8 +421,12 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             series.write(sim.world(), sim.measuredRecord());
             if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
         }
+        const long fclibEvery = scene.output.fclibEvery;
         for (; s <= steps; ++s) {
+            const bool dumpProblem = fclibEvery > 0 && s % fclibEvery == 0;
+            sim.cd().captureProblem(dumpProblem);
             const CdStepStats r = sim.advance();  // observed below only where written
+            if (dumpProblem) writeFclib(sim.cd().capturedProblem(), fclibPath(dir, s), &sim.cd().capturedReactions());
             totals.sumIterations += r.iterations;
             totals.sumResidual += r.residual;
             totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, r.iterations);

@@ -145,10 +145,11 @@ StepRecord Simulation::measuredRecord() const {
 const StepRecord& Simulation::record() const {
     if (recordStale_) {
         const int iterations = record_.iterations;
-        const double residual = record_.residual;
+        const double residual = record_.residual, naturalError = record_.naturalError;
         record_ = observe();
         record_.iterations = iterations;
         record_.residual = residual;
+        record_.naturalError = naturalError;
         recordStale_ = false;
     }
     return record_;
@@ -370,6 +371,7 @@ CdStepStats Simulation::advance() {
     }
     record_.iterations = stats_.iterations;
     record_.residual = stats_.residual;
+    record_.naturalError = stats_.error;
     recordStale_ = true;
     return stats_;
 }

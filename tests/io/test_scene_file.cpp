@@ -173,7 +173,7 @@ TEST_CASE("bad values name origin, key, value and what is allowed") {
     CHECK(loadError("", {"cd.warm_start=maybe"}) ==
           "--set: key 'cd.warm_start': 'maybe' is not a boolean (allowed: true or false (also 1/0, yes/no, on/off))");
     CHECK(loadError("", {"cd.criterion=loose"}) ==
-          "--set: key 'cd.criterion': 'loose' is not allowed (allowed: fixed|local|global)");
+          "--set: key 'cd.criterion': 'loose' is not allowed (allowed: fixed|local|global|natural)");
     CHECK(loadError("", {"simulation.gravity=0 -9.81"}) ==
           "--set: key 'simulation.gravity': '0 -9.81' is not a vector of three numbers (allowed: three numbers 'x y z')");
     CHECK(loadError("", {"simulation.gravity=0 0 g"}) ==

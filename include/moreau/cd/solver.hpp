@@ -20,9 +20,11 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "moreau/core/step_context.hpp"
+#include "moreau/cd/local_problem.hpp"
 #include "moreau/cd/sweep_levels.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
@@ -35,6 +37,10 @@ struct CdStepStats {
     int iterations = 0;      ///< sweeps performed
     double residual = 0.0;   ///< Σ|ΔR| / Σ|R| of the last sweep
     bool converged = true;   ///< false when a criterion hit its cap
+    /// Natural-map error of the final iterate (cd/natural_map.hpp): measured
+    /// under the natural criterion or cd.measureError, NaN otherwise.
+    double error = std::numeric_limits<double>::quiet_NaN();
+    int proximalFrom = -1;   ///< sweeps done when the proximal term started (−1: never)
 };
 
 /// Velocities and inverse masses of one body as the sweeps see them: one
@@ -88,6 +94,11 @@ struct RowTables {
     const Vec3* imageVelocity = nullptr;
     const SolverRow* rows = nullptr;
     std::vector<Vec3> imageVelocities;
+    /// Under the proximal term: per row the anchor impulse P_k, and η
+    /// (docs/convergence.md); null for the plain shock law.
+    const Vec3* anchor = nullptr;
+    std::vector<Vec3> anchors;
+    double eta = 0.0;
 };
 
 class CdSolver {
@@ -117,6 +128,18 @@ public:
     /// Mean number of dependency levels per sweep in the last step (0 when the
     /// sweeps ran serially).
     double levelsPerSweep() const { return levelsPerSweep_; }
+    /// The natural-map error (cd/natural_map.hpp) of the current iterate:
+    /// valid between prepare and releaseBuffers (an observer may call it).
+    double naturalError() const;
+
+    /// Pose each following step as a local problem (W = H^T M⁻¹ H in the
+    /// contact frames of cd/natural_map.hpp, q from the free velocities and
+    /// the gap term, μ per contact) and keep it with the step's impulses in
+    /// those frames: capturedProblem(), capturedReactions() (for FCLIB dumps).
+    void captureProblem(bool on) { capture_ = on; }
+    const LocalProblem& capturedProblem() const { return problem_; }
+    const std::vector<double>& capturedReactions() const { return problemReactions_; }
+
     /// Number of rows (contacts) of the last step.
     std::size_t rows() const { return rows_.size(); }
 
@@ -165,6 +188,18 @@ private:
     void planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
     void sweepLevels(const SweepPlan& plan);
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
+    /// Three sums of term(row, acc) over the rows with a mass, in fixed blocks.
+    template <class Term>
+    std::array<double, 3> blockSums(Term term) const;
+    /// ‖q‖² of the natural-map error: the relative velocities before any impulse.
+    double freeVelocityNorm2() const;
+    /// A row's relative velocity (eq. 3) with the impulses applied so far.
+    Vec3 relativeVelocityOf(const SolverRow& r) const;
+    /// The prepared rows as a local problem (valid before the warm start).
+    LocalProblem localProblem() const;
+    /// The rows' impulses in their contact frames, 3 per row.
+    std::vector<double> frameReactions() const;
+    bool needsError() const { return settings_.criterion == Criterion::Natural || settings_.measureError; }
     void checkFinite(const World& world, const StepContext& ctx);
     void releaseBuffers();
     void store(World& world, std::vector<Contact>& contacts, double dt) const;
@@ -186,6 +221,10 @@ private:
     std::vector<SweepPlan> plans_;        ///< a batch of sweeps planned ahead, one per thread
     std::vector<LevelScratch> scratch_;   ///< one per thread
     double levelsPerSweep_ = 0.0;
+    double qNorm2_ = 0.0;  ///< ‖q‖² of this step (natural-map error)
+    bool capture_ = false;
+    LocalProblem problem_;
+    std::vector<double> problemReactions_;
 };
 
 }  // namespace moreau

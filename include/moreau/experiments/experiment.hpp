@@ -76,6 +76,7 @@ nlohmann::json muOfI(const ExperimentOptions& options);
 nlohmann::json chainModes(const ExperimentOptions& options);
 nlohmann::json benchCdSweep(const ExperimentOptions& options);
 nlohmann::json benchDetect(const ExperimentOptions& options);
+nlohmann::json benchFclib(const ExperimentOptions& options);
 nlohmann::json benchMdStep(const ExperimentOptions& options);
 
 }  // namespace moreau

@@ -22,6 +22,7 @@ struct StepRecord {
     std::size_t contacts = 0;       ///< contacts carrying a non-zero force
     int iterations = 0;             ///< CD sweeps this step (MD: 0)
     double residual = 0.0;          ///< CD relative change of the last sweep (MD: 0)
+    double naturalError = 0.0;      ///< CD natural-map error of the step's reactions, where measured
     double meanOverlap = 0.0;       ///< mean of max(−gap, 0) over force-carrying contacts
     double maxOverlap = 0.0;
     double elasticEnergy = 0.0;     ///< MD: energy stored in the contact springs (CD: 0, rigid grains)
@@ -38,7 +39,8 @@ struct StepRecord {
 /// iterations,residual,mean_overlap,max_overlap,elastic_energy,stress_xx,
 /// stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,
 /// packing_fraction,coordination,coordination_nonrattlers,fabric_xx,
-/// fabric_yy,fabric_zz,fabric_xy,fabric_xz,fabric_yz`, then in a periodic
+/// fabric_yy,fabric_zz,fabric_xy,fabric_xz,fabric_yz`, then `natural_error`
+/// where asked for (output.natural_error), then in a periodic
 /// world `cell_lx,cell_ly,cell_lz` (0 on axes that are not periodic) and,
 /// under Lees–Edwards shear, `cell_shift`, then one
 /// `wall_<name>_x,_y,_z` triple per mobile wall and one `wall_<name>_fx,_fy,
@@ -51,7 +53,8 @@ public:
     /// instead: it keeps the header (which must be this world's) and the rows
     /// up to that step, and appends. Throws InputError naming the path if it
     /// cannot be opened.
-    SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter = -1);
+    SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter = -1,
+                 bool naturalError = false);
     /// One row; the wall columns are the current positions of the mobile walls
     /// found at construction. Throws InputError if the write fails.
     void write(const World& world, const StepRecord& r);
@@ -62,6 +65,7 @@ private:
     std::filesystem::path path_;
     std::ofstream out_;
     std::vector<BodyId> mobileWalls_;
+    bool naturalColumn_ = false;                      ///< natural_error
     bool cellColumns_ = false, shiftColumn_ = false;  ///< cell_lx, _ly, _lz (periodic); cell_shift (Lees–Edwards)
 };
 

@@ -32,8 +32,13 @@ inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 4> kSweepOr
     {SweepOrder::RandomSequential, "random-sequential"},
 }};
 
-/// Convergence criterion of the iteration loop (CD §2.5.1).
-enum class Criterion { Fixed, Local, Global };
+/// Convergence criterion of the iteration loop (CD §2.5.1), or the
+/// non-smooth community's error (natural map, docs/convergence.md).
+enum class Criterion { Fixed, Local, Global, Natural };
+
+/// The proximal term of the sweeps: never, from the first sweep, or once the
+/// natural criterion's error stalls (docs/convergence.md).
+enum class Proximal { Off, On, Stall };
 
 struct CdSettings {
     int iterations = 40;         ///< N_I for the fixed criterion (eq. 37)
@@ -44,6 +49,11 @@ struct CdSettings {
     SweepOrder order = SweepOrder::RandomSweep;
     bool warmStart = true;       ///< start each step from last step's reactions
     bool gapPositive = true;     ///< use g_pos = max(g, 0) (eq. 33) instead of g
+    int checkEvery = 10;         ///< sweeps between evaluations of the natural criterion
+    bool measureError = false;   ///< compute the natural-map error of every step (series.csv natural_error)
+    Proximal proximal = Proximal::Off;  ///< the proximal term of the sweeps (docs/convergence.md)
+    double proximalEta = 0.1;    ///< its weight η relative to each row's normal compliance 1/m_n
+    int proximalEvery = 50;      ///< sweeps between moves of its anchor
 };
 
 /// How the effective mass m_eff = m_a m_b/(m_a + m_b) enters the linear
@@ -160,6 +170,7 @@ struct OutputSettings {
     long vtkEvery = 0;    ///< VTK snapshot every N steps (0: none)
     long checkpointEvery = 0;  ///< DIR/checkpoint every N steps (0: only when a run stops early)
     long logEvery = 0;         ///< a run-log line every N steps (0: about 20 per run)
+    long fclibEvery = 0;       ///< CD: the step's local problem to OUT/fclib every N steps (0: never)
     /// output.stress_region: the box {lower corner, upper corner} that the
     /// measurements of series.csv average over; none: the whole packing.
     std::optional<std::array<Vec3, 2>> stressRegion;

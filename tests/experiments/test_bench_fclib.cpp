@@ -1,0 +1,72 @@
+/// `moreau bench fclib` on a pile whose step is known exactly: two spheres
+/// stacked on the floor at rest, in the Siconos harness's formats.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace moreau;
+using doctest::Approx;
+
+namespace {
+
+/// Two spheres (R = 0.05, m = 1) on the floor, at rest: one step of Δt = 0.005
+/// under g = 9.81 needs the impulses 2 m g Δt (floor) and m g Δt (between).
+void writeStack(const std::string& path, double muFloor = 0.5) {
+    std::ofstream out(path);
+    out << "# spheres 2 radius 0.05 mass 1.0 inertia 0.0010000000000000002 dt 0.005 g 9.81\n2\n"
+        << "# x y z vx vy vz wx wy wz fx fy fz tx ty tz\n"
+        << "0 0 0.05 0 0 0 0 0 0 0 0 -9.81 0 0 0\n0 0 0.15 0 0 0 0 0 0 0 0 -9.81 0 0 0\n2\n"
+        << "# A B mu cx cy cz n t1 t2\n"
+        << "0 -1 " << muFloor << " 0 0 0 0 0 1 0 1 0 -1 0 0\n1 0 0.3 0 0 0.1 0 0 1 0 1 0 -1 0 0\n";
+}
+
+nlohmann::json bench(const std::vector<std::string>& sets) {
+    ExperimentOptions options;
+    options.sets = sets;
+    options.quiet = true;
+    options.writeFiles = false;
+    return benchFclib(options);
+}
+
+}  // namespace
+
+TEST_SUITE("experiments") {
+    TEST_CASE("bench fclib: the engine and the general solver give a stack's exact impulses") {
+        test::TempDir tmp;
+        const std::string bodies = (tmp.path / "stack.bodies").string(), rFile = (tmp.path / "stack.r").string();
+        writeStack(bodies);
+        const nlohmann::json doc = bench({"bench.bodies=" + bodies, "cd.criterion=natural", "cd.epsilon=1e-12",
+                                          "cd.check_every=1", "bench.write_r=" + rFile});
+        const nlohmann::json& res = doc["results"];
+        CHECK(res["contacts"] == 2);
+        CHECK(res["converged"] == true);
+        CHECK(res["error"].get<double>() <= 1e-12);
+        std::ifstream in(rFile);
+        std::vector<double> r(6);
+        for (double& x : r) in >> x;
+        REQUIRE(in);
+        CHECK(r[0] == Approx(2 * 9.81 * 0.005));  // floor, on sphere 0, along +z
+        CHECK(r[3] == Approx(9.81 * 0.005));      // between, on sphere 1 (the file's A), along +z
+        for (int k : {1, 2, 4, 5}) CHECK(std::abs(r[static_cast<std::size_t>(k)]) < 1e-14);
+    }
+
+    TEST_CASE("bench fclib refuses bad piles and settings with one line naming the file") {
+        test::TempDir tmp;
+        const std::string bodies = (tmp.path / "stack.bodies").string();
+        writeStack(bodies);
+        CHECK_THROWS_WITH_AS(bench({}), doctest::Contains("set exactly one of bench.problem"), InputError);
+        CHECK_THROWS_WITH_AS(bench({"bench.bodies=" + bodies, "bench.write_r=" + (tmp.path / "no/r.txt").string()}),
+                             doctest::Contains("does not exist"), InputError);
+        {
+            std::ofstream out(bodies, std::ios::app);
+            out << "7\n";
+        }
+        CHECK_THROWS_WITH_AS(bench({"bench.bodies=" + bodies}), doctest::Contains("stack.bodies: numbers after"),
+                             InputError);
+    }
+}
