@@ -110,6 +110,7 @@ py::dict recordDict(const StepRecord& r) {
     d["contacts"] = r.contacts;
     d["iterations"] = r.iterations;
     d["residual"] = r.residual;
+    d["natural_error"] = r.naturalError;
     d["mean_overlap"] = r.meanOverlap;
     d["max_overlap"] = r.maxOverlap;
     d["elastic_energy"] = r.elasticEnergy;

@@ -85,16 +85,17 @@ namespace {
     return V;
 }
 
-[[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
-                                            const std::vector<BodyMasks>& masks,
-                                            const RowTables& tables) {
-    const Vec3 V = relativeVelocity(r, bodies, tables);
+/// The update of eq. 34 for a row whose relative velocity is V and whose
+/// masses are m_n, m_t (the row's own, or the proximal problem's).
+[[gnu::always_inline]] inline void lawUpdate(SolverRow& r, const Vec3& V, double mn, double mt,
+                                             std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                                             const RowTables& tables) {
     const double Vn = r.n.dot(V);
     // Removing the own impulse gives U (eq. 23): U_n = V_n − P_n/m_n and
     // U_t = V_t − W_t P_t, so the sticking impulse of eq. 34,
     // P_n = −m_n (g_pos/Δt + U_n), P_t = −M_t U_t, becomes an increment.
     const double Pn_old = r.n.dot(r.P);
-    const double Pn = Pn_old - r.mn * (Vn + r.bias);
+    const double Pn = Pn_old - mn * (Vn + r.bias);
     Vec3 Pnew = Vec3::Zero();
     if (Pn > 0.0) {  // else U_n Δt + g_pos ≥ 0: no contact
         Pnew = Pn * r.n;
@@ -102,7 +103,7 @@ namespace {
         if (mu > 0.0) {
             const Vec3 Vt = V - Vn * r.n;
             Vec3 Pt = r.P - Pn_old * r.n;
-            Pt -= r.mt >= 0.0 ? Vec3(r.mt * Vt) : symMul(tables.aniso[static_cast<std::size_t>(-r.mt - 1.0)], Vt);
+            Pt -= mt >= 0.0 ? Vec3(mt * Vt) : symMul(tables.aniso[static_cast<std::size_t>(-mt - 1.0)], Vt);
             const double limit = mu * Pn;
             const double pt2 = Pt.squaredNorm();
             if (pt2 > limit * limit) Pt *= limit / std::sqrt(pt2);  // sliding: |R_t| = μ R_n
@@ -115,8 +116,14 @@ namespace {
     r.dP = static_cast<float>(dP.norm());
 }
 
-/// The shock law of the proximal problem u + η (P − P_anchor): the row's
-/// masses become (m⁻¹ + η)⁻¹ and its velocity gains η (P − P_anchor).
+[[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
+                                            const std::vector<BodyMasks>& masks, const RowTables& tables) {
+    lawUpdate(r, relativeVelocity(r, bodies, tables), r.mn, r.mt, bodies, masks, tables);
+}
+
+/// The shock law of the proximal problem (docs/convergence.md): the velocity
+/// u + η (P − P_anchor)/m_n, so the masses become (m⁻¹ + η/m_n)⁻¹ (an
+/// anisotropic tangential mass is kept: at the fixed point P = P_anchor).
 [[gnu::always_inline]] inline void proxLaw(SolverRow& r, std::vector<SolverBody>& bodies,
                                            const std::vector<BodyMasks>& masks, const RowTables& tables) {
     if (r.mn == 0.0) {  // a row within one body: no impulse
@@ -126,29 +133,8 @@ namespace {
     const std::size_t k = static_cast<std::size_t>(&r - tables.rows);
     const double eta = tables.eta / r.mn;  // η relative to the row's normal compliance
     const Vec3 V = relativeVelocity(r, bodies, tables) + eta * (r.P - tables.anchor[k]);
-    const double mn = r.mn / (1.0 + eta * r.mn);
     const double mt = r.mt > 0.0 ? r.mt / (1.0 + eta * r.mt) : r.mt;
-    const double Vn = r.n.dot(V);
-    const double Pn_old = r.n.dot(r.P);
-    const double Pn = Pn_old - mn * (Vn + r.bias);
-    Vec3 Pnew = Vec3::Zero();
-    if (Pn > 0.0) {
-        Pnew = Pn * r.n;
-        const double mu = tables.mu[r.friction];
-        if (mu > 0.0) {
-            const Vec3 Vt = V - Vn * r.n;
-            Vec3 Pt = r.P - Pn_old * r.n;
-            Pt -= mt >= 0.0 ? Vec3(mt * Vt) : symMul(tables.aniso[static_cast<std::size_t>(-mt - 1.0)], Vt);
-            const double limit = mu * Pn;
-            const double pt2 = Pt.squaredNorm();
-            if (pt2 > limit * limit) Pt *= limit / std::sqrt(pt2);
-            Pnew += Pt;
-        }
-    }
-    const Vec3 dP = Pnew - r.P;
-    r.P = Pnew;
-    applyImpulse(r, bodies, masks, dP);
-    r.dP = static_cast<float>(dP.norm());
+    lawUpdate(r, V, r.mn / (1.0 + eta * r.mn), mt, bodies, masks, tables);
 }
 
 /// Before updating entry k of idx[..end): the order is known, so rows are

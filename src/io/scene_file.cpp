@@ -435,7 +435,8 @@ std::vector<Rule> fixedRules() {
                        0));
     r.push_back(typedKey(K::Bool, "output.natural_error", "false",
                          "CD: a column natural_error in series.csv, the Siconos/FCLIB error of each step's "
-                         "reactions (docs/convergence.md; costs about one sweep per step)."));
+                         "reactions (nan on the first row, before any step; docs/convergence.md; costs about one sweep "
+                         "per step)."));
     r.push_back(intKey("output.log_every", "0",
                        "A line of the run log every N steps (step, time, kinetic energy, contacts, iterations, "
                        "residual, wall time, ETA) on stderr and in OUT/log.txt; 0: about 20 lines per run.",

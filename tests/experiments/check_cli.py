@@ -243,6 +243,27 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run("--version")
     expect(p.returncode == 0 and p.stdout.startswith("moreau"), "--version")
 
+    # --- the field's error (docs/convergence.md): criterion, column, FCLIB dumps read back ---
+    bad_input(["run", chain, "--set", "cd.proximal=stall"], ["cd.proximal", "cd.criterion = natural"], tmp)
+    out = os.path.join(tmp, "natural")
+    p = run("run", box, "--out", out, "--quiet", "--set", "simulation.steps=40", "--set", "output.every=10",
+            "--set", "cd.criterion=natural", "--set", "cd.epsilon=1e-6", "--set", "output.natural_error=true",
+            "--set", "output.fclib_every=40")
+    expect(p.returncode == 0, f"natural criterion run: exit {p.returncode} ({p.stderr.strip()})")
+    import csv
+    rows = list(csv.DictReader(open(os.path.join(out, "series.csv"))))
+    errors = [float(r["natural_error"]) for r in rows[1:]]
+    expect(rows[0]["natural_error"] == "nan" and len(errors) == 4 and all(0 <= e <= 1e-6 for e in errors),
+           f"series.csv natural_error: {[r['natural_error'] for r in rows]}")
+    dump = os.path.join(out, "fclib", "step_000040.hdf5")  # tools/bootstrap installs FCLIB
+    p = run("bench", "fclib", "--set", f"bench.problem={dump}", "--set", "cd.criterion=natural",
+            "--set", "cd.epsilon=1e-8", "--set", "cd.order=fixed")
+    res = json.loads(p.stdout)["results"] if p.returncode == 0 else {}
+    stored = res.get("stored_solution_error", -1.0)
+    expect(errors and abs(stored - errors[-1]) <= 1e-9 * errors[-1],
+           f"the dumped step's stored solution scores {stored}, the run said {errors[-1:]}")
+    expect(res.get("converged") and res.get("error", 1.0) <= 1e-8, f"bench fclib on the dump: {res}")
+
 if failures:
     print(f"{len(failures)} failure(s)", file=sys.stderr)
     sys.exit(1)

@@ -154,7 +154,13 @@ def main():
                            "--bodies", pile + ".bodies"], 600)
             if rc != 0:
                 sys.exit("siconos.py: generating the pile failed:\n" + out)
-        contacts = open(pile + ".fc3d").read(200).split()[2]
+        tokens = []
+        with open(pile + ".fc3d") as f:  # "FC3D 1" then the contact count, '#' comments aside
+            for line in f:
+                tokens += line.split("#", 1)[0].split()
+                if len(tokens) >= 3:
+                    break
+        contacts = tokens[2]
         print(f"== {name}: {' '.join(gen)}, {contacts} contacts", file=sys.stderr, flush=True)
         runs = [(lbl, lambda tol, s=sets, l=lbl: moreau_solve(work, pile, l, s, tol, cap, repeat, a.timeout, harness))
                 for lbl, sets in MOREAU_RUNS + [("moreau general (fixed)", ["cd.order=fixed"])]]

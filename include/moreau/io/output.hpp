@@ -3,6 +3,7 @@
 /// contact-force network) with a run.pvd that ParaView opens as is.
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,9 @@ struct StepRecord {
     std::size_t contacts = 0;       ///< contacts carrying a non-zero force
     int iterations = 0;             ///< CD sweeps this step (MD: 0)
     double residual = 0.0;          ///< CD relative change of the last sweep (MD: 0)
-    double naturalError = 0.0;      ///< CD natural-map error of the step's reactions, where measured
+    /// CD natural-map error of the step's reactions where measured; NaN
+    /// elsewhere (MD, before the first step, not asked for).
+    double naturalError = std::numeric_limits<double>::quiet_NaN();
     double meanOverlap = 0.0;       ///< mean of max(−gap, 0) over force-carrying contacts
     double maxOverlap = 0.0;
     double elasticEnergy = 0.0;     ///< MD: energy stored in the contact springs (CD: 0, rigid grains)
