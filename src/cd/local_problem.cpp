@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -139,7 +140,10 @@ LocalProblem readFclibFile(const std::string& path) {
     if (!f) throw InputError(path + ": not an FCLIB local problem (fclib_read_local failed)");
     struct Free {
         fclib_local* f;
-        ~Free() { fclib_delete_local(f); }
+        ~Free() {
+            fclib_delete_local(f);  // frees the members, not the struct
+            std::free(f);
+        }
     } guard{f};
     if (f->spacedim != 3) throw InputError(path + ": spacedim " + std::to_string(f->spacedim) + " (allowed: 3)");
     if (f->V || f->R) throw InputError(path + ": has equality constraints V, R (allowed: none)");
