@@ -182,7 +182,7 @@ def main():
     print("\n| pile | contacts | solver | time to 1e-4 (sweeps) | time to 1e-8 (sweeps) | lowest error |")
     print("|---|---|---|---|---|---|")
     for name, nc, lbl, c4, c8, best in rows:
-        print(f"| {name} | {nc} | {lbl} | {c4} | {c8} | {best:.2g} |")
+        print(f"| {name} | {nc} | {lbl} | {c4} | {c8} | {'—' if best == float('inf') else f'{best:.2g}'} |")
     if ratio is not None:
         print(f"\nflat pile to 1e-8: fc3d_nsgs / Moreau fixed order = {ratio:.1f}x (target >= 10)")
     if not a.keep:
