@@ -475,11 +475,12 @@ struct CdSolver::StopRule {
     double impulseFloor;  ///< eq. 35's floor δ is a force; the sweeps work with impulses R Δt
     bool needSums;
     double prevSumP = 0.0;
-    /// Natural criterion: the error at its last halving, and the checks since
-    /// (the stall of cd.proximal = stall: kStallChecks without halving).
+    /// Natural criterion: the error at its last halving, and the sweep then
+    /// (the stall of cd.proximal = stall: kStallSweeps without halving).
     double best = std::numeric_limits<double>::infinity();
-    int checksSinceBest = 0;
-    static constexpr int kStallChecks = 100;
+    int bestSweep = 0;
+    static constexpr int kStallSweeps = 1000;
+    bool stalled(int sweeps) const { return sweeps - bestSweep >= kStallSweeps; }
 
     StopRule(const CdSolver& s, const StepContext& ctx)
         : solver(s),
@@ -513,9 +514,7 @@ struct CdSolver::StopRule {
                 stats.error = solver.naturalError();
                 if (stats.error < 0.5 * best) {
                     best = stats.error;
-                    checksSinceBest = 0;
-                } else {
-                    ++checksSinceBest;
+                    bestSweep = sweeps;
                 }
                 return stats.error <= solver.settings_.epsilon;
             case Criterion::Local: return violations == 0;
@@ -562,8 +561,7 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
                 levels += runSweep(s);
                 if (proxStart >= 0 && (sweep + 1 - proxStart) % std::max(1, settings_.proximalEvery) == 0) anchor();
                 done = criterion.met(stats, residualHistory_, sweep + 1, sweep + 1 == maxSweeps);
-                if (proxStart < 0 && settings_.proximal == Proximal::Stall &&
-                    criterion.checksSinceBest >= StopRule::kStallChecks) {
+                if (proxStart < 0 && settings_.proximal == Proximal::Stall && criterion.stalled(sweep + 1)) {
                     proxStart = sweep + 1;
                     anchor();
                 }

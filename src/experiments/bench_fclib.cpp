@@ -236,6 +236,7 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
     results["seconds"] = best;
     results["error"] = stats.error;
     results["converged"] = stats.converged;
+    if (!bodiesFile.empty()) results["proximal_from_sweep"] = stats.proximalFrom;  // −1: never
     results["criterion"] = cd.criterion == Criterion::Natural ? "natural" : cd.criterion == Criterion::Fixed ? "fixed"
                                                                          : "other";
     results["epsilon"] = cd.epsilon;

@@ -323,7 +323,7 @@ std::vector<Rule> fixedRules() {
                          "Proximal term of the sweeps, for piles where Gauss-Seidel cycles (docs/convergence.md): "
                          "each row solves the shock law of u + eta (P - P_anchor) / m_n, the anchor moving to the "
                          "current impulses every cd.proximal_every sweeps. off: the paper's sweeps; on: from the "
-                         "first sweep; stall: once the natural criterion's error has not halved in 100 checks "
+                         "first sweep; stall: once the natural criterion's error has not halved in 1000 sweeps "
                          "(needs cd.criterion = natural).",
                          {"off", "on", "stall"}));
     r.push_back(realKey("cd.proximal_eta", "0.1", "Weight eta of the proximal term (relative to each row's normal "

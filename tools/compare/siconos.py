@@ -17,6 +17,9 @@ all errors are Siconos's own. Times are the solver's own (Moreau: the sweeps and
 error checks; Siconos: the fc3d_driver call), single-threaded, the best of --repeat runs
 on the small and flat piles. Prints a Markdown table and the ratio fc3d_nsgs / Moreau
 (fixed order) to 10^-8 on the flat pile; exits 1 if that ratio is below 10.
+
+With --plot PNG it also draws Moreau's error against sweeps on the flat pile and the
+pyramid (each order, the proximal modes); --plot-only draws just that (no Siconos needed).
 """
 import argparse
 import os
@@ -123,10 +126,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small and flat piles only")
     ap.add_argument("--timeout", type=float, default=150, help="seconds per solver run (default 150)")
     ap.add_argument("--keep", help="work in this folder and keep it (problems, harness build)")
+    ap.add_argument("--plot", help="also plot Moreau's error against sweeps on the flat pile and the pyramid "
+                                   "(PNG; docs/figures/convergence_piles.png)")
+    ap.add_argument("--plot-only", action="store_true", help="with --plot: only the plot, no table")
     a = ap.parse_args()
     if not os.path.exists(MOREAU):
         sys.exit(f"siconos.py: {MOREAU} is missing: build Moreau first (README)")
-    if not os.path.exists("/usr/include/siconos/numerics/fc3d_Solvers.h"):
+    if not a.plot_only and not os.path.exists("/usr/include/siconos/numerics/fc3d_Solvers.h"):
         sys.exit("siconos.py: Siconos is missing: apt-get install -y libsiconos-numerics-dev")
     if not os.path.isdir(PEER):
         sys.exit(f"siconos.py: the harness folder {PEER} is missing")
@@ -138,6 +144,11 @@ def main():
         for root, dirs, files in os.walk(peer):  # the shared copy is read-only
             for n in dirs + files:
                 os.chmod(os.path.join(root, n), 0o755)
+    if a.plot_only:
+        if not a.plot:
+            sys.exit("siconos.py: --plot-only needs --plot PNG")
+        plot_histories(work, peer, a.plot)
+        return 0
     harness = os.path.join(peer, "fc3d_siconos_solve")
     if not os.path.exists(harness):
         rc, out = run(["g++", "-O2", "-std=c++17", os.path.join(peer, "fc3d_siconos_solve.cpp"),
@@ -185,9 +196,46 @@ def main():
         print(f"| {name} | {nc} | {lbl} | {c4} | {c8} | {'—' if best == float('inf') else f'{best:.2g}'} |")
     if ratio is not None:
         print(f"\nflat pile to 1e-8: fc3d_nsgs / Moreau fixed order = {ratio:.1f}x (target >= 10)")
+    if a.plot:
+        plot_histories(work, peer, a.plot)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ratio is not None and ratio >= 10 else 1
+
+
+def plot_histories(work, peer, png):
+    """Moreau's error every 100 sweeps for each order and the proximal modes, flat pile and pyramid."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    runs = [("fixed", ["cd.order=fixed"]), ("random-sweep", ["cd.order=random-sweep"]),
+            ("shuffle-once", ["cd.order=shuffle-once"]), ("fixed + proximal stall", ["cd.order=fixed",
+                                                                                    "cd.proximal=stall"]),
+            ("random-sweep + proximal on", ["cd.order=random-sweep", "cd.proximal=on"])]
+    for ax, (name, gen) in zip(axes, [("flat", ["--kx", "24", "--layers", "2"]), ("pyramid", ["--kx", "14"])]):
+        pile = os.path.join(work, name)
+        if not os.path.exists(pile + ".bodies"):
+            run(["/usr/bin/python3", os.path.join(peer, "gen_sphere_pile.py"), *gen, "-o", pile + ".fc3d",
+                 "--bodies", pile + ".bodies"], 600)
+        for label, sets in runs:
+            hist = os.path.join(work, "history.txt")
+            cmd = [MOREAU, "bench", "fclib", "--threads", "1", "--set", f"bench.bodies={pile}.bodies",
+                   "--set", "cd.criterion=natural", "--set", "cd.epsilon=1e-8", "--set", "cd.max_iterations=20000",
+                   "--set", "cd.check_every=100", "--set", f"bench.history={hist}", "--json", os.devnull]
+            for x in sets:
+                cmd += ["--set", x]
+            run(cmd, 600)
+            data = [tuple(map(float, line.split())) for line in open(hist) if line.strip()]
+            ax.semilogy([d[0] for d in data], [d[1] for d in data], label=label, lw=1.2)
+        ax.set_title(f"{name} pile ({'4,808' if name == 'flat' else '5,292'} contacts)")
+        ax.set_xlabel("sweeps")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("Siconos/FCLIB error")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}", file=sys.stderr)
 
 
 if __name__ == "__main__":
