@@ -132,6 +132,19 @@ Pile readPile(const std::string& path) {
     return p;
 }
 
+/// bench.r0: 3 numbers per contact (empty path: none).
+std::vector<double> readImpulses(const std::string& path, std::size_t contacts) {
+    std::vector<double> r;
+    if (path.empty()) return r;
+    std::ifstream in(path);
+    if (!in) throw InputError("bench.r0: cannot read '" + path + "'");
+    for (double v; in >> v;) r.push_back(v);
+    if (!in.eof() || r.size() != 3 * contacts)
+        throw InputError("bench.r0: '" + path + "' must hold 3 numbers per contact, " + std::to_string(3 * contacts) +
+                         " in all (it holds " + std::to_string(r.size()) + " before anything else)");
+    return r;
+}
+
 void writeReactions(const std::string& path, const std::vector<double>& r) {
     std::ofstream out(path);
     char buf[96];
@@ -153,6 +166,8 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
         {"bench.write_r", KeyType::Text, "", "file for the impulses r, 3 per contact (harness convention)", -kInf, kInf,
          {}},
         {"bench.repeat", KeyType::Integer, "1", "solves from zero impulses; the fastest is reported", 1, 1e4, {}},
+        {"bench.r0", KeyType::Text, "", "start from these impulses (as bench.write_r writes them) instead of zero",
+         -kInf, kInf, {}},
         {"bench.history", KeyType::Text, "", "sphere piles: file of `sweeps error seconds` every cd.check_every "
                                             "sweeps (its error evaluations are timed too)", -kInf, kInf, {}},
     };
@@ -170,8 +185,9 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
             throw InputError("bench.write_r: folder '" + dir.string() + "' does not exist");
     }
     const long repeat = sceneInteger(scene, "bench.repeat");
+    const std::string r0File = sceneText(scene, "bench.r0");
     CdSettings cd = scene.cd;
-    cd.warmStart = false;
+    cd.warmStart = !r0File.empty();  // the start: zero impulses, or bench.r0's
     cd.measureError = true;
     nlohmann::json results;
     std::vector<double> r;
@@ -179,6 +195,7 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
     CdStepStats stats;
     if (!bodiesFile.empty()) {
         const Pile pile = readPile(bodiesFile);
+        const std::vector<double> r0 = readImpulses(r0File, pile.contacts.size());
         const std::string historyFile = sceneText(scene, "bench.history");
         std::ofstream history;
         if (!historyFile.empty()) {
@@ -192,6 +209,11 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
         for (long k = 0; k < repeat; ++k) {
             world = pile.world;
             contacts = pile.contacts;
+            if (!r0.empty())
+                for (std::size_t c = 0; c < contacts.size(); ++c) {
+                    const Vec3 onA = pile.frames[c] * Vec3(r0[3 * c], r0[3 * c + 1], r0[3 * c + 2]);
+                    contacts[c].history.reaction = (pile.aIsB[c] ? onA : Vec3(-onA)) / pile.dt;
+                }
             CdSolver solver(cd);
             const auto t0 = std::chrono::steady_clock::now();
             if (!historyFile.empty() && k == 0)
@@ -216,9 +238,10 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
                    {"solve_seconds", bestSolve}};
     } else {
         const LocalProblem problem = readLocalProblem(problemFile);
+        const std::vector<double> r0 = readImpulses(r0File, problem.contacts());
         LocalSolveResult res;
         for (long k = 0; k < repeat; ++k) {
-            r.assign(3 * problem.contacts(), 0.0);
+            r = r0.empty() ? std::vector<double>(3 * problem.contacts(), 0.0) : r0;
             res = solveLocal(problem, r, cd, scene.simulation.seed);
             best = std::min(best, res.seconds);
         }

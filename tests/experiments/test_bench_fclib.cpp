@@ -53,6 +53,12 @@ TEST_SUITE("experiments") {
         CHECK(r[0] == Approx(2 * 9.81 * 0.005));  // floor, on sphere 0, along +z
         CHECK(r[3] == Approx(9.81 * 0.005));      // between, on sphere 1 (the file's A), along +z
         for (int k : {1, 2, 4, 5}) CHECK(std::abs(r[static_cast<std::size_t>(k)]) < 1e-14);
+        // Started from its own answer (bench.r0), the first check finds it converged,
+        // through the engine and through the general solver of the same problem.
+        const nlohmann::json again = bench({"bench.bodies=" + bodies, "cd.criterion=natural", "cd.epsilon=1e-12",
+                                            "cd.check_every=1", "bench.r0=" + rFile});
+        CHECK(again["results"]["sweeps"] == 1);
+        CHECK(again["results"]["error"].get<double>() <= 1e-12);
     }
 
     TEST_CASE("bench fclib refuses bad piles and settings with one line naming the file") {
@@ -62,6 +68,10 @@ TEST_SUITE("experiments") {
         CHECK_THROWS_WITH_AS(bench({}), doctest::Contains("set exactly one of bench.problem"), InputError);
         CHECK_THROWS_WITH_AS(bench({"bench.bodies=" + bodies, "bench.write_r=" + (tmp.path / "no/r.txt").string()}),
                              doctest::Contains("does not exist"), InputError);
+        const std::string shortR = (tmp.path / "short.r").string();
+        std::ofstream(shortR) << "1 2 3\n";
+        CHECK_THROWS_WITH_AS(bench({"bench.bodies=" + bodies, "bench.r0=" + shortR}),
+                             doctest::Contains("6 in all (it holds 3"), InputError);
         {
             std::ofstream out(bodies, std::ios::app);
             out << "7\n";
