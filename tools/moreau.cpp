@@ -240,6 +240,9 @@ int cmdList(const std::vector<std::string>& args) {
                 case SweepOrder::ShuffleOnce: return "one random permutation per time step";
                 case SweepOrder::Fixed: return "contacts in key order";
                 case SweepOrder::RandomSequential: return "random draws with replacement";
+                case SweepOrder::Jacobi:
+                    return "not Gauss-Seidel: every contact from the same velocities, applied together (the "
+                           "parallel update CD §2.5 calls unstable)";
             }
             return "";
         };

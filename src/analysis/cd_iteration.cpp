@@ -12,6 +12,7 @@ double qOfOrder(SweepOrder order) {
         case SweepOrder::ShuffleOnce:
         case SweepOrder::Fixed: return 1.0;
         case SweepOrder::RandomSequential: return 0.5;
+        case SweepOrder::Jacobi: return 0.5;  // CD §3.1: q = 1/2 "corresponds to a parallel update"
     }
     return 0.0;
 }

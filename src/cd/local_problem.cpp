@@ -385,6 +385,8 @@ LocalSolveResult solveLocal(const LocalProblem& p, std::vector<double>& r, const
             Rng rng = Rng::stream(seed, 0, static_cast<std::uint64_t>(s), 1);
             rng.shuffle(std::span<std::uint32_t>(order));
         }
+        const std::vector<double> start = settings.order == SweepOrder::Jacobi ? r : std::vector<double>{};
+        const std::vector<double>& from = start.empty() ? r : start;  // Jacobi: the sweep's starting impulses
         Rng draws = Rng::stream(seed, 0, static_cast<std::uint64_t>(s), 2);
         const bool drawn = settings.order == SweepOrder::RandomSequential;
         for (std::size_t k = 0; k < nc; ++k) {
@@ -392,8 +394,8 @@ LocalSolveResult solveLocal(const LocalProblem& p, std::vector<double>& r, const
             if (diag[i] == kNone) continue;
             Vec3 qi = get3(p.q, i);
             for (std::size_t b = p.rowStart[i]; b < p.rowStart[i + 1]; ++b)
-                if (b != diag[i]) qi += p.block[b] * get3(r, static_cast<std::size_t>(p.col[b]));
-            put3(r, i, solveOneContact(p.block[diag[i]], inv[i], qi, p.mu[i], get3(r, i)));
+                if (b != diag[i]) qi += p.block[b] * get3(from, static_cast<std::size_t>(p.col[b]));
+            put3(r, i, solveOneContact(p.block[diag[i]], inv[i], qi, p.mu[i], get3(from, i)));
         }
         res.sweeps = s + 1;
         if (!fixed && (res.sweeps % every == 0 || res.sweeps == maxSweeps)) {

@@ -85,11 +85,10 @@ namespace {
     return V;
 }
 
-/// The update of eq. 34 for a row whose relative velocity is V and whose
+/// The impulse eq. 34 gives a row whose relative velocity is V and whose
 /// masses are m_n, m_t (the row's own, or the proximal problem's).
-[[gnu::always_inline]] inline void lawUpdate(SolverRow& r, const Vec3& V, double mn, double mt,
-                                             std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                                             const RowTables& tables) {
+[[gnu::always_inline]] inline Vec3 lawImpulse(const SolverRow& r, const Vec3& V, double mn, double mt,
+                                              const RowTables& tables) {
     const double Vn = r.n.dot(V);
     // Removing the own impulse gives U (eq. 23): U_n = V_n − P_n/m_n and
     // U_t = V_t − W_t P_t, so the sticking impulse of eq. 34,
@@ -110,6 +109,12 @@ namespace {
             Pnew += Pt;
         }
     }
+    return Pnew;
+}
+
+/// A row's new impulse, applied to its bodies.
+[[gnu::always_inline]] inline void setImpulse(SolverRow& r, const Vec3& Pnew, std::vector<SolverBody>& bodies,
+                                              const std::vector<BodyMasks>& masks) {
     const Vec3 dP = Pnew - r.P;
     r.P = Pnew;
     applyImpulse(r, bodies, masks, dP);
@@ -118,7 +123,7 @@ namespace {
 
 [[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
                                             const std::vector<BodyMasks>& masks, const RowTables& tables) {
-    lawUpdate(r, relativeVelocity(r, bodies, tables), r.mn, r.mt, bodies, masks, tables);
+    setImpulse(r, lawImpulse(r, relativeVelocity(r, bodies, tables), r.mn, r.mt, tables), bodies, masks);
 }
 
 /// The shock law of the proximal problem (docs/convergence.md): the velocity
@@ -134,7 +139,7 @@ namespace {
     const double eta = tables.eta / r.mn;  // η relative to the row's normal compliance
     const Vec3 V = relativeVelocity(r, bodies, tables) + eta * (r.P - tables.anchor[k]);
     const double mt = r.mt > 0.0 ? r.mt / (1.0 + eta * r.mt) : r.mt;
-    lawUpdate(r, V, r.mn / (1.0 + eta * r.mn), mt, bodies, masks, tables);
+    setImpulse(r, lawImpulse(r, V, r.mn / (1.0 + eta * r.mn), mt, tables), bodies, masks);
 }
 
 /// Before updating entry k of idx[..end): the order is known, so rows are
@@ -301,6 +306,7 @@ void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& c
     const auto step = static_cast<std::uint64_t>(ctx.step);
     switch (settings_.order) {
         case SweepOrder::Fixed:
+        case SweepOrder::Jacobi:  // (runSweep updates all rows at once, in no order)
             for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
             break;
         case SweepOrder::ShuffleOnce:
@@ -349,7 +355,8 @@ void CdSolver::sweepLevels(const SweepPlan& plan) {
 }
 
 bool CdSolver::oneOrder() const {
-    return settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce;
+    return settings_.order == SweepOrder::Fixed || settings_.order == SweepOrder::ShuffleOnce ||
+           settings_.order == SweepOrder::Jacobi;
 }
 
 void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool parallel) {
@@ -369,6 +376,18 @@ void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool par
 }
 
 std::size_t CdSolver::runSweep(int s) {
+    if (settings_.order == SweepOrder::Jacobi) {
+        // Not Gauss–Seidel: every row's impulse from the velocities at the
+        // sweep's start, then all applied together (the parallel update CD §2.5
+        // calls unstable). Applied in row order: the same bits for any threads.
+        jacobi_.resize(rows_.size());
+        for (std::size_t c = 0; c < rows_.size(); ++c) {
+            const SolverRow& r = rows_[c];
+            jacobi_[c] = lawImpulse(r, relativeVelocity(r, bodies_, tables_), r.mn, r.mt, tables_);
+        }
+        for (std::size_t c = 0; c < rows_.size(); ++c) setImpulse(rows_[c], jacobi_[c], bodies_, masks_);
+        return 0;
+    }
     const std::size_t k = oneOrder() ? 0 : static_cast<std::size_t>(s);
     const SweepPlan& plan = plans_[k];
     if (settings_.order == SweepOrder::RandomSequential)

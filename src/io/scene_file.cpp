@@ -317,7 +317,9 @@ std::vector<Rule> fixedRules() {
                        1));
     r.push_back(typedKey(K::Choice, "cd.order", "random-sweep",
                          "Order of contact updates: a fresh random permutation every sweep (the paper's), one "
-                         "permutation per time step, the fixed contact order, or random draws with replacement.",
+                         "permutation per time step, the fixed contact order, random draws with replacement, or "
+                         "jacobi: not Gauss-Seidel but every contact from the sweep's starting velocities, applied "
+                         "together (the parallel update CD 2.5 calls unstable).",
                          lawNames(kSweepOrderNames)));
     r.push_back(typedKey(K::Choice, "cd.proximal", "off",
                          "Proximal term of the sweeps, for piles where Gauss-Seidel cycles (docs/convergence.md): "

@@ -13,6 +13,7 @@
 /// impulses and velocities as the field's measure does: docs/convergence.md.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "moreau/core/types.hpp"
 
@@ -50,8 +51,13 @@ inline double naturalMapResidual2(const Vec3& r, const Vec3& u, const Vec3& n, d
 }
 
 /// The relative error from its parts: sqrt(Σ‖e_α‖²) over the largest of
-/// ‖q‖, ‖r‖, ‖u‖ (the absolute error where all three vanish).
+/// ‖q‖, ‖r‖, ‖u‖ (the absolute error where all three vanish; +∞ where any
+/// part is not finite).
 inline double naturalError(double sumResidual2, double q2, double r2, double u2) {
+    // A diverged iterate (non-finite impulses or velocities) is infinitely far
+    // from the law, never "converged".
+    if (!std::isfinite(sumResidual2) || !std::isfinite(q2) || !std::isfinite(r2) || !std::isfinite(u2))
+        return std::numeric_limits<double>::infinity();
     const double scale = std::sqrt(std::max({q2, r2, u2}));
     const double abs = std::sqrt(sumResidual2);
     return scale > 2.220446049250313e-16 ? abs / scale : abs;

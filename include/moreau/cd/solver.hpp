@@ -222,6 +222,7 @@ private:
     std::vector<LevelScratch> scratch_;   ///< one per thread
     double levelsPerSweep_ = 0.0;
     double qNorm2_ = 0.0;  ///< ‖q‖² of this step (natural-map error)
+    std::vector<Vec3> jacobi_;  ///< the Jacobi order's impulses of a sweep
     bool capture_ = false;
     LocalProblem problem_;
     std::vector<double> problemReactions_;

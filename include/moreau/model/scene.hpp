@@ -20,16 +20,17 @@ namespace moreau {
 enum class Method { CD, MD };
 
 /// Gauss–Seidel sweep order (DESIGN.md, "Contact dynamics").
-enum class SweepOrder { RandomSweep, ShuffleOnce, Fixed, RandomSequential };
+enum class SweepOrder { RandomSweep, ShuffleOnce, Fixed, RandomSequential, Jacobi };
 
 /// The scene-file names of the sweep orders (cd.order), in the order the key
 /// reference lists them: the one table that the parser, the messages, `moreau
 /// list` and the experiments read (lawName, lawFromName, lawNames below).
-inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 4> kSweepOrderNames{{
+inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 5> kSweepOrderNames{{
     {SweepOrder::RandomSweep, "random-sweep"},
     {SweepOrder::ShuffleOnce, "shuffle-once"},
     {SweepOrder::Fixed, "fixed"},
     {SweepOrder::RandomSequential, "random-sequential"},
+    {SweepOrder::Jacobi, "jacobi"},
 }};
 
 /// Convergence criterion of the iteration loop (CD §2.5.1), or the
