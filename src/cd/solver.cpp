@@ -24,12 +24,6 @@ constexpr std::size_t kParallelRows = 4096;
 /// Rows per block of the deterministic reductions (fixed, thread-independent).
 constexpr std::size_t kSumBlock = 4096;
 
-Mat3 crossMatrix(const Vec3& l) {
-    Mat3 s;
-    s << 0, -l.z(), l.y(), l.z(), 0, -l.x(), -l.y(), l.x(), 0;
-    return s;
-}
-
 /// Pseudo-inverse of the symmetric 2×2 [[a, b], [b, c]] (zero eigenvalues
 /// belong to locked directions: no impulse there).
 Eigen::Matrix2d pseudoInverse2(double a, double b, double c) {

@@ -10,12 +10,6 @@ namespace moreau {
 
 namespace {
 
-Mat3 crossMatrix(const Vec3& l) {
-    Mat3 s;
-    s << 0, -l.z(), l.y(), l.z(), 0, -l.x(), -l.y(), l.x(), 0;
-    return s;
-}
-
 Mat3 frameOf(const Vec3& n) {
     Vec3 t1, t2;
     contactFrame(n, t1, t2);

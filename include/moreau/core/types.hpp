@@ -16,4 +16,11 @@ using BodyId = std::int32_t;
 /// Component-wise product, used for per-axis inverse masses (locked axes are 0).
 inline Vec3 cwise(const Vec3& a, const Vec3& b) { return a.cwiseProduct(b); }
 
+/// [l×]: the matrix with [l×] v = l × v.
+inline Mat3 crossMatrix(const Vec3& l) {
+    Mat3 s;
+    s << 0, -l.z(), l.y(), l.z(), 0, -l.x(), -l.y(), l.x(), 0;
+    return s;
+}
+
 }  // namespace moreau
