@@ -1,3 +1,4 @@
+#include "moreau/core/parallel.hpp"
 #include "moreau/contact/detection.hpp"
 
 #include <omp.h>
@@ -179,8 +180,7 @@ bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double marg
 
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) {
     const std::size_t m = contacts.size();
-#pragma omp parallel for schedule(static) if (m > kParallelGrains)
-    for (std::size_t k = 0; k < m; ++k) {
+    forEachIndex(m, m > kParallelGrains, [&](std::size_t k) {
         Contact& c = contacts[k];
         Contact fresh;
         const bool ok = world.isWall(c.b) ? narrowSphereWall(world, c.a, c.b, HUGE_VAL, fresh)
@@ -191,7 +191,7 @@ void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) 
         } else {
             c.gap = HUGE_VAL;
         }
-    }
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -599,8 +599,7 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     if (previous) {
         resizeTight(*previous, old);
         std::vector<ContactMemory>& mem = *previous;
-#pragma omp parallel for schedule(static) if (old > kParallelGrains)
-        for (std::size_t k = 0; k < old; ++k) mem[k] = {out[k].key, out[k].history};
+        forEachIndex(old, old > kParallelGrains, [&](std::size_t k) { mem[k] = {out[k].key, out[k].history}; });
     }
     const std::size_t nb = world.numBodies();
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
@@ -610,11 +609,9 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         // cell's images move too, and take their share of it.
         const double limit = 0.5 * (skin_ - world.cellChange(builtCell_)), limit2 = limit * limit;
         if (!(limit > 0.0)) rebuild = true;
-        int moved = 0;
-#pragma omp parallel for schedule(static) reduction(| : moved) if (nb > kParallelGrains)
-        for (std::size_t i = 0; i < nb; ++i)
-            moved |= world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2 ? 1 : 0;
-        rebuild = rebuild || moved != 0;
+        rebuild = rebuild || anyIndex(nb, nb > kParallelGrains, [&](std::size_t i) {
+                      return world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
+                  });
     }
     if (rebuild) {
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
@@ -638,13 +635,10 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     // std::vector's doubling (see resizeTight).
     if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
     std::size_t written = 0;
-    const auto chunksI = static_cast<std::int64_t>(chunks);
-#pragma omp parallel for ordered schedule(dynamic, 1) if (chunks > 1)
-    for (std::int64_t ch = 0; ch < chunksI; ++ch) {
-        std::vector<Contact>& part = scratch_[static_cast<std::size_t>(omp_get_thread_num())].contacts;
+    auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
         part.clear();
         Contact c;
-        const auto begin = static_cast<std::size_t>(ch) * kChunk;
+        const std::size_t begin = ch * kChunk;
         for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
             const CellGridDetector::Pair& l = list_[k];
             const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
@@ -654,19 +648,33 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
                 part.push_back(c);
             }
         }
-#pragma omp ordered
-        {
-            const std::size_t end = written + part.size();
-            if (end > out.size()) {
-                // Rare after the first call: more contacts than last time.
-                if (end > out.capacity()) {
-                    const std::size_t grown = lastSize_ > 0 ? out.capacity() + out.capacity() / 8 : 2 * out.capacity();
-                    out.reserve(std::max(end, grown));
-                }
-                out.resize(end);
+    };
+    auto append = [&](const std::vector<Contact>& part) {
+        const std::size_t end = written + part.size();
+        if (end > out.size()) {
+            // Rare after the first call: more contacts than last time.
+            if (end > out.capacity()) {
+                const std::size_t grown = lastSize_ > 0 ? out.capacity() + out.capacity() / 8 : 2 * out.capacity();
+                out.reserve(std::max(end, grown));
             }
-            std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(written));
-            written = end;
+            out.resize(end);
+        }
+        std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(written));
+        written = end;
+    };
+    if (chunks <= 1) {  // no team for one chunk (see core/parallel.hpp)
+        for (std::size_t ch = 0; ch < chunks; ++ch) {
+            narrow(ch, scratch_[0].contacts);
+            append(scratch_[0].contacts);
+        }
+    } else {
+        const auto chunksI = static_cast<std::int64_t>(chunks);
+#pragma omp parallel for ordered schedule(dynamic, 1)
+        for (std::int64_t ch = 0; ch < chunksI; ++ch) {
+            std::vector<Contact>& part = scratch_[static_cast<std::size_t>(omp_get_thread_num())].contacts;
+            narrow(static_cast<std::size_t>(ch), part);
+#pragma omp ordered
+            append(part);
         }
     }
     out.resize(written);

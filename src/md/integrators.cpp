@@ -3,6 +3,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "moreau/core/parallel.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
@@ -159,8 +160,7 @@ void MdSolver::loadState(ByteReader& in, std::size_t bodies) {
 void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& X, std::vector<Vec3>& out) const {
     const std::size_t m = stage_.size();
     out.resize(m);
-#pragma omp parallel for schedule(static) if (m > 4096)
-    for (std::size_t c = 0; c < m; ++c) out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]);
+    forEachIndex(m, m > 4096, [&](std::size_t c) { out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]); });
 }
 
 void MdSolver::placeState(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V) const {

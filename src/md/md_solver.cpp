@@ -1,3 +1,4 @@
+#include "moreau/core/parallel.hpp"
 #include "moreau/md/md_solver.hpp"
 
 #include <omp.h>
@@ -68,8 +69,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
     const RollingMoment rolling = rollingMoment_;
     const bool deforming = world.deforming();
     double* next = next_.data();
-#pragma omp parallel for schedule(static) if (m > 4096)
-    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    forEachIndex(chunks, m > 4096, [&](std::size_t chunk) {
         double elasticSum = 0.0, workSum = 0.0;
         const std::size_t chunkEnd = std::min(m, (chunk + 1) * kEnergyChunk);
         for (std::size_t c = chunk * kEnergyChunk; c < chunkEnd; ++c) {
@@ -144,7 +144,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
         }
         chunkElastic_[chunk] = elasticSum;
         chunkWork_[chunk] = workSum;
-    }
+    });
 }
 
 void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed,
@@ -177,8 +177,7 @@ void MdSolver::commitContacts(std::vector<Contact>& contacts, ContactSlots& slot
             lawWork_.dissipated += w[2];
         }
     const std::size_t m = contacts.size();
-#pragma omp parallel for schedule(static) if (m > kParallelContacts)
-    for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
+    forEachIndex(m, m > kParallelContacts, [&](std::size_t c) { contacts[c].history.reaction = contactForce_[c]; });
     slots.stride = layout_.stride;
     slots.values.swap(next_);
 }
@@ -325,20 +324,26 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
                                      invMass->data(), invInertia->data(), F->data(), T->data(),
                                      built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2,
                                      clearForces};
-    int moved = 0;
-#pragma omp parallel reduction(| : moved) if (nb > kParallelContacts)
-    {
-#pragma omp for schedule(static) nowait
-        for (std::size_t q = 0; q < blocks; ++q) {
-            const md_block::DriftResult r = drift(ctx, q * L);
-            moved |= r.moved != 0 ? 1 : 0;
-            for (unsigned slow = r.slowRotation; slow != 0; slow &= slow - 1) {
-                const std::size_t i = q * L + static_cast<std::size_t>(std::countr_zero(slow));
-                World::rotate(Q[i], W[i], dt);
-            }
+    auto driftBlock = [&](std::size_t q) {
+        const md_block::DriftResult r = drift(ctx, q * L);
+        for (unsigned slow = r.slowRotation; slow != 0; slow &= slow - 1) {
+            const std::size_t i = q * L + static_cast<std::size_t>(std::countr_zero(slow));
+            World::rotate(Q[i], W[i], dt);
         }
-#pragma omp for schedule(static) nowait
+        return r.moved != 0 ? 1 : 0;
+    };
+    int moved = 0;
+    if (nb <= kParallelContacts) {  // no team of one (core/parallel.hpp)
+        for (std::size_t q = 0; q < blocks; ++q) moved |= driftBlock(q);
         for (std::size_t i = blocks * L; i < nb; ++i) moved |= advance(i) ? 1 : 0;
+    } else {
+#pragma omp parallel reduction(| : moved)
+        {
+#pragma omp for schedule(static) nowait
+            for (std::size_t q = 0; q < blocks; ++q) moved |= driftBlock(q);
+#pragma omp for schedule(static) nowait
+            for (std::size_t i = blocks * L; i < nb; ++i) moved |= advance(i) ? 1 : 0;
+        }
     }
     world.time += dt;
     ++world.step;
@@ -372,11 +377,12 @@ void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::ve
     // The common case in one streaming pass (an equal share of the bodies per
     // thread); the first bad body only when there is one.
     int anyBad = 0;
-#pragma omp parallel reduction(| : anyBad) if (nb > kParallelContacts)
-    {
+    parallelRegion(nb > kParallelContacts, [&] {
         const auto t = static_cast<std::size_t>(omp_get_thread_num()), nt = static_cast<std::size_t>(omp_get_num_threads());
-        anyBad |= forcesFinite(force.data(), torque.data(), t * nb / nt, (t + 1) * nb / nt) ? 0 : 1;
-    }
+        const int bad = forcesFinite(force.data(), torque.data(), t * nb / nt, (t + 1) * nb / nt) ? 0 : 1;
+#pragma omp atomic
+        anyBad |= bad;
+    });
     if (!anyBad) return;
     std::size_t bad = nb;
     for (std::size_t i = 0; i < nb; ++i)
@@ -397,17 +403,16 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
                                    std::vector<Vec3>& dF) const {
     const MdSettings& s = settings_;
     const std::size_t m = contacts.size();
-#pragma omp parallel for schedule(static) if (m > kParallelContacts)
-    for (std::size_t c = 0; c < m; ++c) {
+    forEachIndex(m, m > kParallelContacts, [&](std::size_t c) {
         const Contact& k = contacts[c];
         dF[c] = Vec3::Zero();
         const double overlap = -k.gap;
-        if (overlap < 0.0) continue;
+        if (overlap < 0.0) return;
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
         const Vec3& n = k.n;
         const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
         // Exactly touching: the derivative the step ahead sees is the closing side's.
-        if (overlap == 0.0 && !(n.dot(V) < 0.0)) continue;
+        if (overlap == 0.0 && !(n.dot(V) < 0.0)) return;
         const Constants cst = contactConstants(s, world, k.a, k.b);
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
@@ -462,7 +467,7 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
             TangentialKernel<T>::rate(rate, d);
         }
         dF[c] = d;
-    }
+    });
 }
 
 void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -383,6 +384,15 @@ Scene sceneFromWorld(World world, Method method, double dt, const CdSettings& cd
     scene.simulation.method = method;
     scene.simulation.dt = dt;
     scene.simulation.margin = margin;
+    // The Verlet skins of a scene file's defaults (contact.skin, contact.inner_skin):
+    // they change speed, never results (a tiny world would otherwise build its
+    // cell grid at every step).
+    double rMin = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < world.numGrains; ++i) rMin = std::min(rMin, world.radius[i]);
+    if (std::isfinite(rMin)) {
+        scene.simulation.skin = 0.2 * rMin;
+        scene.simulation.innerSkin = 0.05 * rMin;
+    }
     scene.simulation.seed = seed;
     scene.simulation.steps = 0;
     scene.cd = cd;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "moreau/core/parallel.hpp"
 #include "moreau/contact/contact.hpp"
 
 namespace moreau {
@@ -59,8 +60,7 @@ void mergeByKey(std::size_t n, PreviousKey previousKey, std::size_t m, CurrentKe
                 Fresh fresh) {
     constexpr std::size_t kBlock = 8192;
     const std::size_t blocks = (m + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-    for (std::size_t blk = 0; blk < blocks; ++blk) {
+    forEachIndex(blocks, blocks > 1, [&](std::size_t blk) {
         const std::size_t begin = blk * kBlock, end = std::min(m, begin + kBlock);
         // The first previous key not below this block's first key.
         std::size_t p = 0, count = n;
@@ -80,7 +80,7 @@ void mergeByKey(std::size_t n, PreviousKey previousKey, std::size_t m, CurrentKe
             if (p < n && previousKey(p) == key) carry(k, p++);
             else fresh(k);
         }
-    }
+    });
 }
 
 /// Throws InputError naming `origin` unless the records' keys strictly

@@ -170,7 +170,8 @@ private:
 
 /// A scene around a world built in code, for tests and experiments: the
 /// method and Δt given, the CD and MD settings given (defaults otherwise),
-/// detection margin `margin`, seed `seed` (md.pipeline as given: auto takes
+/// detection margin `margin`, Verlet skins as a scene file's defaults (0.2 and
+/// 0.05 of the smallest radius), seed `seed` (md.pipeline as given: auto takes
 /// the fused pipeline where it applies). `origin` names it in messages.
 Scene sceneFromWorld(World world, Method method, double dt, const CdSettings& cd = {}, const MdSettings& md = {},
                      double margin = 0.0, std::uint64_t seed = 1, std::string origin = "<scene built in code>");
