@@ -74,8 +74,8 @@ const std::vector<ExperimentInfo>& experiments() {
                         "steps per collision; fixed-grid error and CPU time",
          mdOnly("integrators", integratorsImpact)},
         {"relaxation-time",
-         "Pena et al. Figs. 6, 7a, 9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
-         "update, with and without rotation, several k_n",
+         "Pena et al. Figs. 5-9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs geometric "
+         "update, three freedoms, several k_n, against the linear system; t_R vs mu, k_t/k_n, eps_t/eps_n",
          relaxationTime},
         {"slow-shear",
          "Pena et al. Fig. 3: E_k(t) of 256 disks sheared slowly between rough plates with Gear 5 at two dt, "

@@ -378,7 +378,8 @@ void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::ve
     // thread); the first bad body only when there is one.
     int anyBad = 0;
     parallelRegion(nb > kParallelContacts, [&] {
-        const auto t = static_cast<std::size_t>(omp_get_thread_num()), nt = static_cast<std::size_t>(omp_get_num_threads());
+        const auto t = static_cast<std::size_t>(omp_get_thread_num());
+        const auto nt = static_cast<std::size_t>(omp_get_num_threads());
         const int bad = forcesFinite(force.data(), torque.data(), t * nb / nt, (t + 1) * nb / nt) ? 0 : 1;
 #pragma omp atomic
         anyBad |= bad;
