@@ -460,7 +460,14 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, ContactS
                            (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
             const double overlap = -k.gap, next = overlap - h * k.n.dot(V);
             if ((overlap > 0.0) != (next > 0.0)) kink = true;
-            if (overlap > 0.0) signature += (k.key * 0x9e3779b97f4a7c15ULL) | 1u;
+            // With md.clip_attractive the force also has a kink where the law
+            // starts to pull and is clipped: such a contact does not count as
+            // touching (found a step late: the step across it extrapolates).
+            const double* memory = slots.stride > 0 ? slots.values.data() + (&k - contacts.data()) * slots.stride +
+                                                          layout_.normal
+                                                    : nullptr;
+            const bool clipped = settings_.clipAttractive && overlap > 0.0 && normalForcePulls(world, k, memory);
+            if (overlap > 0.0 && !clipped) signature += (k.key * 0x9e3779b97f4a7c15ULL) | 1u;
         }
         if (haveSignature_ && signature != touchingSignature_) kink = true;
         touchingSignature_ = signature;

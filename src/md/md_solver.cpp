@@ -496,6 +496,21 @@ void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& c
     }
 }
 
+bool MdSolver::normalForcePulls(const World& world, const Contact& k, const double* memory) const {
+    const double overlap = -k.gap;
+    if (overlap <= 0.0) return false;
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    const Vec3 V =
+        world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+    bool pulls = false;
+    withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
+        double mem[kMaxNormalSlots] = {};
+        if (memory) std::copy_n(memory, lawRow(N).extraSlots, mem);
+        pulls = NormalKernel<N>::force(contactConstants(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
+    });
+    return pulls;
+}
+
 MdSolver::MdSolver(const MdSettings& settings) : settings_(settings) {
     // Multi-stage schemes evaluate the laws that keep memory beyond a
     // spring (and the spring with Cundall's velocity increment) from the

@@ -163,6 +163,10 @@ private:
     /// evaluation (src/md/md_solver.cpp, next to the laws).
     void forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                          const std::vector<Vec6>* dV, std::vector<Vec6>& out) const;
+    /// Whether contact k's normal law, at the world's state and with its
+    /// committed normal memory `memory` (null: none), gives a pulling force,
+    /// which md.clip_attractive sets to zero.
+    bool normalForcePulls(const World& world, const Contact& k, const double* memory) const;
     template <NormalLaw N, TangentialLaw T>
     void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                              const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
