@@ -245,10 +245,19 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         if (scheme != "cd") s.push_back("md.integrator=" + scheme);
         bases.push_back(loadBuiltinScene("sphere_plate_2d.ini", s, extra));
     }
-    for (const Scene& base : bases) {
+    for (std::size_t k = 0; k < bases.size(); ++k) {
+        const Scene& base = bases[k];
+        // Where the scheme first sees a contact within a step: PV evaluates
+        // its only force at r(t + Δt/2) (eq. 11), so its detection grid lies
+        // half a step off the others'. For the fixed-grid error (§4.2) the
+        // onset goes just before (aligned) or just after (delayed) a point of
+        // that grid. The accuracy runs (Fig. 2) keep the onset on the full
+        // steps for every scheme, as the paper's PV numbers imply (on its
+        // own grid PV is CD shifted by half a step, with CD's ARD).
+        const double phase = schemes[k] == "pv" ? 0.5 : 0.0;
         SchemeRun run;
         for (int n : steps) {
-            std::vector<double> en, et, beta, om, den, det, dbeta, dom;
+            std::vector<double> en, et, beta, om, den, det, dbeta, dom, aen, aet, abeta, aom;
             double seconds = 0.0, extra = 0.0;
             int failed = 0;
             for (std::size_t i = 0; i < angles.size(); ++i) {
@@ -264,7 +273,13 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
                 beta.push_back(o.beta);
                 om.push_back(o.omega);
                 if (grid) {
-                    const Outcome d = mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], dt, +eps, mdSteps);
+                    const Outcome a =
+                        phase == 0.0 ? o : mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], dt, phase - eps, mdSteps);
+                    aen.push_back(a.en);
+                    aet.push_back(a.et);
+                    abeta.push_back(a.beta);
+                    aom.push_back(a.omega);
+                    const Outcome d = mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], dt, phase + eps, mdSteps);
                     den.push_back(d.en);
                     det.push_back(d.et);
                     dbeta.push_back(d.beta);
@@ -280,10 +295,10 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
             run.failed.push_back(failed);
             if (grid) {
                 // §4.2: deviation of the delayed onset from the onset on a grid point.
-                run.gEn.push_back(ard(den, en));
-                run.gEt.push_back(ard(det, et));
-                run.gBeta.push_back(ard(dbeta, beta));
-                run.gOmega.push_back(ard(dom, om));
+                run.gEn.push_back(ard(den, aen));
+                run.gEt.push_back(ard(det, aet));
+                run.gBeta.push_back(ard(dbeta, abeta));
+                run.gOmega.push_back(ard(dom, aom));
                 run.dEn.push_back(ard(den, exEn));
             }
         }
