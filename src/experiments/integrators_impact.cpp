@@ -167,6 +167,8 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         {"experiment.chi4", KeyType::Real, "0.1907", "see chi3", -kInf, kInf},
         {"experiment.grid", KeyType::Bool, "true",
          "also run every collision with its onset just after a grid point (fixed-time-grid error, §4.2)"},
+        {"experiment.repeats", KeyType::Integer, "3",
+         "timed runs of the aligned collisions per scheme and n; the CPU time is their minimum", 1, 100},
         {"experiment.grid_offset", KeyType::Real, "1e-6",
          "how far off the grid point the onset lies, in steps (aligned: just before it; delayed: just after)", 0.0, 0.5,
          {}, true},
@@ -188,6 +190,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     const auto nAngles = static_cast<int>(sceneInteger(probe, "experiment.angles"));
     const bool grid = sceneBool(probe, "experiment.grid");
     const double eps = sceneReal(probe, "experiment.grid_offset");
+    const auto repeats = static_cast<int>(sceneInteger(probe, "experiment.repeats"));
     if (probe.world.numGrains != 1 || probe.world.numWalls() != 1 || probe.world.dimension != 2)
         throw InputError("integrators: needs one grain (chain.count = 1), one wall and simulation.dimension = 2");
 
@@ -290,6 +293,17 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
             run.et.push_back(ard(et, exEt));
             run.beta.push_back(ard(beta, exBeta));
             run.omega.push_back(ard(om, exOmega));
+            // The CPU time as the minimum over repeats of the aligned set (the
+            // outcomes are the same bits each time): less of the machine's noise.
+            for (int rep = 1; rep < repeats; ++rep) {
+                double again = 0.0;
+                for (std::size_t i = 0; i < angles.size(); ++i) {
+                    long unused = 0;
+                    const Outcome o = mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], exTf[i] / n, -eps, unused);
+                    if (std::isfinite(o.seconds)) again += o.seconds;
+                }
+                seconds = std::min(seconds, again);
+            }
             run.cpu.push_back(seconds);
             run.extraSteps.push_back(extra);
             run.failed.push_back(failed);
@@ -308,6 +322,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     nlohmann::json params = {{"mass", gk.mass}, {"radius", gk.radius}, {"inertia", inertia}, {"speed", gk.speed},
                              {"mu", gk.mu}, {"kappa", gk.kappa}, {"chi", {gk.chi1, gk.chi2, gk.chi3, gk.chi4}},
                              {"angles", nAngles}, {"schemes", schemes}, {"grid", grid}, {"grid_offset", eps},
+                             {"repeats", repeats},
                              {"geometry", "sphere (I = 2/5 m R^2) on a fixed plane wall, motion in a plane"}};
     nlohmann::json results = {{"steps", steps}, {"angles_deg", angles}, {"exact_en", exEn}, {"exact_et", exEt},
                               {"exact_beta", exBeta}, {"exact_omega", exOmega}, {"exact_tf", exTf},
