@@ -20,8 +20,15 @@ TEST_SUITE("experiments") {
         const auto& r = doc["results"];
         for (const auto& check : doc["checks"]) {
             CAPTURE(check.dump());
+            // The paper's saw-tooth overestimate is a documented departure (docs/departures.md).
+            if (check["name"].get<std::string>().find("overestimated") != std::string::npos) continue;
             CHECK(check["pass"].get<bool>());
         }
+        // Why it departs: the saw-tooth sampled over many teeth pulls with μF_n/2 on
+        // average, and gives the e of Coulomb friction with μ/2 (below the springs').
+        const auto& at = r["e_at_sin_0_7"];
+        CHECK(at["saw_tooth"].get<double>() == Approx(at["coulomb_half_mu"].get<double>()).epsilon(5e-3));
+        CHECK(at["saw_tooth"].get<double>() < at["springs_min"].get<double>());
         CHECK(r["reversal_end_cundall_2_7"].get<double>() == Approx(1.6).epsilon(0.1));
         // Rolling branch of Coulomb μ = 0.25 below ψ_i = 3.5 μ (1 + e_n) ≈ 1.64, sliding above.
         const auto psiIn = r["psi_in"].get<std::vector<double>>();
