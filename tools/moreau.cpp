@@ -37,6 +37,7 @@ usage:
   moreau list [experiments|benches|force-laws|integrators|criteria|orders]
   moreau --help | --version
   moreau run --help        every scene key with its default, range and meaning
+  moreau experiment NAME --help, moreau bench NAME --help   its own keys
 
 KEY is section.key as in scene files, e.g. cd.iterations=80.
 Exit status: 0 success, 2 bad input or an output that cannot be written,
@@ -184,6 +185,24 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
     const std::string command = bench ? "bench" : "experiment";
     Common c = parseCommon(command, args, !bench, true);
     const auto& list = bench ? benches() : experiments();
+    if (c.help && !c.target.empty()) {
+        // The experiment's (bench's) own keys: its loader lists them when asked
+        // for the one key none declares.
+        const ExperimentInfo& entry = findEntry(list, c.target, command);
+        ExperimentOptions options;
+        options.sets = {command + ".key_reference=1"};
+        options.writeFiles = false;
+        options.quiet = true;
+        try {
+            entry.run(options);
+        } catch (const KeyReferenceRequest& r) {
+            std::cout << "moreau " << command << " " << c.target << " [--set KEY=VALUE]...\n\n" << entry.description
+                      << "\n\nKeys (" << command << ".key = default):\n\n"
+                      << r.text;
+            return 0;
+        }
+        throw std::logic_error(command + " " + c.target + ": its keys could not be listed");
+    }
     if (c.help || c.target.empty()) {
         std::cout << "moreau " << command << " NAME [--set KEY=VALUE]...\n\nAvailable:\n";
         for (const auto& e : list) std::cout << "  " << e.name << "  —  " << e.description << "\n";

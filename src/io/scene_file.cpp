@@ -900,6 +900,8 @@ std::string suggestionFor(const Schema& schema, const std::string& key) {
     return best;
 }
 
+void appendKey(std::string& out, const std::string& key, const Rule& r);
+
 [[noreturn]] void failUnknown(const Schema& schema, const std::string& key, const std::string& origin) {
     const std::string suggestion = suggestionFor(schema, key);
     if (!suggestion.empty())
@@ -908,6 +910,12 @@ std::string suggestionFor(const Schema& schema, const std::string& key) {
     // point at `moreau run --help`, which does not show them.
     const auto dot = key.find('.');
     const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+    if ((section == "experiment" || section == "bench") && key == section + ".key_reference") {
+        std::string text;
+        for (const Rule& r : schema.fixed)
+            if (r.spec.key.rfind(section + ".", 0) == 0) appendKey(text, r.spec.key, r);
+        throw KeyReferenceRequest(text.empty() ? "(no " + section + ".* keys)\n" : text);
+    }
     if (section == "experiment" || section == "bench") {
         std::string allowed;
         for (const Rule& r : schema.fixed)

@@ -39,6 +39,18 @@ for name in experiments:
 for name in names("benches"):
     expect(f"| `{name}` |" in readme, f"README has no table row for bench {name}")
 
+# Every experiment's and bench's own keys: docs/experiment-keys.md is what
+# tools/update-experiment-docs writes from the current binary, so a key added,
+# removed or changed without the docs following fails here.
+import tempfile
+with tempfile.TemporaryDirectory() as tmp:
+    fresh = os.path.join(tmp, "experiment-keys.md")
+    subprocess.run([sys.executable, os.path.join(SOURCE, "tools", "update-experiment-docs"), MOREAU, fresh],
+                   check=True)
+    current = os.path.join(SOURCE, "docs", "experiment-keys.md")
+    expect(os.path.exists(current) and open(current).read() == open(fresh).read(),
+           "docs/experiment-keys.md is not current: run tools/update-experiment-docs")
+
 # Links: images and pages, relative to the file that links them.
 link = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 for path, text in [(os.path.join(SOURCE, "README.md"), readme)] + list(pages.items()):

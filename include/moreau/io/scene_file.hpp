@@ -85,6 +85,15 @@ Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& 
 /// Every key with its default, allowed values and description, grouped by
 /// section (printed by `moreau run --help`; docs/scenes.md carries a copy).
 std::string sceneReference();
+
+/// Setting `experiment.key_reference` (or `bench.key_reference`), a key no
+/// experiment or bench declares, makes the loader throw this instead of the
+/// unknown-key error: `text` lists that section's keys of the experiment or
+/// bench with default, range and meaning (`moreau experiment NAME --help`).
+struct KeyReferenceRequest : std::runtime_error {
+    explicit KeyReferenceRequest(std::string text_) : std::runtime_error("key reference"), text(std::move(text_)) {}
+    std::string text;
+};
 /// The same with an experiment's own keys appended.
 std::string sceneReference(const std::vector<KeySpec>& extraKeys);
 
