@@ -430,6 +430,18 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
             checks.push_back(boundCheck(schemes[k] + ": fixed-grid error of e_t below 4% for n > 20 (max, %)",
                                         maxOver(runs[k].gEt, 21), 4.0, false));
     }
+    // §4.2 on β ("negligible for n > 30", read as below its 3.52 % model
+    // error) and ω_f (below its 12 % model error for n > 20).
+    if (grid && steps.back() >= 31) {
+        for (std::size_t k = 0; k < schemes.size(); ++k)
+            checks.push_back(boundCheck(schemes[k] + ": fixed-grid error of beta below 3.52% for n > 30 (max, %)",
+                                        maxOver(runs[k].gBeta, 31), 3.52, false));
+    }
+    if (grid && steps.back() >= 21) {
+        for (std::size_t k = 0; k < schemes.size(); ++k)
+            checks.push_back(boundCheck(schemes[k] + ": fixed-grid error of omega_f below 12% for n > 20 (max, %)",
+                                        maxOver(runs[k].gOmega, 21), 12.0, false));
+    }
     results["checks_skipped"] = skipped;
 
     if (options.writeFiles) {
