@@ -259,6 +259,24 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
                               {"sweeps_3d_per_seed", p3.perSeed},
                               {"unsettled_2d", unsettled2},
                               {"unsettled_3d", unsettled3}};
+    // Eqs. 61-63: with too few sweeps the load reaches only the diffusion
+    // length l_diff = sqrt(4 q N) d into the chain and the rest is soft; the
+    // transition to the rigid chain lies at l_diff ≈ L. On the largest
+    // chain's error curve: l_diff/L where the largest contact error falls
+    // below 0.5, 0.1 and 0.01 of the load.
+    nlohmann::json transition = nlohmann::json::object();
+    double lDiffAt01 = std::numeric_limits<double>::quiet_NaN();
+    for (const double level : {0.5, 0.1, 0.01}) {
+        for (std::size_t i = 0; i < errorCurve.size(); ++i)
+            if (errorCurve[i] < level) {
+                const double ratio =
+                    std::sqrt(4.0 * q * static_cast<double>(i + 1)) / static_cast<double>(lengths.back());
+                transition[level == 0.5 ? "0.5" : level == 0.1 ? "0.1" : "0.01"] = ratio;
+                if (level == 0.1) lDiffAt01 = ratio;
+                break;
+            }
+    }
+    results["l_diff_over_length_at_error"] = transition;
     nlohmann::json checks = nlohmann::json::array();
     // The acceptance: 2 ± 0.1.
     checks.push_back(makeCheck("chain exponent (eq. 48)", exponent, 2.0, 0.1, false));
@@ -272,6 +290,10 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
     // depth, which at these sizes shift it by ~0.1 in the chain-like
     // estimate; a different law (sweeps ∝ depth instead of depth²) would be
     // 0.5 resp. 1/3 away.
+    if (!errorCurve.empty())
+        checks.push_back(makeCheck("chain: l_diff / L where the error falls below 0.1 (eqs. 61-63: the transition "
+                                   "lies at the system size)",
+                                   lDiffAt01, 1.0, 0.5, false));
     if (p2.size.size() >= 2) checks.push_back(makeCheck("2D exponent vs n (eq. 48: N_I ~ (L/d)^2 ~ n)", exp2, 1.0, 0.15, false));
     if (p3.size.size() >= 2) checks.push_back(makeCheck("3D exponent vs n (eq. 48: N_I ~ (L/d)^2 ~ n^(2/3))", exp3, 2.0 / 3.0, 0.15,
                                                       false));
