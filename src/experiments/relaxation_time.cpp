@@ -33,7 +33,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <complex>
 #include <exception>
 #include <fstream>
 #include <iomanip>
