@@ -189,6 +189,17 @@ std::pair<double, double> linearFit(const std::vector<double>& x, const std::vec
     return {my - b * mx, b};
 }
 
+LineFit lineFitR2(const std::vector<double>& x, const std::vector<double>& y) {
+    const auto [a, b] = linearFit(x, y);
+    const double my = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
+    double residual = 0.0, total = 0.0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        residual += (y[i] - a - b * x[i]) * (y[i] - a - b * x[i]);
+        total += (y[i] - my) * (y[i] - my);
+    }
+    return {a, b, total > 0.0 ? 1.0 - residual / total : 0.0};
+}
+
 double logSlope(const std::vector<double>& x, const std::vector<double>& y) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     std::size_t n = 0;

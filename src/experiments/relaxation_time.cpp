@@ -229,17 +229,9 @@ double fitRelaxation(const Maxima& s, const Window& w, double& r2) {
         }
     r2 = 0.0;
     if (xs.size() < 3) return kNaN;
-    const double n = static_cast<double>(xs.size());
-    double mx = 0, my = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) mx += xs[i] / n, my += ys[i] / n;
-    double sxx = 0, sxy = 0, syy = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-        sxx += (xs[i] - mx) * (xs[i] - mx);
-        sxy += (xs[i] - mx) * (ys[i] - my);
-        syy += (ys[i] - my) * (ys[i] - my);
-    }
-    const double slope = sxy / sxx;
-    r2 = syy > 0.0 ? sxy * sxy / (sxx * syy) : 0.0;
+    const LineFit fit = lineFitR2(xs, ys);
+    const double slope = fit.slope;
+    r2 = fit.r2;
     return r2 >= kMinR2 && slope < 0.0 ? -1.0 / slope : kNaN;
 }
 
@@ -571,14 +563,8 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         // line in ln(k_t/k_n)), and depends "approximately exponential[ly]" on
         // ε_t/ε_n (ln t_R a line in it): slope and R² of each line.
         auto line = [](const std::vector<double>& x, const std::vector<double>& y) {
-            const auto [a0, b0] = linearFit(x, y);
-            double ss = 0.0, st = 0.0, my = 0.0;
-            for (double v : y) my += v / static_cast<double>(y.size());
-            for (std::size_t i = 0; i < y.size(); ++i) {
-                ss += (y[i] - a0 - b0 * x[i]) * (y[i] - a0 - b0 * x[i]);
-                st += (y[i] - my) * (y[i] - my);
-            }
-            return nlohmann::json{{"slope", b0}, {"r2", st > 0.0 ? 1.0 - ss / st : 0.0}};
+            const LineFit fit = lineFitR2(x, y);
+            return nlohmann::json{{"slope", fit.slope}, {"r2", fit.r2}};
         };
         if (kx.size() > 2) results["fig8b_tr_vs_ln_kt"] = line(kx, ky);
         if (ex.size() > 2) results["fig8c_ln_tr_vs_et"] = line(ex, ey);

@@ -24,6 +24,13 @@ DampedSine fitDampedSine(const std::vector<double>& t, const std::vector<double>
 /// Least-squares slope and intercept of y = a + b x; returns {a, b}.
 std::pair<double, double> linearFit(const std::vector<double>& x, const std::vector<double>& y);
 
+/// The same line with its coefficient of determination R² (0 when y does
+/// not vary).
+struct LineFit {
+    double intercept = 0.0, slope = 0.0, r2 = 0.0;
+};
+LineFit lineFitR2(const std::vector<double>& x, const std::vector<double>& y);
+
 /// Least-squares slope of log y against log x (the exponent b of y ∝ x^b)
 /// over the points with y > 0 (the others have no logarithm); NaN with fewer
 /// than two of them. From plain sums of the logarithms, as the experiments'
