@@ -165,7 +165,7 @@ private:
     /// contacts while the match carries it over.
     ContactSlots slots_, previousSlots_;
     mutable StepRecord record_;
-    mutable bool recordStale_ = false;  ///< record_ not yet observed for the last step
+    mutable bool recordStale_ = true;  ///< record_ not yet observed for the last step (or the start)
 };
 
 /// A scene around a world built in code, for tests and experiments: the
