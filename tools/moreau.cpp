@@ -21,6 +21,7 @@
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/model/scene.hpp"
+#include "moreau/sim/distributed.hpp"
 
 namespace po = boost::program_options;
 using namespace moreau;
@@ -170,6 +171,7 @@ int cmdRun(const std::vector<std::string>& args) {
     RunOutcome outcome;
     if (!c.resume.empty()) {
         if (c.seed) throw InputError("--seed: cannot change when a run resumes (the seed is the checkpoint's)");
+        if (comm::ranks() > 1) throw InputError("--resume: a run does not resume on MPI ranks yet (run it without mpirun)");
         options.outDir = c.resume;
         outcome = resumeRun(options, c.sets, c.target);
     } else {
@@ -334,7 +336,17 @@ int cmdList(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+    // Under mpirun every rank runs the command (moreau run: docs/distributed.md).
+    comm::start(&argc, &argv);
+    const int status = run(argc, argv);
+    comm::stop();
+    return status;
+}
+
+int run(int argc, char** argv) {
     // Per-step buffers of megabytes (contacts, solver rows) are allocated and
     // released every step. A fixed mmap threshold keeps them out of the heap,
     // so released memory goes back to the system instead of fragmenting the
@@ -354,12 +366,14 @@ int main(int argc, char** argv) {
         const std::string command = args[0];
         args.erase(args.begin());
         if (command == "run") return cmdRun(args);
+        if (comm::ranks() > 1 && command != "run")
+            throw InputError("moreau " + command + ": runs on one process (under mpirun only 'moreau run' is distributed)");
         if (command == "experiment") return cmdExperiment(args, false);
         if (command == "bench") return cmdExperiment(args, true);
         if (command == "list") return cmdList(args);
         throw InputError("unknown command '" + command + "' (allowed: run, experiment, bench, list; see moreau --help)");
     } catch (const InputError& e) {
-        std::cerr << "moreau: error: " << printable(e.what()) << "\n";
+        if (comm::rank() == 0) std::cerr << "moreau: error: " << printable(e.what()) << "\n";
         return 2;
     } catch (const DivergenceError& e) {
         std::cerr << "moreau: the simulation diverged: " << printable(e.what()) << "\n";

@@ -18,7 +18,10 @@
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/force_laws.hpp"
+#include "moreau/model/integrator_table.hpp"
 #include "moreau/sim/checkpoint.hpp"
+#include "moreau/sim/distributed.hpp"
+#include "moreau/sim/distributed_md.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -375,6 +378,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         s["final_contacts"] = sim.record().contacts;
         s["final_kinetic_energy"] = kineticEnergy(sim.world());
         s["threads"] = omp_get_max_threads();
+        s["ranks"] = 1;
         s["seed"] = scene.simulation.seed;
         s["scene"] = scene.origin;
         s["state_hash"] = hex64(stateHash(sim.world()));
@@ -498,7 +502,225 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     return outcome;
 }
 
+// --- on MPI ranks (docs/distributed.md) ---------------------------------------
+
+/// A series row from the whole world and its contacts, as rank 0 has them
+/// after the gathers: the world's columns have the serial bits; overlaps and
+/// measurements come from the contacts at the step's end positions; the
+/// elastic energy is not summed over ranks yet (NaN).
+StepRecord distributedRecord(const World& w, const std::vector<Contact>& contacts, const Scene& scene) {
+    StepRecord r;
+    r.step = w.step;
+    r.time = w.time;
+    r.kineticEnergy = kineticEnergy(w);
+    r.rotationalEnergy = rotationalEnergy(w);
+    const OverlapStats o = overlapStats(contacts);
+    r.contacts = o.contacts;
+    r.meanOverlap = o.mean;
+    r.maxOverlap = o.max;
+    r.elasticEnergy = std::numeric_limits<double>::quiet_NaN();
+    std::optional<MeasureRegion> region;
+    if (const auto& box = scene.output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
+    const Measurements m = measure(w, contacts, region ? &*region : nullptr);
+    r.stress = m.stress;
+    r.pressure = m.pressure;
+    r.deviator = m.deviator;
+    r.packingFraction = m.packingFraction;
+    r.coordination = m.coordination;
+    r.coordinationNonRattlers = m.coordinationNonRattlers;
+    r.fabric = m.fabric;
+    r.wallForce = m.wallForce;
+    r.wallTorque = m.wallTorque;
+    return r;
+}
+
+/// Throws InputError, on every rank alike, for what the ranks cannot step yet.
+void checkDistributable(const Scene& scene) {
+    auto refuse = [&](const std::string& key, const std::string& what) {
+        throw InputError(scene.origin + ": key '" + key + "': " + what +
+                         " does not run on MPI ranks yet (run it without mpirun; docs/distributed.md)");
+    };
+    if (scene.simulation.method != Method::MD) refuse("simulation.method", "cd");
+    if (scene.md.integrator != Integrator::CD)
+        refuse("md.integrator", "'" + std::string(integratorInfo(scene.md.integrator).name) + "' (allowed: cd)");
+    if (scene.md.substeps != 1) refuse("md.substeps", "more than one substep");
+    if (!scene.servos.empty()) refuse("wall.*.servo", "a wall servo");
+    if (scene.cellServo.any()) refuse("periodic.stress", "a cell servo");
+    if (scene.world.deforming()) refuse("periodic.strain_rate", "a deforming cell");
+    if (!scene.world.driven.empty()) refuse("group.*", "a driven grain group");
+    for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
+        if (scene.world.wallMobile[k]) refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall");
+    if (scene.output.checkpointEvery > 0) refuse("output.checkpoint_every", "a checkpoint");
+}
+
 }  // namespace
+
+RunOutcome runDistributed(Scene scene, const RunOptions& options) {
+    checkDistributable(scene);
+    checkMdStep(scene);
+    checkStart(scene);
+    const bool root = comm::rank() == 0;
+    const std::filesystem::path& dir = options.outDir;
+    std::string failure;
+    if (root) try {
+            prepareOutDir(dir, true);
+        } catch (const InputError& e) {
+            failure = e.what();
+        }
+    failure = comm::broadcast(failure);
+    if (!failure.empty()) throw InputError(failure);
+
+    const Scene settings = [&] {
+        Scene s;
+        s.origin = scene.origin;
+        s.simulation = scene.simulation;
+        s.output = scene.output;
+        s.guard = scene.guard;
+        s.md = scene.md;
+        s.values = scene.values;
+        return s;
+    }();
+    const long steps = settings.simulation.steps, every = settings.output.every, vtkEvery = settings.output.vtkEvery;
+    const long logEvery = settings.output.logEvery > 0 ? settings.output.logEvery : std::max(1L, (steps + 19) / 20);
+    const GuardSettings& guard = settings.guard;
+    double rMin = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
+    const std::size_t grains = scene.world.numGrains, walls = scene.world.numWalls();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+
+    // From here an error seen by one rank ends them all.
+    try {
+        DistributedMd run(std::move(scene));
+        std::optional<SeriesWriter> series;
+        std::unique_ptr<VtkWriter> vtk;
+        std::optional<RunLog> log;
+        StepRecord last;
+        auto observe = [&](bool row, bool snapshot) {
+            const World& w = run.gatherWorld();
+            const std::vector<Contact> contacts = run.gatherContacts();
+            if (!root) return;
+            last = distributedRecord(w, contacts, settings);
+            if (row) series->write(w, last);
+            if (snapshot) vtk->write(w, contacts, w.step, w.time);
+        };
+        if (root) {
+            series.emplace(dir / "series.csv", run.part().world(), -1, false);
+            if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk");
+            log.emplace(dir / "log.txt", !options.quiet, false);
+            log->line(format("moreau %s: running %s, md on %d ranks (slabs along %c), %zu grains, %zu walls, "
+                             "steps 0 to %ld, %d threads per rank",
+                             MOREAU_VERSION, settings.origin.c_str(), comm::ranks(), "xyz"[run.axis()], grains, walls,
+                             steps, omp_get_max_threads()));
+            if (guard.energy)
+                log->line("guard.energy is not checked on MPI ranks yet (the contacts' elastic energy is not summed)");
+            log->line(kLogHeader);
+        }
+        observe(true, vtkEvery > 0);
+
+        StopSignals signals;
+        std::string stopped;
+        long s = 1;
+        for (; s <= steps; ++s) {
+            run.step();
+            std::string why;
+            if (guard.maxTravel > 0.0) {
+                const double travel = run.maxTravel(settings.simulation.dt, guard.maxTravel);
+                if (!(travel <= 1.0))
+                    why = format("step %ld: a grain moves %.3g times guard.max_travel = %g radii in a step", s, travel,
+                                 guard.maxTravel);
+            }
+            const bool row = (every > 0 && s % every == 0) || s == steps;
+            const bool snapshot = vtk != nullptr && (s % vtkEvery == 0 || s == steps);
+            const bool guardStep = guard.maxOverlap > 0.0 && (s % guard.every == 0 || s == steps);
+            const bool logStep = s % logEvery == 0 || s == steps;
+            if (why.empty() && (row || snapshot || guardStep || logStep)) {
+                observe(row, snapshot);
+                if (root && guardStep && !(last.maxOverlap <= guard.maxOverlap * rMin))
+                    why = format("step %ld: an overlap of %.3g, %.3g of the smallest radius (guard.max_overlap = %g)",
+                                 s, last.maxOverlap, last.maxOverlap / rMin, guard.maxOverlap);
+                why = comm::broadcast(why);
+            }
+            if (!why.empty()) {
+                failure = why;
+                break;
+            }
+            if (root && logStep) {
+                const double wall = elapsed();
+                log->line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, last.time, last.kineticEnergy,
+                                 last.contacts, 0, 0.0, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
+            }
+            if (comm::maxOverRanks(static_cast<double>(gSignal)) != 0.0 && s < steps) {
+                stopped = gSignal == SIGINT ? "SIGINT" : "SIGTERM";
+                break;
+            }
+        }
+        const World& w = run.gatherWorld();
+        const DistributedTraffic traffic = run.traffic();
+        RunOutcome outcome;
+        outcome.exitStatus = !failure.empty() ? 3 : stopped.empty() ? 0 : 128 + (stopped == "SIGINT" ? SIGINT : SIGTERM);
+        if (!root) return outcome;
+        if (series) series->flush();
+        nlohmann::json summary;
+        summary["status"] = !failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed";
+        summary["method"] = "md";
+        summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
+        summary["steps"] = steps;
+        summary["last_step"] = w.step;
+        summary["wall_seconds"] = elapsed();
+        summary["particles"] = grains;
+        summary["walls"] = walls;
+        summary["mean_iterations"] = 0.0;
+        summary["max_iterations"] = 0;
+        summary["mean_residual"] = 0.0;
+        summary["unconverged_steps"] = 0;
+        summary["final_contacts"] = last.contacts;
+        summary["final_kinetic_energy"] = kineticEnergy(w);
+        summary["threads"] = omp_get_max_threads();
+        summary["ranks"] = comm::ranks();
+        summary["distributed"] = {{"axis", std::string(1, "xyz"[run.axis()])},
+                                  {"rebuilds", run.rebuilds()},
+                                  {"rebalances", run.rebalances()},
+                                  {"messages", traffic.messages},
+                                  {"bytes", traffic.bytes},
+                                  {"ghosts", traffic.ghosts},
+                                  {"migrations", traffic.migrations}};
+        summary["seed"] = settings.simulation.seed;
+        summary["scene"] = settings.origin;
+        summary["state_hash"] = hex64(stateHash(w));
+        summary["settings"] = settings.values;
+        summary["version"] = MOREAU_VERSION;
+        if (!failure.empty()) summary["divergence"] = failure;
+        writeJsonFile(dir / "summary.json", summary);
+        outcome.summary = summary;
+        if (!failure.empty()) {
+            log->line("diverged: " + failure);
+            std::fprintf(stderr, "moreau: the simulation diverged: %s (no checkpoint on MPI ranks yet)\n",
+                         failure.c_str());
+            return outcome;
+        }
+        if (!stopped.empty()) {
+            const std::string line = format("stopped by %s after step %ld of %ld (no checkpoint on MPI ranks yet)",
+                                            stopped.c_str(), w.step, steps);
+            log->line(line);
+            outcome.report = line + "\n";
+            return outcome;
+        }
+        log->line(format("completed step %ld in %.3g s", w.step, elapsed()));
+        outcome.report = format("%s: md on %d ranks, %zu grains, %ld steps in %.3g s; state_hash %s\n",
+                                settings.origin.c_str(), comm::ranks(), grains, steps, elapsed(),
+                                summary["state_hash"].get<std::string>().c_str()) +
+                         "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" +
+                         (vtk ? ", vtk/run.pvd" : "") + ")\n";
+        return outcome;
+    } catch (const DivergenceError& e) {
+        if (root) std::fprintf(stderr, "moreau: the simulation diverged: %s\n", e.what());
+        comm::abortAll(3);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "moreau: error on rank %d: %s\n", comm::rank(), e.what());
+        comm::abortAll(1);
+    }
+}
 
 const std::vector<std::string>& resumableKeys() {
     static const std::vector<std::string> keys = {"simulation.steps", "output.every", "output.vtk_every",
@@ -507,6 +729,7 @@ const std::vector<std::string>& resumableKeys() {
 }
 
 RunOutcome runScene(Scene scene, const RunOptions& options) {
+    if (comm::ranks() > 1) return runDistributed(std::move(scene), options);
     checkMdStep(scene);
     checkStart(scene);
     Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output

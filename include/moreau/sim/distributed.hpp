@@ -1,0 +1,55 @@
+#pragma once
+/// Runs over MPI ranks (docs/distributed.md): `mpirun -np N moreau run SCENE`.
+///
+/// MD steps by spatial domain decomposition. The grains are cut into slabs
+/// along the world's longest axis, balanced by grain count; each rank owns
+/// the grains of its slab and holds, as ghosts, every grain of the others
+/// within 2 r_max + margin + skin of it. A rank's part is an ordinary
+/// Simulation of its owned and ghost grains (in global id order) and all the
+/// walls. Before each step the owners send their ghosts' state; when a grain
+/// has moved half the skin since the last rebuild, every rank rebuilds:
+/// grains migrate to the slab they are in now, taking their contacts' whole
+/// memory (the contact store), and the ghosts are chosen afresh.
+///
+/// Same bits for every rank count: a contact between an owned grain and a
+/// ghost is computed on both ranks from identical data, and each grain sums
+/// its contacts' forces in key order, which the global id order of the
+/// local bodies keeps; so an owned grain steps exactly as in a serial run.
+///
+/// Built without MPI, or started without mpirun, a process is rank 0 of 1.
+#include <string>
+
+#include "moreau/sim/run.hpp"
+
+namespace moreau::comm {
+
+/// Whether this build can run over MPI ranks.
+bool available();
+/// Starts MPI when the process was launched by mpirun (its environment
+/// says so); otherwise nothing (a serial process: rank 0 of 1).
+void start(int* argc, char*** argv);
+/// Ends MPI if start() began it.
+void stop();
+/// Ranks of the run and this process's rank (1 and 0 without MPI).
+int ranks();
+int rank();
+/// The largest `x` over the ranks (collective).
+double maxOverRanks(double x);
+/// Rank 0's `text` on every rank (collective).
+std::string broadcast(const std::string& text);
+/// Ends every rank of the run with `status` (MPI_Abort), after an error
+/// that only some ranks saw; a serial process exits.
+[[noreturn]] void abortAll(int status);
+
+}  // namespace moreau::comm
+
+namespace moreau {
+
+/// `moreau run` of `scene` on comm::ranks() > 1 ranks: the outputs of a
+/// serial run, written by rank 0, with "ranks" in summary.json. Throws
+/// InputError (on every rank alike) for scenes the distributed run does not
+/// take yet: CD, MD schemes other than cd, md.substeps > 1, mobile walls,
+/// servos, driven grains, deforming cells.
+RunOutcome runDistributed(Scene scene, const RunOptions& options);
+
+}  // namespace moreau

@@ -1,0 +1,75 @@
+#pragma once
+/// The MD step over MPI ranks (sim/distributed.hpp says how it is cut).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "moreau/sim/simulation.hpp"
+
+namespace moreau {
+
+/// What the ranks sent each other so far (rebuilds and ghost updates; the
+/// gathers for output are not counted), summed over the ranks.
+struct DistributedTraffic {
+    std::uint64_t messages = 0;  ///< point-to-point parts of the exchanges that carried bytes
+    std::uint64_t bytes = 0;
+    std::uint64_t ghosts = 0;    ///< ghost grains held now, over all ranks
+    std::uint64_t migrations = 0;  ///< grains that moved to another rank at the rebuilds
+};
+
+struct DistributedGrain;
+
+class DistributedMd {
+public:
+    /// Every rank passes the whole scene; each keeps its part (rank 0 also
+    /// the whole world, for output).
+    explicit DistributedMd(Scene scene);
+    /// One step on every rank (collective).
+    void step();
+    /// Rank 0: the whole world at the current step (collective; the other
+    /// ranks get an empty world).
+    const World& gatherWorld();
+    /// Rank 0: every contact of the step in global key order, with its last
+    /// force (collective; empty on the other ranks).
+    std::vector<Contact> gatherContacts();
+    /// The largest |v| Δt / (maxTravel r) of the owned grains over all ranks (collective).
+    double maxTravel(double dt, double maxTravel) const;
+    /// Totals over the ranks (collective).
+    DistributedTraffic traffic() const;
+    /// This rank's part as a Simulation of its owned and ghost grains.
+    const Simulation& part() const { return *sim_; }
+    std::size_t ownedGrains() const { return ownedCount_; }
+    long rebuilds() const { return rebuilds_; }
+    long rebalances() const { return rebalances_; }
+    int axis() const { return axis_; }
+
+private:
+    int ownerOf(double y) const;
+    bool nearSlab(double y, int r) const;
+    void assemble(std::vector<DistributedGrain> grains, std::vector<char> owned, ContactStore store);
+    std::ptrdiff_t localOf(std::uint64_t id, const World& w) const;
+    std::uint64_t globalOf(BodyId b) const;
+    ContactStore globalStore() const;
+    void rebuild();
+    void rebalance();
+    void exchangeGhosts();
+
+    int ranks_ = 1, rank_ = 0;
+    std::size_t globalGrains_ = 0;
+    int axis_ = 0;
+    bool periodicAxis_ = false;
+    double skin_ = 0.0, halo_ = 0.0;
+    std::vector<double> cuts_;             ///< rank r owns [cuts_[r], cuts_[r+1]) along axis_
+    Scene template_;                       ///< the scene's settings (its world moved out)
+    World whole_;                          ///< rank 0: the whole world for output
+    std::optional<Simulation> sim_;        ///< this rank's part
+    std::vector<std::uint64_t> gid_;       ///< global id of each local grain (ascending)
+    std::vector<char> owned_;              ///< local grain owned here (1) or a ghost (0)
+    std::vector<Vec3> builtAt_;            ///< positions at the last rebuild
+    std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
+    std::size_t ownedCount_ = 0, ghostCount_ = 0;
+    long rebuilds_ = 0, rebalances_ = 0;
+    DistributedTraffic traffic_;
+};
+
+}  // namespace moreau

@@ -1,0 +1,702 @@
+#include "moreau/sim/distributed.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+#include "moreau/core/error.hpp"
+#include "moreau/sim/distributed_md.hpp"
+
+#ifdef MOREAU_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace moreau::comm {
+
+namespace {
+bool gStarted = false;
+}
+
+bool available() {
+#ifdef MOREAU_HAVE_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+
+void start(int* argc, char*** argv) {
+#ifdef MOREAU_HAVE_MPI
+    // Open MPI's mpirun (OMPI_*), PMIx and Hydra (PMI_*) launchers set these;
+    // a plain `moreau ...` is serial and never touches MPI.
+    if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK") && !std::getenv("PMI_SIZE")) return;
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    gStarted = true;
+#else
+    (void)argc;
+    (void)argv;
+#endif
+}
+
+void stop() {
+#ifdef MOREAU_HAVE_MPI
+    if (gStarted) MPI_Finalize();
+    gStarted = false;
+#endif
+}
+
+int ranks() {
+#ifdef MOREAU_HAVE_MPI
+    if (!gStarted) return 1;
+    int n = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+#else
+    return 1;
+#endif
+}
+
+int rank() {
+#ifdef MOREAU_HAVE_MPI
+    if (!gStarted) return 0;
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+#else
+    return 0;
+#endif
+}
+
+double maxOverRanks(double x) {
+#ifdef MOREAU_HAVE_MPI
+    if (!gStarted) return x;
+    double y = x;
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return y;
+#else
+    return x;
+#endif
+}
+
+std::string broadcast(const std::string& text) {
+#ifdef MOREAU_HAVE_MPI
+    if (!gStarted) return text;
+    auto size = static_cast<std::uint64_t>(text.size());
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    std::string out = text;
+    out.resize(size);
+    MPI_Bcast(out.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return out;
+#else
+    return text;
+#endif
+}
+
+void abortAll(int status) {
+#ifdef MOREAU_HAVE_MPI
+    if (gStarted) MPI_Abort(MPI_COMM_WORLD, status);
+#endif
+    std::exit(status);
+}
+
+}  // namespace moreau::comm
+
+namespace moreau {
+
+// --- messages ----------------------------------------------------------------------
+
+namespace {
+
+using Bytes = std::vector<char>;
+
+template <class T>
+void put(Bytes& out, const T& value) {
+    static_assert(std::is_trivially_destructible_v<T>);  // plain values (Eigen's copy by memcpy too)
+    const std::size_t at = out.size();
+    out.resize(at + sizeof(T));
+    std::memcpy(out.data() + at, &value, sizeof(T));
+}
+
+/// Reads values back in the order put() wrote them.
+class Unpack {
+public:
+    explicit Unpack(const Bytes& in) : in_(in) {}
+    template <class T>
+    T get() {
+        static_assert(std::is_trivially_destructible_v<T>);
+        if (at_ + sizeof(T) > in_.size()) throw std::logic_error("distributed run: a message shorter than its contents");
+        T value;
+        std::memcpy(static_cast<void*>(&value), in_.data() + at_, sizeof(T));
+        at_ += sizeof(T);
+        return value;
+    }
+    bool done() const { return at_ == in_.size(); }
+
+private:
+    const Bytes& in_;
+    std::size_t at_ = 0;
+};
+
+#ifdef MOREAU_HAVE_MPI
+/// out[r] goes to rank r; returns what each rank sent here (MPI_Alltoallv of bytes).
+std::vector<Bytes> exchangeBytes(const std::vector<Bytes>& out, DistributedTraffic& traffic) {
+    const int n = comm::ranks();
+    std::vector<int> sendCount(n), recvCount(n), sendAt(n), recvAt(n);
+    for (int r = 0; r < n; ++r) sendCount[r] = static_cast<int>(out[static_cast<std::size_t>(r)].size());
+    MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    Bytes send, recv;
+    int total = 0;
+    for (int r = 0; r < n; ++r) {
+        sendAt[r] = static_cast<int>(send.size());
+        send.insert(send.end(), out[static_cast<std::size_t>(r)].begin(), out[static_cast<std::size_t>(r)].end());
+        recvAt[r] = total;
+        total += recvCount[r];
+        if (r != comm::rank() && sendCount[r] > 0) {
+            ++traffic.messages;
+            traffic.bytes += static_cast<std::uint64_t>(sendCount[r]);
+        }
+    }
+    recv.resize(static_cast<std::size_t>(total));
+    MPI_Alltoallv(send.data(), sendCount.data(), sendAt.data(), MPI_BYTE, recv.data(), recvCount.data(),
+                  recvAt.data(), MPI_BYTE, MPI_COMM_WORLD);
+    std::vector<Bytes> in(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r)
+        in[static_cast<std::size_t>(r)].assign(recv.begin() + recvAt[r], recv.begin() + recvAt[r] + recvCount[r]);
+    return in;
+}
+
+/// Rank 0 gets every rank's bytes in rank order; the others an empty list.
+std::vector<Bytes> gatherToRoot(const Bytes& mine) {
+    const int n = comm::ranks();
+    int count = static_cast<int>(mine.size());
+    std::vector<int> counts(n), at(n);
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    Bytes all;
+    if (comm::rank() == 0) {
+        int total = 0;
+        for (int r = 0; r < n; ++r) {
+            at[r] = total;
+            total += counts[r];
+        }
+        all.resize(static_cast<std::size_t>(total));
+    }
+    MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+    std::vector<Bytes> parts;
+    if (comm::rank() == 0)
+        for (int r = 0; r < n; ++r) parts.emplace_back(all.begin() + at[r], all.begin() + at[r] + counts[r]);
+    return parts;
+}
+
+std::uint64_t sumOverRanks(std::uint64_t x) {
+    std::uint64_t y = x;
+    MPI_Allreduce(&x, &y, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return y;
+}
+
+void sumOverRanks(std::vector<std::uint64_t>& x) {
+    MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+#else
+std::vector<Bytes> exchangeBytes(const std::vector<Bytes>& out, DistributedTraffic&) { return out; }
+std::vector<Bytes> gatherToRoot(const Bytes& mine) { return {mine}; }
+std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
+void sumOverRanks(std::vector<std::uint64_t>&) {}
+#endif
+
+}  // namespace
+
+/// A grain's whole state, as it migrates or first arrives as a ghost.
+struct DistributedGrain {
+    std::uint64_t gid = 0;
+    Vec3 x, v, w, invMass, invInertia;
+    Quat q;
+    double radius = 0.0, mass = 0.0, inertia = 0.0;
+    bool prescribed = false, scheduled = false;
+    ForceSchedule force;
+};
+
+namespace {
+
+DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid) {
+    DistributedGrain g;
+    g.gid = gid;
+    g.x = w.x[i];
+    g.v = w.v[i];
+    g.w = w.w[i];
+    g.q = w.q[i];
+    g.invMass = w.invMass[i];
+    g.invInertia = w.invInertia[i];
+    g.radius = w.radius[i];
+    g.mass = w.mass[i];
+    g.inertia = w.inertia[i];
+    g.prescribed = w.prescribed[i];
+    g.scheduled = i < w.force.size();
+    if (g.scheduled) g.force = w.force[i];
+    return g;
+}
+
+void putGrain(Bytes& out, const DistributedGrain& g) {
+    put(out, g.gid);
+    put(out, g.x);
+    put(out, g.v);
+    put(out, g.w);
+    put(out, g.q);
+    put(out, g.invMass);
+    put(out, g.invInertia);
+    put(out, g.radius);
+    put(out, g.mass);
+    put(out, g.inertia);
+    put(out, static_cast<std::uint8_t>(g.prescribed));
+    put(out, static_cast<std::uint8_t>(g.scheduled));
+    if (g.scheduled) put(out, g.force);
+}
+
+DistributedGrain getGrain(Unpack& in) {
+    DistributedGrain g;
+    g.gid = in.get<std::uint64_t>();
+    g.x = in.get<Vec3>();
+    g.v = in.get<Vec3>();
+    g.w = in.get<Vec3>();
+    g.q = in.get<Quat>();
+    g.invMass = in.get<Vec3>();
+    g.invInertia = in.get<Vec3>();
+    g.radius = in.get<double>();
+    g.mass = in.get<double>();
+    g.inertia = in.get<double>();
+    g.prescribed = in.get<std::uint8_t>() != 0;
+    g.scheduled = in.get<std::uint8_t>() != 0;
+    if (g.scheduled) g.force = in.get<ForceSchedule>();
+    return g;
+}
+
+/// The moving part of a grain's state, sent to its ghosts every step.
+void putMotion(Bytes& out, const World& w, std::size_t i) {
+    put(out, w.x[i]);
+    put(out, w.v[i]);
+    put(out, w.w[i]);
+    put(out, w.q[i]);
+}
+
+}  // namespace
+
+// --- the decomposition ---------------------------------------------------------------
+
+DistributedMd::DistributedMd(Scene scene) : ranks_(comm::ranks()), rank_(comm::rank()) {
+    World& global = scene.world;
+    globalGrains_ = global.numGrains;
+    // The axis the grains spread furthest along carries the cuts.
+    Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity()), hi = -lo;
+    double rMax = 0.0;
+    for (std::size_t i = 0; i < global.numGrains; ++i) {
+        lo = lo.cwiseMin(global.x[i]);
+        hi = hi.cwiseMax(global.x[i]);
+        rMax = std::max(rMax, global.radius[i]);
+    }
+    axis_ = 0;
+    for (int k = 1; k < 3; ++k)
+        if (hi[k] - lo[k] > hi[axis_] - lo[axis_]) axis_ = k;
+    periodicAxis_ = global.periodic[static_cast<std::size_t>(axis_)];
+    skin_ = scene.simulation.skin;
+    halo_ = 2.0 * rMax + scene.simulation.margin + skin_;
+    // Cuts at the grain-count quantiles of the start positions.
+    std::vector<double> along(global.numGrains);
+    for (std::size_t i = 0; i < global.numGrains; ++i) along[i] = global.x[i][axis_];
+    std::sort(along.begin(), along.end());
+    cuts_.assign(static_cast<std::size_t>(ranks_) + 1, 0.0);
+    cuts_.front() = periodicAxis_ ? global.boxMin[axis_] : -std::numeric_limits<double>::infinity();
+    cuts_.back() = periodicAxis_ ? global.boxMax[axis_] : std::numeric_limits<double>::infinity();
+    for (int r = 1; r < ranks_; ++r) {
+        const std::size_t k = along.size() * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks_);
+        cuts_[static_cast<std::size_t>(r)] =
+            along.empty() ? 0.0 : k == 0 ? along.front() : 0.5 * (along[k - 1] + along[std::min(k, along.size() - 1)]);
+    }
+    along = {};
+
+    // Every rank holds the whole start world: it takes its own grains and its
+    // ghosts from it (no migration), then keeps only rank 0's copy for output.
+    std::vector<DistributedGrain> mine;
+    std::vector<char> isOwned;
+    for (std::size_t i = 0; i < global.numGrains; ++i) {
+        const int owner = ownerOf(global.x[i][axis_]);
+        const bool own = owner == rank_;
+        if (!own && !nearSlab(global.x[i][axis_], rank_)) continue;
+        mine.push_back(grainOf(global, i, i));
+        isOwned.push_back(own ? 1 : 0);
+    }
+    template_ = std::move(scene);
+    assemble(std::move(mine), std::move(isOwned), ContactStore{});
+    if (rank_ == 0) whole_ = std::move(template_.world);
+    template_.world = World{};
+}
+
+int DistributedMd::ownerOf(double y) const {
+    if (periodicAxis_) {
+        const double L = cuts_.back() - cuts_.front();
+        y -= L * std::floor((y - cuts_.front()) / L);
+    }
+    const auto it = std::upper_bound(cuts_.begin() + 1, cuts_.end() - 1, y);
+    return static_cast<int>(it - (cuts_.begin() + 1));
+}
+
+bool DistributedMd::nearSlab(double y, int r) const {
+    const double a = cuts_[static_cast<std::size_t>(r)], b = cuts_[static_cast<std::size_t>(r) + 1];
+    if (!periodicAxis_) return y > a - halo_ && y < b + halo_;
+    const double L = cuts_.back() - cuts_.front();
+    // Distance on the circle from y to [a, b).
+    const double mid = 0.5 * (a + b), half = 0.5 * (b - a);
+    double d = y - mid;
+    d -= L * std::round(d / L);
+    return std::abs(d) < half + halo_;
+}
+
+void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<char> owned, ContactStore store) {
+    // Local bodies in global id order, then the walls: the key order of the
+    // local contacts is the global one.
+    std::vector<std::size_t> order(grains.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
+    const World& from = sim_ ? sim_->world() : template_.world;
+    World w;
+    w.dimension = from.dimension;
+    w.gravity = from.gravity;
+    w.muGrain = from.muGrain;
+    w.periodic = from.periodic;
+    w.boxMin = from.boxMin;
+    w.boxMax = from.boxMax;
+    w.time = from.time;
+    w.step = from.step;
+    const std::size_t n = grains.size();
+    w.reserve(n + from.numWalls());
+    bool anySchedule = false;
+    for (const DistributedGrain& g : grains) anySchedule = anySchedule || g.scheduled;
+    gid_.assign(n, 0);
+    owned_.assign(n, 0);
+    for (std::size_t k = 0; k < n; ++k) {
+        const DistributedGrain& g = grains[order[k]];
+        w.addGrain(g.x, g.radius, g.mass, g.inertia);
+        w.v[k] = g.v;
+        w.w[k] = g.w;
+        w.q[k] = g.q;
+        w.invMass[k] = g.invMass;
+        w.invInertia[k] = g.invInertia;
+        w.prescribed[k] = g.prescribed;
+        if (anySchedule) w.forceSchedule(static_cast<BodyId>(k)) = g.force;
+        gid_[k] = g.gid;
+        owned_[k] = owned[order[k]];
+    }
+    for (std::size_t k = 0; k < from.numWalls(); ++k) {
+        const std::size_t i = from.numGrains + k;
+        std::array<bool, 3> freeAxes{};
+        for (int a = 0; a < 3; ++a) freeAxes[static_cast<std::size_t>(a)] = from.invMass[i][a] > 0.0;
+        const BodyId b = w.addWall(from.wallName[k], from.wallShape[k], from.x[i], from.wallMobile[k], from.mass[i],
+                                   freeAxes);
+        const auto j = static_cast<std::size_t>(b);
+        w.v[j] = from.v[i];
+        w.w[j] = from.w[i];
+        w.q[j] = from.q[i];
+        w.invMass[j] = from.invMass[i];
+        w.invInertia[j] = from.invInertia[i];
+        w.prescribed[j] = from.prescribed[i];
+        if (i < from.force.size()) w.forceSchedule(b) = from.force[i];
+    }
+    // The contacts of the owned grains, in local keys and key order (a
+    // contact two ranks sent is the same record twice: one is kept).
+    std::vector<std::pair<ContactKey, std::size_t>> keyed;
+    keyed.reserve(store.records.size());
+    for (std::size_t r = 0; r < store.records.size(); ++r) {
+        const ContactKey key = store.records[r].key;
+        const auto a = localOf(static_cast<std::uint64_t>(keyBodyA(key)), w);
+        const auto b = localOf(static_cast<std::uint64_t>(keyBodyB(key)), w);
+        if (a < 0 || b < 0) continue;  // not a contact of an owned grain here
+        if (!owned_[static_cast<std::size_t>(a)] && (w.isWall(b) || !owned_[static_cast<std::size_t>(b)])) continue;
+        keyed.emplace_back(makeContactKey(a, b, static_cast<std::uint32_t>(key & 0xFu)), r);
+    }
+    std::sort(keyed.begin(), keyed.end(),
+              [](const auto& p, const auto& q) { return p.first < q.first; });
+    keyed.erase(std::unique(keyed.begin(), keyed.end(), [](const auto& p, const auto& q) { return p.first == q.first; }),
+                keyed.end());
+    ContactStore local;
+    local.slots.stride = store.slots.stride;
+    for (const auto& [key, r] : keyed) {
+        ContactMemory m = store.records[r];
+        m.key = key;
+        local.records.push_back(m);
+        if (store.slots.stride > 0)
+            local.slots.values.insert(local.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
+    }
+
+    Scene s;
+    s.origin = template_.origin;
+    s.simulation = template_.simulation;
+    s.cd = template_.cd;
+    s.md = template_.md;
+    s.output = template_.output;
+    s.guard = template_.guard;
+    s.values = template_.values;
+    s.world = std::move(w);
+    sim_.emplace(std::move(s));
+    if (local.slots.stride == 0) local.slots.stride = sim_->contactStore().slots.stride;
+    sim_->restoreContacts(local);
+
+    // Where each owned grain was at this rebuild, and who needs which as a ghost.
+    const World& now = sim_->world();
+    builtAt_.assign(n, Vec3::Zero());
+    for (std::size_t k = 0; k < n; ++k) builtAt_[k] = now.x[k];
+    sendTo_.assign(static_cast<std::size_t>(ranks_), {});
+    for (std::size_t k = 0; k < n; ++k) {
+        if (!owned_[k]) continue;
+        for (int r = 0; r < ranks_; ++r)
+            if (r != rank_ && nearSlab(now.x[k][axis_], r)) sendTo_[static_cast<std::size_t>(r)].push_back(k);
+    }
+    ownedCount_ = static_cast<std::size_t>(std::count(owned_.begin(), owned_.end(), 1));
+    ghostCount_ = n - ownedCount_;
+}
+
+std::ptrdiff_t DistributedMd::localOf(std::uint64_t id, const World& w) const {
+    if (id >= globalGrains_) {  // a wall: global ids of walls follow the grains
+        const std::uint64_t k = id - globalGrains_;
+        return k < w.numWalls() ? static_cast<std::ptrdiff_t>(w.numGrains + k) : -1;
+    }
+    const auto it = std::lower_bound(gid_.begin(), gid_.end(), id);
+    return it != gid_.end() && *it == id ? it - gid_.begin() : -1;
+}
+
+std::uint64_t DistributedMd::globalOf(BodyId b) const {
+    const auto i = static_cast<std::size_t>(b);
+    return i < gid_.size() ? gid_[i] : globalGrains_ + (i - gid_.size());
+}
+
+ContactStore DistributedMd::globalStore() const {
+    ContactStore local = sim_->contactStore(), out;
+    out.slots.stride = local.slots.stride;
+    for (std::size_t r = 0; r < local.records.size(); ++r) {
+        ContactMemory m = local.records[r];
+        const BodyId a = keyBodyA(m.key), b = keyBodyB(m.key);
+        if (!owned_[static_cast<std::size_t>(a)] && (sim_->world().isWall(b) || !owned_[static_cast<std::size_t>(b)]))
+            continue;
+        m.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
+                               static_cast<std::uint32_t>(m.key & 0xFu));
+        out.records.push_back(m);
+        if (local.slots.stride > 0)
+            out.slots.values.insert(out.slots.values.end(), local.slots.at(r), local.slots.at(r) + local.slots.stride);
+    }
+    return out;
+}
+
+void DistributedMd::rebuild() {
+    const World& w = sim_->world();
+    // Migration: each owned grain, with the memory of its contacts, to the
+    // rank of the slab it is in now (itself included).
+    const ContactStore store = globalStore();
+    std::vector<std::vector<std::size_t>> contactsOf(w.numGrains);
+    for (std::size_t r = 0; r < store.records.size(); ++r) {
+        const ContactKey key = store.records[r].key;
+        for (const std::uint64_t id : {static_cast<std::uint64_t>(keyBodyA(key)), static_cast<std::uint64_t>(keyBodyB(key))}) {
+            const std::ptrdiff_t i = localOf(id, w);
+            if (i >= 0 && !w.isWall(static_cast<BodyId>(i)) && owned_[static_cast<std::size_t>(i)])
+                contactsOf[static_cast<std::size_t>(i)].push_back(r);
+        }
+    }
+    // Balance: new cuts when the largest count a rank would own is 10 % over
+    // the mean (a histogram of the grains along the axis).
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(ranks_), 0);
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        if (owned_[i]) ++counts[static_cast<std::size_t>(ownerOf(w.x[i][axis_]))];
+    sumOverRanks(counts);
+    const double mean = static_cast<double>(globalGrains_) / ranks_;
+    if (static_cast<double>(*std::max_element(counts.begin(), counts.end())) > 1.1 * mean) rebalance();
+    std::vector<Bytes> out(static_cast<std::size_t>(ranks_));
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        if (!owned_[i]) continue;
+        const int to = ownerOf(w.x[i][axis_]);
+        if (to != rank_) ++traffic_.migrations;
+        Bytes& b = out[static_cast<std::size_t>(to)];
+        putGrain(b, grainOf(w, i, gid_[i]));
+        put(b, static_cast<std::uint64_t>(contactsOf[i].size()));
+        for (const std::size_t r : contactsOf[i]) {
+            put(b, store.records[r]);
+            for (std::size_t s = 0; s < store.slots.stride; ++s) put(b, store.slots.at(r)[s]);
+        }
+    }
+    const std::vector<Bytes> in = exchangeBytes(out, traffic_);
+    std::vector<DistributedGrain> grains;
+    std::vector<char> owned;
+    ContactStore arrived;
+    arrived.slots.stride = store.slots.stride;
+    for (const Bytes& b : in) {
+        Unpack u(b);
+        while (!u.done()) {
+            grains.push_back(getGrain(u));
+            owned.push_back(1);
+            const auto m = u.get<std::uint64_t>();
+            for (std::uint64_t c = 0; c < m; ++c) {
+                arrived.records.push_back(u.get<ContactMemory>());
+                for (std::size_t s = 0; s < arrived.slots.stride; ++s) arrived.slots.values.push_back(u.get<double>());
+            }
+        }
+    }
+    // Ghosts: each rank sends its new owned grains to the ranks near them.
+    std::vector<Bytes> ghostsOut(static_cast<std::size_t>(ranks_));
+    for (const DistributedGrain& g : grains)
+        for (int r = 0; r < ranks_; ++r)
+            if (r != rank_ && nearSlab(g.x[axis_], r)) putGrain(ghostsOut[static_cast<std::size_t>(r)], g);
+    for (const Bytes& b : exchangeBytes(ghostsOut, traffic_)) {
+        Unpack u(b);
+        while (!u.done()) {
+            grains.push_back(getGrain(u));
+            owned.push_back(0);
+        }
+    }
+    assemble(std::move(grains), std::move(owned), std::move(arrived));
+    ++rebuilds_;
+}
+
+void DistributedMd::rebalance() {
+    // Cuts at the count quantiles of a 4096-bin histogram along the axis,
+    // over the span of the grains (the same integer counts on every rank).
+    const World& w = sim_->world();
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        if (owned_[i]) {
+            lo = std::min(lo, w.x[i][axis_]);
+            hi = std::max(hi, w.x[i][axis_]);
+        }
+    lo = -comm::maxOverRanks(-lo);
+    hi = comm::maxOverRanks(hi);
+    if (periodicAxis_) {
+        lo = cuts_.front();
+        hi = cuts_.back();
+    }
+    constexpr std::size_t kBins = 4096;
+    const double width = (hi - lo) / static_cast<double>(kBins);
+    if (!(width > 0.0)) return;
+    std::vector<std::uint64_t> hist(kBins, 0);
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        if (owned_[i]) {
+            const double y = w.x[i][axis_];
+            const auto bin = static_cast<std::size_t>(std::clamp((y - lo) / width, 0.0, static_cast<double>(kBins - 1)));
+            ++hist[bin];
+        }
+    sumOverRanks(hist);
+    std::uint64_t seen = 0;
+    std::size_t bin = 0;
+    for (int r = 1; r < ranks_; ++r) {
+        const std::uint64_t target = globalGrains_ * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(ranks_);
+        while (bin < kBins && seen + hist[bin] <= target) seen += hist[bin++];
+        cuts_[static_cast<std::size_t>(r)] = lo + width * static_cast<double>(bin);
+    }
+    ++rebalances_;
+}
+
+void DistributedMd::exchangeGhosts() {
+    const World& w = sim_->world();
+    std::vector<Bytes> out(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r)
+        for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
+            put(out[static_cast<std::size_t>(r)], gid_[k]);
+            putMotion(out[static_cast<std::size_t>(r)], w, k);
+        }
+    World& mine = sim_->world();
+    for (const Bytes& b : exchangeBytes(out, traffic_)) {
+        Unpack u(b);
+        while (!u.done()) {
+            const auto id = u.get<std::uint64_t>();
+            const std::ptrdiff_t i = localOf(id, mine);
+            if (i < 0) throw std::logic_error("distributed run: a ghost update for a grain this rank does not hold");
+            const auto k = static_cast<std::size_t>(i);
+            mine.x[k] = u.get<Vec3>();
+            mine.v[k] = u.get<Vec3>();
+            mine.w[k] = u.get<Vec3>();
+            mine.q[k] = u.get<Quat>();
+        }
+    }
+}
+
+void DistributedMd::step() {
+    // A rebuild once any owned grain has moved half the skin since the last.
+    const World& w = sim_->world();
+    double moved = 0.0;
+    for (std::size_t k = 0; k < w.numGrains; ++k)
+        if (owned_[k]) moved = std::max(moved, w.minimumImage(w.x[k] - builtAt_[k]).norm());
+    if (comm::maxOverRanks(moved) > 0.5 * skin_) rebuild();
+    else exchangeGhosts();
+    sim_->advance();
+}
+
+double DistributedMd::maxTravel(double dt, double maxTravel) const {
+    const World& w = sim_->world();
+    double worst = 0.0;
+    for (std::size_t k = 0; k < w.numGrains; ++k)
+        if (owned_[k]) worst = std::max(worst, w.v[k].norm() * dt / (maxTravel * w.radius[k]));
+    return comm::maxOverRanks(worst);
+}
+
+const World& DistributedMd::gatherWorld() {
+    const World& w = sim_->world();
+    Bytes mine;
+    for (std::size_t k = 0; k < w.numGrains; ++k) {
+        if (!owned_[k]) continue;
+        put(mine, gid_[k]);
+        putMotion(mine, w, k);
+    }
+    const std::vector<Bytes> parts = gatherToRoot(mine);
+    if (rank_ == 0) {
+        for (const Bytes& b : parts) {
+            Unpack u(b);
+            while (!u.done()) {
+                const auto i = static_cast<std::size_t>(u.get<std::uint64_t>());
+                whole_.x[i] = u.get<Vec3>();
+                whole_.v[i] = u.get<Vec3>();
+                whole_.w[i] = u.get<Vec3>();
+                whole_.q[i] = u.get<Quat>();
+            }
+        }
+        for (std::size_t k = 0; k < w.numWalls(); ++k) {
+            const std::size_t i = whole_.numGrains + k, j = w.numGrains + k;
+            whole_.x[i] = w.x[j];
+            whole_.v[i] = w.v[j];
+            whole_.w[i] = w.w[j];
+            whole_.q[i] = w.q[j];
+        }
+        whole_.time = w.time;
+        whole_.step = w.step;
+    }
+    return whole_;
+}
+
+std::vector<Contact> DistributedMd::gatherContacts() {
+    // Each contact once: from the rank that owns its first body.
+    const World& w = sim_->world();
+    Bytes mine;
+    for (Contact c : sim_->contacts()) {
+        if (!owned_[static_cast<std::size_t>(c.a)]) continue;
+        c.a = static_cast<BodyId>(globalOf(c.a));
+        c.b = static_cast<BodyId>(globalOf(c.b));
+        c.key = makeContactKey(c.a, c.b, static_cast<std::uint32_t>(c.key & 0xFu));
+        put(mine, c);
+    }
+    (void)w;
+    std::vector<Contact> all;
+    for (const Bytes& b : gatherToRoot(mine)) {
+        Unpack u(b);
+        while (!u.done()) all.push_back(u.get<Contact>());
+    }
+    std::sort(all.begin(), all.end(), [](const Contact& p, const Contact& q) { return p.key < q.key; });
+    return all;
+}
+
+DistributedTraffic DistributedMd::traffic() const {
+    DistributedTraffic t = traffic_;
+    t.messages = sumOverRanks(t.messages);
+    t.bytes = sumOverRanks(t.bytes);
+    t.migrations = sumOverRanks(t.migrations);
+    t.ghosts = sumOverRanks(static_cast<std::uint64_t>(ghostCount_));
+    return t;
+}
+
+}  // namespace moreau
