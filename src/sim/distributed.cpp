@@ -430,14 +430,7 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
             local.slots.values.insert(local.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
     }
 
-    Scene s;
-    s.origin = template_.origin;
-    s.simulation = template_.simulation;
-    s.cd = template_.cd;
-    s.md = template_.md;
-    s.output = template_.output;
-    s.guard = template_.guard;
-    s.values = template_.values;
+    Scene s = sceneWithoutWorld(template_);
     s.world = std::move(w);
     sim_.emplace(std::move(s));
     if (local.slots.stride == 0) local.slots.stride = sim_->contactStore().slots.stride;

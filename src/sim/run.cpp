@@ -519,18 +519,7 @@ StepRecord distributedRecord(const World& w, const std::vector<Contact>& contact
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
     r.elasticEnergy = std::numeric_limits<double>::quiet_NaN();
-    std::optional<MeasureRegion> region;
-    if (const auto& box = scene.output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
-    const Measurements m = measure(w, contacts, region ? &*region : nullptr);
-    r.stress = m.stress;
-    r.pressure = m.pressure;
-    r.deviator = m.deviator;
-    r.packingFraction = m.packingFraction;
-    r.coordination = m.coordination;
-    r.coordinationNonRattlers = m.coordinationNonRattlers;
-    r.fabric = m.fabric;
-    r.wallForce = m.wallForce;
-    r.wallTorque = m.wallTorque;
+    measureInto(r, w, contacts, scene.output);
     return r;
 }
 
@@ -570,16 +559,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
     failure = comm::broadcast(failure);
     if (!failure.empty()) throw InputError(failure);
 
-    const Scene settings = [&] {
-        Scene s;
-        s.origin = scene.origin;
-        s.simulation = scene.simulation;
-        s.output = scene.output;
-        s.guard = scene.guard;
-        s.md = scene.md;
-        s.values = scene.values;
-        return s;
-    }();
+    const Scene settings = sceneWithoutWorld(scene);
     const long steps = settings.simulation.steps, every = settings.output.every, vtkEvery = settings.output.vtkEvery;
     const long logEvery = settings.output.logEvery > 0 ? settings.output.logEvery : std::max(1L, (steps + 19) / 20);
     const GuardSettings& guard = settings.guard;

@@ -128,9 +128,14 @@ StepRecord Simulation::observe() const {
 
 StepRecord Simulation::measuredRecord() const {
     StepRecord r = record();
+    measureInto(r, scene_.world, contacts(), scene_.output);
+    return r;
+}
+
+void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& contacts, const OutputSettings& output) {
     std::optional<MeasureRegion> region;
-    if (const auto& box = scene_.output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
-    const Measurements m = measure(scene_.world, contacts(), region ? &*region : nullptr);
+    if (const auto& box = output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
+    const Measurements m = measure(world, contacts, region ? &*region : nullptr);
     r.stress = m.stress;
     r.pressure = m.pressure;
     r.deviator = m.deviator;
@@ -140,7 +145,20 @@ StepRecord Simulation::measuredRecord() const {
     r.fabric = m.fabric;
     r.wallForce = m.wallForce;  // with the grains glued to each wall (the plate's load)
     r.wallTorque = m.wallTorque;
-    return r;
+}
+
+Scene sceneWithoutWorld(const Scene& scene) {
+    Scene s;
+    s.origin = scene.origin;
+    s.simulation = scene.simulation;
+    s.cd = scene.cd;
+    s.md = scene.md;
+    s.output = scene.output;
+    s.guard = scene.guard;
+    s.servos = scene.servos;
+    s.cellServo = scene.cellServo;
+    s.values = scene.values;
+    return s;
 }
 
 const StepRecord& Simulation::record() const {

@@ -168,6 +168,13 @@ private:
     mutable bool recordStale_ = true;  ///< record_ not yet observed for the last step (or the start)
 };
 
+/// The scene's settings with an empty world (a copy that costs nothing per grain).
+Scene sceneWithoutWorld(const Scene& scene);
+/// Fills `r`'s granular measurements (stress, pressure, packing fraction,
+/// coordination, fabric, wall loads; analysis::measure) from the world and
+/// its contacts, over `output.stress_region` where set.
+void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& contacts, const OutputSettings& output);
+
 /// A scene around a world built in code, for tests and experiments: the
 /// method and Δt given, the CD and MD settings given (defaults otherwise),
 /// detection margin `margin`, Verlet skins as a scene file's defaults (0.2 and
