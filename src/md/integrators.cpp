@@ -163,25 +163,30 @@ void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& 
     forEachIndex(m, m > 4096, [&](std::size_t c) { out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]); });
 }
 
-void MdSolver::placeState(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V) const {
+const std::vector<MdSolver::Vec6>& MdSolver::placeState(World& world, const std::vector<Vec6>& X,
+                                                         const std::vector<Vec6>& V) {
     for (std::size_t i = 0; i < world.numBodies(); ++i) {
         world.x[i] = x0_[i] + X[i].head<3>();
         world.v[i] = V[i].head<3>();
         world.w[i] = V[i].tail<3>();
     }
+    if (!stageHook_) return X;
+    placedX_ = X;
+    stageHook_(world, placedX_);
+    return placedX_;
 }
 
 void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V, double t,
                         std::vector<Vec6>& A, bool project) {
     const std::size_t nb = world.numBodies(), m = stage_.size();
-    placeState(world, X, V);
+    const Field& Xs = placeState(world, X, V);
     if (historyMode_) {
-        historyForces(world, X, t - t0_);
+        historyForces(world, Xs, t - t0_);
     } else {
         refreshContactGeometry(world, stage_);
         // Stage springs: the step's spring base plus the tangential displacement
         // of the contact point since the step start (the scheme integrates it).
-        contactDisplacement(world, X, disp_);
+        contactDisplacement(world, Xs, disp_);
         // The laws evaluate from the step's base memory with the stage's
         // spring, indexed by contact, with dt = 0 (the elongation is already
         // the stage's; no Euler increment).
@@ -368,11 +373,11 @@ void MdSolver::rungeKutta(World& world, const std::vector<Vec6>& V0, std::vector
 void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const std::vector<Vec6>& X,
                             const std::vector<Vec6>& V, double dt) {
     const std::size_t nb = world.numBodies(), m = stage_.size();
-    placeState(world, X, V);
+    const Field& Xs = placeState(world, X, V);
     if (historyMode_) {
         // The laws' memory at the end state: one evaluation from the
         // step-start memory with the whole step's increment, committed.
-        historyForces(world, X, dt);
+        historyForces(world, Xs, dt);
         slots.values.swap(next_);
         if (lawRow(settings_.tangential).ownWork)
             for (const Vec3& w : lawWorkStep_) {
@@ -382,7 +387,7 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, Contac
             }
         for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
         for (std::size_t i = 0; i < nb; ++i) {
-            const Vec3 theta = X[i].tail<3>();
+            const Vec3 theta = Xs[i].tail<3>();
             const double angle = theta.norm();
             if (angle > 0.0) world.q[i] = (Quat(Eigen::AngleAxisd(angle, theta / angle)) * world.q[i]).normalized();
             world.advancePose(i, 0.0);
@@ -393,7 +398,7 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, Contac
     }
     // Springs at the end positions: base + displacement of the whole step.
     refreshContactGeometry(world, stage_);
-    contactDisplacement(world, X, disp_);
+    contactDisplacement(world, Xs, disp_);
     slots.values = base_;
     if (lawRow(settings_.tangential).spring)
         for (std::size_t c = 0; c < m; ++c) {
@@ -403,7 +408,7 @@ void MdSolver::commitScheme(World& world, std::vector<Contact>& contacts, Contac
     elastic_ = elasticBase_;
     for (std::size_t c = 0; c < m; ++c) contacts[c].history.reaction = contactForce_[c];
     for (std::size_t i = 0; i < nb; ++i) {
-        const Vec3 theta = X[i].tail<3>();
+        const Vec3 theta = Xs[i].tail<3>();
         const double angle = theta.norm();
         if (angle > 0.0) world.q[i] = (Quat(Eigen::AngleAxisd(angle, theta / angle)) * world.q[i]).normalized();
         world.advancePose(i, 0.0);  // periodic wrap only (zero velocity step)

@@ -435,6 +435,9 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
     sim_.emplace(std::move(s));
     if (local.slots.stride == 0) local.slots.stride = sim_->contactStore().slots.stride;
     sim_->restoreContacts(local);
+    // Schemes other than cd evaluate forces at stages inside the step: the
+    // ghosts take each stage's state from their owners first.
+    if (template_.md.integrator != Integrator::CD) sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
 
     // Where each owned grain was at this rebuild, and who needs which as a ghost.
     const World& now = sim_->world();
@@ -586,13 +589,14 @@ void DistributedMd::rebalance() {
     ++rebalances_;
 }
 
-void DistributedMd::exchangeGhosts() {
+void DistributedMd::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     const World& w = sim_->world();
     std::vector<Bytes> out(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r)
         for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
             put(out[static_cast<std::size_t>(r)], gid_[k]);
             putMotion(out[static_cast<std::size_t>(r)], w, k);
+            if (X) put(out[static_cast<std::size_t>(r)], (*X)[k]);
         }
     World& mine = sim_->world();
     for (const Bytes& b : exchangeBytes(out, traffic_)) {
@@ -606,6 +610,7 @@ void DistributedMd::exchangeGhosts() {
             mine.v[k] = u.get<Vec3>();
             mine.w[k] = u.get<Vec3>();
             mine.q[k] = u.get<Quat>();
+            if (X) (*X)[k] = u.get<MdSolver::Vec6>();
         }
     }
 }

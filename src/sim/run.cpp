@@ -530,8 +530,12 @@ void checkDistributable(const Scene& scene) {
                          " does not run on MPI ranks yet (run it without mpirun; docs/distributed.md)");
     };
     if (scene.simulation.method != Method::MD) refuse("simulation.method", "cd");
-    if (scene.md.integrator != Integrator::CD)
-        refuse("md.integrator", "'" + std::string(integratorInfo(scene.md.integrator).name) + "' (allowed: cd)");
+    // Schemes whose state is the world and the contacts alone (no multi-step
+    // or Gear history, no force derivatives, no kick owed to the next step).
+    const Integrator scheme = scene.md.integrator;
+    if (scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
+        scheme != Integrator::PV)
+        refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
     if (scene.md.substeps != 1) refuse("md.substeps", "more than one substep");
     if (!scene.servos.empty()) refuse("wall.*.servo", "a wall servo");
     if (scene.cellServo.any()) refuse("periodic.stress", "a cell servo");

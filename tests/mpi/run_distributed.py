@@ -44,6 +44,9 @@ cases = [
      ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=1500",
       "output.vtk_every=0", "output.every=100", "random.count=400", "random.box_max=11 11 24"]),
     ("periodic cell (slabs across the periodic x)", os.path.join(source, "tests", "mpi", "periodic_3d.ini"), []),
+    # A multi-stage scheme: the ghosts take every stage's state from their owners.
+    ("periodic cell, rk with hertz and kuhn", os.path.join(source, "tests", "mpi", "periodic_3d.ini"),
+     ["md.integrator=rk", "md.normal=hertz", "md.tangential=kuhn", "simulation.steps=1000"]),
 ]
 with tempfile.TemporaryDirectory() as tmp:
     for name, scene, sets in cases:

@@ -27,6 +27,7 @@
 /// the end of the step. Multi-step schemes keep their own history here and
 /// start with RK4 steps; reset() forgets it (call it after editing the world).
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "moreau/core/step_context.hpp"
@@ -117,6 +118,13 @@ public:
     /// Per-body 6-vector: translation (x, v, a, ...) then rotation (θ, ω, α, ...).
     using Vec6 = Eigen::Matrix<double, 6, 1>;
 
+    /// Called each time a scheme other than cd has put a stage's state into
+    /// the world, before the forces there are evaluated (and at the step's
+    /// end state), with the world and the stage's displacements since the
+    /// step start (translation, rotation angle per body): a distributed run
+    /// updates its ghost grains in both (sim/distributed.hpp). Empty: none.
+    void setStageHook(std::function<void(World&, std::vector<Vec6>&)> hook) { stageHook_ = std::move(hook); }
+
 private:
     /// What a stage evaluation of a multi-stage scheme advances the memory
     /// by, per contact, instead of V_t dt: the tangential movement since the
@@ -151,8 +159,10 @@ private:
     /// z solving (1 − c J) z = y with J = da/dr at the current stage (fixed point).
     void solvePositionJacobian(const World& world, double c, const std::vector<Vec6>& y, std::vector<Vec6>& z);
     /// Puts a state of the step into the world: positions x0 + X (X the
-    /// displacement since the step start), velocities and spins V.
-    void placeState(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V) const;
+    /// displacement since the step start), velocities and spins V. Returns
+    /// the displacements to evaluate with: X, or with a stage hook X with
+    /// the ghosts' displacements from their owners (a copy).
+    const std::vector<Vec6>& placeState(World& world, const std::vector<Vec6>& X, const std::vector<Vec6>& V);
     /// Accelerations A of every body with displacement X since the step start
     /// and velocities V, at time t; `project` makes this evaluation the one
     /// whose Coulomb-limited springs become the step's spring base.
@@ -180,6 +190,8 @@ private:
                       const std::vector<Vec6>& V, double dt);
 
     MdSettings settings_;
+    std::function<void(World&, std::vector<Eigen::Matrix<double, 6, 1>>&)> stageHook_;
+    std::vector<Eigen::Matrix<double, 6, 1>> placedX_;  ///< placeState's X with the hook's changes
     LawSlots layout_;            ///< where each law's memory lies in a contact's slots
     std::vector<double> next_;   ///< the memory an evaluation leaves, slotStride() per contact
     std::vector<double> chunkWork_;             ///< work delivered to the contacts in the step, per chunk of contacts

@@ -52,7 +52,9 @@ private:
     ContactStore globalStore() const;
     void rebuild();
     void rebalance();
-    void exchangeGhosts();
+    /// The ghosts' motion from their owners; with X also their entries of a
+    /// stage's displacements (MdSolver::setStageHook).
+    void exchangeGhosts(std::vector<MdSolver::Vec6>* X = nullptr);
 
     int ranks_ = 1, rank_ = 0;
     std::size_t globalGrains_ = 0;
