@@ -171,7 +171,6 @@ int cmdRun(const std::vector<std::string>& args) {
     RunOutcome outcome;
     if (!c.resume.empty()) {
         if (c.seed) throw InputError("--seed: cannot change when a run resumes (the seed is the checkpoint's)");
-        if (comm::ranks() > 1) throw InputError("--resume: a run does not resume on MPI ranks yet (run it without mpirun)");
         options.outDir = c.resume;
         outcome = resumeRun(options, c.sets, c.target);
     } else {

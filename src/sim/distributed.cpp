@@ -286,7 +286,7 @@ void putMotion(Bytes& out, const World& w, std::size_t i) {
 
 // --- the decomposition ---------------------------------------------------------------
 
-DistributedMd::DistributedMd(Scene scene) : ranks_(comm::ranks()), rank_(comm::rank()) {
+DistributedMd::DistributedMd(Scene scene, const ContactStore* contacts) : ranks_(comm::ranks()), rank_(comm::rank()) {
     World& global = scene.world;
     globalGrains_ = global.numGrains;
     // The axis the grains spread furthest along carries the cuts.
@@ -329,7 +329,7 @@ DistributedMd::DistributedMd(Scene scene) : ranks_(comm::ranks()), rank_(comm::r
         isOwned.push_back(own ? 1 : 0);
     }
     template_ = std::move(scene);
-    assemble(std::move(mine), std::move(isOwned), ContactStore{});
+    assemble(std::move(mine), std::move(isOwned), contacts ? *contacts : ContactStore{});
     if (rank_ == 0) whole_ = std::move(template_.world);
     template_.world = World{};
 }
@@ -685,6 +685,38 @@ std::vector<Contact> DistributedMd::gatherContacts() {
         while (!u.done()) all.push_back(u.get<Contact>());
     }
     std::sort(all.begin(), all.end(), [](const Contact& p, const Contact& q) { return p.key < q.key; });
+    return all;
+}
+
+ContactStore DistributedMd::gatherStore() {
+    // Each record once: from the rank that owns its first body (a grain).
+    const ContactStore mine = globalStore();
+    Bytes out;
+    for (std::size_t r = 0; r < mine.records.size(); ++r) {
+        const std::ptrdiff_t a = localOf(static_cast<std::uint64_t>(keyBodyA(mine.records[r].key)), sim_->world());
+        if (a < 0 || !owned_[static_cast<std::size_t>(a)]) continue;
+        put(out, mine.records[r]);
+        for (std::size_t k = 0; k < mine.slots.stride; ++k) put(out, mine.slots.at(r)[k]);
+    }
+    ContactStore all;
+    all.slots.stride = mine.slots.stride;
+    std::vector<std::pair<ContactKey, std::size_t>> order;
+    std::vector<ContactMemory> records;
+    std::vector<double> slots;
+    for (const Bytes& b : gatherToRoot(out)) {
+        Unpack u(b);
+        while (!u.done()) {
+            records.push_back(u.get<ContactMemory>());
+            for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>());
+            order.emplace_back(records.back().key, records.size() - 1);
+        }
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [key, r] : order) {
+        all.records.push_back(records[r]);
+        all.slots.values.insert(all.slots.values.end(), slots.begin() + static_cast<std::ptrdiff_t>(r * all.slots.stride),
+                                slots.begin() + static_cast<std::ptrdiff_t>((r + 1) * all.slots.stride));
+    }
     return all;
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <sstream>
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/cd/local_problem.hpp"
@@ -543,20 +544,21 @@ void checkDistributable(const Scene& scene) {
     if (!scene.world.driven.empty()) refuse("group.*", "a driven grain group");
     for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
         if (scene.world.wallMobile[k]) refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall");
-    if (scene.output.checkpointEvery > 0) refuse("output.checkpoint_every", "a checkpoint");
 }
 
 }  // namespace
 
-RunOutcome runDistributed(Scene scene, const RunOptions& options) {
+RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed) {
     checkDistributable(scene);
-    checkMdStep(scene);
-    checkStart(scene);
+    if (!resumed) {
+        checkMdStep(scene);
+        checkStart(scene);
+    }
     const bool root = comm::rank() == 0;
     const std::filesystem::path& dir = options.outDir;
     std::string failure;
     if (root) try {
-            prepareOutDir(dir, true);
+            prepareOutDir(dir, !resumed);
         } catch (const InputError& e) {
             failure = e.what();
         }
@@ -566,7 +568,22 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
     const Scene settings = sceneWithoutWorld(scene);
     const long steps = settings.simulation.steps, every = settings.output.every, vtkEvery = settings.output.vtkEvery;
     const long logEvery = settings.output.logEvery > 0 ? settings.output.logEvery : std::max(1L, (steps + 19) / 20);
+    const long checkpointEvery = settings.output.checkpointEvery;
     const GuardSettings& guard = settings.guard;
+    const long first = scene.world.step;  // 0, or the checkpoint's step
+    RunTotals totals = resumed ? resumed->totals : RunTotals{};
+    const double wallBefore = totals.wallSeconds;
+    // A checkpoint's contact store (its solver state adds nothing the ranks'
+    // schemes read).
+    ContactStore startStore;
+    if (resumed) {
+        ByteReader in(resumed->state, "checkpoint '" + resumed->path.string() + "'");
+        std::istringstream bytes(in.getString("contact store"));
+        startStore = readContactStore(bytes, "checkpoint '" + resumed->path.string() + "'");
+    }
+    auto keptUpTo = [&](long cadence) {
+        return !resumed ? -1 : first == 0 || first >= steps || (cadence > 0 && first % cadence == 0) ? first : first - 1;
+    };
     double rMin = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
     const std::size_t grains = scene.world.numGrains, walls = scene.world.numWalls();
@@ -575,7 +592,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
 
     // From here an error seen by one rank ends them all.
     try {
-        DistributedMd run(std::move(scene));
+        DistributedMd run(std::move(scene), resumed ? &startStore : nullptr);
         std::optional<SeriesWriter> series;
         std::unique_ptr<VtkWriter> vtk;
         std::optional<RunLog> log;
@@ -589,22 +606,36 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
             if (snapshot) vtk->write(w, contacts, w.step, w.time);
         };
         if (root) {
-            series.emplace(dir / "series.csv", run.part().world(), -1, false);
-            if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk");
-            log.emplace(dir / "log.txt", !options.quiet, false);
-            log->line(format("moreau %s: running %s, md on %d ranks (slabs along %c), %zu grains, %zu walls, "
-                             "steps 0 to %ld, %d threads per rank",
-                             MOREAU_VERSION, settings.origin.c_str(), comm::ranks(), "xyz"[run.axis()], grains, walls,
-                             steps, omp_get_max_threads()));
+            series.emplace(dir / "series.csv", run.part().world(), keptUpTo(every), false);
+            if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", keptUpTo(vtkEvery));
+            log.emplace(dir / "log.txt", !options.quiet, resumed != nullptr);
+            log->line(format("moreau %s: %s %s, md on %d ranks (slabs along %c), %zu grains, %zu walls, "
+                             "steps %ld to %ld, %d threads per rank",
+                             MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(), comm::ranks(),
+                             "xyz"[run.axis()], grains, walls, first, steps, omp_get_max_threads()));
             if (guard.energy)
                 log->line("guard.energy is not checked on MPI ranks yet (the contacts' elastic energy is not summed)");
             log->line(kLogHeader);
         }
-        observe(true, vtkEvery > 0);
+        if (!resumed) observe(true, vtkEvery > 0);
+        // A serial run's checkpoint, made on rank 0 from the gathered world
+        // and contact store: any rank count resumes it.
+        auto checkpoint = [&](CheckpointKind kind) {
+            const World& w = run.gatherWorld();
+            const ContactStore store = run.gatherStore();
+            if (!root) return;
+            series->flush();
+            Scene whole = sceneWithoutWorld(settings);
+            whole.world = w;
+            Simulation sim(std::move(whole));
+            sim.restoreContacts(store);
+            totals.wallSeconds = wallBefore + elapsed();
+            writeCheckpoint(dir / "checkpoint", sim, totals, kind);
+        };
 
         StopSignals signals;
         std::string stopped;
-        long s = 1;
+        long s = first + 1;
         for (; s <= steps; ++s) {
             run.step();
             std::string why;
@@ -634,7 +665,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
                 log->line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, last.time, last.kineticEnergy,
                                  last.contacts, 0, 0.0, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
             }
+            if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
             if (comm::maxOverRanks(static_cast<double>(gSignal)) != 0.0 && s < steps) {
+                checkpoint(CheckpointKind::Stopped);
                 stopped = gSignal == SIGINT ? "SIGINT" : "SIGTERM";
                 break;
             }
@@ -651,7 +684,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
         summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["steps"] = steps;
         summary["last_step"] = w.step;
-        summary["wall_seconds"] = elapsed();
+        if (resumed) summary["resumed_from_step"] = first;
+        summary["wall_seconds"] = wallBefore + elapsed();
         summary["particles"] = grains;
         summary["walls"] = walls;
         summary["mean_iterations"] = 0.0;
@@ -684,8 +718,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options) {
             return outcome;
         }
         if (!stopped.empty()) {
-            const std::string line = format("stopped by %s after step %ld of %ld (no checkpoint on MPI ranks yet)",
-                                            stopped.c_str(), w.step, steps);
+            const std::string line = format("stopped by %s after step %ld of %ld; resume with: mpirun ... moreau run "
+                                            "--resume %s",
+                                            stopped.c_str(), w.step, steps, dir.c_str());
             log->line(line);
             outcome.report = line + "\n";
             return outcome;
@@ -760,6 +795,7 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     if (scene.simulation.steps < c.world.step)
         throw InputError("--set simulation.steps: " + std::to_string(scene.simulation.steps) +
                          " is below the checkpoint's step " + std::to_string(c.world.step) + " (" + file.string() + ")");
+    if (comm::ranks() > 1) return runDistributed(std::move(scene), options, &c);
     prepareOutDir(options.outDir, false);
     Simulation sim(std::move(scene));
     ByteReader in(c.state, origin);

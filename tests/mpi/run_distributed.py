@@ -74,6 +74,28 @@ with tempfile.TemporaryDirectory() as tmp:
             same = len(got) == len(rows) and all(a[c] == b[c] for a, b in zip(rows, got) for c in WORLD_COLUMNS)
             check(same, f"{name}: {n} ranks write the serial series.csv rows in {', '.join(WORLD_COLUMNS)}")
 
+    # Checkpoints are a serial run's: written on 2 ranks, resumed on 3 and on
+    # one process; a serial one resumed on 2 ranks. Each ends in the bits of
+    # the uninterrupted run.
+    scene = os.path.join(source, "tests", "mpi", "periodic_3d.ini")
+    full = os.path.join(tmp, "full")
+    run([], scene, full, ["simulation.steps=800"])
+    want = json.load(open(os.path.join(full, "summary.json")))["state_hash"]
+    for writer, readers in ((2, (3, 1)), (1, (2,))):
+        for reader in readers:
+            out = os.path.join(tmp, f"ckpt_{writer}_{reader}")
+            r = run(mpi(writer) if writer > 1 else [], scene, out,
+                    ["simulation.steps=400", "output.checkpoint_every=400"])
+            check(r.returncode == 0 and os.path.exists(os.path.join(out, "checkpoint")),
+                  f"{writer} rank(s) write a checkpoint at step 400 ({r.stderr.strip()[:200]})")
+            args = (mpi(reader) if reader > 1 else []) + [moreau, "run", "--resume", out, "--set",
+                                                          "simulation.steps=800", "--quiet"]
+            r = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                               env=dict(os.environ, OMP_NUM_THREADS="1"))
+            got = json.load(open(os.path.join(out, "summary.json"))).get("state_hash") if r.returncode == 0 else None
+            check(got == want, f"a checkpoint of {writer} rank(s) resumed on {reader} gives the uninterrupted "
+                               f"state_hash {want} (got {got}; {r.stderr.strip()[:200]})")
+
     # What the ranks cannot step yet: one line naming the key, exit 2, no outputs.
     out = os.path.join(tmp, "refused")
     r = run(mpi(2), os.path.join(source, "examples", "box_3d.ini"), out, [])

@@ -45,11 +45,15 @@ std::string broadcast(const std::string& text);
 
 namespace moreau {
 
+struct Checkpoint;
+
 /// `moreau run` of `scene` on comm::ranks() > 1 ranks: the outputs of a
-/// serial run, written by rank 0, with "ranks" in summary.json. Throws
-/// InputError (on every rank alike) for scenes the distributed run does not
-/// take yet: CD, MD schemes other than cd, md.substeps > 1, mobile walls,
-/// servos, driven grains, deforming cells.
-RunOutcome runDistributed(Scene scene, const RunOptions& options);
+/// serial run, written by rank 0, with "ranks" in summary.json; its
+/// checkpoints are a serial run's, so any rank count resumes them. With
+/// `resumed` (the checkpoint `scene` was made from) the run continues it.
+/// Throws InputError (on every rank alike) for scenes the distributed run
+/// does not take yet: CD, MD schemes with history, md.substeps > 1, mobile
+/// walls, servos, driven grains, deforming cells.
+RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed = nullptr);
 
 }  // namespace moreau

@@ -23,7 +23,9 @@ class DistributedMd {
 public:
     /// Every rank passes the whole scene; each keeps its part (rank 0 also
     /// the whole world, for output).
-    explicit DistributedMd(Scene scene);
+    /// `contacts`: the memory the run starts with (a checkpoint's store, keys
+    /// of the whole world), or none.
+    explicit DistributedMd(Scene scene, const ContactStore* contacts = nullptr);
     /// One step on every rank (collective).
     void step();
     /// Rank 0: the whole world at the current step (collective; the other
@@ -32,6 +34,9 @@ public:
     /// Rank 0: every contact of the step in global key order, with its last
     /// force (collective; empty on the other ranks).
     std::vector<Contact> gatherContacts();
+    /// Rank 0: the whole run's contact store in global key order (collective;
+    /// empty on the other ranks): with gatherWorld() what a checkpoint holds.
+    ContactStore gatherStore();
     /// The largest |v| Δt / (maxTravel r) of the owned grains over all ranks (collective).
     double maxTravel(double dt, double maxTravel) const;
     /// Totals over the ranks (collective).
