@@ -192,6 +192,22 @@ std::vector<Bytes> gatherToRoot(const Bytes& mine) {
     return parts;
 }
 
+/// Every rank's bytes, in rank order, on every rank.
+Bytes gatherToAll(const Bytes& mine) {
+    const int n = comm::ranks();
+    int count = static_cast<int>(mine.size());
+    std::vector<int> counts(n), at(n);
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int total = 0;
+    for (int r = 0; r < n; ++r) {
+        at[r] = total;
+        total += counts[r];
+    }
+    Bytes all(static_cast<std::size_t>(total));
+    MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD);
+    return all;
+}
+
 std::uint64_t sumOverRanks(std::uint64_t x) {
     std::uint64_t y = x;
     MPI_Allreduce(&x, &y, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -204,6 +220,7 @@ void sumOverRanks(std::vector<std::uint64_t>& x) {
 #else
 std::vector<Bytes> exchangeBytes(const std::vector<Bytes>& out, DistributedTraffic&) { return out; }
 std::vector<Bytes> gatherToRoot(const Bytes& mine) { return {mine}; }
+Bytes gatherToAll(const Bytes& mine) { return mine; }
 std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
 void sumOverRanks(std::vector<std::uint64_t>&) {}
 #endif
@@ -437,6 +454,9 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
     sim_->restoreContacts(local);
     // Schemes other than cd evaluate forces at stages inside the step: the
     // ghosts take each stage's state from their owners first.
+    bool mobileWalls = false;
+    for (std::size_t k = 0; k < sim_->world().numWalls(); ++k) mobileWalls = mobileWalls || sim_->world().wallMobile[k];
+    if (mobileWalls) sim_->setAfterSolve([this] { sumWallForces(); });
     if (template_.md.integrator != Integrator::CD) sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
 
     // Where each owned grain was at this rebuild, and who needs which as a ghost.
@@ -615,6 +635,33 @@ void DistributedMd::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     }
 }
 
+void DistributedMd::sumWallForces() {
+    // Each mobile wall's force: its contacts with every rank's owned grains,
+    // summed from zero in key order, as the serial per-body sum adds them.
+    const World& w = sim_->world();
+    Bytes mine;
+    for (const Contact& c : sim_->contacts()) {
+        if (!w.isWall(c.b) || !w.wallMobile[static_cast<std::size_t>(c.b) - w.numGrains] ||
+            !owned_[static_cast<std::size_t>(c.a)])
+            continue;
+        put(mine, makeContactKey(static_cast<BodyId>(globalOf(c.a)), static_cast<BodyId>(globalOf(c.b)),
+                                 static_cast<std::uint32_t>(c.key & 0xFu)));
+        put(mine, c.history.reaction);
+    }
+    const Bytes all = gatherToAll(mine);
+    std::vector<std::pair<ContactKey, Vec3>> terms;
+    Unpack u(all);
+    while (!u.done()) {
+        const auto key = u.get<ContactKey>();
+        terms.emplace_back(key, u.get<Vec3>());
+    }
+    std::sort(terms.begin(), terms.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    std::vector<Vec3> sum(w.numWalls(), Vec3::Zero());
+    for (const auto& [key, f] : terms) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
+    for (std::size_t k = 0; k < w.numWalls(); ++k)
+        if (w.wallMobile[k]) sim_->overrideContactForce(static_cast<BodyId>(w.numGrains + k), sum[k]);
+}
+
 void DistributedMd::step() {
     // A rebuild once any owned grain has moved half the skin since the last.
     const World& w = sim_->world();
@@ -668,7 +715,10 @@ const World& DistributedMd::gatherWorld() {
 }
 
 std::vector<Contact> DistributedMd::gatherContacts() {
-    // Each contact once: from the rank that owns its first body.
+    // The ghosts stepped with part of their forces: their owners' state
+    // first, so that a contact with a ghost has the serial geometry. Then
+    // each contact once: from the rank that owns its first body.
+    exchangeGhosts();
     const World& w = sim_->world();
     Bytes mine;
     for (Contact c : sim_->contacts()) {

@@ -543,7 +543,8 @@ void checkDistributable(const Scene& scene) {
     if (scene.world.deforming()) refuse("periodic.strain_rate", "a deforming cell");
     if (!scene.world.driven.empty()) refuse("group.*", "a driven grain group");
     for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
-        if (scene.world.wallMobile[k]) refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall");
+        if (scene.world.wallMobile[k] && scheme != Integrator::CD)
+            refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall with md.integrator other than cd");
 }
 
 }  // namespace
@@ -605,8 +606,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             if (row) series->write(w, last);
             if (snapshot) vtk->write(w, contacts, w.step, w.time);
         };
+        const World& start = run.gatherWorld();  // the whole world's bodies name series.csv's columns
         if (root) {
-            series.emplace(dir / "series.csv", run.part().world(), keptUpTo(every), false);
+            series.emplace(dir / "series.csv", start, keptUpTo(every), false);
             if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", keptUpTo(vtkEvery));
             log.emplace(dir / "log.txt", !options.quiet, resumed != nullptr);
             log->line(format("moreau %s: %s %s, md on %d ranks (slabs along %c), %zu grains, %zu walls, "

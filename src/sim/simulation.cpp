@@ -126,6 +126,13 @@ StepRecord Simulation::observe() const {
     return r;
 }
 
+void Simulation::overrideContactForce(BodyId b, const Vec3& f) {
+    if (scene_.simulation.method != Method::MD || scene_.md.integrator != Integrator::CD || next_ != Stage::Integrate)
+        throw std::logic_error("Simulation::overrideContactForce: MD with the integrator cd, between solve and integrate");
+    if (pairs_) pairs_->overrideContactForce(static_cast<std::size_t>(b), f);
+    else md_.overrideContactForce(static_cast<std::size_t>(b), f);
+}
+
 StepRecord Simulation::measuredRecord() const {
     StepRecord r = record();
     measureInto(r, scene_.world, contacts(), scene_.output);
@@ -242,8 +249,12 @@ void Simulation::integrate() {
     // into the cell of that time (World::advanceCell).
     w.advanceCell(ctx.dt);
     if (scene_.simulation.method == Method::CD) cd_.integrate(w, ctx.dt);
-    else if (pairs_) pairs_->integrate(w, ctx);
-    else md_.integrate(w, contacts_, slots_, ctx);
+    else if (pairs_) {
+        pairs_->integrate(w, ctx);
+        contactsStale_ = true;  // contacts() asked for between the stages had the positions before the drift
+    } else {
+        md_.integrate(w, contacts_, slots_, ctx);
+    }
     if (!glued) return;
     // Glued grains translate with their walls, whatever the scheme did
     // with them: one rigid body (World::DrivenGrain).
@@ -381,6 +392,7 @@ CdStepStats Simulation::advance() {
         detect();
         match();
         solve();
+        if (afterSolve_) afterSolve_();
         integrate();
     }
     if (scene_.simulation.method == Method::MD) {

@@ -63,6 +63,9 @@ public:
     /// forces(); other schemes: their whole step (stepScheme).
     void integrate(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
 
+    /// Integrator cd, between forces() and integrate(): makes `f` body i's
+    /// summed contact force (a distributed run's wall, summed over ranks).
+    void overrideContactForce(std::size_t i, const Vec3& f) { force_[i] = f; }
     /// Doubles of memory per contact the laws declare (ContactSlots::stride),
     /// and where each law's part lies.
     std::size_t slotStride() const { return layout_.stride; }

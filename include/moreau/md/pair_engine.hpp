@@ -111,6 +111,9 @@ public:
     /// The ISA of the kernel that steps this world ("none": the scalar pass).
     const char* blockIsa(const World& world) const { return world.anyPeriodic() ? "none" : blockIsa_; }
 
+    /// Between forces() and integrate(): makes `f` body i's summed pair
+    /// force (a distributed run's wall, summed over ranks).
+    void overrideContactForce(std::size_t i, const Vec3& f) { bodyForce_[i] = f; }
     /// Adds each pair's force of the last evaluation to its bodies, f to b
     /// and −f to a, in key order (serial: the same bits for any thread
     /// count). `force` has one entry per body.

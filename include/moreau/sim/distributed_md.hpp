@@ -57,6 +57,8 @@ private:
     ContactStore globalStore() const;
     void rebuild();
     void rebalance();
+    /// After the solve: each mobile wall's contact force summed over the ranks.
+    void sumWallForces();
     /// The ghosts' motion from their owners; with X also their entries of a
     /// stage's displacements (MdSolver::setStageHook).
     void exchangeGhosts(std::vector<MdSolver::Vec6>* X = nullptr);

@@ -2,6 +2,7 @@
 /// A running scene: the shared pipeline detect → match → solve → observe.
 /// CD and MD differ only in the solve stage (DESIGN.md).
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -72,6 +73,12 @@ public:
     /// (World::strainRate, shearRate; validated as setCellServo). The grains
     /// keep their velocities: the new flow enters from the faces.
     void setCellRates(const Vec3& strainRate, double shearRate, const std::string& what = "setCellRates");
+    /// Called by advance() between solve() and integrate() (none: nothing):
+    /// a distributed run sums the mobile walls' forces over its ranks here.
+    void setAfterSolve(std::function<void()> hook) { afterSolve_ = std::move(hook); }
+    /// MD with the integrator cd, between solve() and integrate(): makes `f`
+    /// the summed contact force on body `b` that integrate() kicks with.
+    void overrideContactForce(BodyId b, const Vec3& f);
     /// The seed of the steps from now on (simulation.seed: the sweep orders).
     void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
     /// Whether the next stage is detect(): between two whole steps, where
@@ -148,6 +155,7 @@ private:
     Stage next_ = Stage::Detect;  ///< the stage due next (detect is always allowed)
 
     Scene scene_;
+    std::function<void()> afterSolve_;
     CdStepStats stats_;
     VerletListDetector detector_;
     /// This step's contacts, and last step's as far as matching needs them:
