@@ -670,21 +670,38 @@ void MdPairEngine::integrate(World& world, const StepContext& ctx) {
     forcesClear_ = true;
 }
 
-const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
-    if (diagnosticsDone_) return diagnostics_;
+std::vector<PairDiagnostic> MdPairEngine::pairDiagnostics() const {
     // Each touching pair's elastic energy as the force pass has it (the
     // scalar pass's expressions; the kernel's lanes give the same bits),
-    // and the overlaps of those carrying force. Partial sums by chunk of
-    // kChunk touching pairs in key order, then over the chunks in order:
-    // the same bits for any thread count and whatever else the list holds
-    // (it depends on when it was built, e.g. before or after a restart).
+    // and its overlap, counted where it carries force.
     const MdSettings& s = settings_;
     const bool spring = s.tangential == TangentialLaw::Spring;
     const bool linear = s.normal == NormalLaw::Linear;
     std::vector<std::size_t> touching;
     for (std::size_t k = 0; k < pairs_.size(); ++k)
         if (touched_[k]) touching.push_back(k);
-    const std::size_t m = touching.size(), numChunks = (m + kChunk - 1) / kChunk;
+    const std::size_t m = touching.size();
+    std::vector<PairDiagnostic> out(m);
+#pragma omp parallel for schedule(static) if (m > kParallelPairs)
+    for (std::size_t t = 0; t < m; ++t) {
+        const std::size_t k = touching[t];
+        const auto ia = static_cast<std::size_t>(pairs_[k].a), ib = static_cast<std::size_t>(pairs_[k].b);
+        const Constants cst = contactConstants(s, invMass_[ia], invMass_[ib], 0.0);
+        const double overlap = overlap_[k];
+        const double normal = linear ? 0.5 * cst.kn * overlap * overlap
+                                     : 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
+        const double tangential = spring ? 0.5 * cst.kt * spring_[k].squaredNorm() : 0.0;
+        out[t] = {makeContactKey(pairs_[k].a, pairs_[k].b), normal + tangential, overlap, force_[k].squaredNorm() > 0.0};
+    }
+    return out;
+}
+
+MdPairEngine::Diagnostics sumPairDiagnostics(const std::vector<PairDiagnostic>& terms) {
+    // Partial sums by chunk of kChunk touching pairs in key order, then over
+    // the chunks in order: the same bits for any thread count and whatever
+    // else the list holds (it depends on when it was built, e.g. before or
+    // after a restart), and on MPI ranks from the terms of every rank.
+    const std::size_t m = terms.size(), numChunks = (m + kChunk - 1) / kChunk;
     struct Part {
         double elastic = 0.0, overlap = 0.0, max = 0.0;
         std::size_t loaded = 0;
@@ -694,23 +711,16 @@ const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
     for (std::size_t chunk = 0; chunk < numChunks; ++chunk) {
         Part p;
         for (std::size_t t = chunk * kChunk; t < std::min(m, (chunk + 1) * kChunk); ++t) {
-            const std::size_t k = touching[t];
-            const auto ia = static_cast<std::size_t>(pairs_[k].a), ib = static_cast<std::size_t>(pairs_[k].b);
-            const Constants cst = contactConstants(s, invMass_[ia], invMass_[ib], 0.0);
-            const double overlap = overlap_[k];
-            const double normal = linear ? 0.5 * cst.kn * overlap * overlap
-                                         : 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-            const double tangential = spring ? 0.5 * cst.kt * spring_[k].squaredNorm() : 0.0;
-            p.elastic += normal + tangential;
-            if (force_[k].squaredNorm() > 0.0) {
+            p.elastic += terms[t].elastic;
+            if (terms[t].loaded) {
                 ++p.loaded;
-                p.overlap += overlap;
-                p.max = std::max(p.max, overlap);
+                p.overlap += terms[t].overlap;
+                p.max = std::max(p.max, terms[t].overlap);
             }
         }
         parts[chunk] = p;
     }
-    Diagnostics d;
+    MdPairEngine::Diagnostics d;
     double overlap = 0.0;
     for (const Part& p : parts) {
         d.elastic += p.elastic;
@@ -719,7 +729,12 @@ const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
         d.overlaps.max = std::max(d.overlaps.max, p.max);
     }
     if (d.overlaps.contacts > 0) d.overlaps.mean = overlap / static_cast<double>(d.overlaps.contacts);
-    diagnostics_ = d;
+    return d;
+}
+
+const MdPairEngine::Diagnostics& MdPairEngine::diagnostics() const {
+    if (diagnosticsDone_) return diagnostics_;
+    diagnostics_ = sumPairDiagnostics(pairDiagnostics());
     diagnosticsDone_ = true;
     return diagnostics_;
 }

@@ -738,6 +738,27 @@ std::vector<Contact> DistributedMd::gatherContacts() {
     return all;
 }
 
+std::optional<MdPairEngine::Diagnostics> DistributedMd::gatherDiagnostics() {
+    const MdPairEngine* engine = sim_->pairEngine();
+    if (!engine) return std::nullopt;  // the same on every rank
+    Bytes mine;
+    for (PairDiagnostic d : engine->pairDiagnostics()) {
+        const BodyId a = keyBodyA(d.key), b = keyBodyB(d.key);
+        if (!owned_[static_cast<std::size_t>(a)]) continue;
+        d.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
+                               static_cast<std::uint32_t>(d.key & 0xFu));
+        put(mine, d);
+    }
+    std::vector<PairDiagnostic> all;
+    for (const Bytes& b : gatherToRoot(mine)) {
+        Unpack u(b);
+        while (!u.done()) all.push_back(u.get<PairDiagnostic>());
+    }
+    if (rank_ != 0) return std::nullopt;
+    std::sort(all.begin(), all.end(), [](const PairDiagnostic& p, const PairDiagnostic& q) { return p.key < q.key; });
+    return sumPairDiagnostics(all);
+}
+
 ContactStore DistributedMd::gatherStore() {
     // Each record once: from the rank that owns its first body (a grain).
     const ContactStore mine = globalStore();

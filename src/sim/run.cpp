@@ -601,8 +601,15 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         auto observe = [&](bool row, bool snapshot) {
             const World& w = run.gatherWorld();
             const std::vector<Contact> contacts = run.gatherContacts();
+            const auto diagnostics = run.gatherDiagnostics();
             if (!root) return;
             last = distributedRecord(w, contacts, settings);
+            if (diagnostics) {  // the fused pipeline's, as the serial record has them
+                last.elasticEnergy = diagnostics->elastic;
+                last.contacts = diagnostics->overlaps.contacts;
+                last.meanOverlap = diagnostics->overlaps.mean;
+                last.maxOverlap = diagnostics->overlaps.max;
+            }
             if (row) series->write(w, last);
             if (snapshot) vtk->write(w, contacts, w.step, w.time);
         };

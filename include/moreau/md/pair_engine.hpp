@@ -46,6 +46,15 @@ struct DriftContext;
 struct DriftResult;
 }  // namespace md_block
 
+/// One touching pair's part of the fused pipeline's diagnostics: its key,
+/// elastic energy and overlap at the last evaluation, and whether it carried
+/// force then.
+struct PairDiagnostic {
+    ContactKey key = 0;
+    double elastic = 0.0, overlap = 0.0;
+    bool loaded = false;
+};
+
 class MdPairEngine {
 public:
     /// Whether these settings run in the fused pipeline (see above). When not,
@@ -87,6 +96,12 @@ public:
     double contactWork() const { return trackWork_ ? workIn_ : std::numeric_limits<double>::quiet_NaN(); }
     /// contactWork() less the elastic energy stored now.
     double dissipatedWork() const { return contactWork() - elasticEnergy(); }
+    /// The touching pairs' parts of elasticEnergy() and overlapStats(), in key order.
+    std::vector<PairDiagnostic> pairDiagnostics() const;
+    struct Diagnostics {
+        double elastic = 0.0;
+        OverlapStats overlaps;
+    };
     /// Contacts carrying force at the last evaluation: count, mean and max overlap.
     const OverlapStats& overlapStats() const { return diagnostics().overlaps; }
     /// Builds of the Verlet list (cell grid) so far.
@@ -151,13 +166,8 @@ private:
     void assignOwners(std::size_t nb);
     /// Moves the cuts between ranges towards equal measured times.
     void rebalance();
-    struct Diagnostics {
-        double elastic = 0.0;
-        OverlapStats overlaps;
-    };
-    /// The last evaluation's elastic energy and overlap statistics, from the
-    /// pairs touching then (touched_, overlap_, spring_, force_), summed by
-    /// chunks of kChunk pairs in key order; made once per step, when asked.
+    /// The last evaluation's elastic energy and overlap statistics:
+    /// sumPairDiagnostics(pairDiagnostics()), made once per step, when asked.
     const Diagnostics& diagnostics() const;
 
     MdSettings settings_;
@@ -213,5 +223,10 @@ private:
     mutable Diagnostics diagnostics_;
     mutable bool diagnosticsDone_ = true;  ///< diagnostics_ is the last evaluation's (none yet: zeros)
 };
+
+/// The diagnostics of a list of pairs' parts in key order (every rank's,
+/// for a distributed run): partial sums over chunks of a fixed size, then
+/// over the chunks, with the same bits for any thread count.
+MdPairEngine::Diagnostics sumPairDiagnostics(const std::vector<PairDiagnostic>& terms);
 
 }  // namespace moreau

@@ -37,6 +37,10 @@ public:
     /// Rank 0: the whole run's contact store in global key order (collective;
     /// empty on the other ranks): with gatherWorld() what a checkpoint holds.
     ContactStore gatherStore();
+    /// Rank 0: the fused pipeline's elastic energy and overlaps at the last
+    /// evaluation from every rank's touching pairs, with the serial bits
+    /// (collective; nullopt for the staged pipeline, and on the other ranks).
+    std::optional<MdPairEngine::Diagnostics> gatherDiagnostics();
     /// The largest |v| Δt / (maxTravel r) of the owned grains over all ranks (collective).
     double maxTravel(double dt, double maxTravel) const;
     /// Totals over the ranks (collective).
