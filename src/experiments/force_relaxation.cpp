@@ -65,7 +65,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
         {"experiment.seeds", KeyType::Integer, "2", "seeds per size (random sweep orders and packings), averaged", 1, 1000},
         {"experiment.sizes_2d", KeyType::Text, "250 500 1000 2000",
          "disk counts n of the 2D packings (empty: skip 2D)"},
-        {"experiment.sizes_3d", KeyType::Text, "250 500 1000 2000",
+        {"experiment.sizes_3d", KeyType::Text, "1000 2000 4000 8000",
          "sphere counts n of the 3D packings (empty: skip 3D)"},
         {"experiment.mu", KeyType::Real, "0",
          "friction of the 2D/3D packings (0: the frictionless relaxation of §3.1; the paper's 2D runs use 0.05, "
@@ -158,7 +158,8 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
                 say("  seed " + std::to_string(spec.seed) + ": " + std::to_string(c.sweeps) + " sweeps" +
                     (c.reached ? "" : " (NOT settled)") + ", base/load " + std::to_string(c.scale / sys.load) +
                     ", prep kinetic " + std::to_string(sys.prepKinetic) + ", piston speed " +
-                    std::to_string(sys.pistonSpeed) + ", contacts " + std::to_string(sys.contacts().size()));
+                    std::to_string(sys.pistonSpeed) + ", grain speed " + std::to_string(sys.grainSpeed) + " after " +
+                    std::to_string(sys.quenchSteps) + " steps from rest, contacts " + std::to_string(sys.contacts().size()));
                 if (!c.reached) {
                     (dim == 2 ? unsettled2 : unsettled3).push_back(static_cast<double>(n));
                     continue;

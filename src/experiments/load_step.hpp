@@ -38,6 +38,8 @@ struct LoadedSystem {
     Vec3 probeAxis = Vec3::Zero();
     double prepKinetic = 0.0;     ///< packings: kinetic energy left at the end of the preparation
     double pistonSpeed = 0.0;     ///< packings: piston speed at the end of the preparation
+    double grainSpeed = 0.0;      ///< packings: the fastest grain's speed at the end of the preparation
+    long quenchSteps = 0;         ///< packings: steps from rest the preparation needed to stop the grains
     double load = 0.0;            ///< packings: the piston force
 };
 
