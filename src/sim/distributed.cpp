@@ -306,7 +306,9 @@ void putMotion(Bytes& out, const World& w, std::size_t i) {
 DistributedMd::DistributedMd(Scene scene, const ContactStore* contacts) : ranks_(comm::ranks()), rank_(comm::rank()) {
     World& global = scene.world;
     globalGrains_ = global.numGrains;
-    // The axis the grains spread furthest along carries the cuts.
+    // A grid of bricks: the factorisation of the rank count whose inner
+    // faces have the least area over the grains' extent (axes the dimension
+    // moves along only); cuts at each axis's grain-count quantiles.
     Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity()), hi = -lo;
     double rMax = 0.0;
     for (std::size_t i = 0; i < global.numGrains; ++i) {
@@ -314,34 +316,59 @@ DistributedMd::DistributedMd(Scene scene, const ContactStore* contacts) : ranks_
         hi = hi.cwiseMax(global.x[i]);
         rMax = std::max(rMax, global.radius[i]);
     }
-    axis_ = 0;
-    for (int k = 1; k < 3; ++k)
-        if (hi[k] - lo[k] > hi[axis_] - lo[axis_]) axis_ = k;
-    periodicAxis_ = global.periodic[static_cast<std::size_t>(axis_)];
     skin_ = scene.simulation.skin;
     halo_ = 2.0 * rMax + scene.simulation.margin + skin_;
-    // Cuts at the grain-count quantiles of the start positions.
-    std::vector<double> along(global.numGrains);
-    for (std::size_t i = 0; i < global.numGrains; ++i) along[i] = global.x[i][axis_];
-    std::sort(along.begin(), along.end());
-    cuts_.assign(static_cast<std::size_t>(ranks_) + 1, 0.0);
-    cuts_.front() = periodicAxis_ ? global.boxMin[axis_] : -std::numeric_limits<double>::infinity();
-    cuts_.back() = periodicAxis_ ? global.boxMax[axis_] : std::numeric_limits<double>::infinity();
-    for (int r = 1; r < ranks_; ++r) {
-        const std::size_t k = along.size() * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks_);
-        cuts_[static_cast<std::size_t>(r)] =
-            along.empty() ? 0.0 : k == 0 ? along.front() : 0.5 * (along[k - 1] + along[std::min(k, along.size() - 1)]);
+    Vec3 extent;
+    for (int a = 0; a < 3; ++a) {
+        const auto k = static_cast<std::size_t>(a);
+        periodic_[k] = global.periodic[k];
+        extent[a] = periodic_[k] ? global.boxMax[a] - global.boxMin[a] : std::max(hi[a] - lo[a], 0.0) + 2.0 * rMax;
     }
-    along = {};
+    const int axes = std::clamp(global.dimension, 1, 3);
+    double best = std::numeric_limits<double>::infinity();
+    for (int px = 1; px <= ranks_; ++px)
+        for (int py = 1; px * py <= ranks_; ++py) {
+            if (ranks_ % (px * py) != 0) continue;
+            const int pz = ranks_ / (px * py);
+            const std::array<int, 3> p{px, py, pz};
+            bool fits = true;
+            double area = 0.0;
+            for (int a = 0; a < 3; ++a) {
+                const int n = p[static_cast<std::size_t>(a)];
+                if (n > 1 && a >= axes) fits = false;
+                const double faces = periodic_[static_cast<std::size_t>(a)] ? (n > 1 ? n : 0) : n - 1;
+                if (a < axes)
+                    area += faces * (axes == 3 ? extent[(a + 1) % 3] * extent[(a + 2) % 3] : axes == 2 ? extent[1 - a] : 1.0);
+            }
+            if (fits && area < best) {
+                best = area;
+                dims_ = p;
+            }
+        }
+    for (int a = 0; a < 3; ++a) {
+        const auto k = static_cast<std::size_t>(a);
+        const int n = dims_[k];
+        std::vector<double> along(global.numGrains);
+        for (std::size_t i = 0; i < global.numGrains; ++i) along[i] = global.x[i][a];
+        std::sort(along.begin(), along.end());
+        std::vector<double>& c = cuts_[k];
+        c.assign(static_cast<std::size_t>(n) + 1, 0.0);
+        c.front() = periodic_[k] ? global.boxMin[a] : -std::numeric_limits<double>::infinity();
+        c.back() = periodic_[k] ? global.boxMax[a] : std::numeric_limits<double>::infinity();
+        for (int r = 1; r < n; ++r) {
+            const std::size_t q = along.size() * static_cast<std::size_t>(r) / static_cast<std::size_t>(n);
+            c[static_cast<std::size_t>(r)] =
+                along.empty() ? 0.0 : q == 0 ? along.front() : 0.5 * (along[q - 1] + along[std::min(q, along.size() - 1)]);
+        }
+    }
 
     // Every rank holds the whole start world: it takes its own grains and its
     // ghosts from it (no migration), then keeps only rank 0's copy for output.
     std::vector<DistributedGrain> mine;
     std::vector<char> isOwned;
     for (std::size_t i = 0; i < global.numGrains; ++i) {
-        const int owner = ownerOf(global.x[i][axis_]);
-        const bool own = owner == rank_;
-        if (!own && !nearSlab(global.x[i][axis_], rank_)) continue;
+        const bool own = ownerOf(global.x[i]) == rank_;
+        if (!own && !nearBrick(global.x[i], rank_)) continue;
         mine.push_back(grainOf(global, i, i));
         isOwned.push_back(own ? 1 : 0);
     }
@@ -351,24 +378,44 @@ DistributedMd::DistributedMd(Scene scene, const ContactStore* contacts) : ranks_
     template_.world = World{};
 }
 
-int DistributedMd::ownerOf(double y) const {
-    if (periodicAxis_) {
-        const double L = cuts_.back() - cuts_.front();
-        y -= L * std::floor((y - cuts_.front()) / L);
+int DistributedMd::ownerOf(const Vec3& x) const {
+    int r = 0;
+    for (int a = 2; a >= 0; --a) {
+        const std::vector<double>& c = cuts_[static_cast<std::size_t>(a)];
+        double y = x[a];
+        if (periodic_[static_cast<std::size_t>(a)]) {
+            const double L = c.back() - c.front();
+            y -= L * std::floor((y - c.front()) / L);
+        }
+        const auto cell = static_cast<int>(std::upper_bound(c.begin() + 1, c.end() - 1, y) - (c.begin() + 1));
+        r = r * dims_[static_cast<std::size_t>(a)] + cell;
     }
-    const auto it = std::upper_bound(cuts_.begin() + 1, cuts_.end() - 1, y);
-    return static_cast<int>(it - (cuts_.begin() + 1));
+    return r;
 }
 
-bool DistributedMd::nearSlab(double y, int r) const {
-    const double a = cuts_[static_cast<std::size_t>(r)], b = cuts_[static_cast<std::size_t>(r) + 1];
-    if (!periodicAxis_) return y > a - halo_ && y < b + halo_;
-    const double L = cuts_.back() - cuts_.front();
-    // Distance on the circle from y to [a, b).
-    const double mid = 0.5 * (a + b), half = 0.5 * (b - a);
-    double d = y - mid;
-    d -= L * std::round(d / L);
-    return std::abs(d) < half + halo_;
+bool DistributedMd::nearBrick(const Vec3& x, int r) const {
+    // Within the halo of brick r along every axis (on a periodic axis, on
+    // the circle).
+    for (int a = 0; a < 3; ++a) {
+        const auto k = static_cast<std::size_t>(a);
+        const int cell = r % dims_[k];
+        r /= dims_[k];
+        if (dims_[k] == 1) continue;
+        const double lo = cuts_[k][static_cast<std::size_t>(cell)], hi = cuts_[k][static_cast<std::size_t>(cell) + 1];
+        if (!periodic_[k]) {
+            if (!(x[a] > lo - halo_ && x[a] < hi + halo_)) return false;
+            continue;
+        }
+        const double L = cuts_[k].back() - cuts_[k].front();
+        double d = x[a] - 0.5 * (lo + hi);
+        d -= L * std::round(d / L);
+        if (!(std::abs(d) < 0.5 * (hi - lo) + halo_)) return false;
+    }
+    return true;
+}
+
+std::string DistributedMd::grid() const {
+    return std::to_string(dims_[0]) + "x" + std::to_string(dims_[1]) + "x" + std::to_string(dims_[2]);
 }
 
 void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<char> owned, ContactStore store) {
@@ -467,7 +514,7 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
     for (std::size_t k = 0; k < n; ++k) {
         if (!owned_[k]) continue;
         for (int r = 0; r < ranks_; ++r)
-            if (r != rank_ && nearSlab(now.x[k][axis_], r)) sendTo_[static_cast<std::size_t>(r)].push_back(k);
+            if (r != rank_ && nearBrick(now.x[k], r)) sendTo_[static_cast<std::size_t>(r)].push_back(k);
     }
     ownedCount_ = static_cast<std::size_t>(std::count(owned_.begin(), owned_.end(), 1));
     ghostCount_ = n - ownedCount_;
@@ -507,7 +554,7 @@ ContactStore DistributedMd::globalStore() const {
 void DistributedMd::rebuild() {
     const World& w = sim_->world();
     // Migration: each owned grain, with the memory of its contacts, to the
-    // rank of the slab it is in now (itself included).
+    // rank of the brick it is in now (itself included).
     const ContactStore store = globalStore();
     std::vector<std::vector<std::size_t>> contactsOf(w.numGrains);
     for (std::size_t r = 0; r < store.records.size(); ++r) {
@@ -522,14 +569,14 @@ void DistributedMd::rebuild() {
     // the mean (a histogram of the grains along the axis).
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(ranks_), 0);
     for (std::size_t i = 0; i < w.numGrains; ++i)
-        if (owned_[i]) ++counts[static_cast<std::size_t>(ownerOf(w.x[i][axis_]))];
+        if (owned_[i]) ++counts[static_cast<std::size_t>(ownerOf(w.x[i]))];
     sumOverRanks(counts);
     const double mean = static_cast<double>(globalGrains_) / ranks_;
     if (static_cast<double>(*std::max_element(counts.begin(), counts.end())) > 1.1 * mean) rebalance();
     std::vector<Bytes> out(static_cast<std::size_t>(ranks_));
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
-        const int to = ownerOf(w.x[i][axis_]);
+        const int to = ownerOf(w.x[i]);
         if (to != rank_) ++traffic_.migrations;
         Bytes& b = out[static_cast<std::size_t>(to)];
         putGrain(b, grainOf(w, i, gid_[i]));
@@ -560,7 +607,7 @@ void DistributedMd::rebuild() {
     std::vector<Bytes> ghostsOut(static_cast<std::size_t>(ranks_));
     for (const DistributedGrain& g : grains)
         for (int r = 0; r < ranks_; ++r)
-            if (r != rank_ && nearSlab(g.x[axis_], r)) putGrain(ghostsOut[static_cast<std::size_t>(r)], g);
+            if (r != rank_ && nearBrick(g.x, r)) putGrain(ghostsOut[static_cast<std::size_t>(r)], g);
     for (const Bytes& b : exchangeBytes(ghostsOut, traffic_)) {
         Unpack u(b);
         while (!u.done()) {
@@ -573,38 +620,43 @@ void DistributedMd::rebuild() {
 }
 
 void DistributedMd::rebalance() {
-    // Cuts at the count quantiles of a 4096-bin histogram along the axis,
-    // over the span of the grains (the same integer counts on every rank).
+    // Each cut axis: cuts at the count quantiles of a 4096-bin histogram of
+    // the grains along it, over their span (the same integer counts on every
+    // rank).
     const World& w = sim_->world();
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    for (std::size_t i = 0; i < w.numGrains; ++i)
-        if (owned_[i]) {
-            lo = std::min(lo, w.x[i][axis_]);
-            hi = std::max(hi, w.x[i][axis_]);
+    for (int a = 0; a < 3; ++a) {
+        const auto k = static_cast<std::size_t>(a);
+        const int n = dims_[k];
+        if (n == 1) continue;
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (std::size_t i = 0; i < w.numGrains; ++i)
+            if (owned_[i]) {
+                lo = std::min(lo, w.x[i][a]);
+                hi = std::max(hi, w.x[i][a]);
+            }
+        lo = -comm::maxOverRanks(-lo);
+        hi = comm::maxOverRanks(hi);
+        if (periodic_[k]) {
+            lo = cuts_[k].front();
+            hi = cuts_[k].back();
         }
-    lo = -comm::maxOverRanks(-lo);
-    hi = comm::maxOverRanks(hi);
-    if (periodicAxis_) {
-        lo = cuts_.front();
-        hi = cuts_.back();
-    }
-    constexpr std::size_t kBins = 4096;
-    const double width = (hi - lo) / static_cast<double>(kBins);
-    if (!(width > 0.0)) return;
-    std::vector<std::uint64_t> hist(kBins, 0);
-    for (std::size_t i = 0; i < w.numGrains; ++i)
-        if (owned_[i]) {
-            const double y = w.x[i][axis_];
-            const auto bin = static_cast<std::size_t>(std::clamp((y - lo) / width, 0.0, static_cast<double>(kBins - 1)));
-            ++hist[bin];
+        constexpr std::size_t kBins = 4096;
+        const double width = (hi - lo) / static_cast<double>(kBins);
+        if (!(width > 0.0)) continue;
+        std::vector<std::uint64_t> hist(kBins, 0);
+        for (std::size_t i = 0; i < w.numGrains; ++i)
+            if (owned_[i]) {
+                const double y = (w.x[i][a] - lo) / width;
+                ++hist[static_cast<std::size_t>(std::clamp(y, 0.0, static_cast<double>(kBins - 1)))];
+            }
+        sumOverRanks(hist);
+        std::uint64_t seen = 0;
+        std::size_t bin = 0;
+        for (int r = 1; r < n; ++r) {
+            const std::uint64_t target = globalGrains_ * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(n);
+            while (bin < kBins && seen + hist[bin] <= target) seen += hist[bin++];
+            cuts_[k][static_cast<std::size_t>(r)] = lo + width * static_cast<double>(bin);
         }
-    sumOverRanks(hist);
-    std::uint64_t seen = 0;
-    std::size_t bin = 0;
-    for (int r = 1; r < ranks_; ++r) {
-        const std::uint64_t target = globalGrains_ * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(ranks_);
-        while (bin < kBins && seen + hist[bin] <= target) seen += hist[bin++];
-        cuts_[static_cast<std::size_t>(r)] = lo + width * static_cast<double>(bin);
     }
     ++rebalances_;
 }

@@ -618,10 +618,10 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             series.emplace(dir / "series.csv", start, keptUpTo(every), false);
             if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", keptUpTo(vtkEvery));
             log.emplace(dir / "log.txt", !options.quiet, resumed != nullptr);
-            log->line(format("moreau %s: %s %s, md on %d ranks (slabs along %c), %zu grains, %zu walls, "
+            log->line(format("moreau %s: %s %s, md on %d ranks (bricks %s), %zu grains, %zu walls, "
                              "steps %ld to %ld, %d threads per rank",
                              MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(), comm::ranks(),
-                             "xyz"[run.axis()], grains, walls, first, steps, omp_get_max_threads()));
+                             run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads()));
             if (guard.energy)
                 log->line("guard.energy is not checked on MPI ranks yet (the contacts' elastic energy is not summed)");
             log->line(kLogHeader);
@@ -705,7 +705,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         summary["final_kinetic_energy"] = kineticEnergy(w);
         summary["threads"] = omp_get_max_threads();
         summary["ranks"] = comm::ranks();
-        summary["distributed"] = {{"axis", std::string(1, "xyz"[run.axis()])},
+        summary["distributed"] = {{"grid", run.grid()},
                                   {"rebuilds", run.rebuilds()},
                                   {"rebalances", run.rebalances()},
                                   {"messages", traffic.messages},

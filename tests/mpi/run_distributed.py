@@ -1,6 +1,6 @@
 """Distributed runs (docs/distributed.md): `mpirun -np N moreau run` gives the
 serial run's bits for N = 2 and 3, on a walled box cut across gravity and on
-a cell whose periodic axis the ranks' slabs cut; grains migrate on the way.
+a cell whose periodic axis the ranks' bricks cut; grains migrate on the way.
 Scenes the ranks cannot step yet are refused with one line and exit 2.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
@@ -40,12 +40,12 @@ WORLD_COLUMNS = ["step", "time", "kinetic_energy", "rotational_energy", "stress_
                  "stress_xy", "pressure", "packing_fraction", "coordination", "contacts", "fabric_xx", "fabric_xy"]
 
 cases = [
-    ("box_3d (walls, slabs along gravity)", os.path.join(source, "examples", "box_3d.ini"),
+    ("box_3d (walls, bricks across gravity)", os.path.join(source, "examples", "box_3d.ini"),
      ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=1500",
       "output.vtk_every=0", "output.every=100", "random.count=400", "random.box_max=11 11 24"]),
-    ("periodic cell (slabs across the periodic x)", os.path.join(source, "tests", "mpi", "periodic_3d.ini"), []),
+    ("periodic cell (bricks across the periodic x)", os.path.join(source, "tests", "mpi", "periodic_3d.ini"), []),
     # A mobile piston: its force is summed over the ranks in key order.
-    ("piston_2d, MD (a mobile piston, slabs along y)", os.path.join(source, "examples", "piston_2d.ini"),
+    ("piston_2d, MD (a mobile piston, bricks in x-y)", os.path.join(source, "examples", "piston_2d.ini"),
      ["simulation.method=md", "md.substeps=1", "simulation.dt=0.01", "simulation.steps=20000", "output.every=2000"]),
     # A multi-stage scheme: the ghosts take every stage's state from their owners.
     ("periodic cell, rk with hertz and kuhn", os.path.join(source, "tests", "mpi", "periodic_3d.ini"),

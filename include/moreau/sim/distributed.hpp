@@ -1,14 +1,15 @@
 #pragma once
 /// Runs over MPI ranks (docs/distributed.md): `mpirun -np N moreau run SCENE`.
 ///
-/// MD steps by spatial domain decomposition. The grains are cut into slabs
-/// along the world's longest axis, balanced by grain count; each rank owns
-/// the grains of its slab and holds, as ghosts, every grain of the others
+/// MD steps by spatial domain decomposition. The grains are cut into bricks
+/// (a grid over the axes the scene moves along, least inner face area, cuts
+/// balanced by grain count per axis); each rank owns
+/// the grains of its brick and holds, as ghosts, every grain of the others
 /// within 2 r_max + margin + skin of it. A rank's part is an ordinary
 /// Simulation of its owned and ghost grains (in global id order) and all the
 /// walls. Before each step the owners send their ghosts' state; when a grain
 /// has moved half the skin since the last rebuild, every rank rebuilds:
-/// grains migrate to the slab they are in now, taking their contacts' whole
+/// grains migrate to the brick they are in now, taking their contacts' whole
 /// memory (the contact store), and the ghosts are chosen afresh.
 ///
 /// Same bits for every rank count: a contact between an owned grain and a

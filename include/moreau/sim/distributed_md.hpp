@@ -1,6 +1,8 @@
 #pragma once
 /// The MD step over MPI ranks (sim/distributed.hpp says how it is cut).
+#include <array>
 #include <cstdint>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -50,11 +52,13 @@ public:
     std::size_t ownedGrains() const { return ownedCount_; }
     long rebuilds() const { return rebuilds_; }
     long rebalances() const { return rebalances_; }
-    int axis() const { return axis_; }
+    /// The bricks per axis, e.g. "2x1x1".
+    std::string grid() const;
 
 private:
-    int ownerOf(double y) const;
-    bool nearSlab(double y, int r) const;
+    int ownerOf(const Vec3& x) const;
+    /// Whether x lies within the halo of rank r's brick.
+    bool nearBrick(const Vec3& x, int r) const;
     void assemble(std::vector<DistributedGrain> grains, std::vector<char> owned, ContactStore store);
     std::ptrdiff_t localOf(std::uint64_t id, const World& w) const;
     std::uint64_t globalOf(BodyId b) const;
@@ -69,10 +73,10 @@ private:
 
     int ranks_ = 1, rank_ = 0;
     std::size_t globalGrains_ = 0;
-    int axis_ = 0;
-    bool periodicAxis_ = false;
+    std::array<int, 3> dims_{1, 1, 1};     ///< bricks per axis; rank = i + dims_x (j + dims_y k)
+    std::array<bool, 3> periodic_{};
     double skin_ = 0.0, halo_ = 0.0;
-    std::vector<double> cuts_;             ///< rank r owns [cuts_[r], cuts_[r+1]) along axis_
+    std::array<std::vector<double>, 3> cuts_;  ///< brick (i, j, k) spans [cuts_[a][i], cuts_[a][i+1]) per axis
     Scene template_;                       ///< the scene's settings (its world moved out)
     World whole_;                          ///< rank 0: the whole world for output
     std::optional<Simulation> sim_;        ///< this rank's part
