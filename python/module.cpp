@@ -506,10 +506,11 @@ Bad input raises moreau.InputError with the command line's message.)")
                 py::gil_scoped_release free;
                 doc = entry->run(options);
             }
+            doc["ranks"] = 1;  // as `moreau experiment` writes it (INTERFACE.md)
             return jsonToPython(doc);
         },
         py::arg("name"), py::arg("set") = py::none(), py::arg("seed") = py::none(), py::arg("out") = py::none(),
-        "Run an experiment by name; returns its JSON record (experiment, params, results, checks) as a dict. "
+        "Run an experiment by name; returns its JSON record (experiment, params, results, checks, ranks) as a dict. "
         "With out=DIR it also writes its CSV and plot there.");
     m.def(
         "experiments",

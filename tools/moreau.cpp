@@ -219,6 +219,7 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
     options.seed = c.seed;
     options.quiet = c.quiet;
     nlohmann::json doc = entry.run(options);
+    doc["ranks"] = comm::ranks();  // experiments and benches run on one process
     if (!bench) {
         // Human-readable summary of the checks on stderr, JSON on stdout.
         if (!c.quiet)

@@ -566,7 +566,7 @@ void DistributedMd::rebuild() {
         }
     }
     // Balance: new cuts when the largest count a rank would own is 10 % over
-    // the mean (a histogram of the grains along the axis).
+    // the mean (histograms of the grains along the cut axes).
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(ranks_), 0);
     for (std::size_t i = 0; i < w.numGrains; ++i)
         if (owned_[i]) ++counts[static_cast<std::size_t>(ownerOf(w.x[i]))];
