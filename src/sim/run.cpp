@@ -508,7 +508,8 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
 /// A series row from the whole world and its contacts, as rank 0 has them
 /// after the gathers: the world's columns have the serial bits; overlaps and
 /// measurements come from the contacts at the step's end positions; the
-/// elastic energy is not summed over ranks yet (NaN).
+/// elastic energy is NaN (the fused pipeline's diagnostics replace both:
+/// DistributedMd::gatherDiagnostics).
 StepRecord distributedRecord(const World& w, const std::vector<Contact>& contacts, const Scene& scene) {
     StepRecord r;
     r.step = w.step;
@@ -623,7 +624,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                              MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(), comm::ranks(),
                              run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads()));
             if (guard.energy)
-                log->line("guard.energy is not checked on MPI ranks yet (the contacts' elastic energy is not summed)");
+                log->line("guard.energy is not checked on MPI ranks yet");
             log->line(kLogHeader);
         }
         if (!resumed) observe(true, vtkEvery > 0);
@@ -675,9 +676,10 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                                  last.contacts, 0, 0.0, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
             }
             if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
-            if (comm::maxOverRanks(static_cast<double>(gSignal)) != 0.0 && s < steps) {
+            const double signal = comm::maxOverRanks(static_cast<double>(gSignal));  // any rank's
+            if (signal != 0.0 && s < steps) {
                 checkpoint(CheckpointKind::Stopped);
-                stopped = gSignal == SIGINT ? "SIGINT" : "SIGTERM";
+                stopped = signal == SIGINT ? "SIGINT" : "SIGTERM";
                 break;
             }
         }
