@@ -21,6 +21,7 @@
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/model/scene.hpp"
+#include "moreau/core/comm.hpp"
 #include "moreau/sim/distributed.hpp"
 
 namespace po = boost::program_options;

@@ -21,6 +21,7 @@
 #include "moreau/md/force_laws.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/sim/checkpoint.hpp"
+#include "moreau/core/comm.hpp"
 #include "moreau/sim/distributed.hpp"
 #include "moreau/sim/distributed_md.hpp"
 #include "moreau/sim/simulation.hpp"

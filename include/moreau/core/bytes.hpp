@@ -25,11 +25,18 @@ inline std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h = 0xcbf29ce
     return h;
 }
 
+/// Values put() and get() copy as bytes: trivially copyable ones, and plain
+/// structs of doubles and integers such as Eigen's fixed-size vectors and
+/// quaternions (which declare copy operations but hold only their values).
+template <class T>
+inline constexpr bool kPlainValue =
+    std::is_trivially_copyable_v<T> || (std::is_standard_layout_v<T> && std::is_trivially_destructible_v<T>);
+
 class ByteWriter {
 public:
     template <class T>
     void put(const T& value) {
-        static_assert(std::is_trivially_copyable_v<T>);
+        static_assert(kPlainValue<T>);
         bytes_.append(reinterpret_cast<const char*>(&value), sizeof(T));
     }
     void putString(std::string_view s) {
@@ -67,9 +74,9 @@ public:
 
     template <class T>
     T get(const char* what) {
-        static_assert(std::is_trivially_copyable_v<T>);
+        static_assert(kPlainValue<T>);
         T value;
-        std::memcpy(&value, take(sizeof(T), what), sizeof(T));
+        std::memcpy(static_cast<void*>(&value), take(sizeof(T), what), sizeof(T));
         return value;
     }
     bool getBool(const char* what) {

@@ -96,6 +96,12 @@ public:
     double contactWork() const { return trackWork_ ? workIn_ : std::numeric_limits<double>::quiet_NaN(); }
     /// contactWork() less the elastic energy stored now.
     double dissipatedWork() const { return contactWork() - elasticEnergy(); }
+    /// f(a, b, force on b) for each pair touching at the last evaluation, in key order.
+    template <class F>
+    void forEachTouchingPair(F&& f) const {
+        for (std::size_t k = 0; k < pairs_.size(); ++k)
+            if (touched_[k]) f(pairs_[k].a, pairs_[k].b, force_[k]);
+    }
     /// The touching pairs' parts of elasticEnergy() and overlapStats(), in key order.
     std::vector<PairDiagnostic> pairDiagnostics() const;
     struct Diagnostics {

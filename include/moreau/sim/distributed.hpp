@@ -17,32 +17,8 @@
 /// its contacts' forces in key order, which the global id order of the
 /// local bodies keeps; so an owned grain steps exactly as in a serial run.
 ///
-/// Built without MPI, or started without mpirun, a process is rank 0 of 1.
-#include <string>
-
+/// The ranks themselves: core/comm.hpp.
 #include "moreau/sim/run.hpp"
-
-namespace moreau::comm {
-
-/// Whether this build can run over MPI ranks.
-bool available();
-/// Starts MPI when the process was launched by mpirun (its environment
-/// says so); otherwise nothing (a serial process: rank 0 of 1).
-void start(int* argc, char*** argv);
-/// Ends MPI if start() began it.
-void stop();
-/// Ranks of the run and this process's rank (1 and 0 without MPI).
-int ranks();
-int rank();
-/// The largest `x` over the ranks (collective).
-double maxOverRanks(double x);
-/// Rank 0's `text` on every rank (collective).
-std::string broadcast(const std::string& text);
-/// Ends every rank of the run with `status` (MPI_Abort), after an error
-/// that only some ranks saw; a serial process exits.
-[[noreturn]] void abortAll(int status);
-
-}  // namespace moreau::comm
 
 namespace moreau {
 

@@ -1,5 +1,6 @@
 #pragma once
-/// The MD step over MPI ranks (sim/distributed.hpp says how it is cut).
+/// The MD step over MPI ranks: spatial domain decomposition with ghost
+/// grains (sim/distributed.hpp says how it is cut; docs/distributed.md).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -20,6 +21,7 @@ struct DistributedTraffic {
 };
 
 struct DistributedGrain;
+class ByteWriter;
 
 class DistributedMd {
 public:
@@ -65,6 +67,8 @@ private:
     ContactStore globalStore() const;
     void rebuild();
     void rebalance();
+    /// out[r] to rank r (comm::exchange), counted in traffic_.
+    std::vector<std::string> send(const std::vector<ByteWriter>& out);
     /// After the solve: each mobile wall's contact force summed over the ranks.
     void sumWallForces();
     /// The ghosts' motion from their owners; with X also their entries of a

@@ -1,229 +1,19 @@
-#include "moreau/sim/distributed.hpp"
+#include "moreau/sim/distributed_md.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <numeric>
-#include <type_traits>
 
-#include "moreau/core/error.hpp"
-#include "moreau/sim/distributed_md.hpp"
-
-#ifdef MOREAU_HAVE_MPI
-#include <mpi.h>
-#endif
-
-namespace moreau::comm {
-
-namespace {
-bool gStarted = false;
-}
-
-bool available() {
-#ifdef MOREAU_HAVE_MPI
-    return true;
-#else
-    return false;
-#endif
-}
-
-void start(int* argc, char*** argv) {
-#ifdef MOREAU_HAVE_MPI
-    // Open MPI's mpirun (OMPI_*), PMIx and Hydra (PMI_*) launchers set these;
-    // a plain `moreau ...` is serial and never touches MPI.
-    if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK") && !std::getenv("PMI_SIZE")) return;
-    int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    gStarted = true;
-#else
-    (void)argc;
-    (void)argv;
-#endif
-}
-
-void stop() {
-#ifdef MOREAU_HAVE_MPI
-    if (gStarted) MPI_Finalize();
-    gStarted = false;
-#endif
-}
-
-int ranks() {
-#ifdef MOREAU_HAVE_MPI
-    if (!gStarted) return 1;
-    int n = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    return n;
-#else
-    return 1;
-#endif
-}
-
-int rank() {
-#ifdef MOREAU_HAVE_MPI
-    if (!gStarted) return 0;
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-#else
-    return 0;
-#endif
-}
-
-double maxOverRanks(double x) {
-#ifdef MOREAU_HAVE_MPI
-    if (!gStarted) return x;
-    double y = x;
-    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return y;
-#else
-    return x;
-#endif
-}
-
-std::string broadcast(const std::string& text) {
-#ifdef MOREAU_HAVE_MPI
-    if (!gStarted) return text;
-    auto size = static_cast<std::uint64_t>(text.size());
-    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    std::string out = text;
-    out.resize(size);
-    MPI_Bcast(out.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
-    return out;
-#else
-    return text;
-#endif
-}
-
-void abortAll(int status) {
-#ifdef MOREAU_HAVE_MPI
-    if (gStarted) MPI_Abort(MPI_COMM_WORLD, status);
-#endif
-    std::exit(status);
-}
-
-}  // namespace moreau::comm
+#include "moreau/core/bytes.hpp"
+#include "moreau/core/comm.hpp"
 
 namespace moreau {
 
-// --- messages ----------------------------------------------------------------------
-
 namespace {
 
-using Bytes = std::vector<char>;
-
-template <class T>
-void put(Bytes& out, const T& value) {
-    static_assert(std::is_trivially_destructible_v<T>);  // plain values (Eigen's copy by memcpy too)
-    const std::size_t at = out.size();
-    out.resize(at + sizeof(T));
-    std::memcpy(out.data() + at, &value, sizeof(T));
-}
-
-/// Reads values back in the order put() wrote them.
-class Unpack {
-public:
-    explicit Unpack(const Bytes& in) : in_(in) {}
-    template <class T>
-    T get() {
-        static_assert(std::is_trivially_destructible_v<T>);
-        if (at_ + sizeof(T) > in_.size()) throw std::logic_error("distributed run: a message shorter than its contents");
-        T value;
-        std::memcpy(static_cast<void*>(&value), in_.data() + at_, sizeof(T));
-        at_ += sizeof(T);
-        return value;
-    }
-    bool done() const { return at_ == in_.size(); }
-
-private:
-    const Bytes& in_;
-    std::size_t at_ = 0;
-};
-
-#ifdef MOREAU_HAVE_MPI
-/// out[r] goes to rank r; returns what each rank sent here (MPI_Alltoallv of bytes).
-std::vector<Bytes> exchangeBytes(const std::vector<Bytes>& out, DistributedTraffic& traffic) {
-    const int n = comm::ranks();
-    std::vector<int> sendCount(n), recvCount(n), sendAt(n), recvAt(n);
-    for (int r = 0; r < n; ++r) sendCount[r] = static_cast<int>(out[static_cast<std::size_t>(r)].size());
-    MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    Bytes send, recv;
-    int total = 0;
-    for (int r = 0; r < n; ++r) {
-        sendAt[r] = static_cast<int>(send.size());
-        send.insert(send.end(), out[static_cast<std::size_t>(r)].begin(), out[static_cast<std::size_t>(r)].end());
-        recvAt[r] = total;
-        total += recvCount[r];
-        if (r != comm::rank() && sendCount[r] > 0) {
-            ++traffic.messages;
-            traffic.bytes += static_cast<std::uint64_t>(sendCount[r]);
-        }
-    }
-    recv.resize(static_cast<std::size_t>(total));
-    MPI_Alltoallv(send.data(), sendCount.data(), sendAt.data(), MPI_BYTE, recv.data(), recvCount.data(),
-                  recvAt.data(), MPI_BYTE, MPI_COMM_WORLD);
-    std::vector<Bytes> in(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r)
-        in[static_cast<std::size_t>(r)].assign(recv.begin() + recvAt[r], recv.begin() + recvAt[r] + recvCount[r]);
-    return in;
-}
-
-/// Rank 0 gets every rank's bytes in rank order; the others an empty list.
-std::vector<Bytes> gatherToRoot(const Bytes& mine) {
-    const int n = comm::ranks();
-    int count = static_cast<int>(mine.size());
-    std::vector<int> counts(n), at(n);
-    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    Bytes all;
-    if (comm::rank() == 0) {
-        int total = 0;
-        for (int r = 0; r < n; ++r) {
-            at[r] = total;
-            total += counts[r];
-        }
-        all.resize(static_cast<std::size_t>(total));
-    }
-    MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
-    std::vector<Bytes> parts;
-    if (comm::rank() == 0)
-        for (int r = 0; r < n; ++r) parts.emplace_back(all.begin() + at[r], all.begin() + at[r] + counts[r]);
-    return parts;
-}
-
-/// Every rank's bytes, in rank order, on every rank.
-Bytes gatherToAll(const Bytes& mine) {
-    const int n = comm::ranks();
-    int count = static_cast<int>(mine.size());
-    std::vector<int> counts(n), at(n);
-    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int total = 0;
-    for (int r = 0; r < n; ++r) {
-        at[r] = total;
-        total += counts[r];
-    }
-    Bytes all(static_cast<std::size_t>(total));
-    MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD);
-    return all;
-}
-
-std::uint64_t sumOverRanks(std::uint64_t x) {
-    std::uint64_t y = x;
-    MPI_Allreduce(&x, &y, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return y;
-}
-
-void sumOverRanks(std::vector<std::uint64_t>& x) {
-    MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-}
-#else
-std::vector<Bytes> exchangeBytes(const std::vector<Bytes>& out, DistributedTraffic&) { return out; }
-std::vector<Bytes> gatherToRoot(const Bytes& mine) { return {mine}; }
-Bytes gatherToAll(const Bytes& mine) { return mine; }
-std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
-void sumOverRanks(std::vector<std::uint64_t>&) {}
-#endif
+/// What a message names when it turns out shorter than its contents (a bug).
+constexpr const char* kMessage = "distributed run: a message between ranks";
 
 }  // namespace
 
@@ -257,46 +47,46 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid) {
     return g;
 }
 
-void putGrain(Bytes& out, const DistributedGrain& g) {
-    put(out, g.gid);
-    put(out, g.x);
-    put(out, g.v);
-    put(out, g.w);
-    put(out, g.q);
-    put(out, g.invMass);
-    put(out, g.invInertia);
-    put(out, g.radius);
-    put(out, g.mass);
-    put(out, g.inertia);
-    put(out, static_cast<std::uint8_t>(g.prescribed));
-    put(out, static_cast<std::uint8_t>(g.scheduled));
-    if (g.scheduled) put(out, g.force);
+void putGrain(ByteWriter& out, const DistributedGrain& g) {
+    out.put(g.gid);
+    out.put(g.x);
+    out.put(g.v);
+    out.put(g.w);
+    out.put(g.q);
+    out.put(g.invMass);
+    out.put(g.invInertia);
+    out.put(g.radius);
+    out.put(g.mass);
+    out.put(g.inertia);
+    out.put(static_cast<std::uint8_t>(g.prescribed));
+    out.put(static_cast<std::uint8_t>(g.scheduled));
+    if (g.scheduled) out.put(g.force);
 }
 
-DistributedGrain getGrain(Unpack& in) {
+DistributedGrain getGrain(ByteReader& in) {
     DistributedGrain g;
-    g.gid = in.get<std::uint64_t>();
-    g.x = in.get<Vec3>();
-    g.v = in.get<Vec3>();
-    g.w = in.get<Vec3>();
-    g.q = in.get<Quat>();
-    g.invMass = in.get<Vec3>();
-    g.invInertia = in.get<Vec3>();
-    g.radius = in.get<double>();
-    g.mass = in.get<double>();
-    g.inertia = in.get<double>();
-    g.prescribed = in.get<std::uint8_t>() != 0;
-    g.scheduled = in.get<std::uint8_t>() != 0;
-    if (g.scheduled) g.force = in.get<ForceSchedule>();
+    g.gid = in.get<std::uint64_t>("grain");
+    g.x = in.get<Vec3>("grain");
+    g.v = in.get<Vec3>("grain");
+    g.w = in.get<Vec3>("grain");
+    g.q = in.get<Quat>("grain");
+    g.invMass = in.get<Vec3>("grain");
+    g.invInertia = in.get<Vec3>("grain");
+    g.radius = in.get<double>("grain");
+    g.mass = in.get<double>("grain");
+    g.inertia = in.get<double>("grain");
+    g.prescribed = in.get<std::uint8_t>("grain") != 0;
+    g.scheduled = in.get<std::uint8_t>("grain") != 0;
+    if (g.scheduled) g.force = in.get<ForceSchedule>("grain");
     return g;
 }
 
 /// The moving part of a grain's state, sent to its ghosts every step.
-void putMotion(Bytes& out, const World& w, std::size_t i) {
-    put(out, w.x[i]);
-    put(out, w.v[i]);
-    put(out, w.w[i]);
-    put(out, w.q[i]);
+void putMotion(ByteWriter& out, const World& w, std::size_t i) {
+    out.put(w.x[i]);
+    out.put(w.v[i]);
+    out.put(w.w[i]);
+    out.put(w.q[i]);
 }
 
 }  // namespace
@@ -570,47 +360,47 @@ void DistributedMd::rebuild() {
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(ranks_), 0);
     for (std::size_t i = 0; i < w.numGrains; ++i)
         if (owned_[i]) ++counts[static_cast<std::size_t>(ownerOf(w.x[i]))];
-    sumOverRanks(counts);
+    comm::sumOverRanks(counts);
     const double mean = static_cast<double>(globalGrains_) / ranks_;
     if (static_cast<double>(*std::max_element(counts.begin(), counts.end())) > 1.1 * mean) rebalance();
-    std::vector<Bytes> out(static_cast<std::size_t>(ranks_));
+    std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
         const int to = ownerOf(w.x[i]);
         if (to != rank_) ++traffic_.migrations;
-        Bytes& b = out[static_cast<std::size_t>(to)];
+        ByteWriter& b = out[static_cast<std::size_t>(to)];
         putGrain(b, grainOf(w, i, gid_[i]));
-        put(b, static_cast<std::uint64_t>(contactsOf[i].size()));
+        b.put(static_cast<std::uint64_t>(contactsOf[i].size()));
         for (const std::size_t r : contactsOf[i]) {
-            put(b, store.records[r]);
-            for (std::size_t s = 0; s < store.slots.stride; ++s) put(b, store.slots.at(r)[s]);
+            b.put(store.records[r]);
+            for (std::size_t s = 0; s < store.slots.stride; ++s) b.put(store.slots.at(r)[s]);
         }
     }
-    const std::vector<Bytes> in = exchangeBytes(out, traffic_);
+    const std::vector<std::string> in = send(out);
     std::vector<DistributedGrain> grains;
     std::vector<char> owned;
     ContactStore arrived;
     arrived.slots.stride = store.slots.stride;
-    for (const Bytes& b : in) {
-        Unpack u(b);
-        while (!u.done()) {
+    for (const std::string& b : in) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
             grains.push_back(getGrain(u));
             owned.push_back(1);
-            const auto m = u.get<std::uint64_t>();
+            const auto m = u.get<std::uint64_t>("value");
             for (std::uint64_t c = 0; c < m; ++c) {
-                arrived.records.push_back(u.get<ContactMemory>());
-                for (std::size_t s = 0; s < arrived.slots.stride; ++s) arrived.slots.values.push_back(u.get<double>());
+                arrived.records.push_back(u.get<ContactMemory>("value"));
+                for (std::size_t s = 0; s < arrived.slots.stride; ++s) arrived.slots.values.push_back(u.get<double>("value"));
             }
         }
     }
     // Ghosts: each rank sends its new owned grains to the ranks near them.
-    std::vector<Bytes> ghostsOut(static_cast<std::size_t>(ranks_));
+    std::vector<ByteWriter> ghostsOut(static_cast<std::size_t>(ranks_));
     for (const DistributedGrain& g : grains)
         for (int r = 0; r < ranks_; ++r)
             if (r != rank_ && nearBrick(g.x, r)) putGrain(ghostsOut[static_cast<std::size_t>(r)], g);
-    for (const Bytes& b : exchangeBytes(ghostsOut, traffic_)) {
-        Unpack u(b);
-        while (!u.done()) {
+    for (const std::string& b : send(ghostsOut)) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
             grains.push_back(getGrain(u));
             owned.push_back(0);
         }
@@ -649,7 +439,7 @@ void DistributedMd::rebalance() {
                 const double y = (w.x[i][a] - lo) / width;
                 ++hist[static_cast<std::size_t>(std::clamp(y, 0.0, static_cast<double>(kBins - 1)))];
             }
-        sumOverRanks(hist);
+        comm::sumOverRanks(hist);
         std::uint64_t seen = 0;
         std::size_t bin = 0;
         for (int r = 1; r < n; ++r) {
@@ -661,28 +451,40 @@ void DistributedMd::rebalance() {
     ++rebalances_;
 }
 
+std::vector<std::string> DistributedMd::send(const std::vector<ByteWriter>& out) {
+    std::vector<std::string> bytes(out.size());
+    for (std::size_t r = 0; r < out.size(); ++r) {
+        bytes[r] = out[r].bytes();
+        if (static_cast<int>(r) != rank_ && !bytes[r].empty()) {
+            ++traffic_.messages;
+            traffic_.bytes += bytes[r].size();
+        }
+    }
+    return comm::exchange(bytes);
+}
+
 void DistributedMd::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     const World& w = sim_->world();
-    std::vector<Bytes> out(static_cast<std::size_t>(ranks_));
+    std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r)
         for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
-            put(out[static_cast<std::size_t>(r)], gid_[k]);
+            out[static_cast<std::size_t>(r)].put(gid_[k]);
             putMotion(out[static_cast<std::size_t>(r)], w, k);
-            if (X) put(out[static_cast<std::size_t>(r)], (*X)[k]);
+            if (X) out[static_cast<std::size_t>(r)].put((*X)[k]);
         }
     World& mine = sim_->world();
-    for (const Bytes& b : exchangeBytes(out, traffic_)) {
-        Unpack u(b);
-        while (!u.done()) {
-            const auto id = u.get<std::uint64_t>();
+    for (const std::string& b : send(out)) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
+            const auto id = u.get<std::uint64_t>("value");
             const std::ptrdiff_t i = localOf(id, mine);
             if (i < 0) throw std::logic_error("distributed run: a ghost update for a grain this rank does not hold");
             const auto k = static_cast<std::size_t>(i);
-            mine.x[k] = u.get<Vec3>();
-            mine.v[k] = u.get<Vec3>();
-            mine.w[k] = u.get<Vec3>();
-            mine.q[k] = u.get<Quat>();
-            if (X) (*X)[k] = u.get<MdSolver::Vec6>();
+            mine.x[k] = u.get<Vec3>("value");
+            mine.v[k] = u.get<Vec3>("value");
+            mine.w[k] = u.get<Vec3>("value");
+            mine.q[k] = u.get<Quat>("value");
+            if (X) (*X)[k] = u.get<MdSolver::Vec6>("value");
         }
     }
 }
@@ -690,22 +492,25 @@ void DistributedMd::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
 void DistributedMd::sumWallForces() {
     // Each mobile wall's force: its contacts with every rank's owned grains,
     // summed from zero in key order, as the serial per-body sum adds them.
+    // Pairs without force add nothing to a sum that starts at +0.
     const World& w = sim_->world();
-    Bytes mine;
-    for (const Contact& c : sim_->contacts()) {
-        if (!w.isWall(c.b) || !w.wallMobile[static_cast<std::size_t>(c.b) - w.numGrains] ||
-            !owned_[static_cast<std::size_t>(c.a)])
-            continue;
-        put(mine, makeContactKey(static_cast<BodyId>(globalOf(c.a)), static_cast<BodyId>(globalOf(c.b)),
-                                 static_cast<std::uint32_t>(c.key & 0xFu)));
-        put(mine, c.history.reaction);
-    }
-    const Bytes all = gatherToAll(mine);
+    ByteWriter mine;
+    auto add = [&](BodyId a, BodyId b, const Vec3& force) {
+        if (!w.isWall(b) || !w.wallMobile[static_cast<std::size_t>(b) - w.numGrains] ||
+            !owned_[static_cast<std::size_t>(a)])
+            return;
+        mine.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
+        mine.put(force);
+    };
+    if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);  // no narrow phase again
+    else
+        for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+    const std::string all = comm::gatherToAll(mine.bytes());
     std::vector<std::pair<ContactKey, Vec3>> terms;
-    Unpack u(all);
-    while (!u.done()) {
-        const auto key = u.get<ContactKey>();
-        terms.emplace_back(key, u.get<Vec3>());
+    ByteReader u(all, kMessage);
+    while (u.left() > 0) {
+        const auto key = u.get<ContactKey>("value");
+        terms.emplace_back(key, u.get<Vec3>("value"));
     }
     std::sort(terms.begin(), terms.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
     std::vector<Vec3> sum(w.numWalls(), Vec3::Zero());
@@ -735,22 +540,22 @@ double DistributedMd::maxTravel(double dt, double maxTravel) const {
 
 const World& DistributedMd::gatherWorld() {
     const World& w = sim_->world();
-    Bytes mine;
+    ByteWriter mine;
     for (std::size_t k = 0; k < w.numGrains; ++k) {
         if (!owned_[k]) continue;
-        put(mine, gid_[k]);
+        mine.put(gid_[k]);
         putMotion(mine, w, k);
     }
-    const std::vector<Bytes> parts = gatherToRoot(mine);
+    const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
     if (rank_ == 0) {
-        for (const Bytes& b : parts) {
-            Unpack u(b);
-            while (!u.done()) {
-                const auto i = static_cast<std::size_t>(u.get<std::uint64_t>());
-                whole_.x[i] = u.get<Vec3>();
-                whole_.v[i] = u.get<Vec3>();
-                whole_.w[i] = u.get<Vec3>();
-                whole_.q[i] = u.get<Quat>();
+        for (const std::string& b : parts) {
+            ByteReader u(b, kMessage);
+            while (u.left() > 0) {
+                const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+                whole_.x[i] = u.get<Vec3>("value");
+                whole_.v[i] = u.get<Vec3>("value");
+                whole_.w[i] = u.get<Vec3>("value");
+                whole_.q[i] = u.get<Quat>("value");
             }
         }
         for (std::size_t k = 0; k < w.numWalls(); ++k) {
@@ -772,19 +577,19 @@ std::vector<Contact> DistributedMd::gatherContacts() {
     // each contact once: from the rank that owns its first body.
     exchangeGhosts();
     const World& w = sim_->world();
-    Bytes mine;
+    ByteWriter mine;
     for (Contact c : sim_->contacts()) {
         if (!owned_[static_cast<std::size_t>(c.a)]) continue;
         c.a = static_cast<BodyId>(globalOf(c.a));
         c.b = static_cast<BodyId>(globalOf(c.b));
         c.key = makeContactKey(c.a, c.b, static_cast<std::uint32_t>(c.key & 0xFu));
-        put(mine, c);
+        mine.put(c);
     }
     (void)w;
     std::vector<Contact> all;
-    for (const Bytes& b : gatherToRoot(mine)) {
-        Unpack u(b);
-        while (!u.done()) all.push_back(u.get<Contact>());
+    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) all.push_back(u.get<Contact>("value"));
     }
     std::sort(all.begin(), all.end(), [](const Contact& p, const Contact& q) { return p.key < q.key; });
     return all;
@@ -793,18 +598,18 @@ std::vector<Contact> DistributedMd::gatherContacts() {
 std::optional<MdPairEngine::Diagnostics> DistributedMd::gatherDiagnostics() {
     const MdPairEngine* engine = sim_->pairEngine();
     if (!engine) return std::nullopt;  // the same on every rank
-    Bytes mine;
+    ByteWriter mine;
     for (PairDiagnostic d : engine->pairDiagnostics()) {
         const BodyId a = keyBodyA(d.key), b = keyBodyB(d.key);
         if (!owned_[static_cast<std::size_t>(a)]) continue;
         d.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
                                static_cast<std::uint32_t>(d.key & 0xFu));
-        put(mine, d);
+        mine.put(d);
     }
     std::vector<PairDiagnostic> all;
-    for (const Bytes& b : gatherToRoot(mine)) {
-        Unpack u(b);
-        while (!u.done()) all.push_back(u.get<PairDiagnostic>());
+    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) all.push_back(u.get<PairDiagnostic>("value"));
     }
     if (rank_ != 0) return std::nullopt;
     std::sort(all.begin(), all.end(), [](const PairDiagnostic& p, const PairDiagnostic& q) { return p.key < q.key; });
@@ -814,23 +619,23 @@ std::optional<MdPairEngine::Diagnostics> DistributedMd::gatherDiagnostics() {
 ContactStore DistributedMd::gatherStore() {
     // Each record once: from the rank that owns its first body (a grain).
     const ContactStore mine = globalStore();
-    Bytes out;
+    ByteWriter out;
     for (std::size_t r = 0; r < mine.records.size(); ++r) {
         const std::ptrdiff_t a = localOf(static_cast<std::uint64_t>(keyBodyA(mine.records[r].key)), sim_->world());
         if (a < 0 || !owned_[static_cast<std::size_t>(a)]) continue;
-        put(out, mine.records[r]);
-        for (std::size_t k = 0; k < mine.slots.stride; ++k) put(out, mine.slots.at(r)[k]);
+        out.put(mine.records[r]);
+        for (std::size_t k = 0; k < mine.slots.stride; ++k) out.put(mine.slots.at(r)[k]);
     }
     ContactStore all;
     all.slots.stride = mine.slots.stride;
     std::vector<std::pair<ContactKey, std::size_t>> order;
     std::vector<ContactMemory> records;
     std::vector<double> slots;
-    for (const Bytes& b : gatherToRoot(out)) {
-        Unpack u(b);
-        while (!u.done()) {
-            records.push_back(u.get<ContactMemory>());
-            for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>());
+    for (const std::string& b : comm::gatherToRoot(out.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
+            records.push_back(u.get<ContactMemory>("value"));
+            for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>("value"));
             order.emplace_back(records.back().key, records.size() - 1);
         }
     }
@@ -845,10 +650,10 @@ ContactStore DistributedMd::gatherStore() {
 
 DistributedTraffic DistributedMd::traffic() const {
     DistributedTraffic t = traffic_;
-    t.messages = sumOverRanks(t.messages);
-    t.bytes = sumOverRanks(t.bytes);
-    t.migrations = sumOverRanks(t.migrations);
-    t.ghosts = sumOverRanks(static_cast<std::uint64_t>(ghostCount_));
+    t.messages = comm::sumOverRanks(t.messages);
+    t.bytes = comm::sumOverRanks(t.bytes);
+    t.migrations = comm::sumOverRanks(t.migrations);
+    t.ghosts = comm::sumOverRanks(static_cast<std::uint64_t>(ghostCount_));
     return t;
 }
 

@@ -1,0 +1,158 @@
+#include "moreau/core/comm.hpp"
+
+#include <cstdlib>
+
+#ifdef MOREAU_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace moreau::comm {
+
+#ifdef MOREAU_HAVE_MPI
+
+namespace {
+
+bool gStarted = false;
+
+/// Byte counts and offsets of a gather or an all-to-all (MPI counts are int).
+std::vector<int> offsetsOf(const std::vector<int>& counts, int& total) {
+    std::vector<int> at(counts.size());
+    total = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+        at[r] = total;
+        total += counts[r];
+    }
+    return at;
+}
+
+}  // namespace
+
+bool available() { return true; }
+
+void start(int* argc, char*** argv) {
+    // Open MPI's mpirun (OMPI_*), PMIx and Hydra (PMI_*) launchers set these;
+    // a plain `moreau ...` is serial and never touches MPI.
+    if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK") && !std::getenv("PMI_SIZE")) return;
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    gStarted = true;
+}
+
+void stop() {
+    if (gStarted) MPI_Finalize();
+    gStarted = false;
+}
+
+int ranks() {
+    int n = 1;
+    if (gStarted) MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+}
+
+int rank() {
+    int r = 0;
+    if (gStarted) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+void abortAll(int status) {
+    if (gStarted) MPI_Abort(MPI_COMM_WORLD, status);
+    std::exit(status);
+}
+
+double maxOverRanks(double x) {
+    if (!gStarted) return x;
+    double y = x;
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return y;
+}
+
+std::uint64_t sumOverRanks(std::uint64_t x) {
+    if (!gStarted) return x;
+    std::uint64_t y = x;
+    MPI_Allreduce(&x, &y, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return y;
+}
+
+void sumOverRanks(std::vector<std::uint64_t>& x) {
+    if (gStarted)
+        MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
+std::string broadcast(const std::string& text) {
+    if (!gStarted) return text;
+    auto size = static_cast<std::uint64_t>(text.size());
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    std::string out = text;
+    out.resize(size);
+    MPI_Bcast(out.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return out;
+}
+
+std::vector<std::string> exchange(const std::vector<std::string>& out) {
+    if (!gStarted) return out;
+    const int n = ranks();
+    std::vector<int> sendCount(static_cast<std::size_t>(n)), recvCount(static_cast<std::size_t>(n));
+    std::string send;
+    for (int r = 0; r < n; ++r) {
+        sendCount[static_cast<std::size_t>(r)] = static_cast<int>(out[static_cast<std::size_t>(r)].size());
+        send += out[static_cast<std::size_t>(r)];
+    }
+    MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int sent = 0, total = 0;
+    const std::vector<int> sendAt = offsetsOf(sendCount, sent), recvAt = offsetsOf(recvCount, total);
+    std::string recv(static_cast<std::size_t>(total), '\0');
+    MPI_Alltoallv(send.data(), sendCount.data(), sendAt.data(), MPI_BYTE, recv.data(), recvCount.data(),
+                  recvAt.data(), MPI_BYTE, MPI_COMM_WORLD);
+    std::vector<std::string> in(static_cast<std::size_t>(n));
+    for (std::size_t r = 0; r < in.size(); ++r) in[r] = recv.substr(static_cast<std::size_t>(recvAt[r]), static_cast<std::size_t>(recvCount[r]));
+    return in;
+}
+
+std::vector<std::string> gatherToRoot(const std::string& mine) {
+    if (!gStarted) return {mine};
+    const int n = ranks();
+    int count = static_cast<int>(mine.size()), total = 0;
+    std::vector<int> counts(static_cast<std::size_t>(n));
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const std::vector<int> at = offsetsOf(counts, total);
+    std::string all(rank() == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+    MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+    std::vector<std::string> parts;
+    if (rank() == 0)
+        for (std::size_t r = 0; r < counts.size(); ++r)
+            parts.push_back(all.substr(static_cast<std::size_t>(at[r]), static_cast<std::size_t>(counts[r])));
+    return parts;
+}
+
+std::string gatherToAll(const std::string& mine) {
+    if (!gStarted) return mine;
+    const int n = ranks();
+    int count = static_cast<int>(mine.size()), total = 0;
+    std::vector<int> counts(static_cast<std::size_t>(n));
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    const std::vector<int> at = offsetsOf(counts, total);
+    std::string all(static_cast<std::size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD);
+    return all;
+}
+
+#else  // a serial build: one process, and every collective is its own input
+
+bool available() { return false; }
+void start(int*, char***) {}
+void stop() {}
+int ranks() { return 1; }
+int rank() { return 0; }
+void abortAll(int status) { std::exit(status); }
+double maxOverRanks(double x) { return x; }
+std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
+void sumOverRanks(std::vector<std::uint64_t>&) {}
+std::string broadcast(const std::string& text) { return text; }
+std::vector<std::string> exchange(const std::vector<std::string>& out) { return out; }
+std::vector<std::string> gatherToRoot(const std::string& mine) { return {mine}; }
+std::string gatherToAll(const std::string& mine) { return mine; }
+
+#endif
+
+}  // namespace moreau::comm
