@@ -211,6 +211,10 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
         return c.target.empty() && !c.help ? 2 : 0;
     }
     const ExperimentInfo& entry = findEntry(list, c.target, command);
+    if (comm::ranks() > 1 && !entry.distributed)
+        throw InputError("moreau " + command + " " + c.target +
+                         ": runs on one process (under mpirun: moreau run, and moreau experiment sound-wave-2d)");
+    const bool root = comm::rank() == 0;
     // Where the results go is checked before the work starts.
     if (!c.json.empty()) checkWritableFile(c.json, "--json");
     if (!bench) checkWritableDir(c.out, "--out");
@@ -218,9 +222,11 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
     options.sets = c.sets;
     options.outDir = c.out;
     options.seed = c.seed;
-    options.quiet = c.quiet;
+    options.quiet = c.quiet || !root;
+    options.writeFiles = root;
     nlohmann::json doc = entry.run(options);
-    doc["ranks"] = comm::ranks();  // experiments and benches run on one process
+    doc["ranks"] = comm::ranks();
+    if (!root) return 0;
     if (!bench) {
         // Human-readable summary of the checks on stderr, JSON on stdout.
         if (!c.quiet)
@@ -262,6 +268,9 @@ int cmdList(const std::vector<std::string>& args) {
                 case SweepOrder::ShuffleOnce: return "one random permutation per time step";
                 case SweepOrder::Fixed: return "contacts in key order";
                 case SweepOrder::RandomSequential: return "random draws with replacement";
+                case SweepOrder::RandomKeys:
+                    return "a fresh random permutation every sweep, from a random key per contact (the same on any "
+                           "number of ranks: cd.distributed = exact)";
                 case SweepOrder::Jacobi:
                     return "not Gauss-Seidel: every contact from the same velocities, applied together (the "
                            "parallel update CD §2.5 calls unstable)";
@@ -367,8 +376,9 @@ int run(int argc, char** argv) {
         const std::string command = args[0];
         args.erase(args.begin());
         if (command == "run") return cmdRun(args);
-        if (comm::ranks() > 1 && command != "run")
-            throw InputError("moreau " + command + ": runs on one process (under mpirun only 'moreau run' is distributed)");
+        if (comm::ranks() > 1 && command != "run" && command != "experiment")
+            throw InputError("moreau " + command +
+                             ": runs on one process (under mpirun: moreau run, and moreau experiment sound-wave-2d)");
         if (command == "experiment") return cmdExperiment(args, false);
         if (command == "bench") return cmdExperiment(args, true);
         if (command == "list") return cmdList(args);

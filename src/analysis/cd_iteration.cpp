@@ -8,7 +8,8 @@ double qRandomSweep() { return (4.0 * std::sqrt(std::exp(1.0)) - 5.0) / 2.0; }
 
 double qOfOrder(SweepOrder order) {
     switch (order) {
-        case SweepOrder::RandomSweep: return qRandomSweep();
+        case SweepOrder::RandomSweep:
+        case SweepOrder::RandomKeys: return qRandomSweep();  // a fresh uniform permutation per sweep
         case SweepOrder::ShuffleOnce:
         case SweepOrder::Fixed: return 1.0;
         case SweepOrder::RandomSequential: return 0.5;

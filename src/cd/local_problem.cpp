@@ -14,6 +14,7 @@
 #include <Eigen/Cholesky>
 
 #include "moreau/cd/natural_map.hpp"
+#include "moreau/cd/partition.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/rng.hpp"
 
@@ -384,6 +385,11 @@ LocalSolveResult solveLocal(const LocalProblem& p, std::vector<double>& r, const
             std::iota(order.begin(), order.end(), 0u);
             Rng rng = Rng::stream(seed, 0, static_cast<std::uint64_t>(s), 1);
             rng.shuffle(std::span<std::uint32_t>(order));
+        } else if (settings.order == SweepOrder::RandomKeys) {  // the row index as the key
+            std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(nc);
+            for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(nc); ++i) keyed[i] = {sweepPriority(seed, 0, s, i), i};
+            std::sort(keyed.begin(), keyed.end());
+            for (std::size_t i = 0; i < nc; ++i) order[i] = keyed[i].second;
         }
         const std::vector<double> start = settings.order == SweepOrder::Jacobi ? r : std::vector<double>{};
         const std::vector<double>& from = start.empty() ? r : start;  // Jacobi: the sweep's starting impulses

@@ -66,6 +66,10 @@ inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, co
 
 }  // namespace
 
+std::uint64_t sweepPriority(std::uint64_t seed, std::uint64_t step, int sweep, ContactKey key) {
+    return Rng::stream(seed, step, static_cast<std::uint64_t>(sweep), key ^ 0x510e527fade682d1ULL).next();
+}
+
 namespace {
 
 /// Relative velocity at a row's contact (eq. 3) with every impulse applied so
@@ -183,6 +187,13 @@ double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const 
 void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx) {
     const std::size_t nb = world.numBodies();
     const double tNew = world.time + ctx.dt;  // implicit Euler: forces at the end of the step
+    orderKeys_.clear();
+    if (partition_) partition_->begin(world, contacts, ownRows_, share_, orderKeys_);
+    if (orderKeys_.empty() && settings_.order == SweepOrder::RandomKeys)
+        for (const Contact& c : contacts) orderKeys_.push_back(c.key);
+    // A body several processes move has its inverse mass multiplied by their
+    // number here (mass splitting; sim/distributed_cd.hpp).
+    auto share = [this](std::size_t i) { return share_.empty() ? 1.0 : share_[i]; };
     resizeHuge(bodies_, nb);
     mobile_.resize(nb);
     masks_.clear();  // allocated only if some body has locked axes
@@ -197,8 +208,8 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
             if (im[k] > 0.0) s.v[k] += ctx.dt * (im[k] * F[k] + world.gravity[k]);
         // Scalar inverse masses; locked axes (zero entries among non-zero
         // ones) turn the body into a masked one, flagged by a negative sign.
-        s.invMass = im.maxCoeff();
-        s.invInertia = ii.maxCoeff();
+        s.invMass = im.maxCoeff() * share(i);
+        s.invInertia = ii.maxCoeff() * share(i);
         const bool isoM = im.minCoeff() == s.invMass, isoI = ii.minCoeff() == s.invInertia;
         if (!isoM || !isoI) {
             if (masks_.empty()) masks_.resize(nb);
@@ -249,9 +260,9 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
         const Mat3 sa = crossMatrix(r.ra * k.n), sb = crossMatrix(-r.rb * k.n);
         Mat3 W = Mat3::Zero();
-        W.diagonal() = world.invMass[ia] + world.invMass[ib];
-        W += sa.transpose() * world.invInertia[ia].asDiagonal() * sa;
-        W += sb.transpose() * world.invInertia[ib].asDiagonal() * sb;
+        W.diagonal() = world.invMass[ia] * share(ia) + world.invMass[ib] * share(ib);
+        W += sa.transpose() * (world.invInertia[ia] * share(ia)).asDiagonal() * sa;
+        W += sb.transpose() * (world.invInertia[ib] * share(ib)).asDiagonal() * sb;
         const double wn = k.n.dot(W * k.n);
         r.mn = wn > 0.0 ? 1.0 / wn : 0.0;
         Vec3 t1, t2;
@@ -278,13 +289,30 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.friction = world.isWall(k.b) ? static_cast<std::uint32_t>(1 + ib - world.numGrains) : 0u;
         r.P = Vec3::Zero();
         r.dP = 0.0f;
-        if (ia == ib) r.mn = r.mt = 0.0;
+        if (ia == ib || (partition_ && !ownRows_[c])) r.mn = r.mt = 0.0;  // no impulse here
         if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? r.a : -1, mobile_[ib] && ib != ia ? r.b : -1};
     }
 }
 
 void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
     if (!settings_.warmStart) return;
+    if (partition_ && partition_->exact()) {
+        // In key order across the processes, as below.
+        std::vector<std::int32_t> order;
+        for (std::size_t c = 0; c < rows_.size(); ++c) {
+            if (rows_[c].mn == 0.0) continue;
+            rows_[c].P = contacts[c].history.reaction * dt;
+            order.push_back(static_cast<std::int32_t>(c));
+        }
+        partition_->orderedPass(
+            order, [](ContactKey key) { return static_cast<std::uint64_t>(key); },
+            [this](std::int32_t c) {
+                const SolverRow& r = rows_[static_cast<std::size_t>(c)];
+                applyImpulse(r, bodies_, masks_, r.P);
+            },
+            bodies_);
+        return;
+    }
     // Serial and in key order: the same sums for any thread count.
     for (std::size_t c = 0; c < rows_.size(); ++c) {
         SolverRow& r = rows_[c];
@@ -295,27 +323,42 @@ void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
 }
 
 void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const {
-    const std::size_t m = rows_.size();
-    order.resize(m);
+    // The rows solved here: all of them, or a partition's own.
+    order.clear();
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+        if (!partition_ || ownRows_[i]) order.push_back(static_cast<std::int32_t>(i));
+    const std::size_t m = order.size();
     const auto step = static_cast<std::uint64_t>(ctx.step);
     switch (settings_.order) {
         case SweepOrder::Fixed:
         case SweepOrder::Jacobi:  // (runSweep updates all rows at once, in no order)
-            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
             break;
         case SweepOrder::ShuffleOnce:
         case SweepOrder::RandomSweep: {
             // Shuffle-once draws the same stream for every sweep of the step.
             const auto s = static_cast<std::uint64_t>(settings_.order == SweepOrder::ShuffleOnce ? 0 : sweep);
-            for (std::size_t i = 0; i < m; ++i) order[i] = static_cast<std::int32_t>(i);
             Rng rng = Rng::stream(ctx.seed, step, s, 1);
             rng.shuffle(std::span<std::int32_t>(order));
             break;
         }
         case SweepOrder::RandomSequential: {
+            const std::vector<std::int32_t> rows = order;
             Rng rng = Rng::stream(ctx.seed, step, static_cast<std::uint64_t>(sweep), 2);
-            for (std::size_t i = 0; i < m; ++i)
-                order[i] = static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(m)));
+            for (std::size_t i = 0; i < m; ++i) order[i] = rows[rng.below(static_cast<std::uint32_t>(m))];
+            break;
+        }
+        case SweepOrder::RandomKeys: {
+            // Ascending priority: a key drawn per contact and sweep, so that
+            // each process orders its own rows as the serial sweep would.
+            std::vector<std::pair<std::uint64_t, ContactKey>> prio(rows_.size());
+            for (const std::int32_t i : order) {
+                const auto c = static_cast<std::size_t>(i);
+                const ContactKey key = orderKeys_[c];
+                prio[c] = {sweepPriority(ctx.seed, step, sweep, key), key};
+            }
+            std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+                return prio[static_cast<std::size_t>(a)] < prio[static_cast<std::size_t>(b)];
+            });
             break;
         }
     }
@@ -328,7 +371,8 @@ void CdSolver::planSweep(SweepPlan& plan, LevelScratch& scratch, const StepConte
     // More levels than levelOrder handles (a mobile body on hundreds of
     // contacts) leave the plan without levels: that sweep runs serially.
     if (levels)
-        levelOrder(plan.seq, plan.levelStart, pairs_, bodies_.size(), settings_.order != SweepOrder::RandomSequential,
+        levelOrder(plan.seq, plan.levelStart, pairs_, bodies_.size(),
+                   settings_.order != SweepOrder::RandomSequential && !partition_,  // a partition's rows are a subset
                    scratch);
 }
 
@@ -354,6 +398,8 @@ bool CdSolver::oneOrder() const {
 }
 
 void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool parallel) {
+    planned_ = ctx;
+    plannedSweep_ = sweep;
     const auto threads = static_cast<std::size_t>(omp_get_max_threads());
     const auto plans = static_cast<std::size_t>(count);
     if (plans_.size() < plans) plans_.resize(plans);
@@ -384,6 +430,19 @@ std::size_t CdSolver::runSweep(int s) {
     }
     const std::size_t k = oneOrder() ? 0 : static_cast<std::size_t>(s);
     const SweepPlan& plan = plans_[k];
+    if (partition_ && partition_->exact()) {
+        const StepContext& ctx = planned_;
+        const int sweep = plannedSweep_ + s;
+        const bool fixed = settings_.order == SweepOrder::Fixed;
+        partition_->orderedPass(
+            plan.seq,
+            [&](ContactKey key) {
+                return fixed ? static_cast<std::uint64_t>(key)
+                             : sweepPriority(ctx.seed, static_cast<std::uint64_t>(ctx.step), sweep, key);
+            },
+            [this](std::int32_t c) { shockLaw(rows_[static_cast<std::size_t>(c)], bodies_, masks_, tables_); }, bodies_);
+        return 0;
+    }
     if (settings_.order == SweepOrder::RandomSequential)
         for (SolverRow& r : rows_) r.dP = 0.0f;  // a row drawn no time in this sweep did not change
     if (plan.levelStart.empty()) {
@@ -395,12 +454,27 @@ std::size_t CdSolver::runSweep(int s) {
 }
 
 void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const {
-    // Fixed blocks summed in block order: the same bits for any thread count.
+    const double eps = settings_.epsilon;
     const std::size_t m = rows_.size();
+    if (partition_ && partition_->exact()) {
+        std::vector<double> terms(3 * m);
+        for (std::size_t c = 0; c < m; ++c) {
+            const double p = rows_[c].P.norm(), dp = static_cast<double>(rows_[c].dP);
+            terms[3 * c] = dp;
+            terms[3 * c + 1] = p;
+            terms[3 * c + 2] = dp > eps * p + impulseFloor ? 1.0 : 0.0;
+        }
+        double all[3];
+        partition_->keyedSum(terms, 3, kSumBlock, all);
+        sumDP = all[0];
+        sumP = all[1];
+        violations = static_cast<std::int64_t>(all[2]);
+        return;
+    }
+    // Fixed blocks summed in block order: the same bits for any thread count.
     const std::size_t nBlocks = (m + kSumBlock - 1) / kSumBlock;
     std::vector<double> bdp(nBlocks, 0.0), bp(nBlocks, 0.0);
     std::vector<std::int64_t> bv(nBlocks, 0);
-    const double eps = settings_.epsilon;
 #pragma omp parallel for schedule(static) if (m > kParallelRows)
     for (std::size_t blk = 0; blk < nBlocks; ++blk) {
         double sdp = 0.0, sp = 0.0;
@@ -423,14 +497,31 @@ void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64
         sumP += bp[blk];
         violations += bv[blk];
     }
+    if (!partition_) return;
+    double all[3] = {sumDP, sumP, static_cast<double>(violations)};  // counts are exact below 2^53
+    reduce(all, 3);
+    sumDP = all[0];
+    sumP = all[1];
+    violations = static_cast<std::int64_t>(all[2]);
 }
 
 Vec3 CdSolver::relativeVelocityOf(const SolverRow& r) const { return relativeVelocity(r, bodies_, tables_); }
 
 template <class Term>
 std::array<double, 3> CdSolver::blockSums(Term term) const {
-    // Fixed blocks summed in block order: the same bits for any thread count.
     const std::size_t m = rows_.size();
+    if (partition_ && partition_->exact()) {
+        std::vector<double> terms(3 * m, 0.0);
+        for (std::size_t c = 0; c < m; ++c) {
+            std::array<double, 3> one{0.0, 0.0, 0.0};
+            if (rows_[c].mn > 0.0) term(rows_[c], one);
+            for (std::size_t k = 0; k < 3; ++k) terms[3 * c + k] = one[k];
+        }
+        std::array<double, 3> total{};
+        partition_->keyedSum(terms, 3, kSumBlock, total.data());
+        return total;
+    }
+    // Fixed blocks summed in block order: the same bits for any thread count.
     const std::size_t nBlocks = (m + kSumBlock - 1) / kSumBlock;
     std::vector<std::array<double, 3>> part(nBlocks, {0.0, 0.0, 0.0});
 #pragma omp parallel for schedule(static) if (m > kParallelRows)
@@ -442,6 +533,7 @@ std::array<double, 3> CdSolver::blockSums(Term term) const {
     std::array<double, 3> total{0.0, 0.0, 0.0};
     for (const auto& p : part)
         for (int k = 0; k < 3; ++k) total[static_cast<std::size_t>(k)] += p[static_cast<std::size_t>(k)];
+    reduce(total.data(), total.size());
     return total;
 }
 
@@ -472,7 +564,9 @@ CdStepStats CdSolver::solve(World& world, std::vector<Contact>& contacts, const 
     prepare(world, contacts, ctx);         // free velocities (eq. 23); rows: m_n, M_t (eqs. 17-18), g_pos/dt (eq. 33)
     qNorm2_ = needsError() ? freeVelocityNorm2() : 0.0;  // ‖q‖ of the natural-map error
     if (capture_) problem_ = localProblem();  // the step as a local problem (FCLIB), before any impulse
+    if (partition_) partition_->start(bodies_);
     warmStart(contacts, ctx.dt);           // last step's reactions applied
+    if (partition_) partition_->synchronize(bodies_);  // ... by every process
     const CdStepStats stats = iterate(ctx);  // sweeps of the shock law (eq. 34) until the criterion (eqs. 35-37)
     if (capture_) problemReactions_ = frameReactions();
     checkFinite(world, ctx);               // a diverged step writes nothing back
@@ -500,8 +594,16 @@ struct CdSolver::StopRule {
           impulseFloor(s.settings_.delta * ctx.dt),
           needSums((s.settings_.criterion != Criterion::Fixed && s.settings_.criterion != Criterion::Natural) ||
                    s.recordHistory_) {
-        if (s.settings_.criterion == Criterion::Global)
+        if (s.settings_.criterion == Criterion::Global) {
+            if (s.partition_ && s.partition_->exact()) {
+                std::vector<double> terms;
+                for (const SolverRow& r : s.rows_) terms.push_back(r.P.norm());
+                s.partition_->keyedSum(terms, 1, terms.size() + 1, &prevSumP);  // one block: a plain running sum
+                return;
+            }
             for (const SolverRow& r : s.rows_) prevSumP += r.P.norm();
+            s.reduce(&prevSumP, 1);
+        }
     }
     /// Whether the natural criterion evaluates its error after `sweeps` sweeps.
     bool checks(int sweeps, bool last) const {
@@ -550,8 +652,9 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
     StopRule criterion(*this, ctx);
     const auto sweepStart = std::chrono::steady_clock::now();
     levelsPerSweep_ = 0.0;
-    if (m > 0) {
-        const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows;
+    if (m > 0 || partition_) {  // every process sweeps as often as the others: their exchanges pair up
+        // (A replayed serial sweep keeps its order: no levels.)
+        const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows && !(partition_ && partition_->exact());
         const int batch = parallel ? std::min(maxSweeps, omp_get_max_threads()) : 1;
         bool done = false;
         int sweep = 0;
@@ -572,6 +675,7 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
             planSweeps(ctx, sweep, count, parallel);
             for (int s = 0; s < count && !done; ++s, ++sweep) {
                 levels += runSweep(s);
+                if (partition_) partition_->synchronize(bodies_);  // the shared bodies from every process's sweep
                 if (proxStart >= 0 && (sweep + 1 - proxStart) % std::max(1, settings_.proximalEvery) == 0) anchor();
                 done = criterion.met(stats, residualHistory_, sweep + 1, sweep + 1 == maxSweeps);
                 if (proxStart < 0 && settings_.proximal == Proximal::Stall && criterion.stalled(sweep + 1)) {
@@ -601,16 +705,20 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
 }
 
 void CdSolver::checkFinite(const World& world, const StepContext& ctx) {
-    for (std::size_t i = 0; i < bodies_.size(); ++i) {
-        if (bodies_[i].v.allFinite() && bodies_[i].w.allFinite()) continue;
-        std::string what = world.isWall(static_cast<BodyId>(i)) ? "wall '" + world.wallName[i - world.numGrains] + "'"
-                                                                : "grain " + std::to_string(i);
-        releaseBuffers();
-        throw DivergenceError("step " + std::to_string(ctx.step + 1) + " (t = " + std::to_string(world.time + ctx.dt) +
-                              "): the velocity of " + what +
-                              " became non-finite in the contact solver; check the time step, masses and applied "
-                              "forces of the scene (the state before this step is kept)");
-    }
+    std::size_t bad = bodies_.size();
+    for (std::size_t i = 0; i < bodies_.size() && bad == bodies_.size(); ++i)
+        if (!bodies_[i].v.allFinite() || !bodies_[i].w.allFinite()) bad = i;
+    const bool here = bad < bodies_.size();
+    if (!(partition_ ? partition_->any(here) : here)) return;
+    // (A grain's number is local to a rank's part in a distributed run.)
+    const std::string what = !here ? std::string("a body of another rank")
+                             : world.isWall(static_cast<BodyId>(bad)) ? "wall '" + world.wallName[bad - world.numGrains] + "'"
+                                                                      : "grain " + std::to_string(bad);
+    releaseBuffers();
+    throw DivergenceError("step " + std::to_string(ctx.step + 1) + " (t = " + std::to_string(world.time + ctx.dt) +
+                          "): the velocity of " + what +
+                          " became non-finite in the contact solver; check the time step, masses and applied "
+                          "forces of the scene (the state before this step is kept)");
 }
 
 void CdSolver::releaseBuffers() {
@@ -623,6 +731,7 @@ void CdSolver::releaseBuffers() {
     std::vector<BodyMasks>().swap(masks_);
     std::vector<SweepPlan>().swap(plans_);
     std::vector<LevelScratch>().swap(scratch_);
+    std::vector<ContactKey>().swap(orderKeys_);
 }
 
 void CdSolver::store(World& world, std::vector<Contact>& contacts, double dt) const {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <ostream>
@@ -13,7 +14,9 @@
 
 #include "moreau/analysis/cd_iteration.hpp"
 #include "moreau/analysis/observables.hpp"
+#include "moreau/core/comm.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/sim/distributed_simulation.hpp"
 
 namespace moreau::cdwaves {
 
@@ -390,7 +393,30 @@ PistonRing ringPiston(Simulation sim, BodyId piston, double force, const RingOpt
     ring.settleDrift = w.x[p].y() - ySettle0;
     const double tSwitch = w.time;
     w.forceSchedule(piston) = ForceSchedule{Vec3(0, -force, 0), Vec3(0, -(force + o.dForce), 0), tSwitch};
-    ring.y0 = w.x[p].y();
+    if (comm::ranks() > 1 && sim.scene().simulation.method == Method::CD) {
+        // Over MPI ranks (cd.distributed): every rank prepared the same
+        // packing; the ring runs on their parts. The piston is a wall, which
+        // every part holds.
+        Scene scene = sim.scene();
+        scene.world = w;
+        const ContactStore store = sim.contactStore();
+        const std::size_t wall = p - w.numGrains;
+        DistributedSimulation run(std::move(scene), &store);
+        return tracePiston(ring, w.x[p].y(), o, t0, [&] {
+            run.step();
+            const World& part = run.part().world();
+            return std::pair<double, double>(part.time - tSwitch, part.x[part.numGrains + wall].y());
+        });
+    }
+    return tracePiston(ring, w.x[p].y(), o, t0, [&] {
+        sim.step();
+        return std::pair<double, double>(w.time - tSwitch, w.x[p].y());
+    });
+}
+
+PistonRing tracePiston(PistonRing ring, double y0, const RingOptions& o, std::chrono::steady_clock::time_point t0,
+                       const std::function<std::pair<double, double>()>& advance) {
+    ring.y0 = y0;
     ring.t.push_back(0.0);
     ring.y.push_back(ring.y0);
     // Turning points with hysteresis: a running extreme counts once the trace
@@ -401,8 +427,7 @@ PistonRing ringPiston(Simulation sim, BodyId piston, double force, const RingOpt
     double firstSwing = 0.0, lastSwing = kInf;
     DampedSine guess;
     for (long s = 0; s < o.maxSteps; ++s) {
-        sim.step();
-        const double t = w.time - tSwitch, y = w.x[p].y();
+        const auto [t, y] = advance();
         ring.t.push_back(t);
         ring.y.push_back(y);
         excursion = std::max(excursion, std::abs(y - ring.y0));

@@ -4,7 +4,9 @@
 /// 2D piston packing, the piston ring after a force step, and fits of eq. 64.
 /// Internal to src/experiments (sound-wave-1d, sound-wave-2d,
 /// iteration-scaling, cd-md-equivalence).
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -121,8 +123,16 @@ struct PistonRing {
 
 /// Step the piston force of `sim` (a copy of a prepared packing) from F to
 /// F + ΔF and record the piston until the fit window is complete; fit eq. 64
-/// from the chosen extremum on (ω and τ free).
+/// from the chosen extremum on (ω and τ free). CD under mpirun: the ring runs
+/// over the ranks (DistributedSimulation, cd.distributed).
 PistonRing ringPiston(Simulation sim, BodyId piston, double force, const RingOptions& options);
+
+/// The piston's trace from the force step on (`advance` steps once and
+/// returns the time since the step and the piston height) and the fit of
+/// eq. 64 (ringPiston's second half; `ring` brings the settling's numbers).
+PistonRing tracePiston(PistonRing ring, double y0, const RingOptions& options,
+                       std::chrono::steady_clock::time_point t0,
+                       const std::function<std::pair<double, double>()>& advance);
 
 /// CD copy of a prepared packing with N_I iterations per step.
 PistonRing ringCd(const PreparedPacking& prep, int iterations, const RingOptions& options);

@@ -319,8 +319,16 @@ std::vector<Rule> fixedRules() {
                          "Order of contact updates: a fresh random permutation every sweep (the paper's), one "
                          "permutation per time step, the fixed contact order, random draws with replacement, or "
                          "jacobi: not Gauss-Seidel but every contact from the sweep's starting velocities, applied "
-                         "together (the parallel update CD 2.5 calls unstable).",
+                         "together (the parallel update CD 2.5 calls unstable); random-keys: a fresh permutation every sweep "
+                         "drawn as a random key per contact, which every MPI rank computes for its own contacts.",
                          lawNames(kSweepOrderNames)));
+    r.push_back(typedKey(K::Choice, "cd.distributed", "domains",
+                         "How MPI ranks share a step (docs/distributed.md; no effect on one process). domains: "
+                         "each rank sweeps its own contacts and the bodies several ranks move are made consistent "
+                         "after every sweep (Shojaaee et al. 2012, with mass splitting): its own bits per rank "
+                         "count. exact: the serial sweep replayed across the ranks, the serial run's bits for any "
+                         "rank count (needs cd.order = random-keys or fixed).",
+                         {"domains", "exact"}));
     r.push_back(typedKey(K::Choice, "cd.proximal", "off",
                          "Proximal term of the sweeps, for piles where Gauss-Seidel cycles (docs/convergence.md): "
                          "each row solves the shock law of u + eta (P - P_anchor) / m_n, the anchor moving to the "
@@ -1596,6 +1604,10 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     const std::string& order = v.text("cd.order");
     cd.order = lawFromName(kSweepOrderNames, order).value_or(SweepOrder::RandomSweep);  // validated against the table
     cd.warmStart = v.boolean("cd.warm_start");
+    cd.distributed = v.text("cd.distributed") == "exact" ? CdDistributed::Exact : CdDistributed::Domains;
+    if (cd.distributed == CdDistributed::Exact && cd.order != SweepOrder::RandomKeys && cd.order != SweepOrder::Fixed)
+        throw InputError(origin + ": key 'cd.distributed': 'exact' replays an order every rank computes for its own "
+                                  "contacts (allowed with cd.order = random-keys or fixed; otherwise domains)");
     cd.gapPositive = v.text("cd.gap") == "pos";
 
     MdSettings& md = scene.md;

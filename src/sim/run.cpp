@@ -23,7 +23,7 @@
 #include "moreau/sim/checkpoint.hpp"
 #include "moreau/core/comm.hpp"
 #include "moreau/sim/distributed.hpp"
-#include "moreau/sim/distributed_md.hpp"
+#include "moreau/sim/distributed_simulation.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -510,7 +510,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
 /// after the gathers: the world's columns have the serial bits; overlaps and
 /// measurements come from the contacts at the step's end positions; the
 /// elastic energy is NaN (the fused pipeline's diagnostics replace both:
-/// DistributedMd::gatherDiagnostics).
+/// DistributedSimulation::gatherDiagnostics).
 StepRecord distributedRecord(const World& w, const std::vector<Contact>& contacts, const Scene& scene) {
     StepRecord r;
     r.step = w.step;
@@ -532,20 +532,24 @@ void checkDistributable(const Scene& scene) {
         throw InputError(scene.origin + ": key '" + key + "': " + what +
                          " does not run on MPI ranks yet (run it without mpirun; docs/distributed.md)");
     };
-    if (scene.simulation.method != Method::MD) refuse("simulation.method", "cd");
+    if (scene.simulation.method == Method::CD) {
+        if (scene.cd.order == SweepOrder::Jacobi) refuse("cd.order", "jacobi");
+        if (scene.cd.proximal != Proximal::Off) refuse("cd.proximal", "a proximal term");
+        if (scene.output.fclibEvery > 0) refuse("output.fclib_every", "an FCLIB dump");
+    }
     // Schemes whose state is the world and the contacts alone (no multi-step
     // or Gear history, no force derivatives, no kick owed to the next step).
     const Integrator scheme = scene.md.integrator;
-    if (scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
+    if (scene.simulation.method == Method::MD && scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
         scheme != Integrator::PV)
         refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
-    if (scene.md.substeps != 1) refuse("md.substeps", "more than one substep");
+    if (scene.md.substeps != 1 && scene.simulation.method == Method::MD) refuse("md.substeps", "more than one substep");
     if (!scene.servos.empty()) refuse("wall.*.servo", "a wall servo");
     if (scene.cellServo.any()) refuse("periodic.stress", "a cell servo");
     if (scene.world.deforming()) refuse("periodic.strain_rate", "a deforming cell");
     if (!scene.world.driven.empty()) refuse("group.*", "a driven grain group");
     for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
-        if (scene.world.wallMobile[k] && scheme != Integrator::CD)
+        if (scene.world.wallMobile[k] && scheme != Integrator::CD && scene.simulation.method == Method::MD)
             refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall with md.integrator other than cd");
 }
 
@@ -595,17 +599,25 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
 
     // From here an error seen by one rank ends them all.
     try {
-        DistributedMd run(std::move(scene), resumed ? &startStore : nullptr);
+        DistributedSimulation run(std::move(scene), resumed ? &startStore : nullptr);
         std::optional<SeriesWriter> series;
         std::unique_ptr<VtkWriter> vtk;
         std::optional<RunLog> log;
         StepRecord last;
+        const bool cd = settings.simulation.method == Method::CD;
+        CdStepStats stats;  // CD: the last step's sweeps (the same on every rank)
         auto observe = [&](bool row, bool snapshot) {
             const World& w = run.gatherWorld();
             const std::vector<Contact> contacts = run.gatherContacts();
             const auto diagnostics = run.gatherDiagnostics();
             if (!root) return;
             last = distributedRecord(w, contacts, settings);
+            if (cd) {
+                last.elasticEnergy = 0.0;  // rigid grains
+                last.iterations = stats.iterations;
+                last.residual = stats.residual;
+                last.naturalError = stats.error;
+            }
             if (diagnostics) {  // the fused pipeline's, as the serial record has them
                 last.elasticEnergy = diagnostics->elastic;
                 last.contacts = diagnostics->overlaps.contacts;
@@ -620,9 +632,11 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             series.emplace(dir / "series.csv", start, keptUpTo(every), false);
             if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", keptUpTo(vtkEvery));
             log.emplace(dir / "log.txt", !options.quiet, resumed != nullptr);
-            log->line(format("moreau %s: %s %s, md on %d ranks (bricks %s), %zu grains, %zu walls, "
+            log->line(format("moreau %s: %s %s, %s on %d ranks (bricks %s), %zu grains, %zu walls, "
                              "steps %ld to %ld, %d threads per rank",
-                             MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(), comm::ranks(),
+                             MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(),
+                             !cd ? "md" : settings.cd.distributed == CdDistributed::Exact ? "cd (exact)" : "cd (domains)",
+                             comm::ranks(),
                              run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads()));
             if (guard.energy)
                 log->line("guard.energy is not checked on MPI ranks yet");
@@ -648,7 +662,14 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         std::string stopped;
         long s = first + 1;
         for (; s <= steps; ++s) {
-            run.step();
+            stats = run.step();
+            if (cd) {
+                totals.sumIterations += stats.iterations;
+                totals.sumResidual += stats.residual;
+                totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, stats.iterations);
+                if (stats.iterations >= settings.cd.maxIterations && settings.cd.criterion != Criterion::Fixed)
+                    ++totals.unconverged;
+            }
             std::string why;
             if (guard.maxTravel > 0.0) {
                 const double travel = run.maxTravel(settings.simulation.dt, guard.maxTravel);
@@ -674,7 +695,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             if (root && logStep) {
                 const double wall = elapsed();
                 log->line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, last.time, last.kineticEnergy,
-                                 last.contacts, 0, 0.0, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
+                                 last.contacts, last.iterations, last.residual, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
             }
             if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
             const double signal = comm::maxOverRanks(static_cast<double>(gSignal));  // any rank's
@@ -692,18 +713,19 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (series) series->flush();
         nlohmann::json summary;
         summary["status"] = !failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed";
-        summary["method"] = "md";
-        summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
+        summary["method"] = cd ? "cd" : "md";
+        if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["steps"] = steps;
         summary["last_step"] = w.step;
         if (resumed) summary["resumed_from_step"] = first;
         summary["wall_seconds"] = wallBefore + elapsed();
         summary["particles"] = grains;
         summary["walls"] = walls;
-        summary["mean_iterations"] = 0.0;
-        summary["max_iterations"] = 0;
-        summary["mean_residual"] = 0.0;
-        summary["unconverged_steps"] = 0;
+        const long done = w.step;
+        summary["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
+        summary["max_iterations"] = totals.maxIterations;
+        summary["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
+        summary["unconverged_steps"] = totals.unconverged;
         summary["final_contacts"] = last.contacts;
         summary["final_kinetic_energy"] = kineticEnergy(w);
         summary["threads"] = omp_get_max_threads();
@@ -715,6 +737,16 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                                   {"bytes", traffic.bytes},
                                   {"ghosts", traffic.ghosts},
                                   {"migrations", traffic.migrations}};
+        if (cd) {
+            const bool exact = settings.cd.distributed == CdDistributed::Exact;
+            summary["distributed"]["cd"] = {{"mode", exact ? "exact" : "domains"}, {"sweeps", run.sweeps()}};
+            if (exact) {
+                summary["distributed"]["cd"]["passes"] = traffic.passes;
+                summary["distributed"]["cd"]["rounds"] = traffic.rounds;
+            } else {
+                summary["distributed"]["cd"]["syncs"] = traffic.syncs;
+            }
+        }
         summary["seed"] = settings.simulation.seed;
         summary["scene"] = settings.origin;
         summary["state_hash"] = hex64(stateHash(w));

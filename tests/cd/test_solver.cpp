@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "moreau/analysis/observables.hpp"
@@ -233,7 +234,8 @@ TEST_SUITE("cd") {
             levels = sim.cd().levelsPerSweep();
             return stateHash(sim.world());
         };
-        for (SweepOrder order : {SweepOrder::RandomSweep, SweepOrder::ShuffleOnce, SweepOrder::RandomSequential}) {
+        for (SweepOrder order :
+             {SweepOrder::RandomSweep, SweepOrder::ShuffleOnce, SweepOrder::RandomSequential, SweepOrder::RandomKeys}) {
             double levels1 = 0.0, levels2 = 0.0, levels1b = 0.0;
             const auto h1 = run(1, order, levels1);
             const auto h2 = run(2, order, levels2);
@@ -244,6 +246,39 @@ TEST_SUITE("cd") {
             CHECK(levels2 > 1.0);   // two: by dependency levels
         }
         omp_set_num_threads(omp_get_num_procs());
+    }
+
+    TEST_CASE("random-keys: a fresh, uniform permutation every sweep, from each contact's key alone") {
+        // Ranks order their own contacts by these priorities: the order of any
+        // subset is the whole order restricted to it, by construction. What
+        // must hold is that the priorities make a fresh uniform permutation:
+        // a key's rank among 1000 is uniform over the sweeps, and two sweeps'
+        // orders are uncorrelated (Kendall's tau near 0).
+        constexpr int n = 1000, sweeps = 400;
+        std::vector<double> meanRank(n, 0.0);
+        std::vector<std::uint64_t> previous;
+        double tauSum = 0.0;
+        for (int s = 0; s < sweeps; ++s) {
+            std::vector<std::pair<std::uint64_t, int>> p(n);
+            for (int k = 0; k < n; ++k) p[static_cast<std::size_t>(k)] = {sweepPriority(7, 3, s, makeContactKey(k, k + 1)), k};
+            std::sort(p.begin(), p.end());
+            for (int r = 0; r < n; ++r) meanRank[static_cast<std::size_t>(p[static_cast<std::size_t>(r)].second)] += r;
+            std::vector<std::uint64_t> now(n);
+            for (int k = 0; k < n; ++k) now[static_cast<std::size_t>(k)] = sweepPriority(7, 3, s, makeContactKey(k, k + 1));
+            if (!previous.empty()) {
+                long concordant = 0, pairs = 0;
+                for (int a = 0; a < 200; ++a)
+                    for (int b = a + 1; b < 200; ++b, ++pairs)
+                        concordant += ((now[a] < now[b]) == (previous[a] < previous[b])) ? 1 : -1;
+                tauSum += static_cast<double>(concordant) / static_cast<double>(pairs);
+            }
+            previous = now;
+        }
+        // Mean rank (n-1)/2 = 499.5 with a standard error of 289/sqrt(400) = 14.4 per key.
+        double worst = 0.0;
+        for (double r : meanRank) worst = std::max(worst, std::abs(r / sweeps - 499.5));
+        CHECK(worst < 6.0 * 14.4);
+        CHECK(std::abs(tauSum / (sweeps - 1)) < 0.01);  // standard error of the mean tau: about 0.003
     }
 
     TEST_CASE("anisotropic tangential mass: one update sticks a sphere to a plate that moves along x only") {

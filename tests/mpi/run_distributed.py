@@ -1,7 +1,9 @@
 """Distributed runs (docs/distributed.md): `mpirun -np N moreau run` gives the
 serial run's bits for N = 2 and 3, on a walled box cut across gravity and on
 a cell whose periodic axis the ranks' bricks cut; grains migrate on the way.
-Scenes the ranks cannot step yet are refused with one line and exit 2.
+CD with cd.distributed = exact gives the serial random-keys run's series.csv
+on 2 and 3 ranks; domains runs and repeats its bits. Scenes the ranks cannot
+step yet are refused with one line and exit 2.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
@@ -105,18 +107,58 @@ with tempfile.TemporaryDirectory() as tmp:
             check(got == want, f"a checkpoint of {writer} rank(s) resumed on {reader} gives the uninterrupted "
                                f"state_hash {want} (got {got}; {r.stderr.strip()[:200]})")
 
+    # CD, cd.distributed = exact: the serial random-keys sweep replayed over
+    # the ranks, series.csv byte for byte (residuals and iterations included,
+    # under a criterion that sums over every rank's contacts).
+    piston = os.path.join(source, "examples", "piston_2d.ini")
+    exact = ["cd.order=random-keys", "cd.distributed=exact", "simulation.steps=200", "output.every=10"]
+    for sets, what in ((exact, "fixed N_I"), (exact + ["cd.criterion=local", "cd.epsilon=1e-2", "simulation.steps=100"],
+                                               "local criterion")):
+        base = os.path.join(tmp, "cd-serial")
+        r = run([], piston, base, sets)
+        check(r.returncode == 0, f"CD piston_2d ({what}): the serial run completes ({r.stderr.strip()[:200]})")
+        want = open(os.path.join(base, "series.csv")).read()
+        for n in (2, 3):
+            out = os.path.join(tmp, f"cd-exact-{n}")
+            r = run(mpi(n), piston, out, sets)
+            same = r.returncode == 0 and open(os.path.join(out, "series.csv")).read() == want
+            check(same, f"CD piston_2d ({what}), exact on {n} ranks: series.csv byte-identical to the serial run "
+                        f"({r.stderr.strip()[:200]})")
+            if r.returncode == 0:
+                cd = json.load(open(os.path.join(out, "summary.json")))["distributed"].get("cd", {})
+                check(cd.get("mode") == "exact" and cd.get("rounds", 0) > 0,
+                      f"CD exact on {n} ranks: summary.json counts its message rounds ({cd})")
+
+    # CD, cd.distributed = domains: its own bits per rank count, the same on a second run.
+    domains = ["simulation.steps=200"]
+    hashes = []
+    for k in range(2):
+        out = os.path.join(tmp, f"cd-domains-{k}")
+        r = run(mpi(2), piston, out, domains)
+        check(r.returncode == 0, f"CD piston_2d, domains on 2 ranks: completes ({r.stderr.strip()[:200]})")
+        if r.returncode == 0:
+            summary = json.load(open(os.path.join(out, "summary.json")))
+            hashes.append(summary.get("state_hash"))
+            cd = summary["distributed"].get("cd", {})
+            check(cd.get("mode") == "domains" and cd.get("syncs", 0) > 0 and summary.get("mean_iterations") == 40,
+                  f"CD domains: summary.json says the mode, the synchronisations and N_I ({cd})")
+    check(len(hashes) == 2 and hashes[0] == hashes[1], f"CD domains on 2 ranks: the same bits twice ({hashes})")
+
     # What the ranks cannot step yet: one line naming the key, exit 2, no outputs.
     out = os.path.join(tmp, "refused")
-    r = run(mpi(2), os.path.join(source, "examples", "box_3d.ini"), out, [])
+    r = run(mpi(2), piston, out, ["cd.order=jacobi"])
     lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
-    check(r.returncode == 2 and len(lines) == 1 and "simulation.method" in lines[0],
-          f"a CD scene on 2 ranks is refused with one line naming simulation.method, exit 2 "
+    check(r.returncode == 2 and len(lines) == 1 and "cd.order" in lines[0],
+          f"a Jacobi CD scene on 2 ranks is refused with one line naming cd.order, exit 2 "
           f"(exit {r.returncode}: {r.stderr.strip()[:200]})")
     check(not os.path.exists(os.path.join(out, "summary.json")), "a refused run writes no summary.json")
+    r = run(mpi(2), piston, out, ["cd.distributed=exact"])
+    check(r.returncode == 2 and "cd.distributed" in r.stderr,
+          f"cd.distributed = exact with a random-sweep order is refused naming the key, exit 2 (exit {r.returncode})")
     r = subprocess.run(mpi(2) + [moreau, "experiment", "restitution", "--out", out], capture_output=True, text=True,
                        timeout=120)
     check(r.returncode == 2 and "one process" in r.stderr,
-          f"moreau experiment under mpirun is refused, exit 2 (exit {r.returncode})")
+          f"moreau experiment restitution under mpirun is refused, exit 2 (exit {r.returncode})")
 
 if failures:
     print(f"{len(failures)} check(s) failed")

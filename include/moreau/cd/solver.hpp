@@ -25,6 +25,7 @@
 
 #include "moreau/core/step_context.hpp"
 #include "moreau/cd/local_problem.hpp"
+#include "moreau/cd/partition.hpp"
 #include "moreau/cd/sweep_levels.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
@@ -157,6 +158,12 @@ public:
     using SweepObserver = std::function<bool(int sweeps, const std::vector<SolverRow>& rows)>;
     void setSweepObserver(SweepObserver observer) { observer_ = std::move(observer); }
 
+    /// Share each step with other processes (cd/partition.hpp): only the
+    /// contacts the partition names are solved here, the shared bodies are
+    /// synchronised after the warm start and every sweep, and the criteria
+    /// sum over the processes. Null (the default): a serial solve.
+    void setPartition(CdPartition* partition) { partition_ = partition; }
+
     /// Update one row with the shock law (eq. 34) against the current body
     /// velocities; returns |ΔP|. Public for the unit tests.
     static double updateRow(SolverRow& row, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
@@ -204,7 +211,18 @@ private:
     void releaseBuffers();
     void store(World& world, std::vector<Contact>& contacts, double dt) const;
 
+    /// The sums of the criteria over the partition's processes (in place).
+    void reduce(double* values, std::size_t n) const {
+        if (partition_) partition_->sum(values, n);
+    }
+
     CdSettings settings_;
+    CdPartition* partition_ = nullptr;
+    std::vector<char> ownRows_;           ///< with a partition: the rows solved here
+    std::vector<double> share_;           ///< with a partition: each body's inverse-mass factor (empty: 1)
+    std::vector<ContactKey> orderKeys_;   ///< random-keys: each row's key (in the whole world, with a partition)
+    StepContext planned_{};               ///< the step of the last planSweeps()
+    int plannedSweep_ = 0;                ///< its first sweep
     std::vector<SolverBody> bodies_;
     std::vector<SolverRow> rows_;
     std::vector<char> mobile_;

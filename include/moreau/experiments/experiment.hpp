@@ -30,6 +30,8 @@ struct ExperimentInfo {
     std::string name;
     std::string description;
     std::function<nlohmann::json(const ExperimentOptions&)> run;
+    /// Whether it runs under mpirun (every rank runs it; rank 0 writes).
+    bool distributed = false;
 };
 
 const std::vector<ExperimentInfo>& experiments();

@@ -20,17 +20,18 @@ namespace moreau {
 enum class Method { CD, MD };
 
 /// Gauss–Seidel sweep order (DESIGN.md, "Contact dynamics").
-enum class SweepOrder { RandomSweep, ShuffleOnce, Fixed, RandomSequential, Jacobi };
+enum class SweepOrder { RandomSweep, ShuffleOnce, Fixed, RandomSequential, Jacobi, RandomKeys };
 
 /// The scene-file names of the sweep orders (cd.order), in the order the key
 /// reference lists them: the one table that the parser, the messages, `moreau
 /// list` and the experiments read (lawName, lawFromName, lawNames below).
-inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 5> kSweepOrderNames{{
+inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 6> kSweepOrderNames{{
     {SweepOrder::RandomSweep, "random-sweep"},
     {SweepOrder::ShuffleOnce, "shuffle-once"},
     {SweepOrder::Fixed, "fixed"},
     {SweepOrder::RandomSequential, "random-sequential"},
     {SweepOrder::Jacobi, "jacobi"},
+    {SweepOrder::RandomKeys, "random-keys"},
 }};
 
 /// Convergence criterion of the iteration loop (CD §2.5.1), or the
@@ -40,6 +41,11 @@ enum class Criterion { Fixed, Local, Global, Natural };
 /// The proximal term of the sweeps: never, from the first sweep, or once the
 /// natural criterion's error stalls (docs/convergence.md).
 enum class Proximal { Off, On, Stall };
+
+/// How MPI ranks share a CD step (docs/distributed.md): each sweeps its own
+/// contacts and the shared bodies are made consistent after every sweep
+/// (domains), or the serial sweep is replayed across them (exact).
+enum class CdDistributed { Domains, Exact };
 
 struct CdSettings {
     int iterations = 40;         ///< N_I for the fixed criterion (eq. 37)
@@ -55,6 +61,7 @@ struct CdSettings {
     Proximal proximal = Proximal::Off;  ///< the proximal term of the sweeps (docs/convergence.md)
     double proximalEta = 0.1;    ///< its weight η relative to each row's normal compliance 1/m_n
     int proximalEvery = 50;      ///< sweeps between moves of its anchor
+    CdDistributed distributed = CdDistributed::Domains;  ///< on MPI ranks (serial runs: no effect)
 };
 
 /// How the effective mass m_eff = m_a m_b/(m_a + m_b) enters the linear

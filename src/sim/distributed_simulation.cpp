@@ -1,4 +1,5 @@
-#include "moreau/sim/distributed_md.hpp"
+#include "moreau/sim/distributed_simulation.hpp"
+#include "moreau/sim/distributed_cd.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -93,7 +94,7 @@ void putMotion(ByteWriter& out, const World& w, std::size_t i) {
 
 // --- the decomposition ---------------------------------------------------------------
 
-DistributedMd::DistributedMd(Scene scene, const ContactStore* contacts) : ranks_(comm::ranks()), rank_(comm::rank()) {
+DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* contacts) : ranks_(comm::ranks()), rank_(comm::rank()) {
     World& global = scene.world;
     globalGrains_ = global.numGrains;
     // A grid of bricks: the factorisation of the rank count whose inner
@@ -155,20 +156,21 @@ DistributedMd::DistributedMd(Scene scene, const ContactStore* contacts) : ranks_
     // Every rank holds the whole start world: it takes its own grains and its
     // ghosts from it (no migration), then keeps only rank 0's copy for output.
     std::vector<DistributedGrain> mine;
-    std::vector<char> isOwned;
+    std::vector<int> owner;
     for (std::size_t i = 0; i < global.numGrains; ++i) {
-        const bool own = ownerOf(global.x[i]) == rank_;
-        if (!own && !nearBrick(global.x[i], rank_)) continue;
+        const int r = ownerOf(global.x[i]);
+        if (r != rank_ && !nearBrick(global.x[i], rank_)) continue;
         mine.push_back(grainOf(global, i, i));
-        isOwned.push_back(own ? 1 : 0);
+        owner.push_back(r);
     }
     template_ = std::move(scene);
-    assemble(std::move(mine), std::move(isOwned), contacts ? *contacts : ContactStore{});
+    if (template_.simulation.method == Method::CD) cdRanks_ = std::make_unique<CdRanks>(*this, template_.cd.distributed == CdDistributed::Exact);
+    assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
     if (rank_ == 0) whole_ = std::move(template_.world);
     template_.world = World{};
 }
 
-int DistributedMd::ownerOf(const Vec3& x) const {
+int DistributedSimulation::ownerOf(const Vec3& x) const {
     int r = 0;
     for (int a = 2; a >= 0; --a) {
         const std::vector<double>& c = cuts_[static_cast<std::size_t>(a)];
@@ -183,7 +185,7 @@ int DistributedMd::ownerOf(const Vec3& x) const {
     return r;
 }
 
-bool DistributedMd::nearBrick(const Vec3& x, int r) const {
+bool DistributedSimulation::nearBrick(const Vec3& x, int r) const {
     // Within the halo of brick r along every axis (on a periodic axis, on
     // the circle).
     for (int a = 0; a < 3; ++a) {
@@ -204,11 +206,13 @@ bool DistributedMd::nearBrick(const Vec3& x, int r) const {
     return true;
 }
 
-std::string DistributedMd::grid() const {
+std::string DistributedSimulation::grid() const {
     return std::to_string(dims_[0]) + "x" + std::to_string(dims_[1]) + "x" + std::to_string(dims_[2]);
 }
 
-void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<char> owned, ContactStore store) {
+DistributedSimulation::~DistributedSimulation() = default;
+
+void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::vector<int> owner, ContactStore store) {
     // Local bodies in global id order, then the walls: the key order of the
     // local contacts is the global one.
     std::vector<std::size_t> order(grains.size());
@@ -230,6 +234,7 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
     for (const DistributedGrain& g : grains) anySchedule = anySchedule || g.scheduled;
     gid_.assign(n, 0);
     owned_.assign(n, 0);
+    owner_.assign(n, 0);
     for (std::size_t k = 0; k < n; ++k) {
         const DistributedGrain& g = grains[order[k]];
         w.addGrain(g.x, g.radius, g.mass, g.inertia);
@@ -241,7 +246,8 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
         w.prescribed[k] = g.prescribed;
         if (anySchedule) w.forceSchedule(static_cast<BodyId>(k)) = g.force;
         gid_[k] = g.gid;
-        owned_[k] = owned[order[k]];
+        owner_[k] = owner[order[k]];
+        owned_[k] = owner_[k] == rank_ ? 1 : 0;
     }
     for (std::size_t k = 0; k < from.numWalls(); ++k) {
         const std::size_t i = from.numGrains + k;
@@ -293,8 +299,14 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
     // ghosts take each stage's state from their owners first.
     bool mobileWalls = false;
     for (std::size_t k = 0; k < sim_->world().numWalls(); ++k) mobileWalls = mobileWalls || sim_->world().wallMobile[k];
-    if (mobileWalls) sim_->setAfterSolve([this] { sumWallForces(); });
-    if (template_.md.integrator != Integrator::CD) sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
+    if (cdRanks_) {
+        // CD: the ranks share each step's sweeps (mobile walls included).
+        sim_->cd().setPartition(cdRanks_.get());
+    } else {
+        if (mobileWalls) sim_->setAfterSolve([this] { sumWallForces(); });
+        if (template_.md.integrator != Integrator::CD)
+            sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
+    }
 
     // Where each owned grain was at this rebuild, and who needs which as a ghost.
     const World& now = sim_->world();
@@ -310,7 +322,7 @@ void DistributedMd::assemble(std::vector<DistributedGrain> grains, std::vector<c
     ghostCount_ = n - ownedCount_;
 }
 
-std::ptrdiff_t DistributedMd::localOf(std::uint64_t id, const World& w) const {
+std::ptrdiff_t DistributedSimulation::localOf(std::uint64_t id, const World& w) const {
     if (id >= globalGrains_) {  // a wall: global ids of walls follow the grains
         const std::uint64_t k = id - globalGrains_;
         return k < w.numWalls() ? static_cast<std::ptrdiff_t>(w.numGrains + k) : -1;
@@ -319,19 +331,22 @@ std::ptrdiff_t DistributedMd::localOf(std::uint64_t id, const World& w) const {
     return it != gid_.end() && *it == id ? it - gid_.begin() : -1;
 }
 
-std::uint64_t DistributedMd::globalOf(BodyId b) const {
+std::uint64_t DistributedSimulation::globalOf(BodyId b) const {
     const auto i = static_cast<std::size_t>(b);
     return i < gid_.size() ? gid_[i] : globalGrains_ + (i - gid_.size());
 }
 
-ContactStore DistributedMd::globalStore() const {
+ContactStore DistributedSimulation::globalStore() const {
     ContactStore local = sim_->contactStore(), out;
     out.slots.stride = local.slots.stride;
     for (std::size_t r = 0; r < local.records.size(); ++r) {
         ContactMemory m = local.records[r];
         const BodyId a = keyBodyA(m.key), b = keyBodyB(m.key);
-        if (!owned_[static_cast<std::size_t>(a)] && (sim_->world().isWall(b) || !owned_[static_cast<std::size_t>(b)]))
-            continue;
+        // MD computes a contact on both its grains' ranks, CD on its first
+        // grain's only: only that rank's record holds its reaction.
+        const bool mine = owned_[static_cast<std::size_t>(a)] ||
+                          (!cdRanks_ && !sim_->world().isWall(b) && owned_[static_cast<std::size_t>(b)]);
+        if (!mine) continue;
         m.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
                                static_cast<std::uint32_t>(m.key & 0xFu));
         out.records.push_back(m);
@@ -341,7 +356,7 @@ ContactStore DistributedMd::globalStore() const {
     return out;
 }
 
-void DistributedMd::rebuild() {
+void DistributedSimulation::rebuild() {
     const World& w = sim_->world();
     // Migration: each owned grain, with the memory of its contacts, to the
     // rank of the brick it is in now (itself included).
@@ -378,14 +393,14 @@ void DistributedMd::rebuild() {
     }
     const std::vector<std::string> in = send(out);
     std::vector<DistributedGrain> grains;
-    std::vector<char> owned;
+    std::vector<int> owner;
     ContactStore arrived;
     arrived.slots.stride = store.slots.stride;
     for (const std::string& b : in) {
         ByteReader u(b, kMessage);
         while (u.left() > 0) {
             grains.push_back(getGrain(u));
-            owned.push_back(1);
+            owner.push_back(rank_);
             const auto m = u.get<std::uint64_t>("value");
             for (std::uint64_t c = 0; c < m; ++c) {
                 arrived.records.push_back(u.get<ContactMemory>("value"));
@@ -398,18 +413,19 @@ void DistributedMd::rebuild() {
     for (const DistributedGrain& g : grains)
         for (int r = 0; r < ranks_; ++r)
             if (r != rank_ && nearBrick(g.x, r)) putGrain(ghostsOut[static_cast<std::size_t>(r)], g);
-    for (const std::string& b : send(ghostsOut)) {
-        ByteReader u(b, kMessage);
+    const std::vector<std::string> ghostsIn = send(ghostsOut);
+    for (std::size_t r = 0; r < ghostsIn.size(); ++r) {
+        ByteReader u(ghostsIn[r], kMessage);
         while (u.left() > 0) {
             grains.push_back(getGrain(u));
-            owned.push_back(0);
+            owner.push_back(static_cast<int>(r));
         }
     }
-    assemble(std::move(grains), std::move(owned), std::move(arrived));
+    assemble(std::move(grains), std::move(owner), std::move(arrived));
     ++rebuilds_;
 }
 
-void DistributedMd::rebalance() {
+void DistributedSimulation::rebalance() {
     // Each cut axis: cuts at the count quantiles of a 4096-bin histogram of
     // the grains along it, over their span (the same integer counts on every
     // rank).
@@ -451,7 +467,7 @@ void DistributedMd::rebalance() {
     ++rebalances_;
 }
 
-std::vector<std::string> DistributedMd::send(const std::vector<ByteWriter>& out) {
+std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWriter>& out) {
     std::vector<std::string> bytes(out.size());
     for (std::size_t r = 0; r < out.size(); ++r) {
         bytes[r] = out[r].bytes();
@@ -463,7 +479,7 @@ std::vector<std::string> DistributedMd::send(const std::vector<ByteWriter>& out)
     return comm::exchange(bytes);
 }
 
-void DistributedMd::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
+void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     const World& w = sim_->world();
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r)
@@ -489,7 +505,7 @@ void DistributedMd::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     }
 }
 
-void DistributedMd::sumWallForces() {
+void DistributedSimulation::sumWallForces() {
     // Each mobile wall's force: its contacts with every rank's owned grains,
     // summed from zero in key order, as the serial per-body sum adds them.
     // Pairs without force add nothing to a sum that starts at +0.
@@ -519,7 +535,7 @@ void DistributedMd::sumWallForces() {
         if (w.wallMobile[k]) sim_->overrideContactForce(static_cast<BodyId>(w.numGrains + k), sum[k]);
 }
 
-void DistributedMd::step() {
+CdStepStats DistributedSimulation::step() {
     // A rebuild once any owned grain has moved half the skin since the last.
     const World& w = sim_->world();
     double moved = 0.0;
@@ -527,10 +543,12 @@ void DistributedMd::step() {
         if (owned_[k]) moved = std::max(moved, w.minimumImage(w.x[k] - builtAt_[k]).norm());
     if (comm::maxOverRanks(moved) > 0.5 * skin_) rebuild();
     else exchangeGhosts();
-    sim_->advance();
+    const CdStepStats stats = sim_->advance();
+    sweeps_ += stats.iterations;
+    return stats;
 }
 
-double DistributedMd::maxTravel(double dt, double maxTravel) const {
+double DistributedSimulation::maxTravel(double dt, double maxTravel) const {
     const World& w = sim_->world();
     double worst = 0.0;
     for (std::size_t k = 0; k < w.numGrains; ++k)
@@ -538,7 +556,7 @@ double DistributedMd::maxTravel(double dt, double maxTravel) const {
     return comm::maxOverRanks(worst);
 }
 
-const World& DistributedMd::gatherWorld() {
+const World& DistributedSimulation::gatherWorld() {
     const World& w = sim_->world();
     ByteWriter mine;
     for (std::size_t k = 0; k < w.numGrains; ++k) {
@@ -571,7 +589,7 @@ const World& DistributedMd::gatherWorld() {
     return whole_;
 }
 
-std::vector<Contact> DistributedMd::gatherContacts() {
+std::vector<Contact> DistributedSimulation::gatherContacts() {
     // The ghosts stepped with part of their forces: their owners' state
     // first, so that a contact with a ghost has the serial geometry. Then
     // each contact once: from the rank that owns its first body.
@@ -595,7 +613,7 @@ std::vector<Contact> DistributedMd::gatherContacts() {
     return all;
 }
 
-std::optional<MdPairEngine::Diagnostics> DistributedMd::gatherDiagnostics() {
+std::optional<MdPairEngine::Diagnostics> DistributedSimulation::gatherDiagnostics() {
     const MdPairEngine* engine = sim_->pairEngine();
     if (!engine) return std::nullopt;  // the same on every rank
     ByteWriter mine;
@@ -616,7 +634,7 @@ std::optional<MdPairEngine::Diagnostics> DistributedMd::gatherDiagnostics() {
     return sumPairDiagnostics(all);
 }
 
-ContactStore DistributedMd::gatherStore() {
+ContactStore DistributedSimulation::gatherStore() {
     // Each record once: from the rank that owns its first body (a grain).
     const ContactStore mine = globalStore();
     ByteWriter out;
@@ -648,12 +666,20 @@ ContactStore DistributedMd::gatherStore() {
     return all;
 }
 
-DistributedTraffic DistributedMd::traffic() const {
+DistributedTraffic DistributedSimulation::traffic() const {
     DistributedTraffic t = traffic_;
     t.messages = comm::sumOverRanks(t.messages);
     t.bytes = comm::sumOverRanks(t.bytes);
     t.migrations = comm::sumOverRanks(t.migrations);
     t.ghosts = comm::sumOverRanks(static_cast<std::uint64_t>(ghostCount_));
+    if (cdRanks_) {
+        const DistributedTraffic cd = cdRanks_->traffic();
+        t.messages += comm::sumOverRanks(cd.messages);
+        t.bytes += comm::sumOverRanks(cd.bytes);
+        t.syncs = comm::sumOverRanks(cd.syncs);
+        t.passes = cd.passes;
+        t.rounds = cd.rounds;
+    }
     return t;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
-/// The MD step over MPI ranks: spatial domain decomposition with ghost
-/// grains (sim/distributed.hpp says how it is cut; docs/distributed.md).
+/// A simulation over MPI ranks: spatial domain decomposition with ghost
+/// grains (docs/distributed.md). MD steps each rank's part with the serial
+/// bits; CD shares each step's sweeps between the ranks (sim/distributed_cd.hpp,
+/// cd.distributed).
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <optional>
 #include <vector>
@@ -18,20 +21,25 @@ struct DistributedTraffic {
     std::uint64_t bytes = 0;
     std::uint64_t ghosts = 0;    ///< ghost grains held now, over all ranks
     std::uint64_t migrations = 0;  ///< grains that moved to another rank at the rebuilds
+    std::uint64_t syncs = 0;       ///< CD domains: synchronisations of the shared bodies (per sweep and rank)
+    std::uint64_t passes = 0;      ///< CD exact: replayed passes (warm starts and sweeps; rank 0's)
+    std::uint64_t rounds = 0;      ///< CD exact: message rounds of those passes (rank 0's)
 };
 
 struct DistributedGrain;
 class ByteWriter;
+class CdRanks;
 
-class DistributedMd {
+class DistributedSimulation {
 public:
     /// Every rank passes the whole scene; each keeps its part (rank 0 also
     /// the whole world, for output).
     /// `contacts`: the memory the run starts with (a checkpoint's store, keys
     /// of the whole world), or none.
-    explicit DistributedMd(Scene scene, const ContactStore* contacts = nullptr);
-    /// One step on every rank (collective).
-    void step();
+    explicit DistributedSimulation(Scene scene, const ContactStore* contacts = nullptr);
+    ~DistributedSimulation();
+    /// One step on every rank (collective); CD: its sweeps (the same on every rank).
+    CdStepStats step();
     /// Rank 0: the whole world at the current step (collective; the other
     /// ranks get an empty world).
     const World& gatherWorld();
@@ -56,12 +64,17 @@ public:
     long rebalances() const { return rebalances_; }
     /// The bricks per axis, e.g. "2x1x1".
     std::string grid() const;
+    /// CD: sweeps per step, summed over the steps so far (the same on every rank).
+    long sweeps() const { return sweeps_; }
 
 private:
+    friend class CdRanks;
     int ownerOf(const Vec3& x) const;
     /// Whether x lies within the halo of rank r's brick.
     bool nearBrick(const Vec3& x, int r) const;
-    void assemble(std::vector<DistributedGrain> grains, std::vector<char> owned, ContactStore store);
+    /// This rank's part from its grains (owner[k]: the rank that owns grain k)
+    /// and their contacts' memory.
+    void assemble(std::vector<DistributedGrain> grains, std::vector<int> owner, ContactStore store);
     std::ptrdiff_t localOf(std::uint64_t id, const World& w) const;
     std::uint64_t globalOf(BodyId b) const;
     ContactStore globalStore() const;
@@ -86,11 +99,13 @@ private:
     std::optional<Simulation> sim_;        ///< this rank's part
     std::vector<std::uint64_t> gid_;       ///< global id of each local grain (ascending)
     std::vector<char> owned_;              ///< local grain owned here (1) or a ghost (0)
+    std::vector<int> owner_;               ///< the rank that owns each local grain
     std::vector<Vec3> builtAt_;            ///< positions at the last rebuild
     std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
     std::size_t ownedCount_ = 0, ghostCount_ = 0;
-    long rebuilds_ = 0, rebalances_ = 0;
+    long rebuilds_ = 0, rebalances_ = 0, sweeps_ = 0;
     DistributedTraffic traffic_;
+    std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
 };
 
 }  // namespace moreau
