@@ -213,7 +213,8 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
     const ExperimentInfo& entry = findEntry(list, c.target, command);
     if (comm::ranks() > 1 && !entry.distributed)
         throw InputError("moreau " + command + " " + c.target +
-                         ": runs on one process (under mpirun: moreau run, and moreau experiment sound-wave-2d)");
+                         ": runs on one process (under mpirun: moreau run, moreau experiment sound-wave-2d, "
+                         "moreau bench md-step and cd-sweep)");
     const bool root = comm::rank() == 0;
     // Where the results go is checked before the work starts.
     if (!c.json.empty()) checkWritableFile(c.json, "--json");
@@ -376,9 +377,9 @@ int run(int argc, char** argv) {
         const std::string command = args[0];
         args.erase(args.begin());
         if (command == "run") return cmdRun(args);
-        if (comm::ranks() > 1 && command != "run" && command != "experiment")
-            throw InputError("moreau " + command +
-                             ": runs on one process (under mpirun: moreau run, and moreau experiment sound-wave-2d)");
+        if (comm::ranks() > 1 && command != "run" && command != "experiment" && command != "bench")
+            throw InputError("moreau " + command + ": runs on one process (under mpirun: moreau run, moreau "
+                             "experiment sound-wave-2d, moreau bench md-step and cd-sweep)");
         if (command == "experiment") return cmdExperiment(args, false);
         if (command == "bench") return cmdExperiment(args, true);
         if (command == "list") return cmdList(args);

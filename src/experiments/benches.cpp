@@ -21,6 +21,8 @@
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/generators.hpp"
+#include "moreau/core/comm.hpp"
+#include "moreau/sim/distributed_simulation.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -357,6 +359,65 @@ struct CdBenchRun {
     }
 };
 
+namespace {
+
+/// A bench under mpirun: the scene stepped by DistributedSimulation
+/// (docs/distributed.md), `warmup` untimed steps then `steps` timed ones,
+/// with what the ranks sent each other per rank and step. Oversubscribed
+/// ranks give counts, not speed.
+nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long steps) {
+    const int ranks = comm::ranks();
+    const std::string mode = scene.simulation.method == Method::MD ? "md"
+                             : scene.cd.distributed == CdDistributed::Exact ? "exact"
+                                                                            : "domains";
+    DistributedSimulation run(std::move(scene));
+    for (long s = 0; s < warmup; ++s) run.step();
+    const DistributedTraffic before = run.traffic();
+    const long sweeps0 = run.sweeps();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long s = 0; s < steps; ++s) run.step();
+    const double seconds =
+        comm::maxOverRanks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const DistributedTraffic after = run.traffic();
+    const std::size_t contacts = run.gatherContacts().size();  // rank 0: the last step's, once each
+    const World& w = run.gatherWorld();
+    const double n = static_cast<double>(w.numGrains);
+    const double perRankStep = static_cast<double>(ranks) * static_cast<double>(steps);
+    const long sweeps = run.sweeps() - sweeps0;
+    nlohmann::json results = {
+        {"particles", w.numGrains},
+        {"ranks", ranks},
+        {"grid", run.grid()},
+        {"mode", mode},
+        {"steps", steps},
+        {"seconds", seconds},
+        {"particle_steps_per_second", n * static_cast<double>(steps) / seconds},
+        {"messages_per_rank_per_step", static_cast<double>(after.messages - before.messages) / perRankStep},
+        {"bytes_per_rank_per_step", static_cast<double>(after.bytes - before.bytes) / perRankStep},
+        {"ghost_fraction", static_cast<double>(after.ghosts) / n},
+        {"rebuilds", run.rebuilds()},
+        {"migrations", after.migrations - before.migrations},
+        {"state_hash", hex64(stateHash(w))},
+    };
+    if (mode != "md") {
+        results["sweeps"] = sweeps;
+        results["contacts"] = contacts;
+        results["contact_updates_per_second"] =
+            static_cast<double>(contacts) * static_cast<double>(sweeps) / seconds;  // with the last step's contacts
+        if (sweeps > 0) {
+            const double perSweep = static_cast<double>(ranks) * static_cast<double>(sweeps);
+            results["messages_per_rank_per_sweep"] = static_cast<double>(after.messages - before.messages) / perSweep;
+            results["bytes_per_rank_per_sweep"] = static_cast<double>(after.bytes - before.bytes) / perSweep;
+            if (mode == "exact")
+                results["rounds_per_sweep"] =
+                    static_cast<double>(after.rounds - before.rounds) / static_cast<double>(after.passes - before.passes);
+        }
+    }
+    return {{"bench", name}, {"threads", omp_get_max_threads()}, {"results", results}};
+}
+
+}  // namespace
+
 nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     std::vector<KeySpec> extra = {
         {"bench.steps", KeyType::Integer, "5", "time steps timed (detection excluded)", 1, 1e6, {}},
@@ -372,6 +433,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
     b.scene.cd.criterion = Criterion::Fixed;
     b.scene.cd.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
+    if (comm::ranks() > 1) return rankBench("cd-sweep", std::move(b.scene), 0, steps);
     CdBenchRun run{Simulation(std::move(b.scene))};
     std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
     const World& world = run.sim.world();
@@ -513,6 +575,10 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     b.scene.simulation.method = Method::MD;
     b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
     b.scene.origin = "bench md-step";
+    if (comm::ranks() > 1) {
+        const long warmup = sceneInteger(b.scene, "bench.warmup"), timedSteps = sceneInteger(b.scene, "bench.steps");
+        return rankBench("md-step", std::move(b.scene), warmup, timedSteps);
+    }
     MdBenchRun run{Simulation(std::move(b.scene))};
     const Scene& scene = run.sim.scene();
     const long steps = sceneInteger(scene, "bench.steps");

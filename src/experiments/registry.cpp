@@ -107,9 +107,9 @@ const std::vector<ExperimentInfo>& experiments() {
 
 const std::vector<ExperimentInfo>& benches() {
     static const std::vector<ExperimentInfo> list = {
-        {"cd-sweep", "contact updates per second of frictional random sweeps on a dense 3D packing", benchCdSweep},
+        {"cd-sweep", "contact updates per second of frictional random sweeps on a dense 3D packing", benchCdSweep, true},
         {"md-step", "particle-steps per second of soft-sphere MD on the LAMMPS protocol (shared/packings/README.md)",
-         benchMdStep},
+         benchMdStep, true},
         {"detect", "seconds per contact detection (cell grid) on a dense 3D packing", benchDetect},
         {"fclib", "one CD step as a local problem (FCLIB/FC3D file, or a sphere pile through the engine) solved and "
                   "scored in the Siconos/FCLIB error",

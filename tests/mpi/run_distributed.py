@@ -144,6 +144,27 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"CD domains: summary.json says the mode, the synchronisations and N_I ({cd})")
     check(len(hashes) == 2 and hashes[0] == hashes[1], f"CD domains on 2 ranks: the same bits twice ({hashes})")
 
+    # Benches on ranks: md-step and cd-sweep (exact) give the serial bench's
+    # state_hash and report what the ranks sent.
+    def bench(prefix, name, sets):
+        out = os.path.join(tmp, "bench.json")
+        args = prefix + [moreau, "bench", name, "--json", out, "--quiet"]
+        for x in sets:
+            args += ["--set", x]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        return json.load(open(out)) if r.returncode == 0 else {"error": r.stderr.strip()[:200]}
+    for name, sets in (("md-step", ["bench.particles=4000", "bench.warmup=50", "bench.steps=100"]),
+                       ("cd-sweep", ["bench.particles=4000", "cd.order=random-keys", "cd.distributed=exact"])):
+        serial = bench([], name, sets)
+        doc = bench(mpi(2), name, sets)
+        res = doc.get("results", {})
+        want = serial.get("results", {}).get("state_hash")
+        check(doc.get("ranks") == 2 and res.get("state_hash") == want and res.get("bytes_per_rank_per_step", 0) > 0
+              and res.get("ghost_fraction", 0) > 0,
+              f"bench {name} on 2 ranks: the serial state_hash {want}, bytes per rank and step, ghost fraction "
+              f"({ {k: res.get(k) for k in ('state_hash', 'bytes_per_rank_per_step', 'ghost_fraction')} } "
+              f"{doc.get('error', '')})")
+
     # What the ranks cannot step yet: one line naming the key, exit 2, no outputs.
     out = os.path.join(tmp, "refused")
     r = run(mpi(2), piston, out, ["cd.order=jacobi"])
