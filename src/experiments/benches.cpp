@@ -399,6 +399,11 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
         {"migrations", after.migrations - before.migrations},
         {"state_hash", hex64(stateHash(w))},
     };
+    // Memory: every rank's peak resident size (each read the whole scene, and
+    // rank 0 keeps the whole world for output).
+    const auto rss = static_cast<std::uint64_t>(peakRssBytes());
+    results["peak_rss_bytes_per_particle"] = static_cast<double>(comm::sumOverRanks(rss)) / n;
+    results["peak_rss_bytes_rank0_per_particle"] = static_cast<double>(rss) / n;
     if (mode != "md") {
         results["sweeps"] = sweeps;
         results["contacts"] = contacts;
