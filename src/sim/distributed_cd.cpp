@@ -26,6 +26,13 @@ std::vector<std::string> CdRanks::send(const std::vector<ByteWriter>& out) {
     return comm::exchange(bytes);
 }
 
+std::size_t CdRanks::ownedGrain(ByteReader& in, const World& w) const {
+    const std::ptrdiff_t i = run_.localOf(in.get<std::uint64_t>("grain"), w);
+    if (i < 0 || !run_.owned_[static_cast<std::size_t>(i)])
+        throw std::logic_error("distributed CD: rows on a grain this rank does not own");
+    return static_cast<std::size_t>(i);
+}
+
 void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::vector<char>& own,
                     std::vector<double>& share, std::vector<ContactKey>& keys) {
     const auto ranks = static_cast<std::size_t>(run_.ranks_);
@@ -73,11 +80,9 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(in[r], kMessage);
         while (u.left() > 0) {
-            const std::ptrdiff_t i = run_.localOf(u.get<std::uint64_t>("grain"), w);
-            if (i < 0 || !run_.owned_[static_cast<std::size_t>(i)])
-                throw std::logic_error("distributed CD: rows on a grain this rank does not own");
-            movedBy_[r].push_back(static_cast<std::size_t>(i));
-            ++count[static_cast<std::size_t>(i)];
+            const std::size_t i = ownedGrain(u, w);
+            movedBy_[r].push_back(i);
+            ++count[i];
         }
     }
     shared_.clear();
@@ -142,12 +147,9 @@ void CdRanks::beginExact(const World& w, const std::vector<Contact>& contacts) {
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(in[r], kMessage);
         while (u.left() > 0) {
-            const std::ptrdiff_t i = run_.localOf(u.get<std::uint64_t>("grain"), w);
-            if (i < 0 || !run_.owned_[static_cast<std::size_t>(i)])
-                throw std::logic_error("distributed CD: rows on a grain this rank does not own");
-            for (const ContactKey k : u.getVector<ContactKey>("keys"))
-                rowsOn[static_cast<std::size_t>(i)].emplace_back(k, static_cast<int>(r));
-            touching[static_cast<std::size_t>(i)].push_back(static_cast<int>(r));
+            const std::size_t i = ownedGrain(u, w);
+            for (const ContactKey k : u.getVector<ContactKey>("keys")) rowsOn[i].emplace_back(k, static_cast<int>(r));
+            touching[i].push_back(static_cast<int>(r));
         }
     }
     // ... and sends the whole list back to the ranks that hold rows on it.

@@ -25,6 +25,7 @@
 
 namespace moreau {
 
+class ByteReader;
 class ByteWriter;
 
 class CdRanks final : public CdPartition {
@@ -51,6 +52,8 @@ private:
     /// out[r] to rank r, counted in traffic_.
     std::vector<std::string> send(const std::vector<ByteWriter>& out);
 
+    /// The owned grain a message names next (its global id).
+    std::size_t ownedGrain(ByteReader& in, const World& w) const;
     /// exact: the begin() of the replayed solve.
     void beginExact(const World& w, const std::vector<Contact>& contacts);
 
