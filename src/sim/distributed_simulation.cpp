@@ -115,27 +115,8 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
         periodic_[k] = global.periodic[k];
         extent[a] = periodic_[k] ? global.boxMax[a] - global.boxMin[a] : std::max(hi[a] - lo[a], 0.0) + 2.0 * rMax;
     }
-    const int axes = std::clamp(global.dimension, 1, 3);
-    double best = std::numeric_limits<double>::infinity();
-    for (int px = 1; px <= ranks_; ++px)
-        for (int py = 1; px * py <= ranks_; ++py) {
-            if (ranks_ % (px * py) != 0) continue;
-            const int pz = ranks_ / (px * py);
-            const std::array<int, 3> p{px, py, pz};
-            bool fits = true;
-            double area = 0.0;
-            for (int a = 0; a < 3; ++a) {
-                const int n = p[static_cast<std::size_t>(a)];
-                if (n > 1 && a >= axes) fits = false;
-                const double faces = periodic_[static_cast<std::size_t>(a)] ? (n > 1 ? n : 0) : n - 1;
-                if (a < axes)
-                    area += faces * (axes == 3 ? extent[(a + 1) % 3] * extent[(a + 2) % 3] : axes == 2 ? extent[1 - a] : 1.0);
-            }
-            if (fits && area < best) {
-                best = area;
-                dims_ = p;
-            }
-        }
+    axes_ = std::clamp(global.dimension, 1, 3);
+    dims_ = chooseGrid(extent);
     for (int a = 0; a < 3; ++a) {
         const auto k = static_cast<std::size_t>(a);
         const int n = dims_[k];
@@ -168,6 +149,34 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
     if (rank_ == 0) whole_ = std::move(template_.world);
     template_.world = World{};
+}
+
+std::array<int, 3> DistributedSimulation::chooseGrid(const Vec3& extent) const {
+    // The factorisation of the rank count whose inner faces have the least
+    // area over `extent`, on the axes the scene moves along.
+    std::array<int, 3> dims{1, 1, 1};
+    double best = std::numeric_limits<double>::infinity();
+    for (int px = 1; px <= ranks_; ++px)
+        for (int py = 1; px * py <= ranks_; ++py) {
+            if (ranks_ % (px * py) != 0) continue;
+            const int pz = ranks_ / (px * py);
+            const std::array<int, 3> p{px, py, pz};
+            bool fits = true;
+            double area = 0.0;
+            for (int a = 0; a < 3; ++a) {
+                const int n = p[static_cast<std::size_t>(a)];
+                if (n > 1 && a >= axes_) fits = false;
+                const double faces = periodic_[static_cast<std::size_t>(a)] ? (n > 1 ? n : 0) : n - 1;
+                if (a < axes_)
+                    area += faces *
+                            (axes_ == 3 ? extent[(a + 1) % 3] * extent[(a + 2) % 3] : axes_ == 2 ? extent[1 - a] : 1.0);
+            }
+            if (fits && area < best) {
+                best = area;
+                dims = p;
+            }
+        }
+    return dims;
 }
 
 int DistributedSimulation::ownerOf(const Vec3& x) const {
@@ -426,29 +435,54 @@ void DistributedSimulation::rebuild() {
 }
 
 void DistributedSimulation::rebalance() {
-    // Each cut axis: cuts at the count quantiles of a 4096-bin histogram of
-    // the grains along it, over their span (the same integer counts on every
-    // rank).
+    // The grid again for the grains' extent now (a settling bed is no longer
+    // the cloud it started as), then on each cut axis cuts at the count
+    // quantiles of a 4096-bin histogram of the grains along it, over their
+    // span (the same integer counts on every rank).
     const World& w = sim_->world();
+    std::array<double, 3> lows{}, highs{};
+    Vec3 extent;
     for (int a = 0; a < 3; ++a) {
         const auto k = static_cast<std::size_t>(a);
-        const int n = dims_[k];
-        if (n == 1) continue;
-        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo, rMax = 0.0;
         for (std::size_t i = 0; i < w.numGrains; ++i)
             if (owned_[i]) {
                 lo = std::min(lo, w.x[i][a]);
                 hi = std::max(hi, w.x[i][a]);
+                rMax = std::max(rMax, w.radius[i]);
             }
-        lo = -comm::maxOverRanks(-lo);
-        hi = comm::maxOverRanks(hi);
+        lows[k] = -comm::maxOverRanks(-lo);
+        highs[k] = comm::maxOverRanks(hi);
+        rMax = comm::maxOverRanks(rMax);
+        extent[a] = periodic_[k] ? cuts_[k].back() - cuts_[k].front() : std::max(highs[k] - lows[k], 0.0) + 2.0 * rMax;
+    }
+    const std::array<int, 3> dims = chooseGrid(extent);
+    if (dims != dims_) {
+        dims_ = dims;
+        ++regrids_;
+        for (int a = 0; a < 3; ++a) {
+            const auto k = static_cast<std::size_t>(a);
+            const double front = cuts_[k].front(), back = cuts_[k].back();
+            cuts_[k].assign(static_cast<std::size_t>(dims_[k]) + 1, 0.0);
+            cuts_[k].front() = front;
+            cuts_[k].back() = back;
+        }
+    }
+    for (int a = 0; a < 3; ++a) {
+        const auto k = static_cast<std::size_t>(a);
+        const int n = dims_[k];
+        if (n == 1) continue;
+        double lo = lows[k], hi = highs[k];
         if (periodic_[k]) {
             lo = cuts_[k].front();
             hi = cuts_[k].back();
         }
         constexpr std::size_t kBins = 4096;
         const double width = (hi - lo) / static_cast<double>(kBins);
-        if (!(width > 0.0)) continue;
+        if (!(width > 0.0)) {  // every grain at one coordinate: all in the last brick
+            for (int r = 1; r < n; ++r) cuts_[k][static_cast<std::size_t>(r)] = lo;
+            continue;
+        }
         std::vector<std::uint64_t> hist(kBins, 0);
         for (std::size_t i = 0; i < w.numGrains; ++i)
             if (owned_[i]) {

@@ -733,6 +733,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         summary["distributed"] = {{"grid", run.grid()},
                                   {"rebuilds", run.rebuilds()},
                                   {"rebalances", run.rebalances()},
+                                  {"regrids", run.regrids()},
                                   {"messages", traffic.messages},
                                   {"bytes", traffic.bytes},
                                   {"ghosts", traffic.ghosts},

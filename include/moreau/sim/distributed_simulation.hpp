@@ -62,6 +62,8 @@ public:
     std::size_t ownedGrains() const { return ownedCount_; }
     long rebuilds() const { return rebuilds_; }
     long rebalances() const { return rebalances_; }
+    /// Rebalances that chose another grid of bricks.
+    long regrids() const { return regrids_; }
     /// The bricks per axis, e.g. "2x1x1".
     std::string grid() const;
     /// CD: sweeps per step, summed over the steps so far (the same on every rank).
@@ -70,6 +72,8 @@ public:
 private:
     friend class CdRanks;
     int ownerOf(const Vec3& x) const;
+    /// The grid of bricks for the grains' extent (see the constructor).
+    std::array<int, 3> chooseGrid(const Vec3& extent) const;
     /// Whether x lies within the halo of rank r's brick.
     bool nearBrick(const Vec3& x, int r) const;
     /// This rank's part from its grains (owner[k]: the rank that owns grain k)
@@ -91,6 +95,7 @@ private:
     int ranks_ = 1, rank_ = 0;
     std::size_t globalGrains_ = 0;
     std::array<int, 3> dims_{1, 1, 1};     ///< bricks per axis; rank = i + dims_x (j + dims_y k)
+    int axes_ = 3;                         ///< the axes the scene moves along (its dimension)
     std::array<bool, 3> periodic_{};
     double skin_ = 0.0, halo_ = 0.0;
     std::array<std::vector<double>, 3> cuts_;  ///< brick (i, j, k) spans [cuts_[a][i], cuts_[a][i+1]) per axis
@@ -103,7 +108,7 @@ private:
     std::vector<Vec3> builtAt_;            ///< positions at the last rebuild
     std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
     std::size_t ownedCount_ = 0, ghostCount_ = 0;
-    long rebuilds_ = 0, rebalances_ = 0, sweeps_ = 0;
+    long rebuilds_ = 0, rebalances_ = 0, regrids_ = 0, sweeps_ = 0;
     DistributedTraffic traffic_;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
 };
