@@ -342,9 +342,13 @@ void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& c
             break;
         }
         case SweepOrder::RandomSequential: {
-            const std::vector<std::int32_t> rows = order;
+            // Draws among the rows solved here (serially: all of them, no copy).
+            const std::vector<std::int32_t> rows = partition_ ? order : std::vector<std::int32_t>{};
             Rng rng = Rng::stream(ctx.seed, step, static_cast<std::uint64_t>(sweep), 2);
-            for (std::size_t i = 0; i < m; ++i) order[i] = rows[rng.below(static_cast<std::uint32_t>(m))];
+            for (std::size_t i = 0; i < m; ++i) {
+                const std::uint32_t k = rng.below(static_cast<std::uint32_t>(m));
+                order[i] = partition_ ? rows[k] : static_cast<std::int32_t>(k);
+            }
             break;
         }
         case SweepOrder::RandomKeys: {

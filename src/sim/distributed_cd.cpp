@@ -14,18 +14,6 @@ constexpr const char* kMessage = "distributed CD: a message between ranks";
 
 }  // namespace
 
-std::vector<std::string> CdRanks::send(const std::vector<ByteWriter>& out) {
-    std::vector<std::string> bytes(out.size());
-    for (std::size_t r = 0; r < out.size(); ++r) {
-        bytes[r] = out[r].bytes();
-        if (static_cast<int>(r) != run_.rank_ && !bytes[r].empty()) {
-            ++traffic_.messages;
-            traffic_.bytes += bytes[r].size();
-        }
-    }
-    return comm::exchange(bytes);
-}
-
 std::size_t CdRanks::ownedGrain(ByteReader& in, const World& w) const {
     const std::ptrdiff_t i = run_.localOf(in.get<std::uint64_t>("grain"), w);
     if (i < 0 || !run_.owned_[static_cast<std::size_t>(i)])
@@ -72,7 +60,7 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     std::vector<ByteWriter> out(ranks);
     for (std::size_t r = 0; r < ranks; ++r)
         for (const std::size_t i : ghostsTo_[r]) out[r].put(run_.gid_[i]);
-    std::vector<std::string> in = send(out);
+    std::vector<std::string> in = run_.send(out);
     movedBy_.assign(ranks, {});
     share_.assign(nb, 1.0);
     std::vector<std::uint32_t> count(nb, 0);
@@ -96,7 +84,7 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     std::vector<ByteWriter> counts(ranks);
     for (std::size_t r = 0; r < ranks; ++r)
         for (const std::size_t i : movedBy_[r]) counts[r].put(count[i]);
-    in = send(counts);
+    in = run_.send(counts);
     for (std::size_t i = 0; i < w.numGrains; ++i) share_[i] = count[i] > 1 ? count[i] : 1.0;
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(in[r], kMessage);
@@ -141,7 +129,7 @@ void CdRanks::beginExact(const World& w, const std::vector<Contact>& contacts) {
             out[r].put(run_.gid_[i]);
             out[r].putVector(keysOn[i]);
         }
-    std::vector<std::string> in = send(out);
+    std::vector<std::string> in = run_.send(out);
     std::vector<std::vector<std::pair<ContactKey, int>>> rowsOn(w.numGrains);
     std::vector<std::vector<int>> touching(w.numGrains);
     for (std::size_t r = 0; r < ranks; ++r) {
@@ -172,7 +160,7 @@ void CdRanks::beginExact(const World& w, const std::vector<Contact>& contacts) {
             back[static_cast<std::size_t>(r)].putVector(rank);
         }
     }
-    in = send(back);
+    in = run_.send(back);
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(in[r], kMessage);
         while (u.left() > 0) {
@@ -229,7 +217,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
             out[r].put(d.v);
             out[r].put(d.w);
         }
-    std::vector<std::string> in = send(out);
+    std::vector<std::string> in = run_.send(out);
     // Each shared grain: its start velocity plus the mean of the ranks'
     // changes, added in rank order.
     std::vector<Motion> sum(shared_.size());
@@ -263,7 +251,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
             back[r].put(base_[i].v);
             back[r].put(base_[i].w);
         }
-    in = send(back);
+    in = run_.send(back);
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(in[r], kMessage);
         for (const std::size_t i : ghostsTo_[r]) {
@@ -281,8 +269,8 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
         mine.put(d.v);
         mine.put(d.w);
     }
-    traffic_.bytes += mine.bytes().size() * (ranks - 1);
-    traffic_.messages += ranks - 1;
+    run_.traffic_.bytes += mine.bytes().size() * (ranks - 1);
+    run_.traffic_.messages += ranks - 1;
     const std::string all = comm::gatherToAll(mine.bytes());
     ByteReader u(all, kMessage);
     std::vector<Motion> wsum(walls_.size());
@@ -399,7 +387,7 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
                 put(out[static_cast<std::size_t>(std::get<2>(sb.seq[sb.next]))], sb);
         }
         movedList.clear();
-        take(send(out));
+        take(run_.send(out));
         ++traffic_.rounds;
         if (comm::maxOverRanks(static_cast<double>(pending.size())) == 0.0) break;
     }
@@ -408,7 +396,7 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
     for (const Shared& sb : sharedBodies_)
         if (!sb.seq.empty() && std::get<2>(sb.seq.back()) == me)
             for (const int r : sb.holders) put(out[static_cast<std::size_t>(r)], sb);
-    take(send(out));
+    take(run_.send(out));
 }
 
 void CdRanks::keyedSum(const std::vector<double>& terms, std::size_t n, std::size_t block, double* totals) {

@@ -708,8 +708,6 @@ DistributedTraffic DistributedSimulation::traffic() const {
     t.ghosts = comm::sumOverRanks(static_cast<std::uint64_t>(ghostCount_));
     if (cdRanks_) {
         const DistributedTraffic cd = cdRanks_->traffic();
-        t.messages += comm::sumOverRanks(cd.messages);
-        t.bytes += comm::sumOverRanks(cd.bytes);
         t.syncs = comm::sumOverRanks(cd.syncs);
         t.passes = cd.passes;
         t.rounds = cd.rounds;

@@ -41,16 +41,14 @@ public:
     void orderedPass(const std::vector<std::int32_t>& order, const std::function<std::uint64_t(ContactKey)>& priority,
                      const std::function<void(std::int32_t)>& update, std::vector<SolverBody>& bodies) override;
     void keyedSum(const std::vector<double>& terms, std::size_t n, std::size_t block, double* totals) override;
-    /// What this rank sent in the synchronisations (messages, bytes, syncs;
-    /// exact: rounds of the passes).
+    /// This rank's synchronisations (domains) and passes and rounds (exact);
+    /// its messages and bytes count in the run's traffic.
     const DistributedTraffic& traffic() const { return traffic_; }
 
 private:
     struct Motion {
         Vec3 v = Vec3::Zero(), w = Vec3::Zero();
     };
-    /// out[r] to rank r, counted in traffic_.
-    std::vector<std::string> send(const std::vector<ByteWriter>& out);
 
     /// The owned grain a message names next (its global id).
     std::size_t ownedGrain(ByteReader& in, const World& w) const;
