@@ -1,6 +1,8 @@
 #include "moreau/core/comm.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #ifdef MOREAU_HAVE_MPI
 #include <mpi.h>
@@ -89,6 +91,51 @@ std::string broadcast(const std::string& text) {
     return out;
 }
 
+void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameSizes) {
+    const auto n = static_cast<std::size_t>(ranks());
+    if (sameSizes && gStarted) {
+        if (box.sendCount_.size() != n)
+            throw std::logic_error("comm::exchange: the same sizes as an exchange this mailbox never made");
+        const auto me = static_cast<std::size_t>(rank());
+        std::vector<MPI_Request> requests;
+        requests.reserve(2 * n);
+        for (std::size_t r = 0; r < n; ++r) {
+            if (static_cast<int>(out[r].size()) != box.sendCount_[r])
+                throw std::logic_error("comm::exchange: a part's size changed in an exchange of the same sizes");
+            if (r != me && box.count_[r] > 0)
+                MPI_Irecv(box.received_.data() + box.at_[r], box.count_[r], MPI_BYTE, static_cast<int>(r), 0,
+                          MPI_COMM_WORLD, &requests.emplace_back());
+        }
+        for (std::size_t r = 0; r < n; ++r)
+            if (r != me && !out[r].empty())
+                MPI_Isend(out[r].data(), static_cast<int>(out[r].size()), MPI_BYTE, static_cast<int>(r), 0,
+                          MPI_COMM_WORLD, &requests.emplace_back());
+        std::copy(out[me].begin(), out[me].end(), box.received_.begin() + box.at_[me]);
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+        return;
+    }
+    box.sendCount_.resize(n);
+    box.count_.resize(n);
+    box.sent_.clear();
+    for (std::size_t r = 0; r < n; ++r) {
+        box.sendCount_[r] = static_cast<int>(out[r].size());
+        box.sent_ += out[r];
+    }
+    if (!gStarted) {
+        box.received_.swap(box.sent_);
+        box.count_ = box.sendCount_;
+        box.at_.assign(1, 0);
+        return;
+    }
+    MPI_Alltoall(box.sendCount_.data(), 1, MPI_INT, box.count_.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int sent = 0, total = 0;
+    box.sendAt_ = offsetsOf(box.sendCount_, sent);
+    box.at_ = offsetsOf(box.count_, total);
+    box.received_.resize(static_cast<std::size_t>(total));
+    MPI_Alltoallv(box.sent_.data(), box.sendCount_.data(), box.sendAt_.data(), MPI_BYTE, box.received_.data(),
+                  box.count_.data(), box.at_.data(), MPI_BYTE, MPI_COMM_WORLD);
+}
+
 std::vector<std::string> exchange(const std::vector<std::string>& out) {
     if (!gStarted) return out;
     const int n = ranks();
@@ -150,6 +197,12 @@ std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
 void sumOverRanks(std::vector<std::uint64_t>&) {}
 std::string broadcast(const std::string& text) { return text; }
 std::vector<std::string> exchange(const std::vector<std::string>& out) { return out; }
+void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool) {
+    box.sendCount_.assign(1, static_cast<int>(out[0].size()));
+    box.count_ = box.sendCount_;
+    box.at_.assign(1, 0);
+    box.received_.assign(out[0]);
+}
 std::vector<std::string> gatherToRoot(const std::string& mine) { return {mine}; }
 std::string gatherToAll(const std::string& mine) { return mine; }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <tuple>
 #include <ctime>
 #include <fstream>
 #include <limits>
@@ -137,7 +138,11 @@ struct Alternation {
     }
 
     static std::vector<KeySpec> keys() {
-        return {{"bench.alternate", KeyType::Integer, "0",
+        return {{"bench.decomposed", KeyType::Bool, "false",
+                 "step the scene through the domain decomposition (docs/distributed.md) on one rank too, as under "
+                 "mpirun: the one-rank point of a scaling series (detection and rebuilds timed)",
+                 0, 0, {}},
+                {"bench.alternate", KeyType::Integer, "0",
                  "0: every timed step on --threads; N > 0: the timed steps in slices of N steps, alternately on 1 "
                  "thread and on --threads, reporting both rates and the speed-up (same trajectory bits)",
                  0, 1e9, {}},
@@ -374,11 +379,25 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
     for (long s = 0; s < warmup; ++s) run.step();
     const DistributedTraffic before = run.traffic();
     const long sweeps0 = run.sweeps();
+    const DistributedTimes times0 = run.times();
+    comm::maxOverRanks(0.0);  // a barrier: no rank's clock counts another's late start
     const auto t0 = std::chrono::steady_clock::now();
     for (long s = 0; s < steps; ++s) run.step();
     const double seconds =
         comm::maxOverRanks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     const DistributedTraffic after = run.traffic();
+    // Each part of the timed steps: the slowest rank's seconds and the mean over the ranks.
+    nlohmann::json phases;
+    const DistributedTimes& times = run.times();
+    for (const auto& [name, now, then] : {std::tuple{"rebuild", times.rebuild, times0.rebuild},
+                                          std::tuple{"ghosts", times.ghosts, times0.ghosts},
+                                          std::tuple{"solve", times.solve, times0.solve},
+                                          std::tuple{"wait", times.wait, times0.wait}}) {
+        const double mine = now - then;
+        const auto nanoseconds = static_cast<std::uint64_t>(std::llround(mine * 1e9));
+        phases[name] = {{"max", comm::maxOverRanks(mine)},
+                        {"mean", 1e-9 * static_cast<double>(comm::sumOverRanks(nanoseconds)) / ranks}};
+    }
     const std::size_t contacts = run.gatherContacts().size();  // rank 0: the last step's, once each
     const World& w = run.gatherWorld();
     const double n = static_cast<double>(w.numGrains);
@@ -398,6 +417,7 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
         {"rebuilds", run.rebuilds()},
         {"migrations", after.migrations - before.migrations},
         {"state_hash", hex64(stateHash(w))},
+        {"phase_seconds", phases},
     };
     // Memory: every rank's peak resident size (each read the whole scene, and
     // rank 0 keeps the whole world for output).
@@ -438,7 +458,8 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
     b.scene.cd.criterion = Criterion::Fixed;
     b.scene.cd.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
-    if (comm::ranks() > 1) return rankBench("cd-sweep", std::move(b.scene), 0, steps);
+    if (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed"))
+        return rankBench("cd-sweep", std::move(b.scene), 0, steps);
     CdBenchRun run{Simulation(std::move(b.scene))};
     std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
     const World& world = run.sim.world();
@@ -580,7 +601,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     b.scene.simulation.method = Method::MD;
     b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
     b.scene.origin = "bench md-step";
-    if (comm::ranks() > 1) {
+    if (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed")) {
         const long warmup = sceneInteger(b.scene, "bench.warmup"), timedSteps = sceneInteger(b.scene, "bench.steps");
         return rankBench("md-step", std::move(b.scene), warmup, timedSteps);
     }

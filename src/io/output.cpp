@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <system_error>
@@ -217,11 +218,24 @@ void pointsSection(std::string& s, std::span<const Vec3> points) {
     s += "      </Points>\n";
 }
 
-std::string grainsDocument(const World& world, const std::vector<Contact>& contacts) {
-    const std::size_t n = world.numGrains;  // grains come first; walls are not drawn
-    const std::span<const Vec3> points(world.x.data(), n), velocity(world.v.data(), n), spin(world.w.data(), n);
-    const std::span<const double> radius(world.radius.data(), n);
-
+/// The grains `which` (local indices) with their global `ids` (by local
+/// body) and `stress` (by local grain).
+std::string grainsDocument(const World& world, std::span<const std::size_t> which, std::span<const std::uint64_t> ids,
+                           std::span<const Mat3> stress) {
+    const std::size_t n = which.size();  // walls are not drawn
+    std::vector<Vec3> points(n), velocity(n), spin(n);
+    std::vector<double> radius(n);
+    std::vector<std::int64_t> id(n);
+    std::vector<Mat3> tensor(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = which[k];
+        points[k] = world.x[i];
+        velocity[k] = world.v[i];
+        spin[k] = world.w[i];
+        radius[k] = world.radius[i];
+        id[k] = static_cast<std::int64_t>(ids[i]);
+        tensor[k] = stress[i];
+    }
     std::string s;
     s.reserve(256 + n * 180);
     polyDataHeader(s, n, n, 0);
@@ -229,13 +243,8 @@ std::string grainsDocument(const World& world, const std::vector<Contact>& conta
     scalarArray(s, "radius", radius);
     vectorArray(s, "velocity", velocity);
     vectorArray(s, "angular_velocity", spin);
-    openDataArray(s, "Int64", "id", 1);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
-        appendInt(s, i);
-    }
-    closeDataArray(s);
-    tensorArray(s, "stress", grainStress(world, contacts));
+    integerArray<std::int64_t>(s, "Int64", "id", id);
+    tensorArray(s, "stress", tensor);
     s += "      </PointData>\n";
     pointsSection(s, points);
     // One vertex cell per grain: without cells ParaView draws nothing.
@@ -246,7 +255,15 @@ std::string grainsDocument(const World& world, const std::vector<Contact>& conta
     return s;
 }
 
-std::string contactsDocument(const World& world, const std::vector<Contact>& contacts) {
+/// Local bodies 0 .. n−1 as their own ids (a serial world).
+std::vector<std::uint64_t> identity(std::size_t n) {
+    std::vector<std::uint64_t> ids(n);
+    std::iota(ids.begin(), ids.end(), std::uint64_t{0});
+    return ids;
+}
+
+std::string contactsDocument(const World& world, const std::vector<Contact>& contacts,
+                             std::span<const std::uint64_t> ids) {
     std::vector<Vec3> points, normal, tangential;
     std::vector<double> magnitude;
     std::vector<std::int64_t> bodyA, bodyB;
@@ -276,8 +293,8 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
         normal.push_back(Rn);
         tangential.push_back(R - Rn);
         magnitude.push_back(R.norm());
-        bodyA.push_back(c.a);
-        bodyB.push_back(c.b);
+        bodyA.push_back(static_cast<std::int64_t>(ids[a]));
+        bodyB.push_back(static_cast<std::int64_t>(ids[b]));
         periodic.push_back(crosses ? 1 : 0);
     }
     const std::size_t lines = normal.size();
@@ -399,6 +416,55 @@ std::string wallsDocument(const World& world, const std::vector<Contact>& contac
 }
 
 /// Replaces the entry of the same file (a step written twice) or appends.
+/// A parallel PolyData file over `pieces` piece files, declaring the
+/// arrays of `kind` ("grains": point data; "contacts": cell data).
+std::string parallelDocument(const std::string& kind, const std::vector<std::string>& pieces) {
+    std::string s =
+        "<?xml version=\"1.0\"?>\n"
+        "<VTKFile type=\"PPolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+        "  <PPolyData GhostLevel=\"0\">\n";
+    auto array = [&s](const char* type, const char* name, int components) {
+        s += "      <PDataArray type=\"";
+        s += type;
+        s += "\" Name=\"";
+        s += name;
+        s += "\" NumberOfComponents=\"";
+        appendInt(s, components);
+        s += "\"/>\n";
+    };
+    // The arrays of grainsDocument (point data) and contactsDocument (cell data).
+    struct Array {
+        const char* type;
+        const char* name;
+        int components;
+    };
+    const bool grains = kind == "grains";
+    const std::vector<Array> arrays =
+        grains ? std::vector<Array>{{"Float64", "radius", 1}, {"Float64", "velocity", 3},
+                                    {"Float64", "angular_velocity", 3}, {"Int64", "id", 1}, {"Float64", "stress", 9}}
+               : std::vector<Array>{{"Float64", "normal_force", 3}, {"Float64", "tangential_force", 3},
+                                    {"Float64", "force_magnitude", 1}, {"Int64", "a", 1}, {"Int64", "b", 1},
+                                    {"UInt8", "periodic", 1}};
+    s += grains ? "    <PPointData Scalars=\"radius\" Vectors=\"velocity\">\n"
+                : "    <PCellData Scalars=\"force_magnitude\" Vectors=\"normal_force\">\n";
+    for (const Array& a : arrays) array(a.type, a.name, a.components);
+    s += grains ? "    </PPointData>\n" : "    </PCellData>\n";
+    s += "    <PPoints>\n";
+    array("Float64", "Points", 3);
+    s += "    </PPoints>\n";
+    for (const std::string& p : pieces) s += "    <Piece Source=\"" + p + "\"/>\n";
+    s += "  </PPolyData>\n"
+         "</VTKFile>\n";
+    return s;
+}
+
+/// "grains_000042_p3.vtp": rank 3's piece of step 42.
+std::string pieceName(const char* prefix, long step, int rank) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "%s_%06ld_p%d.vtp", prefix, step, rank);
+    return buf;
+}
+
 void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double time, const std::string& name) {
     for (auto& entry : files)
         if (entry.second == name) {
@@ -554,11 +620,26 @@ VtkWriter::VtkWriter(const std::filesystem::path& dir, long resumeAfter) : dir_(
     writePvd();
 }
 
-void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, long step, double time) {
-    const std::string grains = snapshotName("grains", step);
-    const std::string network = snapshotName("contacts", step);
-    writeFileAtomically(dir_ / grains, grainsDocument(world, contacts));
-    writeFileAtomically(dir_ / network, contactsDocument(world, contacts));
+void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, long step, double time, int pieces) {
+    std::string grains = snapshotName("grains", step);
+    std::string network = snapshotName("contacts", step);
+    if (pieces > 0) {  // the ranks wrote their pieces (writeVtkPiece)
+        grains.replace(grains.size() - 3, 3, "pvtp");
+        network.replace(network.size() - 3, 3, "pvtp");
+        std::vector<std::string> grainPieces, networkPieces;
+        for (int r = 0; r < pieces; ++r) {
+            grainPieces.push_back(pieceName("grains", step, r));
+            networkPieces.push_back(pieceName("contacts", step, r));
+        }
+        writeFileAtomically(dir_ / grains, parallelDocument("grains", grainPieces));
+        writeFileAtomically(dir_ / network, parallelDocument("contacts", networkPieces));
+    } else {
+        const std::vector<std::uint64_t> ids = identity(world.numBodies());
+        std::vector<std::size_t> all(world.numGrains);
+        std::iota(all.begin(), all.end(), std::size_t{0});
+        writeFileAtomically(dir_ / grains, grainsDocument(world, all, ids, grainStress(world, contacts)));
+        writeFileAtomically(dir_ / network, contactsDocument(world, contacts, ids));
+    }
     recordSnapshot(grainFiles_, time, grains);
     recordSnapshot(contactFiles_, time, network);
     if (world.numWalls() > 0) {
@@ -567,6 +648,13 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
         recordSnapshot(wallFiles_, time, walls);
     }
     writePvd();
+}
+
+void writeVtkPiece(const std::filesystem::path& dir, const World& world, std::span<const std::size_t> grains,
+                   std::span<const std::uint64_t> ids, std::span<const Mat3> stress,
+                   const std::vector<Contact>& contacts, long step, int rank) {
+    writeFileAtomically(dir / pieceName("grains", step, rank), grainsDocument(world, grains, ids, stress));
+    writeFileAtomically(dir / pieceName("contacts", step, rank), contactsDocument(world, contacts, ids));
 }
 
 void VtkWriter::writePvd() const {

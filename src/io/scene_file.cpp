@@ -439,6 +439,11 @@ std::vector<Rule> fixedRules() {
     // [output]
     r.push_back(intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0));
     r.push_back(intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0));
+    r.push_back(typedKey(K::Bool, "output.vtk_pieces", "false",
+                         "Under mpirun: each rank writes its own grains and contacts as pieces "
+                         "(grains_XXXXXX_pR.vtp, contacts_XXXXXX_pR.vtp), rank 0 a parallel file per step "
+                         "(grains_XXXXXX.pvtp, contacts_XXXXXX.pvtp) that run.pvd lists (docs/distributed.md). "
+                         "Serial runs and false: one file per part and step."));
     r.push_back(intKey("output.fclib_every", "0",
                        "CD: every N steps the step's contact problem as an FCLIB local problem with Moreau's "
                        "solution, OUT/fclib/step_XXXXXX.hdf5 (docs/convergence.md; 0: none).",
@@ -1662,6 +1667,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
 
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));
+    scene.output.vtkPieces = v.boolean("output.vtk_pieces");
     scene.output.checkpointEvery = static_cast<long>(v.integer("output.checkpoint_every"));
     scene.output.logEvery = static_cast<long>(v.integer("output.log_every"));
     scene.output.fclibEvery = static_cast<long>(v.integer("output.fclib_every"));

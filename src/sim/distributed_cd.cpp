@@ -43,6 +43,7 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     }
     own_ = own;
     keys_ = keys;
+    syncedThisStep_ = false;
     ghostsTo_.assign(ranks, {});
     for (std::size_t i = 0; i < w.numGrains; ++i)
         if (!run_.owned_[i] && movedHere_[i]) ghostsTo_[static_cast<std::size_t>(run_.owner_[i])].push_back(i);
@@ -217,7 +218,8 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
             out[r].put(d.v);
             out[r].put(d.w);
         }
-    std::vector<std::string> in = run_.send(out);
+    // The same parts every sync of the step: after the first, only neighbours talk.
+    const comm::Mailbox& in = run_.post(out, changesBox_, syncedThisStep_);
     // Each shared grain: its start velocity plus the mean of the ranks'
     // changes, added in rank order.
     std::vector<Motion> sum(shared_.size());
@@ -231,7 +233,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
                 }
             continue;
         }
-        ByteReader u(in[q], kMessage);
+        ByteReader u(in.from(q), kMessage);
         for (const std::size_t i : movedBy_[q]) {
             sum[slot_[i]].v += u.get<Vec3>("change");
             sum[slot_[i]].w += u.get<Vec3>("change");
@@ -251,9 +253,10 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
             back[r].put(base_[i].v);
             back[r].put(base_[i].w);
         }
-    in = run_.send(back);
+    const comm::Mailbox& again = run_.post(back, backBox_, syncedThisStep_);
+    syncedThisStep_ = true;
     for (std::size_t r = 0; r < ranks; ++r) {
-        ByteReader u(in[r], kMessage);
+        ByteReader u(again.from(r), kMessage);
         for (const std::size_t i : ghostsTo_[r]) {
             base_[i].v = u.get<Vec3>("velocity");
             base_[i].w = u.get<Vec3>("velocity");

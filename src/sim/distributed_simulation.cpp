@@ -2,11 +2,14 @@
 #include "moreau/sim/distributed_cd.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
+#include "moreau/analysis/observables.hpp"
 #include "moreau/core/bytes.hpp"
+#include "moreau/io/output.hpp"
 #include "moreau/core/comm.hpp"
 
 namespace moreau {
@@ -258,6 +261,13 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         owner_[k] = owner[order[k]];
         owned_[k] = owner_[k] == rank_ ? 1 : 0;
     }
+    // An index over gid_ for localOf: the first local grain of each block of
+    // 64 global ids from the first.
+    idBlock_.assign(n == 0 ? 1 : static_cast<std::size_t>((gid_.back() - gid_.front()) >> 6) + 2, 0);
+    for (std::size_t b = 0, k = 0; b < idBlock_.size(); ++b) {
+        while (k < n && gid_[k] < gid_.front() + (static_cast<std::uint64_t>(b) << 6)) ++k;
+        idBlock_[b] = static_cast<std::uint32_t>(k);
+    }
     for (std::size_t k = 0; k < from.numWalls(); ++k) {
         const std::size_t i = from.numGrains + k;
         std::array<bool, 3> freeAxes{};
@@ -317,6 +327,8 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
             sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
     }
 
+    recvAt_.clear();
+    ghostsKnown_ = {false, false};
     // Where each owned grain was at this rebuild, and who needs which as a ghost.
     const World& now = sim_->world();
     builtAt_.assign(n, Vec3::Zero());
@@ -336,8 +348,11 @@ std::ptrdiff_t DistributedSimulation::localOf(std::uint64_t id, const World& w) 
         const std::uint64_t k = id - globalGrains_;
         return k < w.numWalls() ? static_cast<std::ptrdiff_t>(w.numGrains + k) : -1;
     }
-    const auto it = std::lower_bound(gid_.begin(), gid_.end(), id);
-    return it != gid_.end() && *it == id ? it - gid_.begin() : -1;
+    if (gid_.empty() || id < gid_.front() || id > gid_.back()) return -1;
+    const auto b = static_cast<std::size_t>((id - gid_.front()) >> 6);
+    const auto end = gid_.begin() + idBlock_[b + 1];
+    const auto it = std::lower_bound(gid_.begin() + idBlock_[b], end, id);
+    return it != end && *it == id ? it - gid_.begin() : -1;
 }
 
 std::uint64_t DistributedSimulation::globalOf(BodyId b) const {
@@ -345,7 +360,7 @@ std::uint64_t DistributedSimulation::globalOf(BodyId b) const {
     return i < gid_.size() ? gid_[i] : globalGrains_ + (i - gid_.size());
 }
 
-ContactStore DistributedSimulation::globalStore() const {
+ContactStore DistributedSimulation::globalStore(std::vector<std::array<BodyId, 2>>* ends) const {
     ContactStore local = sim_->contactStore(), out;
     out.slots.stride = local.slots.stride;
     for (std::size_t r = 0; r < local.records.size(); ++r) {
@@ -359,6 +374,7 @@ ContactStore DistributedSimulation::globalStore() const {
         m.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
                                static_cast<std::uint32_t>(m.key & 0xFu));
         out.records.push_back(m);
+        if (ends) ends->push_back({a, b});
         if (local.slots.stride > 0)
             out.slots.values.insert(out.slots.values.end(), local.slots.at(r), local.slots.at(r) + local.slots.stride);
     }
@@ -367,18 +383,20 @@ ContactStore DistributedSimulation::globalStore() const {
 
 void DistributedSimulation::rebuild() {
     const World& w = sim_->world();
-    // Migration: each owned grain, with the memory of its contacts, to the
-    // rank of the brick it is in now (itself included).
-    const ContactStore store = globalStore();
-    std::vector<std::vector<std::size_t>> contactsOf(w.numGrains);
-    for (std::size_t r = 0; r < store.records.size(); ++r) {
-        const ContactKey key = store.records[r].key;
-        for (const std::uint64_t id : {static_cast<std::uint64_t>(keyBodyA(key)), static_cast<std::uint64_t>(keyBodyB(key))}) {
-            const std::ptrdiff_t i = localOf(id, w);
-            if (i >= 0 && !w.isWall(static_cast<BodyId>(i)) && owned_[static_cast<std::size_t>(i)])
-                contactsOf[static_cast<std::size_t>(i)].push_back(r);
-        }
-    }
+    // The memory of each owned grain's contacts, grain by grain (a contact
+    // of two owned grains goes with both: they may part).
+    std::vector<std::array<BodyId, 2>> ends;
+    const ContactStore store = globalStore(&ends);
+    std::vector<std::size_t> first(w.numGrains + 1, 0), records;
+    const auto ownedEnds = [&](std::size_t r, auto&& f) {
+        for (const BodyId b : ends[r])
+            if (!w.isWall(b) && owned_[static_cast<std::size_t>(b)]) f(static_cast<std::size_t>(b));
+    };
+    for (std::size_t r = 0; r < ends.size(); ++r) ownedEnds(r, [&](std::size_t i) { ++first[i + 1]; });
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    records.resize(first.back());
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t r = 0; r < ends.size(); ++r) ownedEnds(r, [&](std::size_t i) { records[fill[i]++] = r; });
     // Balance: new cuts when the largest count a rank would own is 10 % over
     // the mean (histograms of the grains along the cut axes).
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(ranks_), 0);
@@ -387,24 +405,38 @@ void DistributedSimulation::rebuild() {
     comm::sumOverRanks(counts);
     const double mean = static_cast<double>(globalGrains_) / ranks_;
     if (static_cast<double>(*std::max_element(counts.begin(), counts.end())) > 1.1 * mean) rebalance();
+    // Migration: a grain whose brick is another rank's now goes there with
+    // its contacts' memory; the others stay.
+    std::vector<DistributedGrain> grains;
+    std::vector<int> owner;
+    ContactStore kept;
+    kept.slots.stride = store.slots.stride;
+    const auto keep = [&](std::size_t r) {
+        kept.records.push_back(store.records[r]);
+        if (store.slots.stride > 0)
+            kept.slots.values.insert(kept.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
+    };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
         const int to = ownerOf(w.x[i]);
-        if (to != rank_) ++traffic_.migrations;
+        if (to == rank_) {
+            grains.push_back(grainOf(w, i, gid_[i]));
+            owner.push_back(rank_);
+            for (std::size_t k = first[i]; k < first[i + 1]; ++k) keep(records[k]);
+            continue;
+        }
+        ++traffic_.migrations;
         ByteWriter& b = out[static_cast<std::size_t>(to)];
         putGrain(b, grainOf(w, i, gid_[i]));
-        b.put(static_cast<std::uint64_t>(contactsOf[i].size()));
-        for (const std::size_t r : contactsOf[i]) {
+        b.put(static_cast<std::uint64_t>(first[i + 1] - first[i]));
+        for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
+            const std::size_t r = records[k];
             b.put(store.records[r]);
             for (std::size_t s = 0; s < store.slots.stride; ++s) b.put(store.slots.at(r)[s]);
         }
     }
     const std::vector<std::string> in = send(out);
-    std::vector<DistributedGrain> grains;
-    std::vector<int> owner;
-    ContactStore arrived;
-    arrived.slots.stride = store.slots.stride;
     for (const std::string& b : in) {
         ByteReader u(b, kMessage);
         while (u.left() > 0) {
@@ -412,8 +444,8 @@ void DistributedSimulation::rebuild() {
             owner.push_back(rank_);
             const auto m = u.get<std::uint64_t>("value");
             for (std::uint64_t c = 0; c < m; ++c) {
-                arrived.records.push_back(u.get<ContactMemory>("value"));
-                for (std::size_t s = 0; s < arrived.slots.stride; ++s) arrived.slots.values.push_back(u.get<double>("value"));
+                kept.records.push_back(u.get<ContactMemory>("value"));
+                for (std::size_t s = 0; s < kept.slots.stride; ++s) kept.slots.values.push_back(u.get<double>("value"));
             }
         }
     }
@@ -430,7 +462,7 @@ void DistributedSimulation::rebuild() {
             owner.push_back(static_cast<int>(r));
         }
     }
-    assemble(std::move(grains), std::move(owner), std::move(arrived));
+    assemble(std::move(grains), std::move(owner), std::move(kept));
     ++rebuilds_;
 }
 
@@ -501,35 +533,61 @@ void DistributedSimulation::rebalance() {
     ++rebalances_;
 }
 
-std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWriter>& out) {
-    std::vector<std::string> bytes(out.size());
+const comm::Mailbox& DistributedSimulation::post(const std::vector<ByteWriter>& out, comm::Mailbox& box,
+                                                  bool sameSizes) {
+    std::vector<std::string_view> parts(out.size());
     for (std::size_t r = 0; r < out.size(); ++r) {
-        bytes[r] = out[r].bytes();
-        if (static_cast<int>(r) != rank_ && !bytes[r].empty()) {
+        parts[r] = out[r].bytes();
+        if (static_cast<int>(r) != rank_ && !parts[r].empty()) {
             ++traffic_.messages;
-            traffic_.bytes += bytes[r].size();
+            traffic_.bytes += parts[r].size();
         }
     }
-    return comm::exchange(bytes);
+    comm::exchange(parts, box, sameSizes);
+    return box;
+}
+
+std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWriter>& out) {
+    const comm::Mailbox& box = post(out, mailbox_, false);
+    std::vector<std::string> in;
+    for (std::size_t r = 0; r < box.ranks(); ++r) in.emplace_back(box.from(r));
+    return in;
 }
 
 void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     const World& w = sim_->world();
-    std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
-    for (int r = 0; r < ranks_; ++r)
+    std::vector<ByteWriter>& out = ghostsOut_;  // kept, with its capacity, from step to step
+    out.resize(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) {
+        ByteWriter& b = out[static_cast<std::size_t>(r)];
+        b.bytes().clear();
         for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
-            out[static_cast<std::size_t>(r)].put(gid_[k]);
-            putMotion(out[static_cast<std::size_t>(r)], w, k);
-            if (X) out[static_cast<std::size_t>(r)].put((*X)[k]);
+            b.put(gid_[k]);
+            putMotion(b, w, k);
+            if (X) b.put((*X)[k]);
         }
+    }
     World& mine = sim_->world();
-    for (const std::string& b : send(out)) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) {
+    // Between rebuilds the same ghosts go to the same ranks: after the first
+    // update, only neighbours talk.
+    const std::size_t kind = X ? 1 : 0;
+    const comm::Mailbox& in = post(out, ghostsBox_[kind], ghostsKnown_[kind]);
+    ghostsKnown_[kind] = true;
+    recvAt_.resize(in.ranks());
+    for (std::size_t r = 0; r < in.ranks(); ++r) {
+        // The same ghosts arrive in the same order until the next rebuild:
+        // their local indices are looked up once.
+        std::vector<std::size_t>& at = recvAt_[r];
+        ByteReader u(in.from(r), kMessage);
+        for (std::size_t j = 0; u.left() > 0; ++j) {
             const auto id = u.get<std::uint64_t>("value");
-            const std::ptrdiff_t i = localOf(id, mine);
-            if (i < 0) throw std::logic_error("distributed run: a ghost update for a grain this rank does not hold");
-            const auto k = static_cast<std::size_t>(i);
+            if (j == at.size() || gid_[at[j]] != id) {
+                const std::ptrdiff_t i = localOf(id, mine);
+                if (i < 0) throw std::logic_error("distributed run: a ghost update for a grain this rank does not hold");
+                at.resize(j);
+                at.push_back(static_cast<std::size_t>(i));
+            }
+            const std::size_t k = at[j];
             mine.x[k] = u.get<Vec3>("value");
             mine.v[k] = u.get<Vec3>("value");
             mine.w[k] = u.get<Vec3>("value");
@@ -571,14 +629,25 @@ void DistributedSimulation::sumWallForces() {
 
 CdStepStats DistributedSimulation::step() {
     // A rebuild once any owned grain has moved half the skin since the last.
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    const auto t0 = Clock::now();
     const World& w = sim_->world();
     double moved = 0.0;
     for (std::size_t k = 0; k < w.numGrains; ++k)
         if (owned_[k]) moved = std::max(moved, w.minimumImage(w.x[k] - builtAt_[k]).norm());
-    if (comm::maxOverRanks(moved) > 0.5 * skin_) rebuild();
+    const auto t1 = Clock::now();
+    const bool again = comm::maxOverRanks(moved) > 0.5 * skin_;
+    const auto t2 = Clock::now();
+    if (again) rebuild();
     else exchangeGhosts();
+    const auto t3 = Clock::now();
     const CdStepStats stats = sim_->advance();
     sweeps_ += stats.iterations;
+    const auto t4 = Clock::now();
+    times_.wait += seconds(t1, t2);
+    (again ? times_.rebuild : times_.ghosts) += seconds(t2, t3);
+    times_.solve += seconds(t0, t1) + seconds(t3, t4);
     return stats;
 }
 
@@ -698,6 +767,49 @@ ContactStore DistributedSimulation::gatherStore() {
                                 slots.begin() + static_cast<std::ptrdiff_t>((r + 1) * all.slots.stride));
     }
     return all;
+}
+
+void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
+    // The ghosts at their owners' state (a contact with one has the serial
+    // geometry); this rank's piece: its owned grains, the contacts whose
+    // first grain it owns, and each owned grain's stress from all of its
+    // contacts, those with another rank's row taking that row's force.
+    exchangeGhosts();
+    const World& w = sim_->world();
+    std::vector<Contact> contacts = sim_->contacts();
+    std::vector<ContactKey> keys(contacts.size());
+    std::vector<Contact> rows;
+    std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+        const Contact& k = contacts[c];
+        keys[c] = makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
+                                 static_cast<std::uint32_t>(k.key & 0xFu));
+        const auto a = static_cast<std::size_t>(k.a), b = static_cast<std::size_t>(k.b);
+        if (!owned_[a]) continue;
+        rows.push_back(k);
+        if (!w.isWall(k.b) && !owned_[b]) {
+            ByteWriter& to = out[static_cast<std::size_t>(owner_[b])];
+            to.put(keys[c]);
+            to.put(k.history.reaction);
+        }
+    }
+    // Local keys in order are global keys in order (local bodies follow the global ids).
+    for (const std::string& part : send(out)) {
+        ByteReader u(part, kMessage);
+        while (u.left() > 0) {
+            const auto key = u.get<ContactKey>("key");
+            const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+            if (it == keys.end() || *it != key)
+                throw std::logic_error("distributed run: a contact force for a pair this rank did not detect");
+            contacts[static_cast<std::size_t>(it - keys.begin())].history.reaction = u.get<Vec3>("reaction");
+        }
+    }
+    std::vector<std::size_t> owned;
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        if (owned_[i]) owned.push_back(i);
+    std::vector<std::uint64_t> ids(w.numBodies());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = globalOf(static_cast<BodyId>(i));
+    moreau::writeVtkPiece(dir, w, owned, ids, grainStress(w, contacts), rows, w.step, rank_);
 }
 
 DistributedTraffic DistributedSimulation::traffic() const {

@@ -96,7 +96,8 @@ void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
         const std::string name = entry.path().filename().string();
         const bool snapshot = (name.rfind("grains_", 0) == 0 || name.rfind("contacts_", 0) == 0 ||
                                name.rfind("walls_", 0) == 0) &&
-                              (name.ends_with(".vtp") || name.ends_with(".vtp.tmp"));
+                              (name.ends_with(".vtp") || name.ends_with(".vtp.tmp") || name.ends_with(".pvtp") ||
+                               name.ends_with(".pvtp.tmp"));
         if (snapshot || name == "run.pvd" || name == "run.pvd.tmp") stale.push_back(entry.path());
     }
     for (const auto& p : stale) std::filesystem::remove(p, ec);
@@ -606,10 +607,12 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         StepRecord last;
         const bool cd = settings.simulation.method == Method::CD;
         CdStepStats stats;  // CD: the last step's sweeps (the same on every rank)
+        const bool pieces = settings.output.vtkPieces;
         auto observe = [&](bool row, bool snapshot) {
             const World& w = run.gatherWorld();
             const std::vector<Contact> contacts = run.gatherContacts();
             const auto diagnostics = run.gatherDiagnostics();
+            if (snapshot && pieces) run.writeVtkPiece(dir / "vtk");
             if (!root) return;
             last = distributedRecord(w, contacts, settings);
             if (cd) {
@@ -625,7 +628,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 last.maxOverlap = diagnostics->overlaps.max;
             }
             if (row) series->write(w, last);
-            if (snapshot) vtk->write(w, contacts, w.step, w.time);
+            if (snapshot) vtk->write(w, contacts, w.step, w.time, pieces ? comm::ranks() : 0);
         };
         const World& start = run.gatherWorld();  // the whole world's bodies name series.csv's columns
         if (root) {
@@ -678,7 +681,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                                  guard.maxTravel);
             }
             const bool row = (every > 0 && s % every == 0) || s == steps;
-            const bool snapshot = vtk != nullptr && (s % vtkEvery == 0 || s == steps);
+            const bool snapshot = vtkEvery > 0 && (s % vtkEvery == 0 || s == steps);  // the same on every rank
             const bool guardStep = guard.maxOverlap > 0.0 && (s % guard.every == 0 || s == steps);
             const bool logStep = s % logEvery == 0 || s == steps;
             if (why.empty() && (row || snapshot || guardStep || logStep)) {
@@ -771,8 +774,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             return outcome;
         }
         log->line(format("completed step %ld in %.3g s", w.step, elapsed()));
-        outcome.report = format("%s: md on %d ranks, %zu grains, %ld steps in %.3g s; state_hash %s\n",
-                                settings.origin.c_str(), comm::ranks(), grains, steps, elapsed(),
+        outcome.report = format("%s: %s on %d ranks, %zu grains, %ld steps in %.3g s; state_hash %s\n",
+                                settings.origin.c_str(), settings.simulation.method == Method::CD ? "cd" : "md",
+                                comm::ranks(), grains, steps, elapsed(),
                                 summary["state_hash"].get<std::string>().c_str()) +
                          "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" +
                          (vtk ? ", vtk/run.pvd" : "") + ")\n";

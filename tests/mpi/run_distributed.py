@@ -2,8 +2,9 @@
 serial run's bits for N = 2 and 3, on a walled box cut across gravity and on
 a cell whose periodic axis the ranks' bricks cut; grains migrate on the way.
 CD with cd.distributed = exact gives the serial random-keys run's series.csv
-on 2 and 3 ranks; domains runs and repeats its bits. Scenes the ranks cannot
-step yet are refused with one line and exit 2.
+on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
+(output.vtk_pieces) hold the serial snapshot. Scenes the ranks cannot step
+yet are refused with one line and exit 2.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
@@ -35,6 +36,35 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
     if not ok:
         failures.append(what)
+
+
+def snapshot(folder, step):
+    """The grains (by id) and contacts (by ids a, b) of a VTK snapshot: the
+    grains_/contacts_ files, or with output.vtk_pieces their .pvtp files."""
+    import numpy as np
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkIOXML import vtkXMLPPolyDataReader, vtkXMLPolyDataReader
+
+    def read(kind):
+        name = os.path.join(folder, f"{kind}_{step:06d}")
+        pieces = os.path.exists(name + ".pvtp")
+        reader = vtkXMLPPolyDataReader() if pieces else vtkXMLPolyDataReader()
+        reader.SetFileName(name + (".pvtp" if pieces else ".vtp"))
+        reader.Update()
+        return reader.GetOutput()
+
+    grains, contacts = read("grains"), read("contacts")
+    g = {k: vtk_to_numpy(grains.GetPointData().GetArray(k)) for k in ("id", "velocity", "stress")}
+    g["points"] = vtk_to_numpy(grains.GetPoints().GetData())
+    order = np.argsort(g["id"])
+    c = {k: vtk_to_numpy(contacts.GetCellData().GetArray(k)) for k in ("a", "b", "normal_force", "tangential_force")}
+    pairs = np.lexsort((c["b"], c["a"]))
+    return {**{k: v[order] for k, v in g.items()}, **{"contact_" + k: v[pairs] for k, v in c.items()}}
+
+
+def same_snapshot(a, b):
+    import numpy as np
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
 # Columns that come from the whole world alone: the serial bits.
@@ -129,12 +159,30 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(cd.get("mode") == "exact" and cd.get("rounds", 0) > 0,
                       f"CD exact on {n} ranks: summary.json counts its message rounds ({cd})")
 
-    # CD, cd.distributed = domains: its own bits per rank count, the same on a second run.
-    domains = ["simulation.steps=200"]
+    # VTK as per-rank pieces (output.vtk_pieces): the grains (ids, positions,
+    # velocities, stress) and the contact network of the serial snapshot.
+    box = os.path.join(source, "examples", "box_3d.ini")
+    sets = ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=3000",
+            "output.vtk_every=1500"]
+    r = run([], box, os.path.join(tmp, "vtk-serial"), sets)
+    r3 = run(mpi(3), box, os.path.join(tmp, "vtk-pieces"), sets + ["output.vtk_pieces=true"])
+    check(r.returncode == 0 and r3.returncode == 0, f"box_3d MD with VTK pieces on 3 ranks completes ({r3.stderr[:200]})")
+    if r.returncode == 0 and r3.returncode == 0:
+        folder = os.path.join(tmp, "vtk-pieces", "vtk")
+        check(os.path.exists(os.path.join(folder, "grains_003000_p2.vtp")) and
+              "grains_003000.pvtp" in open(os.path.join(folder, "run.pvd")).read(),
+              "VTK pieces: a piece per rank, and run.pvd lists the parallel files")
+        serial, pieces = snapshot(os.path.join(tmp, "vtk-serial", "vtk"), 3000), snapshot(folder, 3000)
+        check(same_snapshot(serial, pieces) and len(pieces["contact_a"]) > 500,
+              f"VTK pieces on 3 ranks: the serial snapshot's grains, stress and {len(pieces['contact_a'])} contacts")
+
+    # CD, cd.distributed = domains: its own bits per rank count, the same on a
+    # second run (that one writes VTK pieces: the first run's snapshot).
+    domains = ["simulation.steps=200", "output.vtk_every=200"]
     hashes = []
     for k in range(2):
         out = os.path.join(tmp, f"cd-domains-{k}")
-        r = run(mpi(2), piston, out, domains)
+        r = run(mpi(2), piston, out, domains + (["output.vtk_pieces=true"] if k == 1 else []))
         check(r.returncode == 0, f"CD piston_2d, domains on 2 ranks: completes ({r.stderr.strip()[:200]})")
         if r.returncode == 0:
             summary = json.load(open(os.path.join(out, "summary.json")))
@@ -143,6 +191,11 @@ with tempfile.TemporaryDirectory() as tmp:
             check(cd.get("mode") == "domains" and cd.get("syncs", 0) > 0 and summary.get("mean_iterations") == 40,
                   f"CD domains: summary.json says the mode, the synchronisations and N_I ({cd})")
     check(len(hashes) == 2 and hashes[0] == hashes[1], f"CD domains on 2 ranks: the same bits twice ({hashes})")
+    if len(hashes) == 2:
+        whole, pieces = (snapshot(os.path.join(tmp, f"cd-domains-{k}", "vtk"), 200) for k in range(2))
+        check(same_snapshot(whole, pieces) and len(pieces["contact_a"]) > 100,
+              f"CD domains: the VTK pieces hold the gathered snapshot, {len(pieces['contact_a'])} contacts "
+              f"(stress from the rows' owners)")
 
     # Benches on ranks: md-step and cd-sweep (exact) give the serial bench's
     # state_hash and report what the ranks sent.

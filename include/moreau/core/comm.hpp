@@ -6,6 +6,7 @@
 /// Messages are byte strings (ByteWriter / ByteReader, core/bytes.hpp).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace moreau::comm {
@@ -35,6 +36,28 @@ void sumOverRanks(std::vector<std::uint64_t>& x);
 std::string broadcast(const std::string& text);
 /// out[r] goes to rank r; returns what each rank sent here, by rank.
 std::vector<std::string> exchange(const std::vector<std::string>& out);
+
+/// The buffers of a repeated exchange, kept from one to the next, so that a
+/// steady exchange (ghost updates every step, CD syncs every sweep)
+/// allocates and copies nothing beyond the transfer itself.
+class Mailbox {
+public:
+    /// What rank r sent here in the last exchange (valid until the next).
+    std::string_view from(std::size_t r) const {
+        return std::string_view(received_).substr(static_cast<std::size_t>(at_[r]), static_cast<std::size_t>(count_[r]));
+    }
+    std::size_t ranks() const { return count_.size(); }
+
+private:
+    friend void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameSizes);
+    std::string sent_, received_;
+    std::vector<int> sendCount_, sendAt_, count_, at_;
+};
+/// out[r] goes to rank r; `box` receives what each rank sent here. With
+/// `sameSizes` (every rank's call says the same), each part has the size it
+/// had in this mailbox's last exchange: then only the ranks that send each
+/// other bytes talk (point to point), without the all-to-all of sizes.
+void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameSizes = false);
 /// Rank 0 gets every rank's bytes by rank; the others an empty list.
 std::vector<std::string> gatherToRoot(const std::string& mine);
 /// Every rank's bytes, concatenated in rank order, on every rank.

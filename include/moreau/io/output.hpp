@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -97,13 +98,25 @@ public:
     /// the grains' extent (and the periodic box on periodic axes), with cell
     /// data name, index (body − numGrains), force and torque (as in
     /// series.csv). Writing the same step again replaces its entry.
-    void write(const World& world, const std::vector<Contact>& contacts, long step, double time);
+    /// With `pieces` > 0 the ranks have written the grains and contacts as
+    /// pieces (writeVtkPiece): this writes grains_XXXXXX.pvtp and
+    /// contacts_XXXXXX.pvtp over them (and the walls from `world`), and
+    /// run.pvd lists those.
+    void write(const World& world, const std::vector<Contact>& contacts, long step, double time, int pieces = 0);
 
 private:
     std::filesystem::path dir_;
     std::vector<std::pair<double, std::string>> grainFiles_, contactFiles_, wallFiles_;
     void writePvd() const;
 };
+
+/// One rank's piece of a snapshot (output.vtk_pieces): the grains `grains`
+/// (local indices) with the global `ids` of the local bodies and `stress` by
+/// local grain, as `dir`/grains_XXXXXX_pR.vtp, and `contacts` (the rank's
+/// own) as `dir`/contacts_XXXXXX_pR.vtp, in VtkWriter's layout.
+void writeVtkPiece(const std::filesystem::path& dir, const World& world, std::span<const std::size_t> grains,
+                   std::span<const std::uint64_t> ids, std::span<const Mat3> stress,
+                   const std::vector<Contact>& contacts, long step, int rank);
 
 /// Write a JSON document atomically (temporary file, then rename), indented by
 /// 2. Throws InputError naming the path if it cannot be written.

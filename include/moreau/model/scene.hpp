@@ -176,6 +176,7 @@ struct SimulationSettings {
 struct OutputSettings {
     long every = 1;       ///< series.csv row every N steps (0: first and last only)
     long vtkEvery = 0;    ///< VTK snapshot every N steps (0: none)
+    bool vtkPieces = false;    ///< under mpirun: a piece per rank and a parallel file per step
     long checkpointEvery = 0;  ///< DIR/checkpoint every N steps (0: only when a run stops early)
     long logEvery = 0;         ///< a run-log line every N steps (0: about 20 per run)
     long fclibEvery = 0;       ///< CD: the step's local problem to OUT/fclib every N steps (0: never)

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "moreau/core/comm.hpp"
 #include "moreau/cd/partition.hpp"
 #include "moreau/sim/distributed_simulation.hpp"
 
@@ -85,6 +86,8 @@ private:
     std::vector<std::size_t> walls_;   ///< the mobile walls (local ids, the same on every rank)
     std::vector<Motion> base_;         ///< per local body: its velocity at the last synchronisation
     DistributedTraffic traffic_;
+    comm::Mailbox changesBox_, backBox_;  ///< domains syncs: changes to the owners, velocities back
+    bool syncedThisStep_ = false;         ///< the boxes hold this step's sizes
 };
 
 }  // namespace moreau

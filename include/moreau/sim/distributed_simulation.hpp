@@ -5,11 +5,13 @@
 /// cd.distributed).
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <optional>
 #include <vector>
 
+#include "moreau/core/comm.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -24,6 +26,14 @@ struct DistributedTraffic {
     std::uint64_t syncs = 0;       ///< CD domains: synchronisations of the shared bodies (per sweep and rank)
     std::uint64_t passes = 0;      ///< CD exact: replayed passes (warm starts and sweeps; rank 0's)
     std::uint64_t rounds = 0;      ///< CD exact: message rounds of those passes (rank 0's)
+};
+
+/// Seconds this rank spent in each part of its steps so far.
+struct DistributedTimes {
+    double rebuild = 0.0;  ///< migration, rebalancing and the new part at the rebuilds
+    double ghosts = 0.0;   ///< ghost updates between rebuilds
+    double solve = 0.0;    ///< the part's own step (CD: with the sweeps' exchanges)
+    double wait = 0.0;     ///< the allreduce deciding a rebuild: waiting for the slowest rank
 };
 
 struct DistributedGrain;
@@ -53,6 +63,10 @@ public:
     /// evaluation from every rank's touching pairs, with the serial bits
     /// (collective; nullopt for the staged pipeline, and on the other ranks).
     std::optional<MdPairEngine::Diagnostics> gatherDiagnostics();
+    /// This rank's piece of a VTK snapshot of the current step in `dir`
+    /// (output.vtk_pieces; collective): its owned grains and the contacts
+    /// it owns, with global ids (writeVtkPiece in io/output.hpp).
+    void writeVtkPiece(const std::filesystem::path& dir);
     /// The largest |v| Δt / (maxTravel r) of the owned grains over all ranks (collective).
     double maxTravel(double dt, double maxTravel) const;
     /// Totals over the ranks (collective).
@@ -68,6 +82,8 @@ public:
     std::string grid() const;
     /// CD: sweeps per step, summed over the steps so far (the same on every rank).
     long sweeps() const { return sweeps_; }
+    /// This rank's time per part of the steps so far.
+    const DistributedTimes& times() const { return times_; }
 
 private:
     friend class CdRanks;
@@ -81,11 +97,16 @@ private:
     void assemble(std::vector<DistributedGrain> grains, std::vector<int> owner, ContactStore store);
     std::ptrdiff_t localOf(std::uint64_t id, const World& w) const;
     std::uint64_t globalOf(BodyId b) const;
-    ContactStore globalStore() const;
+    /// The memory of the contacts this rank computes, in global keys; with
+    /// `ends`, each record's local bodies.
+    ContactStore globalStore(std::vector<std::array<BodyId, 2>>* ends = nullptr) const;
     void rebuild();
     void rebalance();
     /// out[r] to rank r (comm::exchange), counted in traffic_.
     std::vector<std::string> send(const std::vector<ByteWriter>& out);
+    /// As send, into `box` (kept by the caller): what arrived is valid until
+    /// the box's next exchange. `sameSizes`: see comm::exchange.
+    const comm::Mailbox& post(const std::vector<ByteWriter>& out, comm::Mailbox& box, bool sameSizes);
     /// After the solve: each mobile wall's contact force summed over the ranks.
     void sumWallForces();
     /// The ghosts' motion from their owners; with X also their entries of a
@@ -103,13 +124,20 @@ private:
     World whole_;                          ///< rank 0: the whole world for output
     std::optional<Simulation> sim_;        ///< this rank's part
     std::vector<std::uint64_t> gid_;       ///< global id of each local grain (ascending)
+    std::vector<std::uint32_t> idBlock_;   ///< first index in gid_ of each block of 64 ids from gid_.front()
     std::vector<char> owned_;              ///< local grain owned here (1) or a ghost (0)
     std::vector<int> owner_;               ///< the rank that owns each local grain
     std::vector<Vec3> builtAt_;            ///< positions at the last rebuild
     std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
+    std::vector<ByteWriter> ghostsOut_;    ///< the ghost updates' outgoing buffers, kept
+    comm::Mailbox mailbox_;                ///< send()'s buffers, kept
+    std::array<comm::Mailbox, 2> ghostsBox_;  ///< ghost updates: of the step, of a stage (with displacements)
+    std::array<bool, 2> ghostsKnown_{};    ///< that box has exchanged since the last rebuild
+    std::vector<std::vector<std::size_t>> recvAt_;  ///< local index of each ghost in rank r's updates
     std::size_t ownedCount_ = 0, ghostCount_ = 0;
     long rebuilds_ = 0, rebalances_ = 0, regrids_ = 0, sweeps_ = 0;
     DistributedTraffic traffic_;
+    DistributedTimes times_;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
 };
 
