@@ -69,6 +69,11 @@ double maxOverRanks(double x) {
     return y;
 }
 
+void maxOverRanks(std::vector<double>& x) {
+    if (gStarted)
+        MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
 std::uint64_t sumOverRanks(std::uint64_t x) {
     if (!gStarted) return x;
     std::uint64_t y = x;
@@ -193,6 +198,7 @@ int ranks() { return 1; }
 int rank() { return 0; }
 void abortAll(int status) { std::exit(status); }
 double maxOverRanks(double x) { return x; }
+void maxOverRanks(std::vector<double>&) {}
 std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
 void sumOverRanks(std::vector<std::uint64_t>&) {}
 std::string broadcast(const std::string& text) { return text; }

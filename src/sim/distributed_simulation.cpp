@@ -414,7 +414,8 @@ void DistributedSimulation::rebuild() {
     const auto keep = [&](std::size_t r) {
         kept.records.push_back(store.records[r]);
         if (store.slots.stride > 0)
-            kept.slots.values.insert(kept.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
+            kept.slots.values.insert(kept.slots.values.end(), store.slots.at(r),
+                                     store.slots.at(r) + store.slots.stride);
     };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (std::size_t i = 0; i < w.numGrains; ++i) {
@@ -583,7 +584,8 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
             const auto id = u.get<std::uint64_t>("value");
             if (j == at.size() || gid_[at[j]] != id) {
                 const std::ptrdiff_t i = localOf(id, mine);
-                if (i < 0) throw std::logic_error("distributed run: a ghost update for a grain this rank does not hold");
+                if (i < 0)
+                    throw std::logic_error("distributed run: a ghost update for a grain this rank does not hold");
                 at.resize(j);
                 at.push_back(static_cast<std::size_t>(i));
             }
@@ -630,14 +632,21 @@ void DistributedSimulation::sumWallForces() {
 CdStepStats DistributedSimulation::step() {
     // A rebuild once any owned grain has moved half the skin since the last.
     using Clock = std::chrono::steady_clock;
-    const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double>(b - a).count();
+    };
     const auto t0 = Clock::now();
     const World& w = sim_->world();
     double moved = 0.0;
     for (std::size_t k = 0; k < w.numGrains; ++k)
         if (owned_[k]) moved = std::max(moved, w.minimumImage(w.x[k] - builtAt_[k]).norm());
     const auto t1 = Clock::now();
-    const bool again = comm::maxOverRanks(moved) > 0.5 * skin_;
+    // One allreduce per step: the rebuild test and the caller's flag.
+    std::vector<double> most{moved, flag_};
+    comm::maxOverRanks(most);
+    flagMax_ = most[1];
+    flag_ = 0.0;
+    const bool again = most[0] > 0.5 * skin_;
     const auto t2 = Clock::now();
     if (again) rebuild();
     else exchangeGhosts();

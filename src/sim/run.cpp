@@ -648,23 +648,41 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (!resumed) observe(true, vtkEvery > 0);
         // A serial run's checkpoint, made on rank 0 from the gathered world
         // and contact store: any rank count resumes it.
-        auto checkpoint = [&](CheckpointKind kind) {
+        // Rank 0: the checkpoint's bytes from the gathered world and contact
+        // store (collective; empty on the other ranks).
+        auto stateBytes = [&](CheckpointKind kind) {
             const World& w = run.gatherWorld();
             const ContactStore store = run.gatherStore();
-            if (!root) return;
-            series->flush();
+            if (!root) return std::string();
             Scene whole = sceneWithoutWorld(settings);
             whole.world = w;
             Simulation sim(std::move(whole));
             sim.restoreContacts(store);
             totals.wallSeconds = wallBefore + elapsed();
-            writeCheckpoint(dir / "checkpoint", sim, totals, kind);
+            return checkpointBytes(sim, totals, kind);
         };
+        auto checkpoint = [&](CheckpointKind kind) {
+            const std::string bytes = stateBytes(kind);
+            if (!root) return;
+            series->flush();
+            writeCheckpointBytes(dir / "checkpoint", bytes);
+        };
+        // As a serial run: the last step the guards passed, kept for the
+        // checkpoint a divergence writes.
+        const bool guarded = guard.maxOverlap > 0.0 || guard.maxTravel > 0.0;
+        std::string lastGood;
+        long lastGoodStep = -1;
+        auto keepGood = [&] {
+            lastGood = stateBytes(CheckpointKind::Diverged);
+            lastGoodStep = run.part().world().step;
+        };
+        if (guarded) keepGood();
 
         StopSignals signals;
         std::string stopped;
         long s = first + 1;
         for (; s <= steps; ++s) {
+            run.flag(static_cast<double>(gSignal));  // any rank's, reduced with the step's rebuild test
             stats = run.step();
             if (cd) {
                 totals.sumIterations += stats.iterations;
@@ -695,13 +713,14 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 failure = why;
                 break;
             }
+            if (guarded && (s % guard.every == 0 || s == steps)) keepGood();
             if (root && logStep) {
                 const double wall = elapsed();
                 log->line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, last.time, last.kineticEnergy,
                                  last.contacts, last.iterations, last.residual, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
             }
             if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
-            const double signal = comm::maxOverRanks(static_cast<double>(gSignal));  // any rank's
+            const double signal = run.flagMax();
             if (signal != 0.0 && s < steps) {
                 checkpoint(CheckpointKind::Stopped);
                 stopped = signal == SIGINT ? "SIGINT" : "SIGTERM";
@@ -756,13 +775,21 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         summary["state_hash"] = hex64(stateHash(w));
         summary["settings"] = settings.values;
         summary["version"] = MOREAU_VERSION;
-        if (!failure.empty()) summary["divergence"] = failure;
+        if (!failure.empty()) {
+            summary["divergence"] = failure;
+            if (!lastGood.empty()) {
+                writeCheckpointBytes(dir / "checkpoint", lastGood);
+                summary["last_good_step"] = lastGoodStep;
+            }
+        }
         writeJsonFile(dir / "summary.json", summary);
         outcome.summary = summary;
         if (!failure.empty()) {
             log->line("diverged: " + failure);
-            std::fprintf(stderr, "moreau: the simulation diverged: %s (no checkpoint on MPI ranks yet)\n",
-                         failure.c_str());
+            std::fprintf(stderr,
+                         "moreau: the simulation diverged: %s; the last good step (%ld) is in %s: resume it with a "
+                         "smaller step, e.g. mpirun ... moreau run --resume %s --set simulation.dt=...\n",
+                         failure.c_str(), lastGoodStep, (dir / "checkpoint").c_str(), dir.c_str());
             return outcome;
         }
         if (!stopped.empty()) {

@@ -3,7 +3,9 @@ serial run's bits for N = 2 and 3, on a walled box cut across gravity and on
 a cell whose periodic axis the ranks' bricks cut; grains migrate on the way.
 CD with cd.distributed = exact gives the serial random-keys run's series.csv
 on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
-(output.vtk_pieces) hold the serial snapshot. Scenes the ranks cannot step
+(output.vtk_pieces) hold the serial snapshot. A SIGTERM to mpirun stops the
+ranks with a checkpoint that resumes on another rank count; a divergence
+leaves the serial run's last-good checkpoint. Scenes the ranks cannot step
 yet are refused with one line and exit 2.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
@@ -11,9 +13,11 @@ usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 moreau, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
@@ -137,6 +141,58 @@ with tempfile.TemporaryDirectory() as tmp:
             check(got == want, f"a checkpoint of {writer} rank(s) resumed on {reader} gives the uninterrupted "
                                f"state_hash {want} (got {got}; {r.stderr.strip()[:200]})")
 
+    # A stop by SIGTERM sent to mpirun: it passes the signal on, the ranks
+    # stop together after the same step with a checkpoint, and that resumes
+    # on another rank count with the uninterrupted run's bits.
+    piston_md = ["simulation.method=md", "md.substeps=1", "simulation.dt=0.01"]
+    out = os.path.join(tmp, "sigterm")
+    args = mpi(2) + [moreau, "run", os.path.join(source, "examples", "piston_2d.ini"), "--out", out, "--quiet"]
+    for k in piston_md + ["simulation.steps=100000000", "output.every=100"]:
+        args += ["--set", k]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    series_file = os.path.join(out, "series.csv")
+    for _ in range(600):  # until series.csv exists: the ranks are stepping
+        if os.path.exists(series_file):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    path = os.path.join(out, "summary.json")
+    summary = json.load(open(path)) if os.path.exists(path) else {}
+    last = summary.get("last_step", 0)
+    check(summary.get("status") == "stopped" and last > 0 and os.path.exists(os.path.join(out, "checkpoint")),
+          f"SIGTERM to mpirun: the ranks stop after step {last} with a checkpoint ({err.strip()[:200]})")
+    if last > 0:
+        target = f"simulation.steps={last + 300}"
+        r = subprocess.run(mpi(3) + [moreau, "run", "--resume", out, "--set", target, "--quiet"], capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        got = json.load(open(os.path.join(out, "summary.json"))).get("state_hash") if r.returncode == 0 else None
+        reference = os.path.join(tmp, "sigterm-reference")
+        run([], os.path.join(source, "examples", "piston_2d.ini"), reference, piston_md + [target])
+        want = json.load(open(os.path.join(reference, "summary.json")))["state_hash"]
+        check(got == want, f"the stopped run resumed on 3 ranks gives the uninterrupted state_hash {want} (got {got})")
+
+    # A divergence on ranks: exit 3 and the checkpoint of the last step the
+    # guards passed, as a serial run writes it (both resume to the same bits).
+    box = os.path.join(source, "examples", "box_3d.ini")
+    blow = ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=3000",
+            "guard.max_overlap=1e-2"]
+    states = []
+    for prefix, name in (([], "diverged-serial"), (mpi(2), "diverged-ranks")):
+        out = os.path.join(tmp, name)
+        r = run(prefix, box, out, blow)
+        path = os.path.join(out, "summary.json")
+        summary = json.load(open(path)) if os.path.exists(path) else {}
+        states.append((r.returncode, summary.get("status"), summary.get("last_good_step"), summary.get("last_step")))
+        r = subprocess.run([moreau, "run", "--resume", out, "--set", "simulation.dt=1e-4", "--set",
+                            "simulation.steps=2500", "--quiet"], capture_output=True, text=True, timeout=300)
+        states[-1] += (json.load(open(os.path.join(out, "summary.json"))).get("state_hash"),)
+    check(states[0][0] == 3 and states[0][1] == "diverged" and states[0][2] > 0 and states[0] == states[1],
+          f"a divergence on 2 ranks: exit 3, the serial last good step and a checkpoint resuming to the serial "
+          f"bits ((exit, status, last good, last step, resumed hash): serial {states[0]}, ranks {states[1]})")
+
     # CD, cd.distributed = exact: the serial random-keys sweep replayed over
     # the ranks, series.csv byte for byte (residuals and iterations included,
     # under a criterion that sums over every rank's contacts).
@@ -166,7 +222,8 @@ with tempfile.TemporaryDirectory() as tmp:
             "output.vtk_every=1500"]
     r = run([], box, os.path.join(tmp, "vtk-serial"), sets)
     r3 = run(mpi(3), box, os.path.join(tmp, "vtk-pieces"), sets + ["output.vtk_pieces=true"])
-    check(r.returncode == 0 and r3.returncode == 0, f"box_3d MD with VTK pieces on 3 ranks completes ({r3.stderr[:200]})")
+    check(r.returncode == 0 and r3.returncode == 0,
+          f"box_3d MD with VTK pieces on 3 ranks completes ({r3.stderr[:200]})")
     if r.returncode == 0 and r3.returncode == 0:
         folder = os.path.join(tmp, "vtk-pieces", "vtk")
         check(os.path.exists(os.path.join(folder, "grains_003000_p2.vtp")) and

@@ -29,6 +29,8 @@ int rank();
 
 /// The largest `x` over the ranks.
 double maxOverRanks(double x);
+/// The largest of each element over the ranks (one collective for several).
+void maxOverRanks(std::vector<double>& x);
 /// Sums over the ranks, element by element.
 std::uint64_t sumOverRanks(std::uint64_t x);
 void sumOverRanks(std::vector<std::uint64_t>& x);
@@ -44,7 +46,8 @@ class Mailbox {
 public:
     /// What rank r sent here in the last exchange (valid until the next).
     std::string_view from(std::size_t r) const {
-        return std::string_view(received_).substr(static_cast<std::size_t>(at_[r]), static_cast<std::size_t>(count_[r]));
+        return std::string_view(received_).substr(static_cast<std::size_t>(at_[r]),
+                                                  static_cast<std::size_t>(count_[r]));
     }
     std::size_t ranks() const { return count_.size(); }
 

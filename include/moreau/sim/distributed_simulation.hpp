@@ -50,6 +50,11 @@ public:
     ~DistributedSimulation();
     /// One step on every rank (collective); CD: its sweeps (the same on every rank).
     CdStepStats step();
+    /// A value for the next step's allreduce (e.g. a signal this rank has
+    /// seen), which step() reduces together with its rebuild test; flagMax()
+    /// is then the largest over the ranks. Saves a collective per step.
+    void flag(double x) { flag_ = x; }
+    double flagMax() const { return flagMax_; }
     /// Rank 0: the whole world at the current step (collective; the other
     /// ranks get an empty world).
     const World& gatherWorld();
@@ -138,6 +143,7 @@ private:
     long rebuilds_ = 0, rebalances_ = 0, regrids_ = 0, sweeps_ = 0;
     DistributedTraffic traffic_;
     DistributedTimes times_;
+    double flag_ = 0.0, flagMax_ = 0.0;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
 };
 
