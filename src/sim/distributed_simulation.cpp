@@ -119,6 +119,7 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
         extent[a] = periodic_[k] ? global.boxMax[a] - global.boxMin[a] : std::max(hi[a] - lo[a], 0.0) + 2.0 * rMax;
     }
     axes_ = std::clamp(global.dimension, 1, 3);
+    leesEdwards_ = global.leesEdwards();
     dims_ = chooseGrid(extent);
     for (int a = 0; a < 3; ++a) {
         const auto k = static_cast<std::size_t>(a);
@@ -164,7 +165,9 @@ std::array<int, 3> DistributedSimulation::chooseGrid(const Vec3& extent) const {
             if (ranks_ % (px * py) != 0) continue;
             const int pz = ranks_ / (px * py);
             const std::array<int, 3> p{px, py, pz};
-            bool fits = true;
+            // Lees–Edwards: cuts along z alone, so that every rank holds the
+            // whole sheared x-y plane and its offset images stay its own.
+            bool fits = !leesEdwards_ || (px == 1 && py == 1);
             double area = 0.0;
             for (int a = 0; a < 3; ++a) {
                 const int n = p[static_cast<std::size_t>(a)];
@@ -238,6 +241,9 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     w.periodic = from.periodic;
     w.boxMin = from.boxMin;
     w.boxMax = from.boxMax;
+    w.strainRate = from.strainRate;
+    w.shearRate = from.shearRate;
+    w.shift = from.shift;
     w.time = from.time;
     w.step = from.step;
     const std::size_t n = grains.size();
@@ -323,6 +329,8 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         sim_->cd().setPartition(cdRanks_.get());
     } else {
         if (mobileWalls) sim_->setAfterSolve([this] { sumWallForces(); });
+        // Substeps: the ghosts take their owners' state before each.
+        if (template_.md.substeps > 1) sim_->setBetweenSubsteps([this] { exchangeGhosts(); });
         if (template_.md.integrator != Integrator::CD)
             sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
     }
@@ -695,6 +703,7 @@ const World& DistributedSimulation::gatherWorld() {
             whole_.w[i] = w.w[j];
             whole_.q[i] = w.q[j];
         }
+        whole_.shift = w.shift;
         whole_.time = w.time;
         whole_.step = w.step;
     }

@@ -544,10 +544,12 @@ void checkDistributable(const Scene& scene) {
     if (scene.simulation.method == Method::MD && scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
         scheme != Integrator::PV)
         refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
-    if (scene.md.substeps != 1 && scene.simulation.method == Method::MD) refuse("md.substeps", "more than one substep");
     if (!scene.servos.empty()) refuse("wall.*.servo", "a wall servo");
     if (scene.cellServo.any()) refuse("periodic.stress", "a cell servo");
-    if (scene.world.deforming()) refuse("periodic.strain_rate", "a deforming cell");
+    if (scene.world.strainRate != Vec3::Zero()) refuse("periodic.strain_rate", "a cell that changes its size");
+    if (scene.world.leesEdwards() && scene.world.dimension != 3)
+        refuse("periodic.shear_rate", "Lees–Edwards shear in " + std::to_string(scene.world.dimension) +
+                                          "D (the ranks cut a sheared cell along z; allowed: 3D scenes)");
     if (!scene.world.driven.empty()) refuse("group.*", "a driven grain group");
     for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
         if (scene.world.wallMobile[k] && scheme != Integrator::CD && scene.simulation.method == Method::MD)

@@ -389,6 +389,7 @@ CdStepStats Simulation::advance() {
     const int substeps = scene_.simulation.method == Method::MD ? scene_.md.substeps : 1;
     applyControls();
     for (int k = 0; k < substeps; ++k) {
+        if (k > 0 && betweenSubsteps_) betweenSubsteps_();
         detect();
         match();
         solve();

@@ -1,6 +1,7 @@
 """Distributed runs (docs/distributed.md): `mpirun -np N moreau run` gives the
-serial run's bits for N = 2 and 3, on a walled box cut across gravity and on
-a cell whose periodic axis the ranks' bricks cut; grains migrate on the way.
+serial run's bits for N = 2 and 3, on a walled box cut across gravity, on
+a cell whose periodic axis the ranks' bricks cut and on a Lees–Edwards shear
+cell; grains migrate on the way.
 CD with cd.distributed = exact gives the serial random-keys run's series.csv
 on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
 (output.vtk_pieces) hold the serial snapshot. A SIGTERM to mpirun stops the
@@ -86,6 +87,11 @@ cases = [
     # A multi-stage scheme: the ghosts take every stage's state from their owners.
     ("periodic cell, rk with hertz and kuhn", os.path.join(source, "tests", "mpi", "periodic_3d.ini"),
      ["md.integrator=rk", "md.normal=hertz", "md.tangential=kuhn", "simulation.steps=1000"]),
+    # Substeps (box_3d's md.substeps = 10): the ghosts are updated before each.
+    ("box_3d, MD with 10 substeps", os.path.join(source, "examples", "box_3d.ini"),
+     ["simulation.method=md", "simulation.steps=1200", "output.every=100", "random.count=600"]),
+    # Lees–Edwards: the bricks cut the sheared cell along z alone.
+    ("Lees–Edwards shear cell (bricks along z)", os.path.join(source, "tests", "mpi", "lees_edwards_3d.ini"), []),
 ]
 with tempfile.TemporaryDirectory() as tmp:
     for name, scene, sets in cases:
@@ -286,6 +292,9 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(mpi(2), piston, out, ["cd.distributed=exact"])
     check(r.returncode == 2 and "cd.distributed" in r.stderr,
           f"cd.distributed = exact with a random-sweep order is refused naming the key, exit 2 (exit {r.returncode})")
+    r = run(mpi(2), os.path.join(source, "examples", "lees_edwards_2d.ini"), out, ["periodic.stress_axes="])
+    check(r.returncode == 2 and "periodic.shear_rate" in r.stderr and "3D" in r.stderr,
+          f"Lees–Edwards in 2D on ranks is refused naming periodic.shear_rate, exit 2 (exit {r.returncode})")
     r = subprocess.run(mpi(2) + [moreau, "experiment", "restitution", "--out", out], capture_output=True, text=True,
                        timeout=120)
     check(r.returncode == 2 and "one process" in r.stderr,

@@ -122,6 +122,7 @@ private:
     std::size_t globalGrains_ = 0;
     std::array<int, 3> dims_{1, 1, 1};     ///< bricks per axis; rank = i + dims_x (j + dims_y k)
     int axes_ = 3;                         ///< the axes the scene moves along (its dimension)
+    bool leesEdwards_ = false;             ///< a sheared cell: bricks along z alone
     std::array<bool, 3> periodic_{};
     double skin_ = 0.0, halo_ = 0.0;
     std::array<std::vector<double>, 3> cuts_;  ///< brick (i, j, k) spans [cuts_[a][i], cuts_[a][i+1]) per axis

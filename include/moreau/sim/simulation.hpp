@@ -76,6 +76,9 @@ public:
     /// Called by advance() between solve() and integrate() (none: nothing):
     /// a distributed run sums the mobile walls' forces over its ranks here.
     void setAfterSolve(std::function<void()> hook) { afterSolve_ = std::move(hook); }
+    /// Called by advance() before each MD substep but the first (none:
+    /// nothing): a distributed run updates its ghosts here.
+    void setBetweenSubsteps(std::function<void()> hook) { betweenSubsteps_ = std::move(hook); }
     /// MD with the integrator cd, between solve() and integrate(): makes `f`
     /// the summed contact force on body `b` that integrate() kicks with.
     void overrideContactForce(BodyId b, const Vec3& f);
@@ -155,7 +158,7 @@ private:
     Stage next_ = Stage::Detect;  ///< the stage due next (detect is always allowed)
 
     Scene scene_;
-    std::function<void()> afterSolve_;
+    std::function<void()> afterSolve_, betweenSubsteps_;
     CdStepStats stats_;
     VerletListDetector detector_;
     /// This step's contacts, and last step's as far as matching needs them:
