@@ -652,31 +652,37 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         // and contact store: any rank count resumes it.
         // Rank 0: the checkpoint's bytes from the gathered world and contact
         // store (collective; empty on the other ranks).
-        auto stateBytes = [&](CheckpointKind kind) {
-            const World& w = run.gatherWorld();
-            const ContactStore store = run.gatherStore();
-            if (!root) return std::string();
+        auto stateBytes = [&](const World& w, const ContactStore& store, const RunTotals& at, CheckpointKind kind) {
             Scene whole = sceneWithoutWorld(settings);
             whole.world = w;
             Simulation sim(std::move(whole));
             sim.restoreContacts(store);
-            totals.wallSeconds = wallBefore + elapsed();
-            return checkpointBytes(sim, totals, kind);
+            return checkpointBytes(sim, at, kind);
         };
         auto checkpoint = [&](CheckpointKind kind) {
-            const std::string bytes = stateBytes(kind);
+            const World& w = run.gatherWorld();
+            const ContactStore store = run.gatherStore();
             if (!root) return;
             series->flush();
-            writeCheckpointBytes(dir / "checkpoint", bytes);
+            totals.wallSeconds = wallBefore + elapsed();
+            writeCheckpointBytes(dir / "checkpoint", stateBytes(w, store, totals, kind));
         };
-        // As a serial run: the last step the guards passed, kept for the
-        // checkpoint a divergence writes.
+        // As a serial run: the last step the guards passed (rank 0: its world,
+        // contact store and totals), the checkpoint a divergence writes.
         const bool guarded = guard.maxOverlap > 0.0 || guard.maxTravel > 0.0;
-        std::string lastGood;
+        World goodWorld;
+        ContactStore goodStore;
+        RunTotals goodTotals;
         long lastGoodStep = -1;
         auto keepGood = [&] {
-            lastGood = stateBytes(CheckpointKind::Diverged);
+            const World& w = run.gatherWorld();
+            ContactStore store = run.gatherStore();
             lastGoodStep = run.part().world().step;
+            if (!root) return;
+            goodWorld = w;
+            goodStore = std::move(store);
+            goodTotals = totals;
+            goodTotals.wallSeconds = wallBefore + elapsed();
         };
         if (guarded) keepGood();
 
@@ -779,8 +785,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         summary["version"] = MOREAU_VERSION;
         if (!failure.empty()) {
             summary["divergence"] = failure;
-            if (!lastGood.empty()) {
-                writeCheckpointBytes(dir / "checkpoint", lastGood);
+            if (lastGoodStep >= 0) {
+                writeCheckpointBytes(dir / "checkpoint",
+                                     stateBytes(goodWorld, goodStore, goodTotals, CheckpointKind::Diverged));
                 summary["last_good_step"] = lastGoodStep;
             }
         }
