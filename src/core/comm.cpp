@@ -141,26 +141,6 @@ void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameS
                   box.count_.data(), box.at_.data(), MPI_BYTE, MPI_COMM_WORLD);
 }
 
-std::vector<std::string> exchange(const std::vector<std::string>& out) {
-    if (!gStarted) return out;
-    const int n = ranks();
-    std::vector<int> sendCount(static_cast<std::size_t>(n)), recvCount(static_cast<std::size_t>(n));
-    std::string send;
-    for (int r = 0; r < n; ++r) {
-        sendCount[static_cast<std::size_t>(r)] = static_cast<int>(out[static_cast<std::size_t>(r)].size());
-        send += out[static_cast<std::size_t>(r)];
-    }
-    MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int sent = 0, total = 0;
-    const std::vector<int> sendAt = offsetsOf(sendCount, sent), recvAt = offsetsOf(recvCount, total);
-    std::string recv(static_cast<std::size_t>(total), '\0');
-    MPI_Alltoallv(send.data(), sendCount.data(), sendAt.data(), MPI_BYTE, recv.data(), recvCount.data(),
-                  recvAt.data(), MPI_BYTE, MPI_COMM_WORLD);
-    std::vector<std::string> in(static_cast<std::size_t>(n));
-    for (std::size_t r = 0; r < in.size(); ++r) in[r] = recv.substr(static_cast<std::size_t>(recvAt[r]), static_cast<std::size_t>(recvCount[r]));
-    return in;
-}
-
 std::vector<std::string> gatherToRoot(const std::string& mine) {
     if (!gStarted) return {mine};
     const int n = ranks();
@@ -202,7 +182,6 @@ void maxOverRanks(std::vector<double>&) {}
 std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
 void sumOverRanks(std::vector<std::uint64_t>&) {}
 std::string broadcast(const std::string& text) { return text; }
-std::vector<std::string> exchange(const std::vector<std::string>& out) { return out; }
 void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool) {
     box.sendCount_.assign(1, static_cast<int>(out[0].size()));
     box.count_ = box.sendCount_;

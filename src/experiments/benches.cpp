@@ -138,11 +138,7 @@ struct Alternation {
     }
 
     static std::vector<KeySpec> keys() {
-        return {{"bench.decomposed", KeyType::Bool, "false",
-                 "step the scene through the domain decomposition (docs/distributed.md) on one rank too, as under "
-                 "mpirun: the one-rank point of a scaling series (detection and rebuilds timed)",
-                 0, 0, {}},
-                {"bench.alternate", KeyType::Integer, "0",
+        return {{"bench.alternate", KeyType::Integer, "0",
                  "0: every timed step on --threads; N > 0: the timed steps in slices of N steps, alternately on 1 "
                  "thread and on --threads, reporting both rates and the speed-up (same trajectory bits)",
                  0, 1e9, {}},
@@ -366,6 +362,14 @@ struct CdBenchRun {
 
 namespace {
 
+/// md-step's and cd-sweep's key for the one-rank point of a scaling series.
+KeySpec decomposedKey() {
+    return {"bench.decomposed", KeyType::Bool, "false",
+            "step the scene through the domain decomposition (docs/distributed.md) on one rank too, as under "
+            "mpirun: the one-rank point of a scaling series (detection and rebuilds timed)",
+            0, 0, {}};
+}
+
 /// A bench under mpirun: the scene stepped by DistributedSimulation
 /// (docs/distributed.md), `warmup` untimed steps then `steps` timed ones,
 /// with what the ranks sent each other per rank and step. Oversubscribed
@@ -450,6 +454,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"bench.dt", KeyType::Real, "0.001", "time step", 0, kInf, {}},
     };
     for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
+    extra.push_back(decomposedKey());
     BenchSetup b = benchWorld(options, extra);
     const long steps = sceneInteger(b.scene, "bench.steps");
     Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
@@ -568,6 +573,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"bench.dt", KeyType::Real, "7.191623e-5", "time step (t_n/50 of the protocol)", 0, kInf, {}},
     };
     for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
+    extra.push_back(decomposedKey());
     // Neighbour reach as LAMMPS's `neighbor 0.1 bin`: a skin of 0.1 d
     // (contact.skin = 0.2 of the radius, the scene default) and no margin (an
     // MD force needs no positive gap; the margin only lists near contacts).

@@ -210,14 +210,18 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     ++traffic_.syncs;
     const auto ranks = static_cast<std::size_t>(run_.ranks_), me = static_cast<std::size_t>(run_.rank_);
     auto change = [&](std::size_t i) { return Motion{bodies[i].v - base_[i].v, bodies[i].w - base_[i].w}; };
-    // The changes this rank's rows made to other ranks' grains, to their owners.
-    std::vector<ByteWriter> out(ranks);
-    for (std::size_t r = 0; r < ranks; ++r)
+    // The changes this rank's rows made to other ranks' grains, to their
+    // owners (the writers kept from sweep to sweep).
+    std::vector<ByteWriter>& out = changesOut_;
+    out.resize(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+        out[r].clear();
         for (const std::size_t i : ghostsTo_[r]) {
             const Motion d = change(i);
             out[r].put(d.v);
             out[r].put(d.w);
         }
+    }
     // The same parts every sync of the step: after the first, only neighbours talk.
     const comm::Mailbox& in = run_.post(out, changesBox_, syncedThisStep_);
     // Each shared grain: its start velocity plus the mean of the ranks'
@@ -247,12 +251,15 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
         bodies[i].w = base_[i].w;
     }
     // The new velocities back to the ranks whose rows move them.
-    std::vector<ByteWriter> back(ranks);
-    for (std::size_t r = 0; r < ranks; ++r)
+    std::vector<ByteWriter>& back = backOut_;
+    back.resize(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+        back[r].clear();
         for (const std::size_t i : movedBy_[r]) {
             back[r].put(base_[i].v);
             back[r].put(base_[i].w);
         }
+    }
     const comm::Mailbox& again = run_.post(back, backBox_, syncedThisStep_);
     syncedThisStep_ = true;
     for (std::size_t r = 0; r < ranks; ++r) {

@@ -569,7 +569,7 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     out.resize(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r) {
         ByteWriter& b = out[static_cast<std::size_t>(r)];
-        b.bytes().clear();
+        b.clear();
         for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
             b.put(gid_[k]);
             putMotion(b, w, k);

@@ -62,6 +62,8 @@ public:
     }
     const std::string& bytes() const { return bytes_; }
     std::string& bytes() { return bytes_; }
+    /// Empty again, keeping the capacity (a writer reused every step).
+    void clear() { bytes_.clear(); }
 
 private:
     std::string bytes_;

@@ -36,9 +36,6 @@ std::uint64_t sumOverRanks(std::uint64_t x);
 void sumOverRanks(std::vector<std::uint64_t>& x);
 /// Rank 0's `text` on every rank.
 std::string broadcast(const std::string& text);
-/// out[r] goes to rank r; returns what each rank sent here, by rank.
-std::vector<std::string> exchange(const std::vector<std::string>& out);
-
 /// The buffers of a repeated exchange, kept from one to the next, so that a
 /// steady exchange (ghost updates every step, CD syncs every sweep)
 /// allocates and copies nothing beyond the transfer itself.

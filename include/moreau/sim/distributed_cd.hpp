@@ -87,6 +87,7 @@ private:
     std::vector<Motion> base_;         ///< per local body: its velocity at the last synchronisation
     DistributedTraffic traffic_;
     comm::Mailbox changesBox_, backBox_;  ///< domains syncs: changes to the owners, velocities back
+    std::vector<ByteWriter> changesOut_, backOut_;  ///< their outgoing parts, kept
     bool syncedThisStep_ = false;         ///< the boxes hold this step's sizes
 };
 
