@@ -429,6 +429,19 @@ std::size_t CdSolver::runSweep(int s) {
             const SolverRow& r = rows_[c];
             jacobi_[c] = lawImpulse(r, relativeVelocity(r, bodies_, tables_), r.mn, r.mt, tables_);
         }
+        if (partition_ && partition_->exact()) {
+            // Replayed: each body takes its rows' impulses in key order, as
+            // the serial loop applies them.
+            const SweepPlan& plan = plans_[0];
+            partition_->orderedPass(
+                plan.seq, [](ContactKey key) { return static_cast<std::uint64_t>(key); },
+                [this](std::int32_t c) {
+                    const auto k = static_cast<std::size_t>(c);
+                    setImpulse(rows_[k], jacobi_[k], bodies_, masks_);
+                },
+                bodies_);
+            return 0;
+        }
         for (std::size_t c = 0; c < rows_.size(); ++c) setImpulse(rows_[c], jacobi_[c], bodies_, masks_);
         return 0;
     }
@@ -444,7 +457,12 @@ std::size_t CdSolver::runSweep(int s) {
                 return fixed ? static_cast<std::uint64_t>(key)
                              : sweepPriority(ctx.seed, static_cast<std::uint64_t>(ctx.step), sweep, key);
             },
-            [this](std::int32_t c) { shockLaw(rows_[static_cast<std::size_t>(c)], bodies_, masks_, tables_); }, bodies_);
+            [this](std::int32_t c) {
+                SolverRow& r = rows_[static_cast<std::size_t>(c)];
+                if (tables_.anchor) proxLaw(r, bodies_, masks_, tables_);  // cd.proximal
+                else shockLaw(r, bodies_, masks_, tables_);
+            },
+            bodies_);
         return 0;
     }
     if (settings_.order == SweepOrder::RandomSequential)

@@ -327,7 +327,7 @@ std::vector<Rule> fixedRules() {
                          "each rank sweeps its own contacts and the bodies several ranks move are made consistent "
                          "after every sweep (Shojaaee et al. 2012, with mass splitting): its own bits per rank "
                          "count. exact: the serial sweep replayed across the ranks, the serial run's bits for any "
-                         "rank count (needs cd.order = random-keys or fixed).",
+                         "rank count (needs cd.order = random-keys, fixed or jacobi).",
                          {"domains", "exact"}));
     r.push_back(typedKey(K::Choice, "cd.proximal", "off",
                          "Proximal term of the sweeps, for piles where Gauss-Seidel cycles (docs/convergence.md): "
@@ -1610,9 +1610,10 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     cd.order = lawFromName(kSweepOrderNames, order).value_or(SweepOrder::RandomSweep);  // validated against the table
     cd.warmStart = v.boolean("cd.warm_start");
     cd.distributed = v.text("cd.distributed") == "exact" ? CdDistributed::Exact : CdDistributed::Domains;
-    if (cd.distributed == CdDistributed::Exact && cd.order != SweepOrder::RandomKeys && cd.order != SweepOrder::Fixed)
+    if (cd.distributed == CdDistributed::Exact && cd.order != SweepOrder::RandomKeys && cd.order != SweepOrder::Fixed &&
+        cd.order != SweepOrder::Jacobi)
         throw InputError(origin + ": key 'cd.distributed': 'exact' replays an order every rank computes for its own "
-                                  "contacts (allowed with cd.order = random-keys or fixed; otherwise domains)");
+                                  "contacts (allowed with cd.order = random-keys, fixed or jacobi; otherwise domains)");
     cd.gapPositive = v.text("cd.gap") == "pos";
 
     MdSettings& md = scene.md;

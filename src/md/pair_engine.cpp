@@ -638,6 +638,8 @@ void MdPairEngine::forces(const World& world, const StepContext& ctx, double mar
     // The pass checked the sums; the first bad body, for the report, only
     // when one is not finite.
     if (!sumsFinite_) checkFiniteForces(bodyForce_, bodyTorque_, ctx.step);
+    // A glued grain's forces act on its wall (World::DrivenGrain).
+    world.addGluedForces(bodyForce_);
     if (trackWork_) {
         double work = 0.0;
         for (const double w : chunkWork_) work += w;
@@ -664,7 +666,6 @@ Mat3 MdPairEngine::pairStressSum(const World& world) const {
 }
 
 void MdPairEngine::integrate(World& world, const StepContext& ctx) {
-    world.addGluedForces(bodyForce_);
     moved_ = advanceLeapfrog(world, bodyForce_, bodyTorque_, ctx.dt, &builtAt_, 0.25 * innerSkin_ * innerSkin_, driftKernel_,
                              blockLanes_, true);
     forcesClear_ = true;

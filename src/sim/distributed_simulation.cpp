@@ -29,11 +29,27 @@ struct DistributedGrain {
     double radius = 0.0, mass = 0.0, inertia = 0.0;
     bool prescribed = false, scheduled = false;
     ForceSchedule force;
+    std::int32_t driven = -2;  ///< kNotDriven, kDrivenFree or the wall it is glued to (body − numGrains)
 };
 
 namespace {
 
-DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid) {
+constexpr std::int32_t kNotDriven = -2, kDrivenFree = -1;
+
+/// Per grain of `w`: kNotDriven, kDrivenFree or the wall (body − numGrains)
+/// it is glued to (World::DrivenGrain); empty when no grain is driven.
+std::vector<std::int32_t> drivenOf(const World& w) {
+    std::vector<std::int32_t> d;
+    if (w.driven.empty()) return d;
+    d.assign(w.numGrains, kNotDriven);
+    for (const World::DrivenGrain& g : w.driven)
+        d[static_cast<std::size_t>(g.grain)] =
+            g.wall < 0 ? kDrivenFree : static_cast<std::int32_t>(static_cast<std::size_t>(g.wall) - w.numGrains);
+    return d;
+}
+
+/// Grain i of `w`; `driven`: drivenOf(w).
+DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven) {
     DistributedGrain g;
     g.gid = gid;
     g.x = w.x[i];
@@ -48,6 +64,7 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid) {
     g.prescribed = w.prescribed[i];
     g.scheduled = i < w.force.size();
     if (g.scheduled) g.force = w.force[i];
+    if (!driven.empty()) g.driven = driven[i];
     return g;
 }
 
@@ -65,6 +82,7 @@ void putGrain(ByteWriter& out, const DistributedGrain& g) {
     out.put(static_cast<std::uint8_t>(g.prescribed));
     out.put(static_cast<std::uint8_t>(g.scheduled));
     if (g.scheduled) out.put(g.force);
+    out.put(g.driven);
 }
 
 DistributedGrain getGrain(ByteReader& in) {
@@ -82,6 +100,7 @@ DistributedGrain getGrain(ByteReader& in) {
     g.prescribed = in.get<std::uint8_t>("grain") != 0;
     g.scheduled = in.get<std::uint8_t>("grain") != 0;
     if (g.scheduled) g.force = in.get<ForceSchedule>("grain");
+    g.driven = in.get<std::int32_t>("grain");
     return g;
 }
 
@@ -142,10 +161,11 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     // ghosts from it (no migration), then keeps only rank 0's copy for output.
     std::vector<DistributedGrain> mine;
     std::vector<int> owner;
+    const std::vector<std::int32_t> driven = drivenOf(global);
     for (std::size_t i = 0; i < global.numGrains; ++i) {
         const int r = ownerOf(global.x[i]);
         if (r != rank_ && !nearBrick(global.x[i], rank_)) continue;
-        mine.push_back(grainOf(global, i, i));
+        mine.push_back(grainOf(global, i, i, driven));
         owner.push_back(r);
     }
     template_ = std::move(scene);
@@ -244,6 +264,8 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     w.strainRate = from.strainRate;
     w.shearRate = from.shearRate;
     w.shift = from.shift;
+    w.stressErrorIntegral = from.stressErrorIntegral;
+    w.wallErrorIntegral = from.wallErrorIntegral;
     w.time = from.time;
     w.step = from.step;
     const std::size_t n = grains.size();
@@ -266,6 +288,10 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         gid_[k] = g.gid;
         owner_[k] = owner[order[k]];
         owned_[k] = owner_[k] == rank_ ? 1 : 0;
+        // Driven grains (the walls follow the n grains).
+        if (g.driven != kNotDriven)
+            w.driven.push_back({static_cast<BodyId>(k),
+                                g.driven < 0 ? -1 : static_cast<BodyId>(n + static_cast<std::size_t>(g.driven))});
     }
     // An index over gid_ for localOf: the first local grain of each block of
     // 64 global ids from the first.
@@ -316,6 +342,8 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     }
 
     Scene s = sceneWithoutWorld(template_);
+    for (WallServo& servo : s.servos)  // the part's walls follow its n grains
+        servo.wall = static_cast<BodyId>(n + (static_cast<std::size_t>(servo.wall) - globalGrains_));
     s.world = std::move(w);
     sim_.emplace(std::move(s));
     if (local.slots.stride == 0) local.slots.stride = sim_->contactStore().slots.stride;
@@ -324,6 +352,8 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     // ghosts take each stage's state from their owners first.
     bool mobileWalls = false;
     for (std::size_t k = 0; k < sim_->world().numWalls(); ++k) mobileWalls = mobileWalls || sim_->world().wallMobile[k];
+    // Wall servos read the loads summed over the ranks.
+    if (!template_.servos.empty()) sim_->setWallLoads([this] { return wallLoads(false); });
     if (cdRanks_) {
         // CD: the ranks share each step's sweeps (mobile walls included).
         sim_->cd().setPartition(cdRanks_.get());
@@ -426,18 +456,19 @@ void DistributedSimulation::rebuild() {
                                      store.slots.at(r) + store.slots.stride);
     };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
+    const std::vector<std::int32_t> driven = drivenOf(w);
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
         const int to = ownerOf(w.x[i]);
         if (to == rank_) {
-            grains.push_back(grainOf(w, i, gid_[i]));
+            grains.push_back(grainOf(w, i, gid_[i], driven));
             owner.push_back(rank_);
             for (std::size_t k = first[i]; k < first[i + 1]; ++k) keep(records[k]);
             continue;
         }
         ++traffic_.migrations;
         ByteWriter& b = out[static_cast<std::size_t>(to)];
-        putGrain(b, grainOf(w, i, gid_[i]));
+        putGrain(b, grainOf(w, i, gid_[i], driven));
         b.put(static_cast<std::uint64_t>(first[i + 1] - first[i]));
         for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
             const std::size_t r = records[k];
@@ -607,32 +638,64 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
     }
 }
 
-void DistributedSimulation::sumWallForces() {
-    // Each mobile wall's force: its contacts with every rank's owned grains,
-    // summed from zero in key order, as the serial per-body sum adds them.
-    // Pairs without force add nothing to a sum that starts at +0.
+std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
+    // Each wall's load with the serial bits: its contacts with every rank's
+    // owned grains, summed from zero in key order as the serial per-body sum
+    // adds them (pairs without force add nothing to a sum that starts at
+    // +0), then the forces on the grains glued to it, in grain order
+    // (World::addGluedForces). An owned grain's own sum has the serial bits.
     const World& w = sim_->world();
     ByteWriter mine;
     auto add = [&](BodyId a, BodyId b, const Vec3& force) {
-        if (!w.isWall(b) || !w.wallMobile[static_cast<std::size_t>(b) - w.numGrains] ||
-            !owned_[static_cast<std::size_t>(a)])
-            return;
+        if (!w.isWall(b) || !owned_[static_cast<std::size_t>(a)]) return;
+        mine.put(std::uint8_t{0});
         mine.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
         mine.put(force);
     };
     if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);  // no narrow phase again
     else
         for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+    if (w.anyGlued()) {
+        const std::vector<Vec3> sums = afterSolve ? std::vector<Vec3>{} : sim_->contactForces();
+        for (const World::DrivenGrain& d : w.driven) {
+            const auto i = static_cast<std::size_t>(d.grain);
+            if (d.wall < 0 || !owned_[i]) continue;
+            mine.put(std::uint8_t{1});
+            mine.put(gid_[i]);
+            mine.put(static_cast<std::uint64_t>(static_cast<std::size_t>(d.wall) - w.numGrains));
+            mine.put(afterSolve ? sim_->contactForce(d.grain) : sums[i]);
+        }
+    }
     const std::string all = comm::gatherToAll(mine.bytes());
-    std::vector<std::pair<ContactKey, Vec3>> terms;
+    std::vector<std::pair<std::uint64_t, Vec3>> contacts;
+    std::vector<std::array<std::uint64_t, 2>> glued;  // grain, wall
+    std::vector<Vec3> gluedForce;
     ByteReader u(all, kMessage);
     while (u.left() > 0) {
-        const auto key = u.get<ContactKey>("value");
-        terms.emplace_back(key, u.get<Vec3>("value"));
+        if (u.get<std::uint8_t>("value") == 0) {
+            const auto key = u.get<ContactKey>("value");
+            contacts.emplace_back(key, u.get<Vec3>("value"));
+        } else {
+            const auto grain = u.get<std::uint64_t>("value");
+            glued.push_back({grain, u.get<std::uint64_t>("value")});
+            gluedForce.push_back(u.get<Vec3>("value"));
+        }
     }
-    std::sort(terms.begin(), terms.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    std::sort(contacts.begin(), contacts.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
     std::vector<Vec3> sum(w.numWalls(), Vec3::Zero());
-    for (const auto& [key, f] : terms) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
+    for (const auto& [key, f] : contacts) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
+    std::vector<std::size_t> order(glued.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return glued[a][0] < glued[b][0]; });
+    for (const std::size_t k : order) sum[glued[k][1]] += gluedForce[k];
+    return sum;
+}
+
+void DistributedSimulation::sumWallForces() {
+    // Each mobile wall's force over the ranks (the glued grains' part
+    // included), which integrate() kicks it with.
+    const std::vector<Vec3> sum = wallLoads(true);
+    const World& w = sim_->world();
     for (std::size_t k = 0; k < w.numWalls(); ++k)
         if (w.wallMobile[k]) sim_->overrideContactForce(static_cast<BodyId>(w.numGrains + k), sum[k]);
 }
@@ -704,6 +767,8 @@ const World& DistributedSimulation::gatherWorld() {
             whole_.q[i] = w.q[j];
         }
         whole_.shift = w.shift;
+        whole_.stressErrorIntegral = w.stressErrorIntegral;
+        whole_.wallErrorIntegral = w.wallErrorIntegral;
         whole_.time = w.time;
         whole_.step = w.step;
     }

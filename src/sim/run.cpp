@@ -13,6 +13,7 @@
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/cd/local_problem.hpp"
+#include "moreau/cd/natural_map.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
@@ -533,24 +534,19 @@ void checkDistributable(const Scene& scene) {
         throw InputError(scene.origin + ": key '" + key + "': " + what +
                          " does not run on MPI ranks yet (run it without mpirun; docs/distributed.md)");
     };
-    if (scene.simulation.method == Method::CD) {
-        if (scene.cd.order == SweepOrder::Jacobi) refuse("cd.order", "jacobi");
-        if (scene.cd.proximal != Proximal::Off) refuse("cd.proximal", "a proximal term");
-        if (scene.output.fclibEvery > 0) refuse("output.fclib_every", "an FCLIB dump");
-    }
     // Schemes whose state is the world and the contacts alone (no multi-step
     // or Gear history, no force derivatives, no kick owed to the next step).
     const Integrator scheme = scene.md.integrator;
     if (scene.simulation.method == Method::MD && scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
         scheme != Integrator::PV)
         refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
-    if (!scene.servos.empty()) refuse("wall.*.servo", "a wall servo");
     if (scene.cellServo.any()) refuse("periodic.stress", "a cell servo");
     if (scene.world.strainRate != Vec3::Zero()) refuse("periodic.strain_rate", "a cell that changes its size");
     if (scene.world.leesEdwards() && scene.world.dimension != 3)
         refuse("periodic.shear_rate", "Lees–Edwards shear in " + std::to_string(scene.world.dimension) +
                                           "D (the ranks cut a sheared cell along z; allowed: 3D scenes)");
-    if (!scene.world.driven.empty()) refuse("group.*", "a driven grain group");
+    if (scene.simulation.method == Method::CD && scene.world.anyGlued())
+        refuse("group.*.wall", "CD with grains glued to a wall");
     for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
         if (scene.world.wallMobile[k] && scheme != Integrator::CD && scene.simulation.method == Method::MD)
             refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall with md.integrator other than cd");
@@ -691,7 +687,46 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         long s = first + 1;
         for (; s <= steps; ++s) {
             run.flag(static_cast<double>(gSignal));  // any rank's, reduced with the step's rebuild test
+            // An FCLIB dump: rank 0 steps the gathered world as a serial run
+            // would, for the step's problem (dumps are rare: a whole serial step).
+            const bool dumpProblem = cd && settings.output.fclibEvery > 0 && s % settings.output.fclibEvery == 0;
+            LocalProblem problem;
+            std::vector<double> reactions;
+            if (dumpProblem) {
+                const World& w = run.gatherWorld();
+                const ContactStore store = run.gatherStore();
+                if (root) {
+                    Scene whole = sceneWithoutWorld(settings);
+                    whole.world = w;
+                    Simulation replay(std::move(whole));
+                    replay.restoreContacts(store);
+                    replay.cd().captureProblem(true);
+                    replay.advance();
+                    problem = replay.cd().capturedProblem();
+                    reactions = replay.cd().capturedReactions();
+                }
+            }
             stats = run.step();
+            if (dumpProblem) {
+                // The run's own impulses (exact: the serial ones, which the
+                // replay has already), in the contact frames.
+                const bool domains = settings.cd.distributed != CdDistributed::Exact;
+                const std::vector<Contact> contacts = domains ? run.gatherContacts() : std::vector<Contact>{};
+                if (root) {
+                    if (domains && contacts.size() != problem.contacts())
+                        throw std::logic_error("FCLIB dump on ranks: the run's contacts are not the problem's rows");
+                    if (domains)
+                        for (std::size_t c = 0; c < contacts.size(); ++c) {
+                            Vec3 t1, t2;
+                            contactFrame(contacts[c].n, t1, t2);
+                            const Vec3 P = contacts[c].history.reaction * settings.simulation.dt;
+                            reactions[3 * c] = P.dot(contacts[c].n);
+                            reactions[3 * c + 1] = P.dot(t1);
+                            reactions[3 * c + 2] = P.dot(t2);
+                        }
+                    writeFclib(problem, fclibPath(dir, s), &reactions);
+                }
+            }
             if (cd) {
                 totals.sumIterations += stats.iterations;
                 totals.sumResidual += stats.residual;

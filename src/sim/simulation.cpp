@@ -133,6 +133,12 @@ void Simulation::overrideContactForce(BodyId b, const Vec3& f) {
     else md_.overrideContactForce(static_cast<std::size_t>(b), f);
 }
 
+Vec3 Simulation::contactForce(BodyId b) const {
+    if (scene_.simulation.method != Method::MD || scene_.md.integrator != Integrator::CD || next_ != Stage::Integrate)
+        throw std::logic_error("Simulation::contactForce: MD with the integrator cd, between solve and integrate");
+    return pairs_ ? pairs_->contactForce(static_cast<std::size_t>(b)) : md_.contactForce(static_cast<std::size_t>(b));
+}
+
 StepRecord Simulation::measuredRecord() const {
     StepRecord r = record();
     measureInto(r, scene_.world, contacts(), scene_.output);
@@ -269,9 +275,8 @@ void Simulation::integrate() {
     }
 }
 
-std::vector<Vec3> Simulation::wallLoads() const {
-    const World& w = scene_.world;
-    std::vector<Vec3> force(w.numBodies(), Vec3::Zero());
+std::vector<Vec3> Simulation::contactForces() const {
+    std::vector<Vec3> force(scene_.world.numBodies(), Vec3::Zero());
     if (pairs_) {
         pairs_->addPairForces(force);
     } else {
@@ -280,6 +285,12 @@ std::vector<Vec3> Simulation::wallLoads() const {
             force[static_cast<std::size_t>(c.a)] -= c.history.reaction;
         }
     }
+    return force;
+}
+
+std::vector<Vec3> Simulation::wallLoads() const {
+    const World& w = scene_.world;
+    std::vector<Vec3> force = contactForces();
     w.addGluedForces(force);
     return {force.begin() + static_cast<std::ptrdiff_t>(w.numGrains), force.end()};
 }
@@ -361,7 +372,7 @@ void Simulation::applyControls() {
         }
     }
     if (!scene_.servos.empty()) {
-        const std::vector<Vec3> load = wallLoads();
+        const std::vector<Vec3> load = wallLoads_ ? wallLoads_() : wallLoads();
         const double dt = scene_.simulation.dt;
         for (const WallServo& s : scene_.servos) {
             const auto b = static_cast<std::size_t>(s.wall), k = b - w.numGrains;

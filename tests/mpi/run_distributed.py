@@ -1,7 +1,8 @@
 """Distributed runs (docs/distributed.md): `mpirun -np N moreau run` gives the
 serial run's bits for N = 2 and 3, on a walled box cut across gravity, on
-a cell whose periodic axis the ranks' bricks cut and on a Lees–Edwards shear
-cell; grains migrate on the way.
+a cell whose periodic axis the ranks' bricks cut, on a Lees–Edwards shear
+cell and on a shear cell with glued plates, a mobile lid or a servo lid;
+grains migrate on the way.
 CD with cd.distributed = exact gives the serial random-keys run's series.csv
 on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
 (output.vtk_pieces) hold the serial snapshot. A SIGTERM to mpirun stops the
@@ -67,6 +68,18 @@ def snapshot(folder, step):
     return {**{k: v[order] for k, v in g.items()}, **{"contact_" + k: v[pairs] for k, v in c.items()}}
 
 
+def fclib_digest(path):
+    # A fixed-order solve of the dumped problem: the same problem gives the
+    # same sweeps and error bits; with the stored solution's error.
+    r = subprocess.run([moreau, "bench", "fclib", "--set", f"bench.problem={path}", "--set", "cd.order=fixed",
+                        "--set", "cd.criterion=natural", "--set", "cd.epsilon=1e-8"], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()[:200]}
+    res = json.loads(r.stdout)["results"]
+    return {k: res.get(k) for k in ("contacts", "sweeps", "error", "stored_solution_error", "stored_solution_fclib_merit")}
+
+
 def same_snapshot(a, b):
     import numpy as np
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
@@ -75,6 +88,10 @@ def same_snapshot(a, b):
 # Columns that come from the whole world alone: the serial bits.
 WORLD_COLUMNS = ["step", "time", "kinetic_energy", "rotational_energy", "stress_xx", "stress_yy", "stress_zz",
                  "stress_xy", "pressure", "packing_fraction", "coordination", "contacts", "fabric_xx", "fabric_xy"]
+
+SHEAR = os.path.join(source, "examples", "shear_cell_2d.ini")
+SERVO = ["wall.lid.mobile=false", "wall.lid.force=0 0 0", "wall.lid.servo_stress=0.005", "wall.lid.servo_gain=2",
+         "wall.lid.servo_max_speed=0.01", "wall.lid.servo_time=50"]
 
 cases = [
     ("box_3d (walls, bricks across gravity)", os.path.join(source, "examples", "box_3d.ini"),
@@ -92,6 +109,11 @@ cases = [
      ["simulation.method=md", "simulation.steps=1200", "output.every=100", "random.count=600"]),
     # Lees–Edwards: the bricks cut the sheared cell along z alone.
     ("Lees–Edwards shear cell (bricks along z)", os.path.join(source, "tests", "mpi", "lees_edwards_3d.ini"), []),
+    # Grains glued to the floor and to a mobile lid: the lid's force takes
+    # the glued grains' forces from their owners, in grain order.
+    ("shear cell, MD (glued grains, a mobile lid)", SHEAR, ["simulation.method=md", "simulation.steps=150"]),
+    # A servo lid: it reads its load summed over the ranks before each step.
+    ("shear cell, MD with a servo lid", SHEAR, ["simulation.method=md", "simulation.steps=250"] + SERVO),
 ]
 with tempfile.TemporaryDirectory() as tmp:
     for name, scene, sets in cases:
@@ -204,18 +226,37 @@ with tempfile.TemporaryDirectory() as tmp:
     # under a criterion that sums over every rank's contacts).
     piston = os.path.join(source, "examples", "piston_2d.ini")
     exact = ["cd.order=random-keys", "cd.distributed=exact", "simulation.steps=200", "output.every=10"]
-    for sets, what in ((exact, "fixed N_I"), (exact + ["cd.criterion=local", "cd.epsilon=1e-2", "simulation.steps=100"],
-                                               "local criterion")):
-        base = os.path.join(tmp, "cd-serial")
-        r = run([], piston, base, sets)
-        check(r.returncode == 0, f"CD piston_2d ({what}): the serial run completes ({r.stderr.strip()[:200]})")
+    for case, (scene, sets, what) in enumerate((
+            (piston, exact, "piston_2d, fixed N_I"),
+            (piston, exact + ["cd.criterion=local", "cd.epsilon=1e-2", "simulation.steps=100"],
+             "piston_2d, local criterion"),
+            # Kinematic plates (groups without a wall) and a servo lid.
+            (SHEAR, exact + SERVO + ["group.top.wall=", "group.bottom.wall=", "simulation.steps=150"],
+             "shear cell, a servo lid"),
+            # Jacobi: each body takes its rows' impulses in key order (before
+            # the scheme's divergence near step 89); the proximal term once the
+            # natural error stalls, with FCLIB dumps of the step's problem.
+            (piston, exact + ["cd.order=jacobi", "simulation.steps=60"], "piston_2d, jacobi"),
+            (piston, exact + ["cd.proximal=stall", "cd.criterion=natural", "cd.epsilon=1e-6", "cd.max_iterations=3000",
+                              "simulation.steps=60", "output.fclib_every=30"], "piston_2d, proximal, FCLIB dumps"))):
+        base = os.path.join(tmp, f"cd-serial-{case}")
+        r = run([], scene, base, sets)
+        check(r.returncode == 0, f"CD {what}: the serial run completes ({r.stderr.strip()[:200]})")
         want = open(os.path.join(base, "series.csv")).read()
         for n in (2, 3):
-            out = os.path.join(tmp, f"cd-exact-{n}")
-            r = run(mpi(n), piston, out, sets)
+            out = os.path.join(tmp, f"cd-exact-{case}-{n}")
+            r = run(mpi(n), scene, out, sets)
             same = r.returncode == 0 and open(os.path.join(out, "series.csv")).read() == want
-            check(same, f"CD piston_2d ({what}), exact on {n} ranks: series.csv byte-identical to the serial run "
+            check(same, f"CD {what}, exact on {n} ranks: series.csv byte-identical to the serial run "
                         f"({r.stderr.strip()[:200]})")
+            folder = os.path.join(base, "fclib")
+            dumps = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+            for dump in dumps:
+                # HDF5 stamps its objects with the time: the problems and
+                # stored solutions are compared through what a solve of each finds.
+                got, want_dump = (fclib_digest(os.path.join(d, "fclib", dump)) for d in (out, base))
+                check(r.returncode == 0 and got == want_dump and got.get("contacts", 0) > 100,
+                      f"CD {what}, exact on {n} ranks: fclib/{dump} holds the serial problem and solution ({got})")
             if r.returncode == 0:
                 cd = json.load(open(os.path.join(out, "summary.json")))["distributed"].get("cd", {})
                 check(cd.get("mode") == "exact" and cd.get("rounds", 0) > 0,
@@ -283,15 +324,18 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # What the ranks cannot step yet: one line naming the key, exit 2, no outputs.
     out = os.path.join(tmp, "refused")
-    r = run(mpi(2), piston, out, ["cd.order=jacobi"])
+    r = run(mpi(2), piston, out, ["simulation.method=md", "md.integrator=gear5"])
     lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
-    check(r.returncode == 2 and len(lines) == 1 and "cd.order" in lines[0],
-          f"a Jacobi CD scene on 2 ranks is refused with one line naming cd.order, exit 2 "
+    check(r.returncode == 2 and len(lines) == 1 and "md.integrator" in lines[0],
+          f"an MD scene with Gear's scheme on 2 ranks is refused with one line naming md.integrator, exit 2 "
           f"(exit {r.returncode}: {r.stderr.strip()[:200]})")
     check(not os.path.exists(os.path.join(out, "summary.json")), "a refused run writes no summary.json")
     r = run(mpi(2), piston, out, ["cd.distributed=exact"])
     check(r.returncode == 2 and "cd.distributed" in r.stderr,
           f"cd.distributed = exact with a random-sweep order is refused naming the key, exit 2 (exit {r.returncode})")
+    r = run(mpi(2), SHEAR, out, ["simulation.steps=10"])
+    check(r.returncode == 2 and "group.*.wall" in r.stderr,
+          f"CD with grains glued to a wall on ranks is refused naming group.*.wall, exit 2 (exit {r.returncode})")
     r = run(mpi(2), os.path.join(source, "examples", "lees_edwards_2d.ini"), out, ["periodic.stress_axes="])
     check(r.returncode == 2 and "periodic.shear_rate" in r.stderr and "3D" in r.stderr,
           f"Lees–Edwards in 2D on ranks is refused naming periodic.shear_rate, exit 2 (exit {r.returncode})")

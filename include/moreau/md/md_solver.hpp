@@ -66,6 +66,7 @@ public:
     /// Integrator cd, between forces() and integrate(): makes `f` body i's
     /// summed contact force (a distributed run's wall, summed over ranks).
     void overrideContactForce(std::size_t i, const Vec3& f) { force_[i] = f; }
+    const Vec3& contactForce(std::size_t i) const { return force_[i]; }
     /// Doubles of memory per contact the laws declare (ContactSlots::stride),
     /// and where each law's part lies.
     std::size_t slotStride() const { return layout_.stride; }

@@ -135,6 +135,9 @@ public:
     /// Between forces() and integrate(): makes `f` body i's summed pair
     /// force (a distributed run's wall, summed over ranks).
     void overrideContactForce(std::size_t i, const Vec3& f) { bodyForce_[i] = f; }
+    /// Between forces() and integrate(): body i's summed pair force (a
+    /// glued grain's part of its wall included).
+    const Vec3& contactForce(std::size_t i) const { return bodyForce_[i]; }
     /// Adds each pair's force of the last evaluation to its bodies, f to b
     /// and −f to a, in key order (serial: the same bits for any thread
     /// count). `force` has one entry per body.

@@ -112,6 +112,11 @@ private:
     /// As send, into `box` (kept by the caller): what arrived is valid until
     /// the box's next exchange. `sameSizes`: see comm::exchange.
     const comm::Mailbox& post(const std::vector<ByteWriter>& out, comm::Mailbox& box, bool sameSizes);
+    /// Each wall's load summed over the ranks with the serial bits
+    /// (Simulation::wallLoads; collective): `afterSolve`, between solve and
+    /// integrate (MD, integrator cd) from the step's forces; otherwise from
+    /// the last evaluation's, as the servos read them before a step.
+    std::vector<Vec3> wallLoads(bool afterSolve);
     /// After the solve: each mobile wall's contact force summed over the ranks.
     void sumWallForces();
     /// The ghosts' motion from their owners; with X also their entries of a

@@ -82,6 +82,12 @@ public:
     /// MD with the integrator cd, between solve() and integrate(): makes `f`
     /// the summed contact force on body `b` that integrate() kicks with.
     void overrideContactForce(BodyId b, const Vec3& f);
+    /// MD with the integrator cd, between solve() and integrate(): the
+    /// summed contact force on body `b` that integrate() would kick with.
+    Vec3 contactForce(BodyId b) const;
+    /// What applyControls() reads for the wall servos instead of wallLoads()
+    /// (none: wallLoads()): a distributed run sums the loads over its ranks.
+    void setWallLoads(std::function<std::vector<Vec3>()> loads) { wallLoads_ = std::move(loads); }
     /// The seed of the steps from now on (simulation.seed: the sweep orders).
     void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
     /// Whether the next stage is detect(): between two whole steps, where
@@ -130,6 +136,10 @@ public:
     /// step's reactions) on each wall and the grains glued to it, indexed by
     /// wall (body − numGrains): what a servo reads (WallServo).
     std::vector<Vec3> wallLoads() const;
+    /// The per-body sums of the last evaluation's contact forces (CD: the
+    /// last step's reactions), f to b and −f to a in key order, before the
+    /// glued grains' part goes to their walls: wallLoads() from it.
+    std::vector<Vec3> contactForces() const;
     /// The grains' stress over the periodic cell from the last evaluation's
     /// contact forces (Love–Weber) plus the kinetic part about the mean
     /// flow, compression positive: what the cell's stress servo reads
@@ -159,6 +169,7 @@ private:
 
     Scene scene_;
     std::function<void()> afterSolve_, betweenSubsteps_;
+    std::function<std::vector<Vec3>()> wallLoads_;
     CdStepStats stats_;
     VerletListDetector detector_;
     /// This step's contacts, and last step's as far as matching needs them:
