@@ -185,9 +185,10 @@ std::array<int, 3> DistributedSimulation::chooseGrid(const Vec3& extent) const {
             if (ranks_ % (px * py) != 0) continue;
             const int pz = ranks_ / (px * py);
             const std::array<int, 3> p{px, py, pz};
-            // Lees–Edwards: cuts along z alone, so that every rank holds the
-            // whole sheared x-y plane and its offset images stay its own.
-            bool fits = !leesEdwards_ || (px == 1 && py == 1);
+            // Lees–Edwards: no cut along x, the flow direction: every rank
+            // holds whole rows of the cell along x, so that the offset images
+            // across y lie in the bricks that hold their grains.
+            bool fits = !leesEdwards_ || px == 1;
             double area = 0.0;
             for (int a = 0; a < 3; ++a) {
                 const int n = p[static_cast<std::size_t>(a)];
@@ -352,8 +353,10 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     // ghosts take each stage's state from their owners first.
     bool mobileWalls = false;
     for (std::size_t k = 0; k < sim_->world().numWalls(); ++k) mobileWalls = mobileWalls || sim_->world().wallMobile[k];
-    // Wall servos read the loads summed over the ranks.
+    // Wall servos read the loads summed over the ranks, the cell's servo
+    // its stress.
     if (!template_.servos.empty()) sim_->setWallLoads([this] { return wallLoads(false); });
+    if (template_.cellServo.any()) sim_->setCellStress([this] { return cellStress(); });
     if (cdRanks_) {
         // CD: the ranks share each step's sweeps (mobile walls included).
         sim_->cd().setPartition(cdRanks_.get());
@@ -371,6 +374,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     const World& now = sim_->world();
     builtAt_.assign(n, Vec3::Zero());
     for (std::size_t k = 0; k < n; ++k) builtAt_[k] = now.x[k];
+    builtLength_ = now.boxMax - now.boxMin;
     sendTo_.assign(static_cast<std::size_t>(ranks_), {});
     for (std::size_t k = 0; k < n; ++k) {
         if (!owned_[k]) continue;
@@ -419,7 +423,22 @@ ContactStore DistributedSimulation::globalStore(std::vector<std::array<BodyId, 2
     return out;
 }
 
+void DistributedSimulation::fitCutsToCell() {
+    // A cell that changes its size: the cuts of a periodic axis keep their
+    // place in the cell (the grains move with its flow).
+    const World& w = sim_->world();
+    for (int a = 0; a < 3; ++a) {
+        std::vector<double>& c = cuts_[static_cast<std::size_t>(a)];
+        if (!periodic_[static_cast<std::size_t>(a)] || (c.front() == w.boxMin[a] && c.back() == w.boxMax[a])) continue;
+        const double scale = (w.boxMax[a] - w.boxMin[a]) / (c.back() - c.front()), from = c.front();
+        for (double& x : c) x = w.boxMin[a] + (x - from) * scale;
+        c.front() = w.boxMin[a];
+        c.back() = w.boxMax[a];
+    }
+}
+
 void DistributedSimulation::rebuild() {
+    fitCutsToCell();
     const World& w = sim_->world();
     // The memory of each owned grain's contacts, grain by grain (a contact
     // of two owned grains goes with both: they may part).
@@ -691,6 +710,58 @@ std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
     return sum;
 }
 
+Mat3 DistributedSimulation::cellStress() {
+    // Simulation::cellStress over the ranks with the serial bits: every
+    // grain–grain contact's term (from the rank owning its first grain) and
+    // every grain's mass and velocity about the mean flow go to every rank,
+    // which adds them in key and grain order, as the serial loops do. One
+    // gather of O(grains) per step: a cell servo's price on ranks.
+    const World& w = sim_->world();
+    ByteWriter contacts, grains;
+    auto add = [&](BodyId a, BodyId b, const Vec3& force) {
+        const auto i = static_cast<std::size_t>(a);
+        if (w.isWall(b) || !owned_[i] || force == Vec3::Zero()) return;
+        contacts.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
+        contacts.put(force);
+        contacts.put(w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i]));
+    };
+    if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);
+    else
+        for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        if (!owned_[i]) continue;
+        grains.put(gid_[i]);
+        grains.put(w.mass[i]);
+        grains.put(Vec3(w.v[i] - w.meanFlow(w.x[i])));
+    }
+    struct Term {
+        ContactKey key;
+        Vec3 f, branch;
+    };
+    std::vector<Term> terms;
+    const std::string allContacts = comm::gatherToAll(contacts.bytes()), allGrains = comm::gatherToAll(grains.bytes());
+    ByteReader u(allContacts, kMessage);
+    while (u.left() > 0) {
+        Term t;
+        t.key = u.get<ContactKey>("value");
+        t.f = u.get<Vec3>("value");
+        t.branch = u.get<Vec3>("value");
+        terms.push_back(t);
+    }
+    std::sort(terms.begin(), terms.end(), [](const Term& p, const Term& q) { return p.key < q.key; });
+    Mat3 sum = Mat3::Zero();
+    for (const Term& t : terms) sum += t.f * t.branch.transpose();
+    std::vector<double> mass(globalGrains_, 0.0);
+    std::vector<Vec3> flow(globalGrains_, Vec3::Zero());
+    ByteReader g(allGrains, kMessage);
+    while (g.left() > 0) {
+        const auto i = static_cast<std::size_t>(g.get<std::uint64_t>("value"));
+        mass[i] = g.get<double>("value");
+        flow[i] = g.get<Vec3>("value");
+    }
+    return kineticStress(sum, mass, flow, w);
+}
+
 void DistributedSimulation::sumWallForces() {
     // Each mobile wall's force over the ranks (the glued grains' part
     // included), which integrate() kicks it with.
@@ -717,7 +788,13 @@ CdStepStats DistributedSimulation::step() {
     comm::maxOverRanks(most);
     flagMax_ = most[1];
     flag_ = 0.0;
-    const bool again = most[0] > 0.5 * skin_;
+    // A cell that changes its size moves the images too: a grain and
+    // another's image come closer by up to the lengths' change (the
+    // Lees–Edwards offset moves images within each rank's x-y plane only).
+    double cellChange = 0.0;
+    for (int a = 0; a < 3; ++a)
+        if (periodic_[static_cast<std::size_t>(a)]) cellChange += std::abs(w.boxMax[a] - w.boxMin[a] - builtLength_[a]);
+    const bool again = !(most[0] <= 0.5 * (skin_ - cellChange));
     const auto t2 = Clock::now();
     if (again) rebuild();
     else exchangeGhosts();
@@ -767,6 +844,9 @@ const World& DistributedSimulation::gatherWorld() {
             whole_.q[i] = w.q[j];
         }
         whole_.shift = w.shift;
+        whole_.boxMin = w.boxMin;
+        whole_.boxMax = w.boxMax;
+        whole_.strainRate = w.strainRate;
         whole_.stressErrorIntegral = w.stressErrorIntegral;
         whole_.wallErrorIntegral = w.wallErrorIntegral;
         whole_.time = w.time;

@@ -540,11 +540,6 @@ void checkDistributable(const Scene& scene) {
     if (scene.simulation.method == Method::MD && scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
         scheme != Integrator::PV)
         refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
-    if (scene.cellServo.any()) refuse("periodic.stress", "a cell servo");
-    if (scene.world.strainRate != Vec3::Zero()) refuse("periodic.strain_rate", "a cell that changes its size");
-    if (scene.world.leesEdwards() && scene.world.dimension != 3)
-        refuse("periodic.shear_rate", "Lees–Edwards shear in " + std::to_string(scene.world.dimension) +
-                                          "D (the ranks cut a sheared cell along z; allowed: 3D scenes)");
     if (scene.simulation.method == Method::CD && scene.world.anyGlued())
         refuse("group.*.wall", "CD with grains glued to a wall");
     for (std::size_t k = 0; k < scene.world.numWalls(); ++k)

@@ -342,17 +342,23 @@ Mat3 Simulation::cellStress() const {
             sum += c.history.reaction * w.minimumImage(w.x[b] - w.x[a]).transpose();
         }
     }
-    double volume = 1.0, mass = 0.0;
+    std::vector<Vec3> flow(w.numGrains);
+    for (std::size_t i = 0; i < w.numGrains; ++i) flow[i] = w.v[i] - w.meanFlow(w.x[i]);
+    return kineticStress(sum, {w.mass.data(), w.numGrains}, flow, w);
+}
+
+Mat3 kineticStress(Mat3 sum, std::span<const double> mass, std::span<const Vec3> flow, const World& w) {
+    double volume = 1.0, total = 0.0;
     for (int k = 0; k < w.dimension; ++k) volume *= w.periodic[static_cast<std::size_t>(k)] ? w.boxMax[k] - w.boxMin[k] : 1.0;
     Vec3 momentum = Vec3::Zero();
-    for (std::size_t i = 0; i < w.numGrains; ++i) {
-        mass += w.mass[i];
-        momentum += w.mass[i] * (w.v[i] - w.meanFlow(w.x[i]));
+    for (std::size_t i = 0; i < mass.size(); ++i) {
+        total += mass[i];
+        momentum += mass[i] * flow[i];
     }
-    const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
-    for (std::size_t i = 0; i < w.numGrains; ++i) {
-        const Vec3 u = w.v[i] - w.meanFlow(w.x[i]) - mean;
-        sum += w.mass[i] * u * u.transpose();
+    const Vec3 mean = total > 0.0 ? Vec3(momentum / total) : Vec3::Zero();
+    for (std::size_t i = 0; i < mass.size(); ++i) {
+        const Vec3 u = flow[i] - mean;
+        sum += mass[i] * u * u.transpose();
     }
     return sum / volume;
 }
@@ -360,7 +366,7 @@ Mat3 Simulation::cellStress() const {
 void Simulation::applyControls() {
     World& w = scene_.world;
     if (const CellServo& cs = scene_.cellServo; cs.any()) {
-        const Mat3 sigma = cellStress();
+        const Mat3 sigma = cellStress_ ? cellStress_() : cellStress();
         const double dt = scene_.simulation.dt;
         for (int k = 0; k < 3; ++k) {
             if (!cs.axes[static_cast<std::size_t>(k)]) continue;

@@ -117,6 +117,11 @@ private:
     /// integrate (MD, integrator cd) from the step's forces; otherwise from
     /// the last evaluation's, as the servos read them before a step.
     std::vector<Vec3> wallLoads(bool afterSolve);
+    /// Simulation::cellStress over the ranks with the serial bits (collective).
+    Mat3 cellStress();
+    /// The cuts of the periodic axes scaled to the cell now (a cell that
+    /// changes its size), before a rebuild places grains.
+    void fitCutsToCell();
     /// After the solve: each mobile wall's contact force summed over the ranks.
     void sumWallForces();
     /// The ghosts' motion from their owners; with X also their entries of a
@@ -139,6 +144,7 @@ private:
     std::vector<char> owned_;              ///< local grain owned here (1) or a ghost (0)
     std::vector<int> owner_;               ///< the rank that owns each local grain
     std::vector<Vec3> builtAt_;            ///< positions at the last rebuild
+    Vec3 builtLength_ = Vec3::Zero();      ///< the cell's lengths at the last rebuild
     std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
     std::vector<ByteWriter> ghostsOut_;    ///< the ghost updates' outgoing buffers, kept
     comm::Mailbox mailbox_;                ///< send()'s buffers, kept

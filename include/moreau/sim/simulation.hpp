@@ -3,6 +3,7 @@
 /// CD and MD differ only in the solve stage (DESIGN.md).
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <optional>
 #include <vector>
 
@@ -88,6 +89,9 @@ public:
     /// What applyControls() reads for the wall servos instead of wallLoads()
     /// (none: wallLoads()): a distributed run sums the loads over its ranks.
     void setWallLoads(std::function<std::vector<Vec3>()> loads) { wallLoads_ = std::move(loads); }
+    /// What applyControls() reads for the cell's stress servo instead of
+    /// cellStress() (none: cellStress()).
+    void setCellStress(std::function<Mat3()> stress) { cellStress_ = std::move(stress); }
     /// The seed of the steps from now on (simulation.seed: the sweep orders).
     void setSeed(std::uint64_t seed) { scene_.simulation.seed = seed; }
     /// Whether the next stage is detect(): between two whole steps, where
@@ -170,6 +174,7 @@ private:
     Scene scene_;
     std::function<void()> afterSolve_, betweenSubsteps_;
     std::function<std::vector<Vec3>()> wallLoads_;
+    std::function<Mat3()> cellStress_;
     CdStepStats stats_;
     VerletListDetector detector_;
     /// This step's contacts, and last step's as far as matching needs them:
@@ -190,6 +195,10 @@ private:
     mutable bool recordStale_ = true;  ///< record_ not yet observed for the last step (or the start)
 };
 
+/// cellStress() from the contacts' part Σ f ⊗ branch: plus Σ m u uᵀ over
+/// the grains (masses `mass`, velocities about the mean flow `flow`, in
+/// grain order) about their mean, over the cell's volume.
+Mat3 kineticStress(Mat3 contactSum, std::span<const double> mass, std::span<const Vec3> flow, const World& world);
 /// The scene's settings with an empty world (a copy that costs nothing per grain).
 Scene sceneWithoutWorld(const Scene& scene);
 /// Fills `r`'s granular measurements (stress, pressure, packing fraction,
