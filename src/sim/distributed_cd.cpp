@@ -26,6 +26,12 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     const auto ranks = static_cast<std::size_t>(run_.ranks_);
     const std::size_t nb = w.numBodies(), m = contacts.size();
     auto mobile = [&](std::size_t i) { return w.invMass[i].squaredNorm() + w.invInertia[i].squaredNorm() > 0.0; };
+    // A grain glued to a wall is part of it: its rows move the wall (as
+    // CdSolver's rows do).
+    const std::vector<BodyId> carriers = w.carriers();
+    auto carrier = [&](BodyId b) {
+        return static_cast<std::size_t>(carriers.empty() ? b : carriers[static_cast<std::size_t>(b)]);
+    };
     // The contacts whose first grain is owned here are this rank's rows
     // (walls come after the grains: a contact's first body is a grain).
     own.assign(m, 0);
@@ -33,10 +39,10 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     movedHere_.assign(nb, 0);
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
-        const auto a = static_cast<std::size_t>(k.a), b = static_cast<std::size_t>(k.b);
+        const std::size_t a = carrier(k.a), b = carrier(k.b);
         keys[c] = makeContactKey(static_cast<BodyId>(run_.globalOf(k.a)), static_cast<BodyId>(run_.globalOf(k.b)),
                                  static_cast<std::uint32_t>(k.key & 0xFu));
-        if (!run_.owned_[a]) continue;
+        if (!run_.owned_[static_cast<std::size_t>(k.a)]) continue;
         own[c] = 1;
         if (mobile(a)) movedHere_[a] = 1;
         if (mobile(b)) movedHere_[b] = 1;
@@ -51,8 +57,11 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
         share.clear();  // the serial masses
         bodiesOf_.resize(m);
         for (std::size_t c = 0; c < m; ++c) {
-            const auto a = static_cast<std::size_t>(contacts[c].a), b = static_cast<std::size_t>(contacts[c].b);
-            bodiesOf_[c] = {mobile(a) ? contacts[c].a : -1, mobile(b) && b != a ? contacts[c].b : -1};
+            // (A row within one body, two grains glued to one wall, gives
+            // no impulse and waits on no body: the warm start skips it.)
+            const std::size_t a = carrier(contacts[c].a), b = carrier(contacts[c].b);
+            bodiesOf_[c] = {mobile(a) && b != a ? static_cast<std::int32_t>(a) : -1,
+                            mobile(b) && b != a ? static_cast<std::int32_t>(b) : -1};
         }
         beginExact(w, contacts);
         return;
