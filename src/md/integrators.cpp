@@ -199,6 +199,7 @@ void MdSolver::evaluate(World& world, const std::vector<Vec6>& X, const std::vec
         computeForces(world, stage_, stageSlots_.data(), 0.0);
     }
     gather(world, stage_);
+    if (forceHook_) forceHook_(stage_, contactForce_, force_);
     A.resize(nb);
     for (std::size_t i = 0; i < nb; ++i) {
         if (!(force_[i].allFinite() && torque_[i].allFinite()))

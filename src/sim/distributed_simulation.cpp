@@ -361,11 +361,25 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         // CD: the ranks share each step's sweeps (mobile walls included).
         sim_->cd().setPartition(cdRanks_.get());
     } else {
-        if (mobileWalls) sim_->setAfterSolve([this] { sumWallForces(); });
+        if (mobileWalls && template_.md.integrator == Integrator::CD) sim_->setAfterSolve([this] { sumWallForces(); });
         // Substeps: the ghosts take their owners' state before each.
         if (template_.md.substeps > 1) sim_->setBetweenSubsteps([this] { exchangeGhosts(); });
-        if (template_.md.integrator != Integrator::CD)
+        if (template_.md.integrator != Integrator::CD) {
             sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
+            // Mobile walls: each evaluation's force on them summed over the ranks.
+            if (mobileWalls)
+                sim_->md().setForceHook([this](const std::vector<Contact>& contacts, const std::vector<Vec3>& forces,
+                                               std::vector<Vec3>& bodyForce) {
+                    const std::vector<Vec3> sum = sumWallLoads(
+                        [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
+                            for (std::size_t c = 0; c < contacts.size(); ++c) add(contacts[c].a, contacts[c].b, forces[c]);
+                        },
+                        [&](BodyId grain) { return bodyForce[static_cast<std::size_t>(grain)]; });
+                    const World& w = sim_->world();
+                    for (std::size_t k = 0; k < w.numWalls(); ++k)
+                        if (w.wallMobile[k]) bodyForce[w.numGrains + k] = sum[k];
+                });
+        }
     }
 
     recvAt_.clear();
@@ -658,6 +672,19 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
 }
 
 std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
+    const std::vector<Vec3> sums = afterSolve || !sim_->world().anyGlued() ? std::vector<Vec3>{} : sim_->contactForces();
+    return sumWallLoads(
+        [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
+            if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);  // no narrow phase again
+            else
+                for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+        },
+        [&](BodyId grain) { return afterSolve ? sim_->contactForce(grain) : sums[static_cast<std::size_t>(grain)]; });
+}
+
+std::vector<Vec3> DistributedSimulation::sumWallLoads(
+    const std::function<void(const std::function<void(BodyId, BodyId, const Vec3&)>&)>& contacts,
+    const std::function<Vec3(BodyId)>& gluedForce) {
     // Each wall's load with the serial bits: its contacts with every rank's
     // owned grains, summed from zero in key order as the serial per-body sum
     // adds them (pairs without force add nothing to a sum that starts at
@@ -671,42 +698,39 @@ std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
         mine.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
         mine.put(force);
     };
-    if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);  // no narrow phase again
-    else
-        for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+    contacts(add);
     if (w.anyGlued()) {
-        const std::vector<Vec3> sums = afterSolve ? std::vector<Vec3>{} : sim_->contactForces();
         for (const World::DrivenGrain& d : w.driven) {
             const auto i = static_cast<std::size_t>(d.grain);
             if (d.wall < 0 || !owned_[i]) continue;
             mine.put(std::uint8_t{1});
             mine.put(gid_[i]);
             mine.put(static_cast<std::uint64_t>(static_cast<std::size_t>(d.wall) - w.numGrains));
-            mine.put(afterSolve ? sim_->contactForce(d.grain) : sums[i]);
+            mine.put(gluedForce(d.grain));
         }
     }
     const std::string all = comm::gatherToAll(mine.bytes());
-    std::vector<std::pair<std::uint64_t, Vec3>> contacts;
+    std::vector<std::pair<std::uint64_t, Vec3>> terms;
     std::vector<std::array<std::uint64_t, 2>> glued;  // grain, wall
-    std::vector<Vec3> gluedForce;
+    std::vector<Vec3> gluedSums;
     ByteReader u(all, kMessage);
     while (u.left() > 0) {
         if (u.get<std::uint8_t>("value") == 0) {
             const auto key = u.get<ContactKey>("value");
-            contacts.emplace_back(key, u.get<Vec3>("value"));
+            terms.emplace_back(key, u.get<Vec3>("value"));
         } else {
             const auto grain = u.get<std::uint64_t>("value");
             glued.push_back({grain, u.get<std::uint64_t>("value")});
-            gluedForce.push_back(u.get<Vec3>("value"));
+            gluedSums.push_back(u.get<Vec3>("value"));
         }
     }
-    std::sort(contacts.begin(), contacts.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    std::sort(terms.begin(), terms.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
     std::vector<Vec3> sum(w.numWalls(), Vec3::Zero());
-    for (const auto& [key, f] : contacts) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
+    for (const auto& [key, f] : terms) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
     std::vector<std::size_t> order(glued.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return glued[a][0] < glued[b][0]; });
-    for (const std::size_t k : order) sum[glued[k][1]] += gluedForce[k];
+    for (const std::size_t k : order) sum[glued[k][1]] += gluedSums[k];
     return sum;
 }
 

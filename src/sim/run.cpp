@@ -540,9 +540,6 @@ void checkDistributable(const Scene& scene) {
     if (scene.simulation.method == Method::MD && scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
         scheme != Integrator::PV)
         refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
-    for (std::size_t k = 0; k < scene.world.numWalls(); ++k)
-        if (scene.world.wallMobile[k] && scheme != Integrator::CD && scene.simulation.method == Method::MD)
-            refuse("wall." + scene.world.wallName[k] + ".mobile", "a mobile wall with md.integrator other than cd");
 }
 
 }  // namespace

@@ -128,6 +128,12 @@ public:
     /// step start (translation, rotation angle per body): a distributed run
     /// updates its ghost grains in both (sim/distributed.hpp). Empty: none.
     void setStageHook(std::function<void(World&, std::vector<Vec6>&)> hook) { stageHook_ = std::move(hook); }
+    /// Called after each evaluation of a scheme other than cd has summed the
+    /// contacts' forces per body, with the stage's contacts, their forces on
+    /// b and the per-body sums, which it may change: a distributed run sums
+    /// the mobile walls' over its ranks. Empty: none.
+    using ForceHook = std::function<void(const std::vector<Contact>&, const std::vector<Vec3>&, std::vector<Vec3>&)>;
+    void setForceHook(ForceHook hook) { forceHook_ = std::move(hook); }
 
 private:
     /// What a stage evaluation of a multi-stage scheme advances the memory
@@ -195,6 +201,7 @@ private:
 
     MdSettings settings_;
     std::function<void(World&, std::vector<Eigen::Matrix<double, 6, 1>>&)> stageHook_;
+    ForceHook forceHook_;
     std::vector<Eigen::Matrix<double, 6, 1>> placedX_;  ///< placeState's X with the hook's changes
     LawSlots layout_;            ///< where each law's memory lies in a contact's slots
     std::vector<double> next_;   ///< the memory an evaluation leaves, slotStride() per contact
