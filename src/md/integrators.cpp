@@ -157,6 +157,61 @@ void MdSolver::loadState(ByteReader& in, std::size_t bodies) {
     for (const Field* f : {&pastDX_, &gearA_, &gearB_, &gearC_, &gearD_}) check(*f);
 }
 
+std::vector<std::vector<MdSolver::Vec6>*> MdSolver::schemeFields() {
+    std::vector<Field*> f;
+    for (Field& p : pastV_) f.push_back(&p);
+    for (Field& p : pastA_) f.push_back(&p);
+    for (Field* p : {&pastDX_, &gearA_, &gearB_, &gearC_, &gearD_}) f.push_back(p);
+    return f;
+}
+
+std::vector<const std::vector<MdSolver::Vec6>*> MdSolver::schemeFields() const {
+    std::vector<const Field*> f;
+    for (Field* p : const_cast<MdSolver*>(this)->schemeFields()) f.push_back(p);
+    return f;
+}
+
+MdSolver::SchemeCarry MdSolver::schemeCarry() const {
+    SchemeCarry c;
+    c.history = history_;
+    c.pendingKick = pendingKick_;
+    c.haveSignature = haveSignature_;
+    c.signature = touchingSignature_;
+    c.past = pastV_.size() == 4;
+    const auto fields = schemeFields();
+    for (std::size_t j = 0; j < fields.size(); ++j)
+        if (!fields[j]->empty()) c.fields |= 1u << j;
+    return c;
+}
+
+void MdSolver::bodyScheme(std::size_t i, Vec6* out) const {
+    for (const Field* f : schemeFields())
+        if (!f->empty()) *out++ = (*f)[i];
+}
+
+void MdSolver::adoptScheme(const SchemeCarry& carry, std::size_t bodies,
+                           const std::function<void(std::size_t, Vec6*)>& entry) {
+    history_ = carry.history;
+    pendingKick_ = carry.pendingKick;
+    haveSignature_ = carry.haveSignature;
+    touchingSignature_ = carry.signature;
+    pastV_.assign(carry.past ? 4 : 0, Field());
+    pastA_.assign(carry.past ? 4 : 0, Field());
+    for (Field* f : {&pastDX_, &gearA_, &gearB_, &gearC_, &gearD_}) f->clear();
+    const auto fields = schemeFields();
+    std::vector<Field*> held;
+    for (std::size_t j = 0; j < fields.size(); ++j)
+        if (carry.fields & (1u << j)) {
+            fields[j]->assign(bodies, Vec6::Zero());
+            held.push_back(fields[j]);
+        }
+    std::vector<Vec6> one(held.size());
+    for (std::size_t i = 0; i < bodies && !held.empty(); ++i) {
+        entry(i, one.data());
+        for (std::size_t j = 0; j < held.size(); ++j) (*held[j])[i] = one[j];
+    }
+}
+
 void MdSolver::contactDisplacement(const World& world, const std::vector<Vec6>& X, std::vector<Vec3>& out) const {
     const std::size_t m = stage_.size();
     out.resize(m);
@@ -461,6 +516,7 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, ContactS
     if (settings_.restartOnContactChange && (needHistory > 0 || gear)) {
         std::uint64_t signature = 0;
         for (const Contact& k : contacts) {
+            if (changes_.counts && !changes_.counts(k)) continue;  // another process's
             const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
             const Vec3 V = world.v[ib] - world.v[ia] -
                            (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
@@ -473,8 +529,10 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, ContactS
                                                           layout_.normal
                                                     : nullptr;
             const bool clipped = settings_.clipAttractive && overlap > 0.0 && normalForcePulls(world, k, memory);
-            if (overlap > 0.0 && !clipped) signature += (k.key * 0x9e3779b97f4a7c15ULL) | 1u;
+            const ContactKey key = changes_.key ? changes_.key(k) : k.key;
+            if (overlap > 0.0 && !clipped) signature += (key * 0x9e3779b97f4a7c15ULL) | 1u;
         }
+        if (changes_.reduce) changes_.reduce(signature, kink);
         if (haveSignature_ && signature != touchingSignature_) kink = true;
         touchingSignature_ = signature;
         haveSignature_ = true;

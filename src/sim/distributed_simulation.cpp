@@ -10,6 +10,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/io/output.hpp"
+#include "moreau/model/integrator_table.hpp"
 #include "moreau/core/comm.hpp"
 
 namespace moreau {
@@ -30,6 +31,7 @@ struct DistributedGrain {
     bool prescribed = false, scheduled = false;
     ForceSchedule force;
     std::int32_t driven = -2;  ///< kNotDriven, kDrivenFree or the wall it is glued to (body − numGrains)
+    std::vector<MdSolver::Vec6> scheme;  ///< its entries of the MD scheme's state (owned grains; MdSolver::bodyScheme)
 };
 
 namespace {
@@ -83,6 +85,8 @@ void putGrain(ByteWriter& out, const DistributedGrain& g) {
     out.put(static_cast<std::uint8_t>(g.scheduled));
     if (g.scheduled) out.put(g.force);
     out.put(g.driven);
+    out.put(static_cast<std::uint64_t>(g.scheme.size()));
+    for (const MdSolver::Vec6& v : g.scheme) out.put(v);
 }
 
 DistributedGrain getGrain(ByteReader& in) {
@@ -101,6 +105,8 @@ DistributedGrain getGrain(ByteReader& in) {
     g.scheduled = in.get<std::uint8_t>("grain") != 0;
     if (g.scheduled) g.force = in.get<ForceSchedule>("grain");
     g.driven = in.get<std::int32_t>("grain");
+    g.scheme.resize(in.count(sizeof(MdSolver::Vec6), "grain"));
+    for (MdSolver::Vec6& v : g.scheme) v = in.get<MdSolver::Vec6>("grain");
     return g;
 }
 
@@ -116,7 +122,8 @@ void putMotion(ByteWriter& out, const World& w, std::size_t i) {
 
 // --- the decomposition ---------------------------------------------------------------
 
-DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* contacts) : ranks_(comm::ranks()), rank_(comm::rank()) {
+DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* contacts, const MdSolver* scheme)
+    : ranks_(comm::ranks()), rank_(comm::rank()) {
     World& global = scene.world;
     globalGrains_ = global.numGrains;
     // A grid of bricks: the factorisation of the rank count whose inner
@@ -162,12 +169,27 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     std::vector<DistributedGrain> mine;
     std::vector<int> owner;
     const std::vector<std::int32_t> driven = drivenOf(global);
+    // The MD scheme's state to start from (a checkpoint's): every rank
+    // takes its bodies' entries from the whole world's.
+    if (scheme) {
+        scheme_ = scheme->schemeCarry();
+        const std::size_t per = scheme_->perBody();
+        wallScheme_.assign(global.numWalls() * per, MdSolver::Vec6::Zero());
+        for (std::size_t k = 0; k < global.numWalls() && per > 0; ++k)
+            scheme->bodyScheme(global.numGrains + k, wallScheme_.data() + k * per);
+    }
     for (std::size_t i = 0; i < global.numGrains; ++i) {
         const int r = ownerOf(global.x[i]);
         if (r != rank_ && !nearBrick(global.x[i], rank_)) continue;
         mine.push_back(grainOf(global, i, i, driven));
+        if (scheme_ && r == rank_ && scheme_->perBody() > 0) {
+            mine.back().scheme.resize(scheme_->perBody());
+            scheme->bodyScheme(i, mine.back().scheme.data());
+        }
         owner.push_back(r);
     }
+    if (!scheme && scene.simulation.method == Method::MD && integratorInfo(scene.md.integrator).historySteps > 0)
+        scheme_ = MdSolver::SchemeCarry{};  // a multi-step scheme from its start-up
     template_ = std::move(scene);
     if (template_.simulation.method == Method::CD) cdRanks_ = std::make_unique<CdRanks>(*this, template_.cd.distributed == CdDistributed::Exact);
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
@@ -349,6 +371,31 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     sim_.emplace(std::move(s));
     if (local.slots.stride == 0) local.slots.stride = sim_->contactStore().slots.stride;
     sim_->restoreContacts(local);
+    if (scheme_) {
+        // The MD scheme's state: the carried part, each owned grain's
+        // entries from its message, zeros for the ghosts (whose stages come
+        // from their owners), the walls' as every rank has them.
+        const std::size_t per = scheme_->perBody();
+        sim_->md().adoptScheme(*scheme_, sim_->world().numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
+            if (i >= n) std::copy_n(wallScheme_.data() + (i - n) * per, per, e);
+            else if (grains[order[i]].scheme.size() == per) std::copy_n(grains[order[i]].scheme.data(), per, e);
+            else std::fill_n(e, per, MdSolver::Vec6::Zero());
+        });
+        // Its test for contacts that open or close: each contact counted on
+        // the rank owning its first grain, by its key in the whole world.
+        sim_->md().setContactChanges(
+            {[this](const Contact& k) { return owned_[static_cast<std::size_t>(k.a)] != 0; },
+             [this](const Contact& k) {
+                 return makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
+                                       static_cast<std::uint32_t>(k.key & 0xFu));
+             },
+             [](std::uint64_t& signature, bool& kink) {
+                 std::vector<std::uint64_t> v{signature, kink ? 1u : 0u};
+                 comm::sumOverRanks(v);
+                 signature = v[0];
+                 kink = v[1] > 0;
+             }});
+    }
     // Schemes other than cd evaluate forces at stages inside the step: the
     // ghosts take each stage's state from their owners first.
     bool mobileWalls = false;
@@ -490,18 +537,34 @@ void DistributedSimulation::rebuild() {
     };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     const std::vector<std::int32_t> driven = drivenOf(w);
+    // The MD scheme's state (multi-step history) goes with the grains.
+    if (scheme_) {
+        const MdSolver& md = sim_->md();
+        scheme_ = md.schemeCarry();
+        const std::size_t per = scheme_->perBody();
+        wallScheme_.assign(w.numWalls() * per, MdSolver::Vec6::Zero());
+        for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k) md.bodyScheme(w.numGrains + k, wallScheme_.data() + k * per);
+    }
+    auto grainHere = [&](std::size_t i) {
+        DistributedGrain g = grainOf(w, i, gid_[i], driven);
+        if (scheme_ && scheme_->perBody() > 0) {
+            g.scheme.resize(scheme_->perBody());
+            sim_->md().bodyScheme(i, g.scheme.data());
+        }
+        return g;
+    };
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
         const int to = ownerOf(w.x[i]);
         if (to == rank_) {
-            grains.push_back(grainOf(w, i, gid_[i], driven));
+            grains.push_back(grainHere(i));
             owner.push_back(rank_);
             for (std::size_t k = first[i]; k < first[i + 1]; ++k) keep(records[k]);
             continue;
         }
         ++traffic_.migrations;
         ByteWriter& b = out[static_cast<std::size_t>(to)];
-        putGrain(b, grainOf(w, i, gid_[i], driven));
+        putGrain(b, grainHere(i));
         b.put(static_cast<std::uint64_t>(first[i + 1] - first[i]));
         for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
             const std::size_t r = records[k];
@@ -526,7 +589,11 @@ void DistributedSimulation::rebuild() {
     std::vector<ByteWriter> ghostsOut(static_cast<std::size_t>(ranks_));
     for (const DistributedGrain& g : grains)
         for (int r = 0; r < ranks_; ++r)
-            if (r != rank_ && nearBrick(g.x, r)) putGrain(ghostsOut[static_cast<std::size_t>(r)], g);
+            if (r != rank_ && nearBrick(g.x, r)) {
+                DistributedGrain ghost = g;  // a ghost's scheme entries are its owner's business
+                ghost.scheme.clear();
+                putGrain(ghostsOut[static_cast<std::size_t>(r)], ghost);
+            }
     const std::vector<std::string> ghostsIn = send(ghostsOut);
     for (std::size_t r = 0; r < ghostsIn.size(); ++r) {
         ByteReader u(ghostsIn[r], kMessage);
@@ -838,6 +905,36 @@ double DistributedSimulation::maxTravel(double dt, double maxTravel) const {
     for (std::size_t k = 0; k < w.numGrains; ++k)
         if (owned_[k]) worst = std::max(worst, w.v[k].norm() * dt / (maxTravel * w.radius[k]));
     return comm::maxOverRanks(worst);
+}
+
+bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries) {
+    if (!scheme_) return false;  // the same on every rank
+    const MdSolver& md = sim_->md();
+    carry = md.schemeCarry();
+    const std::size_t per = carry.perBody();
+    const World& w = sim_->world();
+    ByteWriter mine;
+    std::vector<MdSolver::Vec6> e(per);
+    for (std::size_t k = 0; k < w.numGrains && per > 0; ++k) {
+        if (!owned_[k]) continue;
+        mine.put(gid_[k]);
+        md.bodyScheme(k, e.data());
+        for (const MdSolver::Vec6& v : e) mine.put(v);
+    }
+    const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
+    entries.clear();
+    if (rank_ != 0) return true;
+    entries.assign((globalGrains_ + w.numWalls()) * per, MdSolver::Vec6::Zero());
+    for (const std::string& b : parts) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
+            const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+            for (std::size_t j = 0; j < per; ++j) entries[i * per + j] = u.get<MdSolver::Vec6>("value");
+        }
+    }
+    for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k)
+        md.bodyScheme(w.numGrains + k, entries.data() + (globalGrains_ + k) * per);
+    return true;
 }
 
 const World& DistributedSimulation::gatherWorld() {

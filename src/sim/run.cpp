@@ -536,10 +536,15 @@ void checkDistributable(const Scene& scene) {
     };
     // Schemes whose state is the world and the contacts alone (no multi-step
     // or Gear history, no force derivatives, no kick owed to the next step).
-    const Integrator scheme = scene.md.integrator;
-    if (scene.simulation.method == Method::MD && scheme != Integrator::CD && scheme != Integrator::FE && scheme != Integrator::TY2 && scheme != Integrator::RK &&
-        scheme != Integrator::PV)
-        refuse("md.integrator", "'" + std::string(integratorInfo(scheme).name) + "' (allowed: cd, fe, ty2, rk, pv)");
+    // The multi-step schemes' history goes with the grains; force
+    // derivatives (Taylor, Gear, Khakimov) and the implicit kick of BABAB
+    // would need the ghosts' accelerations and kicks from their owners.
+    const IntegratorInfo& scheme = integratorInfo(scene.md.integrator);
+    const Integrator s = scene.md.integrator;
+    if (scene.simulation.method == Method::MD && (scheme.timeDerivatives > 0 || scheme.needsPositionJacobian ||
+                                                  s == Integrator::BABAB || s == Integrator::BABABAB))
+        refuse("md.integrator", "'" + std::string(scheme.name) +
+                                    "' (allowed: cd, fe, ty2, rk, pv, ve, ab2 to ab5, ab2-am3, ab3-am4, ab4-am5)");
 }
 
 }  // namespace
@@ -569,13 +574,20 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
     const long first = scene.world.step;  // 0, or the checkpoint's step
     RunTotals totals = resumed ? resumed->totals : RunTotals{};
     const double wallBefore = totals.wallSeconds;
-    // A checkpoint's contact store (its solver state adds nothing the ranks'
-    // schemes read).
+    // A checkpoint's contact store, and a multi-step scheme's history (the
+    // rest of its solver state adds nothing the ranks' schemes read).
     ContactStore startStore;
+    std::optional<MdSolver> startScheme;
     if (resumed) {
-        ByteReader in(resumed->state, "checkpoint '" + resumed->path.string() + "'");
+        const std::string what = "checkpoint '" + resumed->path.string() + "'";
+        ByteReader in(resumed->state, what);
         std::istringstream bytes(in.getString("contact store"));
-        startStore = readContactStore(bytes, "checkpoint '" + resumed->path.string() + "'");
+        startStore = readContactStore(bytes, what);
+        if (in.getBool("solver state") && scene.simulation.method == Method::MD &&
+            integratorInfo(scene.md.integrator).historySteps > 0) {
+            startScheme.emplace(scene.md);
+            startScheme->loadState(in, scene.world.numBodies());
+        }
     }
     auto keptUpTo = [&](long cadence) {
         return !resumed ? -1 : first == 0 || first >= steps || (cadence > 0 && first % cadence == 0) ? first : first - 1;
@@ -588,7 +600,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
 
     // From here an error seen by one rank ends them all.
     try {
-        DistributedSimulation run(std::move(scene), resumed ? &startStore : nullptr);
+        DistributedSimulation run(std::move(scene), resumed ? &startStore : nullptr,
+                                  startScheme ? &*startScheme : nullptr);
         std::optional<SeriesWriter> series;
         std::unique_ptr<VtkWriter> vtk;
         std::optional<RunLog> log;
@@ -638,35 +651,57 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         // and contact store: any rank count resumes it.
         // Rank 0: the checkpoint's bytes from the gathered world and contact
         // store (collective; empty on the other ranks).
-        auto stateBytes = [&](const World& w, const ContactStore& store, const RunTotals& at, CheckpointKind kind) {
+        // With a multi-step scheme, its history gathered too.
+        struct SchemeState {
+            bool held = false;
+            MdSolver::SchemeCarry carry;
+            std::vector<MdSolver::Vec6> entries;
+        };
+        auto gatherScheme = [&] {
+            SchemeState state;
+            state.held = run.gatherScheme(state.carry, state.entries);
+            return state;
+        };
+        auto stateBytes = [&](const World& w, const ContactStore& store, const SchemeState& scheme,
+                              const RunTotals& at, CheckpointKind kind) {
             Scene whole = sceneWithoutWorld(settings);
             whole.world = w;
             Simulation sim(std::move(whole));
             sim.restoreContacts(store);
+            if (scheme.held) {
+                const std::size_t per = scheme.carry.perBody();
+                sim.md().adoptScheme(scheme.carry, w.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
+                    std::copy_n(scheme.entries.data() + i * per, per, e);
+                });
+            }
             return checkpointBytes(sim, at, kind);
         };
         auto checkpoint = [&](CheckpointKind kind) {
             const World& w = run.gatherWorld();
             const ContactStore store = run.gatherStore();
+            const SchemeState scheme = gatherScheme();
             if (!root) return;
             series->flush();
             totals.wallSeconds = wallBefore + elapsed();
-            writeCheckpointBytes(dir / "checkpoint", stateBytes(w, store, totals, kind));
+            writeCheckpointBytes(dir / "checkpoint", stateBytes(w, store, scheme, totals, kind));
         };
         // As a serial run: the last step the guards passed (rank 0: its world,
         // contact store and totals), the checkpoint a divergence writes.
         const bool guarded = guard.maxOverlap > 0.0 || guard.maxTravel > 0.0;
         World goodWorld;
         ContactStore goodStore;
+        SchemeState goodScheme;
         RunTotals goodTotals;
         long lastGoodStep = -1;
         auto keepGood = [&] {
             const World& w = run.gatherWorld();
             ContactStore store = run.gatherStore();
+            SchemeState scheme = gatherScheme();
             lastGoodStep = run.part().world().step;
             if (!root) return;
             goodWorld = w;
             goodStore = std::move(store);
+            goodScheme = std::move(scheme);
             goodTotals = totals;
             goodTotals.wallSeconds = wallBefore + elapsed();
         };
@@ -812,7 +847,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             summary["divergence"] = failure;
             if (lastGoodStep >= 0) {
                 writeCheckpointBytes(dir / "checkpoint",
-                                     stateBytes(goodWorld, goodStore, goodTotals, CheckpointKind::Diverged));
+                                     stateBytes(goodWorld, goodStore, goodScheme, goodTotals, CheckpointKind::Diverged));
                 summary["last_good_step"] = lastGoodStep;
             }
         }

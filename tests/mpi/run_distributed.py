@@ -106,6 +106,10 @@ cases = [
     # A multi-stage scheme: the ghosts take every stage's state from their owners.
     ("periodic cell, rk with hertz and kuhn", os.path.join(source, "tests", "mpi", "periodic_3d.ini"),
      ["md.integrator=rk", "md.normal=hertz", "md.tangential=kuhn", "simulation.steps=1000"]),
+    # A multi-step scheme: each grain's history goes with it, and the test
+    # for contacts that open or close (a restart) counts every rank's.
+    ("periodic cell, ab3-am4 (multi-step history)", os.path.join(source, "tests", "mpi", "periodic_3d.ini"),
+     ["md.integrator=ab3-am4", "simulation.steps=1000"]),
     # Substeps (box_3d's md.substeps = 10): the ghosts are updated before each.
     ("box_3d, MD with 10 substeps", os.path.join(source, "examples", "box_3d.ini"),
      ["simulation.method=md", "simulation.steps=1200", "output.every=100", "random.count=600"]),
@@ -184,6 +188,19 @@ with tempfile.TemporaryDirectory() as tmp:
             got = json.load(open(os.path.join(out, "summary.json"))).get("state_hash") if r.returncode == 0 else None
             check(got == want, f"a checkpoint of {writer} rank(s) resumed on {reader} gives the uninterrupted "
                                f"state_hash {want} (got {got}; {r.stderr.strip()[:200]})")
+
+    # A multi-step scheme's history is in the checkpoint: 2 ranks write it,
+    # 3 resume it to the uninterrupted run's bits.
+    ab3 = ["md.integrator=ab3"]
+    run([], scene, full, ab3 + ["simulation.steps=800"])
+    want = json.load(open(os.path.join(full, "summary.json")))["state_hash"]
+    out = os.path.join(tmp, "ckpt_ab3")
+    run(mpi(2), scene, out, ab3 + ["simulation.steps=400", "output.checkpoint_every=400"])
+    r = subprocess.run(mpi(3) + [moreau, "run", "--resume", out, "--set", "simulation.steps=800", "--quiet"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    got = json.load(open(os.path.join(out, "summary.json"))).get("state_hash") if r.returncode == 0 else None
+    check(got == want, f"ab3: a checkpoint of 2 ranks resumed on 3 gives the uninterrupted state_hash {want} "
+                       f"(got {got}; {r.stderr.strip()[:200]})")
 
     # A stop by SIGTERM sent to mpirun: it passes the signal on, the ranks
     # stop together after the same step with a checkpoint, and that resumes

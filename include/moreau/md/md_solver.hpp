@@ -122,6 +122,37 @@ public:
     /// Per-body 6-vector: translation (x, v, a, ...) then rotation (θ, ω, α, ...).
     using Vec6 = Eigen::Matrix<double, 6, 1>;
 
+    /// The scheme's state apart from its per-body fields (saveState's
+    /// multi-step history, Verlet's last displacement, Gear's derivatives):
+    /// what a distributed run gives every part at a rebuild, each body's
+    /// entries travelling with the body.
+    struct SchemeCarry {
+        long history = 0;
+        double pendingKick = 0.0;
+        bool haveSignature = false;
+        std::uint64_t signature = 0;
+        std::uint32_t fields = 0;  ///< bit j: per-body field j is held (schemeFields() order)
+        bool past = false;         ///< the multi-step history has its 4 slots
+        std::size_t perBody() const { return static_cast<std::size_t>(__builtin_popcount(fields)); }
+    };
+    SchemeCarry schemeCarry() const;
+    /// Body i's entries of the held fields (carry.perBody() of them) into `out`.
+    void bodyScheme(std::size_t i, Vec6* out) const;
+    /// Takes `carry` for a world of `bodies` bodies whose entries `entry`
+    /// writes (carry.perBody() per body).
+    void adoptScheme(const SchemeCarry& carry, std::size_t bodies, const std::function<void(std::size_t, Vec6*)>& entry);
+    /// A distributed run's part in the contact-change test of the
+    /// multi-step schemes (stepScheme): whether this process counts a
+    /// contact (each contact of the whole world on one process), its key in
+    /// the whole world, and the sum of the signature and the "any" of the
+    /// kink flag over the processes. Empty: a serial run.
+    struct ContactChanges {
+        std::function<bool(const Contact&)> counts;
+        std::function<ContactKey(const Contact&)> key;
+        std::function<void(std::uint64_t&, bool&)> reduce;
+    };
+    void setContactChanges(ContactChanges changes) { changes_ = std::move(changes); }
+
     /// Called each time a scheme other than cd has put a stage's state into
     /// the world, before the forces there are evaluated (and at the step's
     /// end state), with the world and the stage's displacements since the
@@ -202,6 +233,10 @@ private:
     MdSettings settings_;
     std::function<void(World&, std::vector<Eigen::Matrix<double, 6, 1>>&)> stageHook_;
     ForceHook forceHook_;
+    ContactChanges changes_;
+    /// The per-body fields of the scheme's state, held or not (SchemeCarry::fields).
+    std::vector<std::vector<Vec6>*> schemeFields();
+    std::vector<const std::vector<Vec6>*> schemeFields() const;
     std::vector<Eigen::Matrix<double, 6, 1>> placedX_;  ///< placeState's X with the hook's changes
     LawSlots layout_;            ///< where each law's memory lies in a contact's slots
     std::vector<double> next_;   ///< the memory an evaluation leaves, slotStride() per contact

@@ -47,7 +47,10 @@ public:
     /// the whole world, for output).
     /// `contacts`: the memory the run starts with (a checkpoint's store, keys
     /// of the whole world), or none.
-    explicit DistributedSimulation(Scene scene, const ContactStore* contacts = nullptr);
+    /// `scheme`: the whole world's MD scheme state to start from (a
+    /// checkpoint's multi-step history), or none.
+    explicit DistributedSimulation(Scene scene, const ContactStore* contacts = nullptr,
+                                   const MdSolver* scheme = nullptr);
     ~DistributedSimulation();
     /// One step on every rank (collective); CD: its sweeps (the same on every rank).
     CdStepStats step();
@@ -65,6 +68,11 @@ public:
     /// Rank 0: the whole run's contact store in global key order (collective;
     /// empty on the other ranks): with gatherWorld() what a checkpoint holds.
     ContactStore gatherStore();
+    /// Rank 0: the MD scheme's state of the whole world (the carried part,
+    /// and carry.perBody() entries per body: grains by id, then walls), as
+    /// MdSolver::adoptScheme takes it (collective; false, on every rank,
+    /// where the scheme carries nothing between steps).
+    bool gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries);
     /// Rank 0: the fused pipeline's elastic energy and overlaps at the last
     /// evaluation from every rank's touching pairs, with the serial bits
     /// (collective; nullopt for the staged pipeline, and on the other ranks).
@@ -164,6 +172,11 @@ private:
     DistributedTimes times_;
     double flag_ = 0.0, flagMax_ = 0.0;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
+    /// MD schemes with a state between steps (multi-step history): its
+    /// carried part, the walls' entries (the same on every rank); each owned
+    /// grain's go with it (DistributedGrain::scheme).
+    std::optional<MdSolver::SchemeCarry> scheme_;
+    std::vector<MdSolver::Vec6> wallScheme_;
 };
 
 }  // namespace moreau
