@@ -373,10 +373,13 @@ void MdSolver::implicitKick(World& world, const std::vector<Vec6>& X, std::vecto
         double change = 0.0, size = 0.0;
         for (std::size_t i = 0; i < delta.size(); ++i) {
             const Vec6 next = c * dt * (Ac[i] + Gd[i]);
-            change = std::max(change, (next - delta[i]).lpNorm<Eigen::Infinity>());
-            size = std::max(size, next.lpNorm<Eigen::Infinity>());
+            if (!fieldRanks_.counts || fieldRanks_.counts(i)) {
+                change = std::max(change, (next - delta[i]).lpNorm<Eigen::Infinity>());
+                size = std::max(size, next.lpNorm<Eigen::Infinity>());
+            }
             delta[i] = next;
         }
+        if (fieldRanks_.max) fieldRanks_.max(change, size);
         if (change <= 1e-15 * size) break;
     }
     forceDerivative(world, stage_, nullptr, &delta, Gd);
@@ -397,10 +400,13 @@ void MdSolver::solvePositionJacobian(const World& world, double c, const std::ve
         double change = 0.0, size = 0.0;
         for (std::size_t i = 0; i < z.size(); ++i) {
             const Vec6 next = y[i] + c * Jz[i];
-            change = std::max(change, (next - z[i]).lpNorm<Eigen::Infinity>());
-            size = std::max(size, next.lpNorm<Eigen::Infinity>());
+            if (!fieldRanks_.counts || fieldRanks_.counts(i)) {
+                change = std::max(change, (next - z[i]).lpNorm<Eigen::Infinity>());
+                size = std::max(size, next.lpNorm<Eigen::Infinity>());
+            }
             z[i] = next;
         }
+        if (fieldRanks_.max) fieldRanks_.max(change, size);
         if (change <= 1e-15 * size) break;
     }
 }

@@ -473,6 +473,18 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
 
 void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                                const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
+    if (fieldRanks_.ghosts) {  // a distributed run: the ghosts' entries from their owners
+        if (dU) {
+            syncU_ = *dU;
+            fieldRanks_.ghosts(syncU_);
+            dU = &syncU_;
+        }
+        if (dV) {
+            syncV_ = *dV;
+            fieldRanks_.ghosts(syncV_);
+            dV = &syncV_;
+        }
+    }
     std::vector<Vec3> dF(contacts.size());
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw(settings_.tangential,

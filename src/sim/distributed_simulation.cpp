@@ -188,8 +188,8 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
         }
         owner.push_back(r);
     }
-    if (!scheme && scene.simulation.method == Method::MD && integratorInfo(scene.md.integrator).historySteps > 0)
-        scheme_ = MdSolver::SchemeCarry{};  // a multi-step scheme from its start-up
+    if (!scheme && scene.simulation.method == Method::MD && scene.md.integrator != Integrator::CD)
+        scheme_ = MdSolver::SchemeCarry{};  // a scheme other than cd from its start
     template_ = std::move(scene);
     if (template_.simulation.method == Method::CD) cdRanks_ = std::make_unique<CdRanks>(*this, template_.cd.distributed == CdDistributed::Exact);
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
@@ -395,6 +395,16 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
                  signature = v[0];
                  kink = v[1] > 0;
              }});
+        // Derivatives and fixed points: the ghosts' entries of a field from
+        // their owners, the convergence tests over every rank's bodies.
+        sim_->md().setFieldRanks({[this](std::vector<MdSolver::Vec6>& f) { syncGhostField(f); },
+                                  [this](std::size_t i) { return i >= owned_.size() || owned_[i] != 0; },
+                                  [](double& a, double& b) {
+                                      std::vector<double> v{a, b};
+                                      comm::maxOverRanks(v);
+                                      a = v[0];
+                                      b = v[1];
+                                  }});
     }
     // Schemes other than cd evaluate forces at stages inside the step: the
     // ghosts take each stage's state from their owners first.
@@ -430,7 +440,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     }
 
     recvAt_.clear();
-    ghostsKnown_ = {false, false};
+    ghostsKnown_ = {false, false, false};
     // Where each owned grain was at this rebuild, and who needs which as a ghost.
     const World& now = sim_->world();
     builtAt_.assign(n, Vec3::Zero());
@@ -734,6 +744,31 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
             mine.w[k] = u.get<Vec3>("value");
             mine.q[k] = u.get<Quat>("value");
             if (X) (*X)[k] = u.get<MdSolver::Vec6>("value");
+        }
+    }
+}
+
+void DistributedSimulation::syncGhostField(std::vector<MdSolver::Vec6>& f) {
+    // As exchangeGhosts, for one per-body field (its own mailbox).
+    std::vector<ByteWriter>& out = ghostsOut_;
+    out.resize(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) {
+        ByteWriter& b = out[static_cast<std::size_t>(r)];
+        b.clear();
+        for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
+            b.put(gid_[k]);
+            b.put(f[k]);
+        }
+    }
+    const comm::Mailbox& in = post(out, ghostsBox_[2], ghostsKnown_[2]);
+    ghostsKnown_[2] = true;
+    const World& mine = sim_->world();
+    for (std::size_t r = 0; r < in.ranks(); ++r) {
+        ByteReader u(in.from(r), kMessage);
+        while (u.left() > 0) {
+            const std::ptrdiff_t i = localOf(u.get<std::uint64_t>("value"), mine);
+            if (i < 0) throw std::logic_error("distributed run: a field entry for a grain this rank does not hold");
+            f[static_cast<std::size_t>(i)] = u.get<MdSolver::Vec6>("value");
         }
     }
 }

@@ -528,29 +528,9 @@ StepRecord distributedRecord(const World& w, const std::vector<Contact>& contact
     return r;
 }
 
-/// Throws InputError, on every rank alike, for what the ranks cannot step yet.
-void checkDistributable(const Scene& scene) {
-    auto refuse = [&](const std::string& key, const std::string& what) {
-        throw InputError(scene.origin + ": key '" + key + "': " + what +
-                         " does not run on MPI ranks yet (run it without mpirun; docs/distributed.md)");
-    };
-    // Schemes whose state is the world and the contacts alone (no multi-step
-    // or Gear history, no force derivatives, no kick owed to the next step).
-    // The multi-step schemes' history goes with the grains; force
-    // derivatives (Taylor, Gear, Khakimov) and the implicit kick of BABAB
-    // would need the ghosts' accelerations and kicks from their owners.
-    const IntegratorInfo& scheme = integratorInfo(scene.md.integrator);
-    const Integrator s = scene.md.integrator;
-    if (scene.simulation.method == Method::MD && (scheme.timeDerivatives > 0 || scheme.needsPositionJacobian ||
-                                                  s == Integrator::BABAB || s == Integrator::BABABAB))
-        refuse("md.integrator", "'" + std::string(scheme.name) +
-                                    "' (allowed: cd, fe, ty2, rk, pv, ve, ab2 to ab5, ab2-am3, ab3-am4, ab4-am5)");
-}
-
 }  // namespace
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed) {
-    checkDistributable(scene);
     if (!resumed) {
         checkMdStep(scene);
         checkStart(scene);
@@ -584,7 +564,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         std::istringstream bytes(in.getString("contact store"));
         startStore = readContactStore(bytes, what);
         if (in.getBool("solver state") && scene.simulation.method == Method::MD &&
-            integratorInfo(scene.md.integrator).historySteps > 0) {
+            scene.md.integrator != Integrator::CD) {
             startScheme.emplace(scene.md);
             startScheme->loadState(in, scene.world.numBodies());
         }

@@ -152,6 +152,17 @@ public:
         std::function<void(std::uint64_t&, bool&)> reduce;
     };
     void setContactChanges(ContactChanges changes) { changes_ = std::move(changes); }
+    /// A distributed run's part in the derivatives and fixed points of the
+    /// schemes (Taylor, Gear, Khakimov, the implicit kick): make the ghosts'
+    /// entries of a per-body field their owners' (before a derivative reads
+    /// it), whether a body's entries count here, and the largest of two
+    /// values over the processes. Empty: a serial run.
+    struct FieldRanks {
+        std::function<void(std::vector<Vec6>&)> ghosts;
+        std::function<bool(std::size_t)> counts;
+        std::function<void(double&, double&)> max;
+    };
+    void setFieldRanks(FieldRanks ranks) { fieldRanks_ = std::move(ranks); }
 
     /// Called each time a scheme other than cd has put a stage's state into
     /// the world, before the forces there are evaluated (and at the step's
@@ -234,6 +245,8 @@ private:
     std::function<void(World&, std::vector<Eigen::Matrix<double, 6, 1>>&)> stageHook_;
     ForceHook forceHook_;
     ContactChanges changes_;
+    FieldRanks fieldRanks_;
+    mutable std::vector<Vec6> syncU_, syncV_;  ///< forceDerivative's inputs with the ghosts' entries synced
     /// The per-body fields of the scheme's state, held or not (SchemeCarry::fields).
     std::vector<std::vector<Vec6>*> schemeFields();
     std::vector<const std::vector<Vec6>*> schemeFields() const;

@@ -142,6 +142,8 @@ private:
     /// The ghosts' motion from their owners; with X also their entries of a
     /// stage's displacements (MdSolver::setStageHook).
     void exchangeGhosts(std::vector<MdSolver::Vec6>* X = nullptr);
+    /// The ghosts' entries of a per-body field from their owners (MdSolver::FieldRanks).
+    void syncGhostField(std::vector<MdSolver::Vec6>& f);
 
     int ranks_ = 1, rank_ = 0;
     std::size_t globalGrains_ = 0;
@@ -163,8 +165,9 @@ private:
     std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
     std::vector<ByteWriter> ghostsOut_;    ///< the ghost updates' outgoing buffers, kept
     comm::Mailbox mailbox_;                ///< send()'s buffers, kept
-    std::array<comm::Mailbox, 2> ghostsBox_;  ///< ghost updates: of the step, of a stage (with displacements)
-    std::array<bool, 2> ghostsKnown_{};    ///< that box has exchanged since the last rebuild
+    /// ghost updates: of the step, of a stage (with displacements), of a field (syncGhostField)
+    std::array<comm::Mailbox, 3> ghostsBox_;
+    std::array<bool, 3> ghostsKnown_{};    ///< that box has exchanged since the last rebuild
     std::vector<std::vector<std::size_t>> recvAt_;  ///< local index of each ghost in rank r's updates
     std::size_t ownedCount_ = 0, ghostCount_ = 0;
     long rebuilds_ = 0, rebalances_ = 0, regrids_ = 0, sweeps_ = 0;
