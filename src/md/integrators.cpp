@@ -353,6 +353,17 @@ void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double ta
         for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
 }
 
+void MdSolver::trackChange(std::size_t i, const Vec6& next, const Vec6& previous, double& change, double& size) const {
+    if (fieldRanks_.counts && !fieldRanks_.counts(i)) return;  // another process's body
+    change = std::max(change, (next - previous).lpNorm<Eigen::Infinity>());
+    size = std::max(size, next.lpNorm<Eigen::Infinity>());
+}
+
+bool MdSolver::fixedPointDone(double change, double size) const {
+    if (fieldRanks_.max) fieldRanks_.max(change, size);  // over every process's bodies
+    return change <= 1e-15 * size;
+}
+
 void MdSolver::implicitKick(World& world, const std::vector<Vec6>& X, std::vector<Vec6>& V, double c, double dt,
                             double t, std::vector<Vec6>& A) {
     evaluate(world, X, V, t, A, true);
@@ -373,14 +384,10 @@ void MdSolver::implicitKick(World& world, const std::vector<Vec6>& X, std::vecto
         double change = 0.0, size = 0.0;
         for (std::size_t i = 0; i < delta.size(); ++i) {
             const Vec6 next = c * dt * (Ac[i] + Gd[i]);
-            if (!fieldRanks_.counts || fieldRanks_.counts(i)) {
-                change = std::max(change, (next - delta[i]).lpNorm<Eigen::Infinity>());
-                size = std::max(size, next.lpNorm<Eigen::Infinity>());
-            }
+            trackChange(i, next, delta[i], change, size);
             delta[i] = next;
         }
-        if (fieldRanks_.max) fieldRanks_.max(change, size);
-        if (change <= 1e-15 * size) break;
+        if (fixedPointDone(change, size)) break;
     }
     forceDerivative(world, stage_, nullptr, &delta, Gd);
     for (std::size_t i = 0; i < V.size(); ++i) {
@@ -400,14 +407,10 @@ void MdSolver::solvePositionJacobian(const World& world, double c, const std::ve
         double change = 0.0, size = 0.0;
         for (std::size_t i = 0; i < z.size(); ++i) {
             const Vec6 next = y[i] + c * Jz[i];
-            if (!fieldRanks_.counts || fieldRanks_.counts(i)) {
-                change = std::max(change, (next - z[i]).lpNorm<Eigen::Infinity>());
-                size = std::max(size, next.lpNorm<Eigen::Infinity>());
-            }
+            trackChange(i, next, z[i], change, size);
             z[i] = next;
         }
-        if (fieldRanks_.max) fieldRanks_.max(change, size);
-        if (change <= 1e-15 * size) break;
+        if (fixedPointDone(change, size)) break;
     }
 }
 

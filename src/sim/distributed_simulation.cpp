@@ -704,8 +704,7 @@ std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWrite
     return in;
 }
 
-void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
-    const World& w = sim_->world();
+const std::vector<ByteWriter>& DistributedSimulation::ghostParts(const std::function<void(ByteWriter&, std::size_t)>& put) {
     std::vector<ByteWriter>& out = ghostsOut_;  // kept, with its capacity, from step to step
     out.resize(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r) {
@@ -713,10 +712,18 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
         b.clear();
         for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
             b.put(gid_[k]);
-            putMotion(b, w, k);
-            if (X) b.put((*X)[k]);
+            put(b, k);
         }
     }
+    return out;
+}
+
+void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
+    const World& w = sim_->world();
+    const std::vector<ByteWriter>& out = ghostParts([&](ByteWriter& b, std::size_t k) {
+        putMotion(b, w, k);
+        if (X) b.put((*X)[k]);
+    });
     World& mine = sim_->world();
     // Between rebuilds the same ghosts go to the same ranks: after the first
     // update, only neighbours talk.
@@ -750,16 +757,7 @@ void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
 
 void DistributedSimulation::syncGhostField(std::vector<MdSolver::Vec6>& f) {
     // As exchangeGhosts, for one per-body field (its own mailbox).
-    std::vector<ByteWriter>& out = ghostsOut_;
-    out.resize(static_cast<std::size_t>(ranks_));
-    for (int r = 0; r < ranks_; ++r) {
-        ByteWriter& b = out[static_cast<std::size_t>(r)];
-        b.clear();
-        for (const std::size_t k : sendTo_[static_cast<std::size_t>(r)]) {
-            b.put(gid_[k]);
-            b.put(f[k]);
-        }
-    }
+    const std::vector<ByteWriter>& out = ghostParts([&](ByteWriter& b, std::size_t k) { b.put(f[k]); });
     const comm::Mailbox& in = post(out, ghostsBox_[2], ghostsKnown_[2]);
     ghostsKnown_[2] = true;
     const World& mine = sim_->world();

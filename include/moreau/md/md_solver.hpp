@@ -246,6 +246,12 @@ private:
     ForceHook forceHook_;
     ContactChanges changes_;
     FieldRanks fieldRanks_;
+    /// A fixed point's convergence test (implicit kick, Khakimov): body i's
+    /// change into the largest change and entry so far (a distributed run's
+    /// own bodies only); done once the largest change over every process's
+    /// bodies is within 1e-15 of the largest entry.
+    void trackChange(std::size_t i, const Vec6& next, const Vec6& previous, double& change, double& size) const;
+    bool fixedPointDone(double change, double size) const;
     mutable std::vector<Vec6> syncU_, syncV_;  ///< forceDerivative's inputs with the ghosts' entries synced
     /// The per-body fields of the scheme's state, held or not (SchemeCarry::fields).
     std::vector<std::vector<Vec6>*> schemeFields();

@@ -142,6 +142,9 @@ private:
     /// The ghosts' motion from their owners; with X also their entries of a
     /// stage's displacements (MdSolver::setStageHook).
     void exchangeGhosts(std::vector<MdSolver::Vec6>* X = nullptr);
+    /// The outgoing ghost updates (kept buffers): each owned grain another
+    /// rank holds as a ghost, its id, then what `put` writes of it.
+    const std::vector<ByteWriter>& ghostParts(const std::function<void(ByteWriter&, std::size_t)>& put);
     /// The ghosts' entries of a per-body field from their owners (MdSolver::FieldRanks).
     void syncGhostField(std::vector<MdSolver::Vec6>& f);
 
