@@ -27,6 +27,7 @@
 /// the end of the step. Multi-step schemes keep their own history here and
 /// start with RK4 steps; reset() forgets it (call it after editing the world).
 #include <cstdint>
+#include <bit>
 #include <functional>
 #include <vector>
 
@@ -133,7 +134,7 @@ public:
         std::uint64_t signature = 0;
         std::uint32_t fields = 0;  ///< bit j: per-body field j is held (schemeFields() order)
         bool past = false;         ///< the multi-step history has its 4 slots
-        std::size_t perBody() const { return static_cast<std::size_t>(__builtin_popcount(fields)); }
+        std::size_t perBody() const { return static_cast<std::size_t>(std::popcount(fields)); }
     };
     SchemeCarry schemeCarry() const;
     /// Body i's entries of the held fields (carry.perBody() of them) into `out`.
