@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -932,12 +933,37 @@ CdStepStats DistributedSimulation::step() {
     return stats;
 }
 
-double DistributedSimulation::maxTravel(double dt, double maxTravel) const {
+std::string DistributedSimulation::travelFailure(double dt, double maxTravel) const {
+    // The serial guard's test and report: the first grain, by id, that
+    // moves more than maxTravel radii in a step (each rank its own first).
     const World& w = sim_->world();
-    double worst = 0.0;
-    for (std::size_t k = 0; k < w.numGrains; ++k)
-        if (owned_[k]) worst = std::max(worst, w.v[k].norm() * dt / (maxTravel * w.radius[k]));
-    return comm::maxOverRanks(worst);
+    ByteWriter mine;
+    for (std::size_t k = 0; k < w.numGrains; ++k) {
+        const double reach = maxTravel * w.radius[k];
+        if (!owned_[k] || w.v[k].squaredNorm() * (dt * dt) <= reach * reach) continue;
+        mine.put(gid_[k]);
+        mine.put(w.v[k].norm() * dt / w.radius[k]);
+        mine.put(w.v[k].norm());
+        break;  // gid_ ascends: the first here
+    }
+    const std::string all = comm::gatherToAll(mine.bytes());
+    ByteReader u(all, kMessage);
+    std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+    double travel = 0.0, speed = 0.0;
+    while (u.left() > 0) {
+        const auto id = u.get<std::uint64_t>("value");
+        const double t = u.get<double>("value"), v = u.get<double>("value");
+        if (id < first) {
+            first = id;
+            travel = t;
+            speed = v;
+        }
+    }
+    if (first == std::numeric_limits<std::uint64_t>::max()) return {};
+    char text[160];
+    std::snprintf(text, sizeof text, "grain %zu moves %.3g radii in a step, |v| = %.3g (guard.max_travel = %g)",
+                  static_cast<std::size_t>(first), travel, speed, maxTravel);
+    return text;
 }
 
 bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries) {

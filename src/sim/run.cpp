@@ -741,10 +741,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             }
             std::string why;
             if (guard.maxTravel > 0.0) {
-                const double travel = run.maxTravel(settings.simulation.dt, guard.maxTravel);
-                if (!(travel <= 1.0))
-                    why = format("step %ld: a grain moves %.3g times guard.max_travel = %g radii in a step", s, travel,
-                                 guard.maxTravel);
+                why = run.travelFailure(settings.simulation.dt, guard.maxTravel);
+                if (!why.empty()) why = format("step %ld: ", s) + why;
             }
             const bool row = (every > 0 && s % every == 0) || s == steps;
             const bool snapshot = vtkEvery > 0 && (s % vtkEvery == 0 || s == steps);  // the same on every rank

@@ -266,6 +266,17 @@ with tempfile.TemporaryDirectory() as tmp:
           f"a divergence on 2 ranks: exit 3, the serial last good step and a checkpoint resuming to the serial "
           f"bits ((exit, status, last good, last step, resumed hash): serial {states[0]}, ranks {states[1]})")
 
+    # A grain too fast for guard.max_travel (Jacobi sweeps blow piston_2d up
+    # near step 89): the ranks name the serial run's grain, step and speed.
+    jacobi = ["cd.order=jacobi", "cd.distributed=exact", "simulation.steps=100"]
+    reasons = []
+    for prefix, name in (([], "travel-serial"), (mpi(3), "travel-ranks")):
+        r = run(prefix, os.path.join(source, "examples", "piston_2d.ini"), os.path.join(tmp, name), jacobi)
+        path = os.path.join(tmp, name, "summary.json")
+        reasons.append((r.returncode, json.load(open(path)).get("divergence") if os.path.exists(path) else None))
+    check(reasons[0][0] == 3 and "grain" in (reasons[0][1] or "") and reasons[0] == reasons[1],
+          f"guard.max_travel on 3 ranks: exit 3 and the serial run's report ({reasons})")
+
     # CD, cd.distributed = exact: the serial random-keys sweep replayed over
     # the ranks, series.csv byte for byte (residuals and iterations included,
     # under a criterion that sums over every rank's contacts).

@@ -81,8 +81,10 @@ public:
     /// (output.vtk_pieces; collective): its owned grains and the contacts
     /// it owns, with global ids (writeVtkPiece in io/output.hpp).
     void writeVtkPiece(const std::filesystem::path& dir);
-    /// The largest |v| Δt / (maxTravel r) of the owned grains over all ranks (collective).
-    double maxTravel(double dt, double maxTravel) const;
+    /// The serial guard's travel test over all ranks (collective): empty
+    /// when no grain moves more than maxTravel radii in a step, else the
+    /// report of the first such grain by id, as a serial run words it.
+    std::string travelFailure(double dt, double maxTravel) const;
     /// Totals over the ranks (collective).
     DistributedTraffic traffic() const;
     /// This rank's part as a Simulation of its owned and ghost grains.
