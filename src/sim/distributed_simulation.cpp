@@ -411,8 +411,12 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     // ghosts take each stage's state from their owners first.
     bool mobileWalls = false;
     for (std::size_t k = 0; k < sim_->world().numWalls(); ++k) mobileWalls = mobileWalls || sim_->world().wallMobile[k];
-    // Wall servos read the loads summed over the ranks, the cell's servo
-    // its stress.
+    // Wall servos read the loads summed over the ranks (those and the
+    // mobile walls' are the ones summed), the cell's servo its stress.
+    summedWalls_.assign(sim_->world().numWalls(), 0);
+    for (std::size_t k = 0; k < summedWalls_.size(); ++k) summedWalls_[k] = sim_->world().wallMobile[k] ? 1 : 0;
+    for (const WallServo& servo : sim_->scene().servos)
+        summedWalls_[static_cast<std::size_t>(servo.wall) - sim_->world().numGrains] = 1;
     if (!template_.servos.empty()) sim_->setWallLoads([this] { return wallLoads(false); });
     if (template_.cellServo.any()) sim_->setCellStress([this] { return cellStress(); });
     if (cdRanks_) {
@@ -794,7 +798,9 @@ std::vector<Vec3> DistributedSimulation::sumWallLoads(
     const World& w = sim_->world();
     ByteWriter mine;
     auto add = [&](BodyId a, BodyId b, const Vec3& force) {
-        if (!w.isWall(b) || !owned_[static_cast<std::size_t>(a)]) return;
+        if (!w.isWall(b) || !owned_[static_cast<std::size_t>(a)] ||
+            !summedWalls_[static_cast<std::size_t>(b) - w.numGrains])
+            return;
         mine.put(std::uint8_t{0});
         mine.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
         mine.put(force);
@@ -803,7 +809,7 @@ std::vector<Vec3> DistributedSimulation::sumWallLoads(
     if (w.anyGlued()) {
         for (const World::DrivenGrain& d : w.driven) {
             const auto i = static_cast<std::size_t>(d.grain);
-            if (d.wall < 0 || !owned_[i]) continue;
+            if (d.wall < 0 || !owned_[i] || !summedWalls_[static_cast<std::size_t>(d.wall) - w.numGrains]) continue;
             mine.put(std::uint8_t{1});
             mine.put(gid_[i]);
             mine.put(static_cast<std::uint64_t>(static_cast<std::size_t>(d.wall) - w.numGrains));

@@ -130,7 +130,8 @@ private:
     std::vector<Vec3> wallLoads(bool afterSolve);
     /// The sums of wallLoads over the ranks from `contacts` (calls its
     /// argument with each local contact's bodies and force on b) and the
-    /// owned glued grains' summed forces (collective).
+    /// owned glued grains' summed forces (collective). Walls neither mobile
+    /// nor servo-driven get zero: nothing reads their sums.
     std::vector<Vec3> sumWallLoads(
         const std::function<void(const std::function<void(BodyId, BodyId, const Vec3&)>&)>& contacts,
         const std::function<Vec3(BodyId)>& gluedForce);
@@ -185,6 +186,7 @@ private:
     /// grain's go with it (DistributedGrain::scheme).
     std::optional<MdSolver::SchemeCarry> scheme_;
     std::vector<MdSolver::Vec6> wallScheme_;
+    std::vector<char> summedWalls_;  ///< per wall: its load is summed over the ranks (mobile, or a servo's)
 };
 
 }  // namespace moreau
