@@ -156,24 +156,6 @@ ImpactResult exactImpact(const ImpactModel& model, double vx0, double vy0, doubl
     return r;
 }
 
-ImpactState exactImpactState(const ImpactModel& model, double vx0, double vy0, double omega0, double t) {
-    const Solved s = solve(model, vx0, vy0, omega0);
-    std::size_t k = 0;
-    while (k + 1 < s.phases.size() && s.phases[k + 1].start <= t) ++k;
-    double xi, u, J;
-    s.tangential.at(s.starts[k], s.phases[k].mode, s.phases[k].sign, t, xi, u, J);
-    ImpactState st;
-    const Normal& n = s.tangential.n;
-    st.y = n.y(t);
-    st.vy = n.vy(t);
-    st.vx = vx0 + J / model.mass;
-    st.omega = omega0 + model.radius * J / model.inertia;
-    st.spring = xi;
-    st.fn = n.fn(t);
-    st.ft = s.phases[k].mode == ImpactMode::Stick ? -model.kx * xi : -s.phases[k].sign * model.mu * st.fn;
-    return st;
-}
-
 double linearContactTime(double mass, double ky, double gammaY) { return Normal(mass, ky, gammaY, 1.0).contactTime(); }
 
 double linearRestitution(double mass, double ky, double gammaY) {

@@ -82,15 +82,6 @@ std::optional<Integrator> integratorFromName(std::string_view name) {
     return std::nullopt;
 }
 
-std::string integratorNames() {
-    std::string s;
-    for (const IntegratorInfo& i : integrators()) {
-        if (!s.empty()) s += '|';
-        s += i.name;
-    }
-    return s;
-}
-
 int normalLawTimeDerivatives(NormalLaw law) { return lawRow(law).timeDerivatives; }
 int tangentialLawTimeDerivatives(TangentialLaw law) { return lawRow(law).timeDerivatives; }
 

@@ -208,15 +208,6 @@ void writeAtomically(const std::filesystem::path& file, const std::string& bytes
 
 }  // namespace
 
-const char* checkpointKindName(CheckpointKind kind) {
-    switch (kind) {
-        case CheckpointKind::Periodic: return "periodic";
-        case CheckpointKind::Stopped: return "stopped";
-        case CheckpointKind::Diverged: return "diverged";
-    }
-    return "?";
-}
-
 void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
                      CheckpointKind kind) {
     writeAtomically(file, checkpointBytes(sim, totals, kind));

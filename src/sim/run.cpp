@@ -136,6 +136,62 @@ const char* kLogHeader = "      step          time  kinetic_energy  contacts  it
 
 std::string methodName(const Scene& scene) { return scene.simulation.method == Method::CD ? "cd" : "md"; }
 
+/// A step's sweeps into the run's sums.
+void countStep(RunTotals& totals, const CdStepStats& r, const CdSettings& cd) {
+    totals.sumIterations += r.iterations;
+    totals.sumResidual += r.residual;
+    totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, r.iterations);
+    if (r.iterations >= cd.maxIterations && cd.criterion != Criterion::Fixed) ++totals.unconverged;
+}
+
+/// The log's row of step s (wall: seconds since this part of the run began).
+std::string logRow(long s, const StepRecord& rec, double wallSoFar, double wall, long first, long steps) {
+    const double eta = wall / static_cast<double>(s - first) * static_cast<double>(steps - s);
+    return format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, rec.time, rec.kineticEnergy, rec.contacts,
+                  rec.iterations, rec.residual, wallSoFar, eta);
+}
+
+/// summary.json's keys that serial and distributed runs share.
+nlohmann::json runSummary(const char* status, const Scene& scene, const World& w, const RunTotals& totals,
+                          std::size_t contacts, long first, bool resumed, double wallSeconds) {
+    nlohmann::json s;
+    s["status"] = status;
+    s["method"] = methodName(scene);
+    const long done = w.step;
+    s["steps"] = scene.simulation.steps;
+    s["last_step"] = done;
+    if (resumed) s["resumed_from_step"] = first;
+    s["wall_seconds"] = wallSeconds;
+    s["particles"] = w.numGrains;
+    s["walls"] = w.numWalls();
+    s["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
+    s["max_iterations"] = totals.maxIterations;
+    s["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
+    s["unconverged_steps"] = totals.unconverged;
+    s["final_contacts"] = contacts;
+    s["final_kinetic_energy"] = kineticEnergy(w);
+    s["threads"] = omp_get_max_threads();
+    s["ranks"] = comm::ranks();
+    s["seed"] = scene.simulation.seed;
+    s["scene"] = scene.origin;
+    s["state_hash"] = hex64(stateHash(w));
+    s["settings"] = scene.values;
+    s["version"] = MOREAU_VERSION;
+    return s;
+}
+
+/// The two lines a completed run prints.
+std::string completedReport(const Scene& scene, const nlohmann::json& summary, const std::filesystem::path& dir,
+                            bool vtk) {
+    const std::string where = comm::ranks() > 1 ? format(" on %d ranks", comm::ranks()) : std::string();
+    return format("%s: %s%s, %zu grains, %ld steps in %.3g s; state_hash %s\n", scene.origin.c_str(),
+                  methodName(scene).c_str(), where.c_str(), summary["particles"].get<std::size_t>(),
+                  scene.simulation.steps, summary["wall_seconds"].get<double>(),
+                  summary["state_hash"].get<std::string>().c_str()) +
+           "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" + (vtk ? ", vtk/run.pvd" : "") +
+           (scene.output.checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
+}
+
 // --- guards ---------------------------------------------------------------------
 
 /// Throws InputError when an MD step cannot resolve a contact (guard.contact_steps).
@@ -359,35 +415,14 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         writeCheckpoint(dir / "checkpoint", sim, totals, kind);
     };
     auto summaryOf = [&](const char* status) {
-        nlohmann::json s;
-        s["status"] = status;
-        s["method"] = methodName(scene);
+        nlohmann::json s = runSummary(status, scene, sim.world(), totals, sim.record().contacts, first, resumed,
+                                      wallBefore + elapsed());
         if (scene.simulation.method == Method::MD) {
             s["md_pipeline"] = sim.fused() ? "fused" : "staged";
             const MdPairEngine* engine = sim.pairEngine();
             s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
         }
-        const long done = sim.world().step;
-        s["steps"] = steps;
-        s["last_step"] = done;
-        if (resumed) s["resumed_from_step"] = first;
         if (!exact) s["bit_exact_resume"] = false;
-        s["wall_seconds"] = wallBefore + elapsed();
-        s["particles"] = sim.world().numGrains;
-        s["walls"] = sim.world().numWalls();
-        s["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
-        s["max_iterations"] = totals.maxIterations;
-        s["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
-        s["unconverged_steps"] = totals.unconverged;
-        s["final_contacts"] = sim.record().contacts;
-        s["final_kinetic_energy"] = kineticEnergy(sim.world());
-        s["threads"] = omp_get_max_threads();
-        s["ranks"] = 1;
-        s["seed"] = scene.simulation.seed;
-        s["scene"] = scene.origin;
-        s["state_hash"] = hex64(stateHash(sim.world()));
-        s["settings"] = scene.values;
-        s["version"] = MOREAU_VERSION;
         return s;
     };
 
@@ -435,18 +470,12 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             sim.cd().captureProblem(dumpProblem);
             const CdStepStats r = sim.advance();  // observed below only where written
             if (dumpProblem) writeFclib(sim.cd().capturedProblem(), fclibPath(dir, s), &sim.cd().capturedReactions());
-            totals.sumIterations += r.iterations;
-            totals.sumResidual += r.residual;
-            totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, r.iterations);
-            if (r.iterations >= scene.cd.maxIterations && scene.cd.criterion != Criterion::Fixed) ++totals.unconverged;
+            countStep(totals, r, scene.cd);
             if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.measuredRecord());
             if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
             if (s % logEvery == 0 || s == steps) {
-                const StepRecord& rec = sim.record();
                 const double wall = elapsed();
-                const double eta = wall / static_cast<double>(s - first) * static_cast<double>(steps - s);
-                log.line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, rec.time, rec.kineticEnergy,
-                                rec.contacts, rec.iterations, rec.residual, wallBefore + wall, eta));
+                log.line(logRow(s, sim.record(), wallBefore + wall, wall, first, steps));
             }
             if (guard.active()) {
                 std::string why = guard.checkTravel(sim);
@@ -497,11 +526,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         outcome.report = line + "\n";
     } else {
         log.line(format("completed step %ld in %.3g s", done, wallBefore + elapsed()));
-        outcome.report = format("%s: %s, %zu grains, %ld steps in %.3g s; state_hash %s\n", scene.origin.c_str(),
-                                methodName(scene).c_str(), sim.world().numGrains, steps, wallBefore + elapsed(),
-                                outcome.summary["state_hash"].get<std::string>().c_str()) +
-                         "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" +
-                         (vtk ? ", vtk/run.pvd" : "") + (checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
+        outcome.report = completedReport(scene, outcome.summary, dir, vtk != nullptr);
     }
     return outcome;
 }
@@ -732,13 +757,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                     writeFclib(problem, fclibPath(dir, s), &reactions);
                 }
             }
-            if (cd) {
-                totals.sumIterations += stats.iterations;
-                totals.sumResidual += stats.residual;
-                totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, stats.iterations);
-                if (stats.iterations >= settings.cd.maxIterations && settings.cd.criterion != Criterion::Fixed)
-                    ++totals.unconverged;
-            }
+            if (cd) countStep(totals, stats, settings.cd);
             std::string why;
             if (guard.maxTravel > 0.0) {
                 why = run.travelFailure(settings.simulation.dt, guard.maxTravel);
@@ -762,8 +781,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             if (guarded && (s % guard.every == 0 || s == steps)) keepGood();
             if (root && logStep) {
                 const double wall = elapsed();
-                log->line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, last.time, last.kineticEnergy,
-                                 last.contacts, last.iterations, last.residual, wall, wall / static_cast<double>(s) * static_cast<double>(steps - s)));
+                log->line(logRow(s, last, wallBefore + wall, wall, first, steps));
             }
             if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
             const double signal = run.flagMax();
@@ -779,25 +797,10 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         outcome.exitStatus = !failure.empty() ? 3 : stopped.empty() ? 0 : 128 + (stopped == "SIGINT" ? SIGINT : SIGTERM);
         if (!root) return outcome;
         if (series) series->flush();
-        nlohmann::json summary;
-        summary["status"] = !failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed";
-        summary["method"] = cd ? "cd" : "md";
+        nlohmann::json summary = runSummary(!failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed",
+                                            settings, w, totals, last.contacts, first, resumed != nullptr,
+                                            wallBefore + elapsed());
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
-        summary["steps"] = steps;
-        summary["last_step"] = w.step;
-        if (resumed) summary["resumed_from_step"] = first;
-        summary["wall_seconds"] = wallBefore + elapsed();
-        summary["particles"] = grains;
-        summary["walls"] = walls;
-        const long done = w.step;
-        summary["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
-        summary["max_iterations"] = totals.maxIterations;
-        summary["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
-        summary["unconverged_steps"] = totals.unconverged;
-        summary["final_contacts"] = last.contacts;
-        summary["final_kinetic_energy"] = kineticEnergy(w);
-        summary["threads"] = omp_get_max_threads();
-        summary["ranks"] = comm::ranks();
         summary["distributed"] = {{"grid", run.grid()},
                                   {"rebuilds", run.rebuilds()},
                                   {"rebalances", run.rebalances()},
@@ -816,11 +819,6 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 summary["distributed"]["cd"]["syncs"] = traffic.syncs;
             }
         }
-        summary["seed"] = settings.simulation.seed;
-        summary["scene"] = settings.origin;
-        summary["state_hash"] = hex64(stateHash(w));
-        summary["settings"] = settings.values;
-        summary["version"] = MOREAU_VERSION;
         if (!failure.empty()) {
             summary["divergence"] = failure;
             if (lastGoodStep >= 0) {
@@ -847,13 +845,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             outcome.report = line + "\n";
             return outcome;
         }
-        log->line(format("completed step %ld in %.3g s", w.step, elapsed()));
-        outcome.report = format("%s: %s on %d ranks, %zu grains, %ld steps in %.3g s; state_hash %s\n",
-                                settings.origin.c_str(), settings.simulation.method == Method::CD ? "cd" : "md",
-                                comm::ranks(), grains, steps, elapsed(),
-                                summary["state_hash"].get<std::string>().c_str()) +
-                         "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" +
-                         (vtk ? ", vtk/run.pvd" : "") + ")\n";
+        log->line(format("completed step %ld in %.3g s", w.step, wallBefore + elapsed()));
+        outcome.report = completedReport(settings, summary, dir, vtk != nullptr);
         return outcome;
     } catch (const DivergenceError& e) {
         if (root) std::fprintf(stderr, "moreau: the simulation diverged: %s\n", e.what());

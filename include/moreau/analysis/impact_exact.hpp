@@ -47,15 +47,6 @@ struct ImpactPhase {
     double sign = 0.0;   ///< slip: sign σ of the spring (the force is −σ μ F_n)
 };
 
-/// The state of the impact at time t in contact.
-struct ImpactState {
-    double y = 0.0, vy = 0.0;  ///< penetration and its rate (ẏ > 0: approaching)
-    double vx = 0.0;           ///< tangential velocity of the centre
-    double omega = 0.0;        ///< spin (ṡ = v_x + R ω)
-    double spring = 0.0;       ///< ξ
-    double fn = 0.0, ft = 0.0; ///< normal force (on the sphere, away from the wall) and tangential force
-};
-
 /// Outcome of one impact.
 struct ImpactResult {
     double contactTime = 0.0;  ///< t_f (eq. 4)
@@ -72,9 +63,6 @@ struct ImpactResult {
 /// velocity vx0 and spin omega0 (ṡ₀ = v_x0 + R ω₀). Throws std::invalid_argument
 /// for an overdamped or non-positive normal model.
 ImpactResult exactImpact(const ImpactModel& model, double vx0, double vy0, double omega0 = 0.0);
-
-/// The state at time t ∈ [0, t_f] of the same impact (for plots and tests).
-ImpactState exactImpactState(const ImpactModel& model, double vx0, double vy0, double omega0, double t);
 
 /// Linear normal law: e_n and t_f of eqs. 3–4 (contact ends at F_n = 0).
 double linearRestitution(double mass, double ky, double gammaY);

@@ -32,8 +32,6 @@ struct IntegratorInfo {
 const std::vector<IntegratorInfo>& integrators();
 const IntegratorInfo& integratorInfo(Integrator id);
 std::optional<Integrator> integratorFromName(std::string_view name);
-/// "fe|ty2|...|gear5", for messages.
-std::string integratorNames();
 
 /// Highest time derivative of the acceleration the normal / tangential law
 /// can provide (d^k a/dt^k, k ≤ returned value; a large number for laws that

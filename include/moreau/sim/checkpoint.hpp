@@ -29,7 +29,6 @@ enum class CheckpointKind : std::uint8_t {
     Stopped = 1,   ///< SIGINT or SIGTERM
     Diverged = 2,  ///< the last good step before a divergence
 };
-const char* checkpointKindName(CheckpointKind kind);
 
 /// The run loop's sums that summary.json reports over the whole run.
 struct RunTotals {
