@@ -7,11 +7,9 @@ usage: plot_brake_failure.py CSV PNG tn tn_soft vbf vbf_eq25 vbf_soft vbf_soft_e
 """
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plotkit import finish, plt, save
 
 
 def main():
@@ -27,14 +25,10 @@ def main():
                           (vbfs, "-", "C0", f"measured $v_{{bf}}$ = {vbfs:.3g} m/s"),
                           (vbfs25, ":", "C0", f"eq. 25: {vbfs25:.3g} m/s")):
         ax.axvline(x, ls=ls, color=c, lw=1, label=lab)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(r"initial relative velocity $v^i$ (m/s)")
-    ax.set_ylabel(r"braking $-\Delta v_x$ (m/s)")
-    ax.set_title(f"Brake failure at $\\vartheta$ = {theta:g}° (cf. force schemes Fig. 8)")
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(png, dpi=130)
+    finish(ax, f"Brake failure at $\\vartheta$ = {theta:g}° (cf. force schemes Fig. 8)",
+           r"initial relative velocity $v^i$ (m/s)", r"braking $-\Delta v_x$ (m/s)", log="xy",
+           fontsize=8, loc="upper left")
+    save(fig, png)
 
 
 if __name__ == "__main__":

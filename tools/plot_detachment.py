@@ -7,11 +7,9 @@ usage: plot_detachment.py CSV PNG N e_n
 """
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plotkit import finish, plt, save
 
 
 def main():
@@ -26,13 +24,9 @@ def main():
     ax.axhline(1.0, ls="-", color="0.7", lw=0.8)
     ax.axvline(1.0 / n, ls="--", color="C0", lw=1, label="$t_0/t_n = 1/N$")
     ax.axvline(1.0, ls="--", color="C2", lw=1, label="$t_0/t_n = 1$")
-    ax.set_xscale("log")
-    ax.set_xlabel("$t_0 / t_n$")
-    ax.set_ylabel(r"$e_{tot} = -\sum v_i^f / (N v_0)$")
-    ax.set_title("Column hitting a wall: detachment effect (force schemes §4)")
-    ax.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(png, dpi=130)
+    finish(ax, "Column hitting a wall: detachment effect (force schemes §4)", "$t_0 / t_n$",
+           r"$e_{tot} = -\sum v_i^f / (N v_0)$", log="x", fontsize=8, loc="lower left")
+    save(fig, png)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,9 @@ usage: plot_restitution.py CSV PNG
 """
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plotkit import finish, plt, save
 
 
 def main():
@@ -28,14 +26,10 @@ def main():
     ax.plot(v, d["e_walton_braun_theory"], "--", color="C2", lw=1,
             label=r"$(s v \sqrt{m_{eff}/k_1}+1)^{-1/2}$")
     ax.axvspan(0.29, 1.2, color="0.9", zorder=0, label="Foerster et al.: e_n = 0.87")
-    ax.set_xscale("log")
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel(r"impact velocity $v_n^i$ (m/s)")
-    ax.set_ylabel(r"coefficient of normal restitution $e_n$")
-    ax.set_title("Cellulose-acetate spheres, R = 3 mm (cf. force schemes Fig. 2)")
-    ax.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(png, dpi=130)
+    finish(ax, "Cellulose-acetate spheres, R = 3 mm (cf. force schemes Fig. 2)", r"impact velocity $v_n^i$ (m/s)",
+           r"coefficient of normal restitution $e_n$", log="x", fontsize=8, loc="lower left")
+    save(fig, png)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,9 @@ usage: plot_sound_wave_1d.py CSV PNG omega_theory tau_theory omega_fit tau_fit N
 """
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plotkit import finish, plt, save
 
 
 def main():
@@ -30,12 +28,9 @@ def main():
     ax.set_ylim(lo - pad, hi + pad)
     t0 = d["time"][inside][0]
     ax.set_xlim(max(0.0, t0 - 2.0 * tau_th), d["time"][inside][-1] + 0.2 * tau_th)
-    ax.set_xlabel("time t / Δt")
-    ax.set_ylabel("x of the last grain / d")
-    ax.set_title(f"Artificial sound wave in a rigid chain, CD with N_I = {ni:g} (cf. Fig. 7)")
-    ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(png, dpi=130)
+    finish(ax, f"Artificial sound wave in a rigid chain, CD with N_I = {ni:g} (cf. Fig. 7)",
+           "time t / Δt", "x of the last grain / d", fontsize=8, loc="upper right")
+    save(fig, png)
 
 
 if __name__ == "__main__":

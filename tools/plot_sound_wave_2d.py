@@ -6,11 +6,9 @@ usage: plot_sound_wave_2d.py CSV PNG omega_fit tau_fit N_I particles r2
 """
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plotkit import finish, plt, save
 
 
 def main():
@@ -28,12 +26,9 @@ def main():
     pad = 0.15 * (hi - lo) + 1e-12
     ax.set_ylim(lo - pad, hi + pad)
     ax.set_xlim(0, t[inside][-1] * 1.05)
-    ax.set_xlabel("time since the force step  t / Δt")
-    ax.set_ylabel("piston displacement / d")
-    ax.set_title(f"Piston on {n:.0f} disks after F → F + ΔF, CD with N_I = {ni:.0f} (cf. Fig. 8)")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(png, dpi=130)
+    finish(ax, f"Piston on {n:.0f} disks after F → F + ΔF, CD with N_I = {ni:.0f} (cf. Fig. 8)",
+           "time since the force step  t / Δt", "piston displacement / d", fontsize=8, loc="lower right")
+    save(fig, png)
 
 
 if __name__ == "__main__":
