@@ -13,10 +13,7 @@ import csv
 import math
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plotkit import finish, plt, save
 
 
 def main():
@@ -37,12 +34,8 @@ def main():
     ax[0].plot(Lf, [x * x * math.log(4 / (math.pi * eps)) / (q * math.pi ** 2) for x in Lf], "-", color="C1",
                label=r"diffusion theory $L^2\ln(4/\pi\varepsilon)/(q\pi^2)$")
     ax[0].plot(Lf, [x * x for x in Lf], "--", color="gray", label=r"eq. 48: $(L/d)^2$")
-    ax[0].set_xscale("log")
-    ax[0].set_yscale("log")
-    ax[0].set_xlabel("chain length L / d")
-    ax[0].set_ylabel(f"sweeps until every |R - F| <= {eps:g} F")
-    ax[0].set_title("squeezed chain (CD §3.1)")
-    ax[0].legend(fontsize=8)
+    finish(ax[0], "squeezed chain (CD §3.1)", "chain length L / d", f"sweeps until every |R - F| <= {eps:g} F",
+           log="xy", fontsize=8)
 
     if err:
         sw = [float(r["sweep"]) for r in err]
@@ -52,10 +45,7 @@ def main():
                        color="C1", label=r"theory $(4/\pi)\,e^{-q\pi^2 s/L^2}$")
         ax[1].axhline(eps, color="gray", ls=":", label=r"$\varepsilon$")
         ax[1].set_ylim(eps / 10, 2)
-        ax[1].set_xlabel("sweep s")
-        ax[1].set_ylabel("max |R - F| / F")
-        ax[1].set_title("relaxation of the longest chain")
-        ax[1].legend(fontsize=8)
+        finish(ax[1], "relaxation of the longest chain", "sweep s", "max |R - F| / F", fontsize=8)
 
     for system, color, exp_fit, trend, label in (("2d", "C2", exp2, 1.0, "n (eq. 48, 2D)"),
                                                  ("3d", "C3", exp3, 2.0 / 3.0, "n^(2/3) (eq. 48, 3D)")):
@@ -71,14 +61,9 @@ def main():
         ly = sum(math.log(v) for v in y) / len(y)
         ax[2].plot(n, [math.exp(ly + trend * (math.log(v) - lx)) for v in n], "--", color=color,
                    label=f"theory trend ∝ {label}")
-    ax[2].set_xscale("log")
-    ax[2].set_yscale("log")
-    ax[2].set_xlabel("grains n")
-    ax[2].set_ylabel(f"sweeps until the base force is within {eps:g} of its limit")
-    ax[2].set_title("load step of a packing")
-    ax[2].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
+    finish(ax[2], "load step of a packing", "grains n", f"sweeps until the base force is within {eps:g} of its limit",
+           log="xy", fontsize=8)
+    save(fig, png, dpi=120)
 
 
 if __name__ == "__main__":

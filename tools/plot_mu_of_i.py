@@ -8,17 +8,7 @@ import csv
 import sys
 from collections import OrderedDict
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-def number(text):
-    try:
-        return float(text)
-    except ValueError:
-        return float("nan")
+from plotkit import number, plt, save
 
 
 def read(path):
@@ -110,8 +100,7 @@ def main():
     ax_mu.legend(fontsize=7, ncol=2)
     if ax_dmu.get_legend_handles_labels()[0]:
         ax_dmu.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=130)
+    save(fig, sys.argv[2])
 
 
 if __name__ == "__main__":

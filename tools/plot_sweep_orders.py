@@ -12,17 +12,7 @@ import csv
 import math
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-def f(v):
-    try:
-        return float(v)
-    except ValueError:
-        return float("nan")
+from plotkit import finish, number, plt, save
 
 
 def main():
@@ -35,32 +25,29 @@ def main():
     width = 0.2
     for k, (key, label, color) in enumerate((("chain", f"chain L = {L}", "C0"), ("2d", f"2D packing n = {n2}", "C2"),
                                              ("3d", f"3D packing n = {n3}", "C3"))):
-        y = [f(r["ratio_" + key]) for r in rows]
+        y = [number(r["ratio_" + key]) for r in rows]
         if all(math.isnan(v) for v in y):
             continue
         ax[0].bar([i + (k - 1) * width for i in x], y, width=width, color=color, label=label)
-    q0 = f(rows[0]["q_theory"])
-    ax[0].plot([i - width for i in x], [q0 / f(r["q_theory"]) for r in rows], "k_", ms=25, mew=2,
+    q0 = number(rows[0]["q_theory"])
+    ax[0].plot([i - width for i in x], [q0 / number(r["q_theory"]) for r in rows], "k_", ms=25, mew=2,
                label="chain theory: sweeps ∝ 1/q")
     ax[0].set_xticks(x)
     ax[0].set_xticklabels(names)
-    ax[0].set_ylabel("sweeps to reach eps / sweeps of random-sweep")
-    ax[0].set_title(f"load step, cold start: median over {seeds} seeds of the paired ratio")
-    ax[0].legend(fontsize=8)
+    finish(ax[0], f"load step, cold start: median over {seeds} seeds of the paired ratio",
+           ylabel="sweeps to reach eps / sweeps of random-sweep", fontsize=8)
 
-    ratio = [f(r["omega_ratio"]) for r in rows]
+    ratio = [number(r["omega_ratio"]) for r in rows]
     if not all(math.isnan(v) for v in ratio):
         ax[1].bar(x, ratio, width=0.4, color="C0", label=r"CD simulation $\omega_{fit}/\omega_{58}(q=0.797)$")
-        ax[1].plot(x, [math.sqrt(f(r["q_theory"]) / q0) for r in rows], "k_", ms=30, mew=2,
+        ax[1].plot(x, [math.sqrt(number(r["q_theory"]) / q0) for r in rows], "k_", ms=30, mew=2,
                    label=r"theory $\sqrt{q/0.797}$ (each order's q)")
         ax[1].axhline(1.0, color="gray", ls=":")
         ax[1].set_xticks(x)
         ax[1].set_xticklabels(names)
-        ax[1].set_ylabel(r"$\omega / \omega_{theory}$ (random sweep)")
-        ax[1].set_title("sound wave of the chain (CD §3.3.1) per order")
-        ax[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
+        finish(ax[1], "sound wave of the chain (CD §3.3.1) per order",
+               ylabel=r"$\omega / \omega_{theory}$ (random sweep)", fontsize=8)
+    save(fig, png, dpi=120)
 
 
 if __name__ == "__main__":
