@@ -543,7 +543,8 @@ void CellGridDetector::releaseBuffers() {
     std::vector<Chunk>().swap(chunks_);
 }
 
-void CellGridDetector::detectPairs(const World& world, double margin, std::vector<Pair>& out) {
+template <class Out, class Emit>
+void CellGridDetector::eachCandidate(const World& world, double margin, std::vector<Out>& out, Emit emit) {
     findPartners(world, margin);
     const std::size_t n = world.numGrains;
     resizeTight(out, grainOffset_[n]);
@@ -552,32 +553,23 @@ void CellGridDetector::detectPairs(const World& world, double margin, std::vecto
     for (std::int64_t ii = 0; ii < count; ++ii) {
         const auto i = static_cast<std::size_t>(ii);
         const BodyId* partners = chunks_[grainPartners_[i][0]].partners.data() + grainPartners_[i][1];
-        Pair* pair = out.data() + grainOffset_[i];
-        for (std::uint32_t q = 0; q < grainCount_[i]; ++q) pair[q] = {static_cast<BodyId>(i), partners[q]};
+        Out* o = out.data() + grainOffset_[i];
+        for (std::uint32_t q = 0; q < grainCount_[i]; ++q) emit(static_cast<BodyId>(i), partners[q], o[q]);
     }
 }
 
-void CellGridDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
-    findPartners(world, margin);
-    const std::size_t n = world.numGrains;
-    resizeTight(out, grainOffset_[n]);
+void CellGridDetector::detectPairs(const World& world, double margin, std::vector<Pair>& out) {
+    eachCandidate(world, margin, out, [](BodyId a, BodyId b, Pair& p) { p = {a, b}; });
+}
 
-    const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) if (n > kParallelGrains)
-    for (std::int64_t ii = 0; ii < count; ++ii) {
-        const auto i = static_cast<std::size_t>(ii);
-        const auto a = static_cast<BodyId>(i);
-        const BodyId* partners = chunks_[grainPartners_[i][0]].partners.data() + grainPartners_[i][1];
-        Contact* ct = out.data() + grainOffset_[i];
-        for (std::uint32_t q = 0; q < grainCount_[i]; ++q, ++ct) {
-            const BodyId b = partners[q];
-            // Same arithmetic as pass 1, so the pair is accepted again.
-            [[maybe_unused]] const bool kept = world.isWall(b) ? sphereWallKernel<true>(world, a, b, margin, ct)
-                                                                : narrowSphereSphere(world, a, b, margin, *ct);
-            assert(kept);
-            ct->history = ContactHistory{};
-        }
-    }
+void CellGridDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+    eachCandidate(world, margin, out, [&](BodyId a, BodyId b, Contact& ct) {
+        // Same arithmetic as pass 1, so the pair is accepted again.
+        [[maybe_unused]] const bool kept = world.isWall(b) ? sphereWallKernel<true>(world, a, b, margin, &ct)
+                                                            : narrowSphereSphere(world, a, b, margin, ct);
+        assert(kept);
+        ct.history = ContactHistory{};
+    });
 }
 
 // ---------------------------------------------------------------------------

@@ -112,48 +112,42 @@ void openDataArray(std::string& s, const char* type, const char* name, int compo
 
 void closeDataArray(std::string& s) { s += "\n        </DataArray>\n"; }
 
-void scalarArray(std::string& s, const char* name, std::span<const double> values) {
-    openDataArray(s, "Float64", name, 1);
+/// A DataArray of `values`, `perLine` tuples a line, each written by put.
+template <class T, class Put>
+void dataArray(std::string& s, const char* type, const char* name, int components, std::span<const T> values,
+               std::size_t perLine, Put put) {
+    openDataArray(s, type, name, components);
     for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i > 0) s += (i % 8 == 0) ? '\n' : ' ';
-        appendNumber(s, values[i]);
+        if (i > 0) s += (i % perLine == 0) ? '\n' : ' ';
+        put(values[i]);
     }
     closeDataArray(s);
 }
 
+void scalarArray(std::string& s, const char* name, std::span<const double> values) {
+    dataArray(s, "Float64", name, 1, values, 8, [&](double x) { appendNumber(s, x); });
+}
+
 void vectorArray(std::string& s, const char* name, std::span<const Vec3> values) {
-    openDataArray(s, "Float64", name, 3);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i > 0) s += '\n';
-        appendVec(s, values[i]);
-    }
-    closeDataArray(s);
+    dataArray(s, "Float64", name, 3, values, 1, [&](const Vec3& v) { appendVec(s, v); });
 }
 
 /// 3 × 3 tensors as 9 components, row-major (xx xy xz yx … zz): the order
 /// ParaView reads a 9-component array in as a tensor.
 void tensorArray(std::string& s, const char* name, std::span<const Mat3> values) {
-    openDataArray(s, "Float64", name, 9);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i > 0) s += '\n';
+    dataArray(s, "Float64", name, 9, values, 1, [&](const Mat3& m) {
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) {
                 if (r + c > 0) s += ' ';
-                appendNumber(s, values[i](r, c));
+                appendNumber(s, m(r, c));
             }
-    }
-    closeDataArray(s);
+    });
 }
 
 /// An integer array of VTK type `type` (Int64, UInt8, ...).
 template <class Int>
 void integerArray(std::string& s, const char* type, const char* name, std::span<const Int> values) {
-    openDataArray(s, type, name, 1);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
-        appendInt(s, values[i]);
-    }
-    closeDataArray(s);
+    dataArray(s, type, name, 1, values, 16, [&](Int x) { appendInt(s, x); });
 }
 
 /// A string array: in VTK's ASCII form each string is its character codes

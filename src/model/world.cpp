@@ -122,4 +122,16 @@ BodyId World::addWall(const std::string& name, const WallShape& shape, const Vec
     return static_cast<BodyId>(x.size() - 1);
 }
 
+void World::copyCellAndClock(const World& from) {
+    boxMin = from.boxMin;
+    boxMax = from.boxMax;
+    strainRate = from.strainRate;
+    shearRate = from.shearRate;
+    shift = from.shift;
+    stressErrorIntegral = from.stressErrorIntegral;
+    wallErrorIntegral = from.wallErrorIntegral;
+    time = from.time;
+    step = from.step;
+}
+
 }  // namespace moreau

@@ -283,15 +283,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     w.gravity = from.gravity;
     w.muGrain = from.muGrain;
     w.periodic = from.periodic;
-    w.boxMin = from.boxMin;
-    w.boxMax = from.boxMax;
-    w.strainRate = from.strainRate;
-    w.shearRate = from.shearRate;
-    w.shift = from.shift;
-    w.stressErrorIntegral = from.stressErrorIntegral;
-    w.wallErrorIntegral = from.wallErrorIntegral;
-    w.time = from.time;
-    w.step = from.step;
+    w.copyCellAndClock(from);
     const std::size_t n = grains.size();
     w.reserve(n + from.numWalls());
     bool anySchedule = false;
@@ -1029,14 +1021,7 @@ const World& DistributedSimulation::gatherWorld() {
             whole_.w[i] = w.w[j];
             whole_.q[i] = w.q[j];
         }
-        whole_.shift = w.shift;
-        whole_.boxMin = w.boxMin;
-        whole_.boxMax = w.boxMax;
-        whole_.strainRate = w.strainRate;
-        whole_.stressErrorIntegral = w.stressErrorIntegral;
-        whole_.wallErrorIntegral = w.wallErrorIntegral;
-        whole_.time = w.time;
-        whole_.step = w.step;
+        whole_.copyCellAndClock(w);
     }
     return whole_;
 }

@@ -88,6 +88,11 @@ private:
     /// sums in grainOffset_ (grainOffset_[n] candidates in all).
     void findPartners(const World& world, double margin);
 
+    /// findPartners, then emit(i, j, out[k]) for each candidate k = (i, j)
+    /// in grain order (one thread per block of grains).
+    template <class Out, class Emit>
+    void eachCandidate(const World& world, double margin, std::vector<Out>& out, Emit emit);
+
     /// Partners found by one block of the first pass. Padded against false sharing.
     struct alignas(64) Chunk {
         std::vector<BodyId> partners;

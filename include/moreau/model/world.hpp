@@ -105,6 +105,9 @@ struct World {
 
     double time = 0.0;
     long step = 0;
+    /// From `from`: the cell (box, its rates and offset), the servos' memory
+    /// and the clock; not the bodies.
+    void copyCellAndClock(const World& from);
 
     std::size_t numBodies() const { return x.size(); }
     std::size_t numWalls() const { return x.size() - numGrains; }
