@@ -7,6 +7,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace moreau;
@@ -25,12 +26,8 @@ void writeStack(const std::string& path, double muFloor = 0.5) {
         << "0 -1 " << muFloor << " 0 0 0 0 0 1 0 1 0 -1 0 0\n1 0 0.3 0 0 0.1 0 0 1 0 1 0 -1 0 0\n";
 }
 
-nlohmann::json bench(const std::vector<std::string>& sets) {
-    ExperimentOptions options;
-    options.sets = sets;
-    options.quiet = true;
-    options.writeFiles = false;
-    return benchFclib(options);
+nlohmann::json bench(std::vector<std::string> sets) {
+    return test::runQuiet(benchFclib, std::move(sets));
 }
 
 }  // namespace

@@ -5,22 +5,12 @@
 
 #include <filesystem>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
-namespace {
-
-nlohmann::json runQuiet(nlohmann::json (*run)(const ExperimentOptions&), std::vector<std::string> sets) {
-    ExperimentOptions options;
-    options.sets = std::move(sets);
-    options.writeFiles = false;
-    options.quiet = true;
-    return run(options);
-}
-
-}  // namespace
+using moreau::test::runQuiet;
 
 TEST_SUITE("experiments") {
     TEST_CASE("force-relaxation: a squeezed chain relaxes in L^2 sweeps, as diffusion with q = 0.797 says") {
@@ -30,7 +20,7 @@ TEST_SUITE("experiments") {
         CHECK(r["exponent"].get<double>() == doctest::Approx(2.0).epsilon(0.05));  // eq. 48
         // L² ln(4/(π ε))/(q π²) with q of eq. 46, for L >= 40.
         CHECK(r["prefactor_ratio"].get<double>() == doctest::Approx(1.0).epsilon(0.1));
-        for (const auto& check : doc["checks"]) CHECK(check["pass"].get<bool>());
+        test::checkAllPass(doc);
     }
 
     TEST_CASE("force-relaxation: in a 2D packing the load needs more sweeps than the depth grows (eq. 49)") {
@@ -127,16 +117,9 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("CD solver experiments: bad keys and values exit with InputError naming the key") {
-        ExperimentOptions options;
-        options.writeFiles = false;
-        options.quiet = true;
-        options.sets = {"experiment.lengths=10 x"};
-        CHECK_THROWS_WITH_AS(forceRelaxation(options), doctest::Contains("experiment.lengths"), InputError);
-        options.sets = {"experiment.epsilon=2"};
-        CHECK_THROWS_WITH_AS(forceRelaxation(options), doctest::Contains("experiment.epsilon"), InputError);
-        options.sets = {"experiment.chain_length=1"};
-        CHECK_THROWS_WITH_AS(sweepOrders(options), doctest::Contains("experiment.chain_length"), InputError);
-        options.sets = {"experiment.match=0"};
-        CHECK_THROWS_WITH_AS(convergenceCriteria(options), doctest::Contains("experiment.match"), InputError);
+        test::checkRefused(forceRelaxation, "experiment.lengths=10 x", "experiment.lengths");
+        test::checkRefused(forceRelaxation, "experiment.epsilon=2", "experiment.epsilon");
+        test::checkRefused(sweepOrders, "experiment.chain_length=1", "experiment.chain_length");
+        test::checkRefused(convergenceCriteria, "experiment.match=0", "experiment.match");
     }
 }

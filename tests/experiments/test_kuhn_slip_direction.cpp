@@ -2,20 +2,15 @@
 #include <doctest/doctest.h>
 
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
 TEST_SUITE("experiments") {
     TEST_CASE("kuhn-slip-direction: one refined step matches many small steps, one shortcut step lags") {
-        ExperimentOptions options;
-        options.sets = {"experiment.points=9", "experiment.substeps=2000"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = kuhnSlipDirection(options);
-        for (const auto& check : doc["checks"]) {
-            CAPTURE(check.dump());
-            CHECK(check["pass"].get<bool>());
-        }
+        const nlohmann::json doc =
+            test::runQuiet(kuhnSlipDirection, {"experiment.points=9", "experiment.substeps=2000"});
+        test::checkAllPass(doc);
         const auto& r = doc["results"];
         const auto refined = r["theta_refined"].get<std::vector<double>>();
         const auto shortcut = r["theta_shortcut"].get<std::vector<double>>();

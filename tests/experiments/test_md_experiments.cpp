@@ -5,35 +5,19 @@
 
 #include <cmath>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 
-namespace {
-
-nlohmann::json runSmall(nlohmann::json (*fn)(const ExperimentOptions&), std::vector<std::string> sets) {
-    ExperimentOptions options;
-    options.sets = std::move(sets);
-    options.writeFiles = false;
-    options.quiet = true;
-    return fn(options);
-}
-
-void allChecksPass(const nlohmann::json& doc) {
-    for (const auto& check : doc["checks"]) {
-        CAPTURE(check.dump());
-        CHECK(check["pass"].get<bool>());
-    }
-}
-
-}  // namespace
+using moreau::test::checkAllPass;
+using moreau::test::runQuiet;
 
 TEST_SUITE("experiments") {
     TEST_CASE("restitution: e_n(v) of the four normal laws (force schemes Fig. 2)") {
-        const auto doc = runSmall(restitution, {"experiment.points=6"});
-        allChecksPass(doc);
+        const auto doc = runQuiet(restitution, {"experiment.points=6"});
+        checkAllPass(doc);
         const auto& r = doc["results"];
         REQUIRE(r["velocities"].size() == 6);
         for (double e : r["e_linear"]) CHECK(e == Approx(0.870).epsilon(1e-3));  // eq. 3
@@ -45,15 +29,15 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("restitution: a stiffer linear spring at the same damping is more elastic") {
-        const auto doc = runSmall(restitution, {"experiment.points=2", "experiment.linear_kn=2e7"});
+        const auto doc = runQuiet(restitution, {"experiment.points=2", "experiment.linear_kn=2e7"});
         const double e = doc["results"]["e_linear"][0].get<double>();
         CHECK(e > 0.9);
         CHECK(e == Approx(doc["results"]["e_linear_theory"].get<double>()).epsilon(1e-3));
     }
 
     TEST_CASE("brake-failure: transition near eq. 25 and a tenfold drop for softer grains") {
-        const auto doc = runSmall(brakeFailure, {"experiment.points=21"});
-        allChecksPass(doc);
+        const auto doc = runQuiet(brakeFailure, {"experiment.points=21"});
+        checkAllPass(doc);
         const auto& r = doc["results"];
         CHECK(r["v_bf_predicted"].get<double>() == Approx(27.25).epsilon(2e-3));  // paper: 27 m/s
         CHECK(r["v_bf_measured"].get<double>() == Approx(r["v_bf_predicted"].get<double>()).epsilon(0.25));
@@ -64,8 +48,8 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("detachment: a column rings as one for t0 << t_n, cascades for t0 >> t_n") {
-        const auto doc = runSmall(detachment, {"experiment.points=5", "experiment.ratio_max=10"});
-        allChecksPass(doc);
+        const auto doc = runQuiet(detachment, {"experiment.points=5", "experiment.ratio_max=10"});
+        checkAllPass(doc);
         const auto& r = doc["results"];
         const double en = r["e_n"].get<double>();
         CHECK(r["e_total"].front().get<double>() > en);
@@ -74,15 +58,16 @@ TEST_SUITE("experiments") {
         CHECK(r["e_total"].back().get<double>() == Approx(r["e_total_hard_sphere"].get<double>()).epsilon(0.01));
         CHECK(r["e_total_hard_sphere"].get<double>() == Approx(0.2062).epsilon(1e-3));
         SUBCASE("one grain: the binary e_n") {
-            const auto one = runSmall(detachment, {"experiment.points=2", "experiment.ratio_max=10", "chain.count=1"});
-            allChecksPass(one);
+            const auto one = runQuiet(detachment, {"experiment.points=2", "experiment.ratio_max=10", "chain.count=1"});
+            checkAllPass(one);
             CHECK(one["results"]["e_total"][0].get<double>() == Approx(en).epsilon(3e-3));
         }
     }
 
     TEST_CASE("integrators: the MD impact converges to the exact solution, first order for cd") {
-        const auto doc = runSmall(integratorsImpact, {"experiment.schemes=cd", "experiment.angles=12", "experiment.steps=10,20,80,320"});
-        allChecksPass(doc);
+        const auto doc = runQuiet(integratorsImpact,
+                                  {"experiment.schemes=cd", "experiment.angles=12", "experiment.steps=10,20,80,320"});
+        checkAllPass(doc);
         const auto& r = doc["results"];
         const auto& en = r["ard_en_cd"];
         const auto& et = r["ard_et_cd"];
@@ -107,7 +92,7 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("integrators: RK, PV and FE against the paper's statements (integration schemes §4.1)") {
-        const auto doc = runSmall(integratorsImpact,
+        const auto doc = runQuiet(integratorsImpact,
                                   {"experiment.schemes=rk,pv,fe", "experiment.angles=10", "experiment.steps=5-12,100"});
         const auto& r = doc["results"];
         const auto& rk = r["ard_en_rk"];
@@ -128,7 +113,7 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("integrators: multi-step schemes stop kicking once the force is clipped, TY4 outlasts the contact") {
-        const auto doc = runSmall(integratorsImpact, {"experiment.schemes=ab4,ab5,ty3,ty4", "experiment.angles=10",
+        const auto doc = runQuiet(integratorsImpact, {"experiment.schemes=ab4,ab5,ty3,ty4", "experiment.angles=10",
                                                       "experiment.steps=10,50", "experiment.grid=false"});
         const auto& r = doc["results"];
         // The restart at contact changes also catches md.clip_attractive's kink:
@@ -147,8 +132,8 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("integrators: bad scheme names and step lists are input errors") {
-        CHECK_THROWS_AS(runSmall(integratorsImpact, {"experiment.schemes=cd,foo"}), InputError);
-        CHECK_THROWS_AS(runSmall(integratorsImpact, {"experiment.steps=1-5"}), InputError);
-        CHECK_THROWS_AS(runSmall(integratorsImpact, {"experiment.steps=5-x"}), InputError);
+        test::checkRefused(integratorsImpact, "experiment.schemes=cd,foo");
+        test::checkRefused(integratorsImpact, "experiment.steps=1-5");
+        test::checkRefused(integratorsImpact, "experiment.steps=5-x");
     }
 }

@@ -12,23 +12,19 @@
 
 #include <omp.h>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
 namespace {
 
 nlohmann::json runSmall(int threads) {
-    ExperimentOptions options;
-    options.sets = {"experiment.particles=150", "experiment.inertial_numbers=0.2 0.02",
-                    "experiment.methods=cd_converged cd_ni40 md_kappa1e3", "experiment.min_strain=2",
-                    "experiment.max_strain=4"};
-    options.writeFiles = false;
-    options.quiet = true;
     const int before = omp_get_max_threads();
     omp_set_num_threads(threads);
-    nlohmann::json doc = muOfI(options);
+    nlohmann::json doc = test::runQuiet(muOfI, {"experiment.particles=150", "experiment.inertial_numbers=0.2 0.02",
+                                                "experiment.methods=cd_converged cd_ni40 md_kappa1e3",
+                                                "experiment.min_strain=2", "experiment.max_strain=4"});
     omp_set_num_threads(before);
     return doc;
 }
@@ -88,14 +84,8 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("mu-of-i: bad method names and inertial numbers exit with one clear line") {
-        ExperimentOptions options;
-        options.writeFiles = false;
-        options.quiet = true;
-        options.sets = {"experiment.methods=cd_ni40 md_kapa1e4"};
-        CHECK_THROWS_WITH_AS(muOfI(options), doctest::Contains("md_kapa1e4"), InputError);
-        options.sets = {"experiment.inertial_numbers=0.1 abc"};
-        CHECK_THROWS_WITH_AS(muOfI(options), doctest::Contains("experiment.inertial_numbers"), InputError);
-        options.sets = {"cd.iterations=10"};
-        CHECK_THROWS_AS(muOfI(options), InputError);
+        test::checkRefused(muOfI, "experiment.methods=cd_ni40 md_kapa1e4", "md_kapa1e4");
+        test::checkRefused(muOfI, "experiment.inertial_numbers=0.1 abc", "experiment.inertial_numbers");
+        test::checkRefused(muOfI, "cd.iterations=10");
     }
 }

@@ -4,19 +4,16 @@
 
 #include <cmath>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 
 TEST_SUITE("experiments") {
     TEST_CASE("oblique-impact (small): Coulomb branches, viscous decay, spring reversal end near 1.6") {
-        ExperimentOptions options;
-        options.sets = {"experiment.psi_step=0.25", "experiment.psi_max=3", "experiment.steps_per_tn=200"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = obliqueImpact(options);
+        const nlohmann::json doc = test::runQuiet(
+            obliqueImpact, {"experiment.psi_step=0.25", "experiment.psi_max=3", "experiment.steps_per_tn=200"});
         const auto& r = doc["results"];
         for (const auto& check : doc["checks"]) {
             CAPTURE(check.dump());
@@ -38,13 +35,6 @@ TEST_SUITE("experiments") {
             const double theory = std::max(0.0, psiIn[i] - 3.5 * 0.25 * 1.87);
             CHECK(std::abs(psiOut[i] - theory) < 0.02);
         }
-        CHECK_THROWS_AS(
-            [] {
-                ExperimentOptions bad;
-                bad.sets = {"md.kn=5"};
-                bad.writeFiles = false;
-                obliqueImpact(bad);
-            }(),
-            InputError);
+        test::checkRefused(obliqueImpact, "md.kn=5");
     }
 }

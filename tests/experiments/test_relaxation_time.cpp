@@ -8,19 +8,16 @@
 
 #include <cmath>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
 TEST_SUITE("experiments") {
     TEST_CASE("relaxation-time: Cundall's t_R drifts with dt to the linear system's, the geometric update's does not") {
-        ExperimentOptions options;
-        options.sets = {"experiment.dt_over_tc=3e-2,1e-2,1e-3", "experiment.kn=1e6,1e8",
-                        "experiment.collapse_kn_max_dt=1e-2", "experiment.sweeps=false"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = relaxationTime(options);
+        const nlohmann::json doc =
+            test::runQuiet(relaxationTime, {"experiment.dt_over_tc=3e-2,1e-2,1e-3", "experiment.kn=1e6,1e8",
+                                            "experiment.collapse_kn_max_dt=1e-2", "experiment.sweeps=false"});
         const auto& r = doc["results"];
         auto v = [&](const std::string& key, std::size_t i) { return r["tr_" + key][i].get<double>(); };
         auto linear = [&](const std::string& key) { return r["tr_linear"][key].get<double>(); };
@@ -54,15 +51,12 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("relaxation-time: Fig. 8's sweeps follow the linear system while the contact sticks") {
-        ExperimentOptions options;
         // Coarse for speed: Cundall's spring is about 5 % low at dt/t_c = 1e-3, so
         // the trends and a 10 % agreement are checked here.
-        options.sets = {"experiment.dt_over_tc=1e-2", "experiment.kn=1e6", "experiment.mu_list=0.05,500",
-                        "experiment.kt_list=0.2,1", "experiment.et_list=1,1.008", "experiment.sweep_dt=1e-3",
-                        "experiment.extra_min_dt=1e-2"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = relaxationTime(options);
+        const nlohmann::json doc = test::runQuiet(
+            relaxationTime, {"experiment.dt_over_tc=1e-2", "experiment.kn=1e6", "experiment.mu_list=0.05,500",
+                             "experiment.kt_list=0.2,1", "experiment.et_list=1,1.008", "experiment.sweep_dt=1e-3",
+                             "experiment.extra_min_dt=1e-2"});
         const auto& r = doc["results"];
         const auto& b = r["fig8b"];
         const auto& c = r["fig8c"];
@@ -80,14 +74,8 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("relaxation-time: bad keys are refused naming the key") {
-        ExperimentOptions options;
-        options.writeFiles = false;
-        options.quiet = true;
-        options.sets = {"experiment.dt_over_tc=1e-2,abc"};
-        CHECK_THROWS_AS(relaxationTime(options), InputError);
-        options.sets = {"md.kn=5"};
-        CHECK_THROWS_AS(relaxationTime(options), InputError);
-        options.sets = {"experiment.et_over_en=1.02"};  // eps_t = 1.007 > 1
-        CHECK_THROWS_AS(relaxationTime(options), InputError);
+        test::checkRefused(relaxationTime, "experiment.dt_over_tc=1e-2,abc");
+        test::checkRefused(relaxationTime, "md.kn=5");
+        test::checkRefused(relaxationTime, "experiment.et_over_en=1.02");  // eps_t = 1.007 > 1
     }
 }

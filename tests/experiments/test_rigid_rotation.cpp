@@ -5,6 +5,7 @@
 
 #include "moreau/core/types.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
@@ -51,20 +52,13 @@ void checkRotation(const nlohmann::json& doc) {
 
 TEST_SUITE("experiments") {
     TEST_CASE("rigid-rotation, walled box: projection + twirl turn the stress with the packing, without them it departs") {
-        ExperimentOptions options;
-        options.sets = {"experiment.boundary=walls", "experiment.particles=150", "experiment.increments=100",
-                        "experiment.prep_steps=4000"};
-        options.writeFiles = false;
-        options.quiet = true;
-        checkRotation(rigidRotation(options));
+        checkRotation(test::runQuiet(rigidRotation, {"experiment.boundary=walls", "experiment.particles=150",
+                                                     "experiment.increments=100", "experiment.prep_steps=4000"}));
     }
 
     TEST_CASE("rigid-rotation, periodic cell: the unrolled packing carries the cell's stress and turns with it") {
-        ExperimentOptions options;
-        options.sets = {"experiment.particles=300", "experiment.increments=100"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = rigidRotation(options);
+        const nlohmann::json doc =
+            test::runQuiet(rigidRotation, {"experiment.particles=300", "experiment.increments=100"});
         const auto& r = doc["results"];
         CHECK(doc["params"]["boundary"] == "periodic");
         CHECK(r["prepared_q_over_p"].get<double>() == doctest::Approx(0.8).epsilon(0.01));

@@ -8,18 +8,15 @@
 
 #include <cmath>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
 TEST_SUITE("experiments") {
     TEST_CASE("slow-shear: plates at -U and +U, E_k > 0, frictionless E_k independent of dt") {
-        ExperimentOptions options;
-        options.sets = {"experiment.grains=32", "experiment.duration=100", "experiment.samples=50"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = slowShear(options);
+        const nlohmann::json doc =
+            test::runQuiet(slowShear, {"experiment.grains=32", "experiment.duration=100", "experiment.samples=50"});
         const auto& r = doc["results"];
         const std::size_t n = r["time"].size();
         REQUIRE(n == 50);
@@ -56,12 +53,7 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("slow-shear: keys of other sections are refused") {
-        ExperimentOptions options;
-        options.writeFiles = false;
-        options.quiet = true;
-        options.sets = {"md.kn=5"};
-        CHECK_THROWS_AS(slowShear(options), InputError);
-        options.sets = {"experiment.grains=abc"};
-        CHECK_THROWS_AS(slowShear(options), InputError);
+        test::checkRefused(slowShear, "md.kn=5");
+        test::checkRefused(slowShear, "experiment.grains=abc");
     }
 }

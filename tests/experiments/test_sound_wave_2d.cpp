@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
@@ -13,20 +14,17 @@ namespace {
 
 /// 120 disks in a column 4 d wide and ~16 d high: l_diff = sqrt(4 q N_I) d
 /// stays below the height for N_I <= 40, so the packing is artificially elastic.
-std::vector<std::string> smallPacking() {
-    return {"experiment.particles=120", "experiment.aspect=4"};
+/// The overrides for it and then `more`.
+std::vector<std::string> smallPacking(std::vector<std::string> more) {
+    more.insert(more.begin(), {"experiment.particles=120", "experiment.aspect=4"});
+    return more;
 }
 
 }  // namespace
 
 TEST_SUITE("experiments") {
     TEST_CASE("sound-wave-2d: the piston rings as a damped sine after the force step (eq. 64)") {
-        ExperimentOptions options;
-        options.sets = smallPacking();
-        options.sets.push_back("experiment.iterations=20");
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = soundWave2d(options);
+        const nlohmann::json doc = test::runQuiet(soundWave2d, smallPacking({"experiment.iterations=20"}));
         const auto& r = doc["results"];
         CHECK(r["particles"].get<int>() == 120);
         CHECK(r["r2"].get<double>() > 0.98);
@@ -40,11 +38,10 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("sound-wave-2d: the prepared packing is reproducible from the seed") {
-        ExperimentOptions options;
-        options.sets = {"experiment.particles=40", "experiment.aspect=3", "experiment.iterations=20",
-                        "experiment.max_prep_steps=300", "experiment.max_ring_steps=400", "experiment.skip_extrema=1"};
-        options.writeFiles = false;
-        options.quiet = true;
+        ExperimentOptions options =
+            test::quietOptions({"experiment.particles=40", "experiment.aspect=3", "experiment.iterations=20",
+                                "experiment.max_prep_steps=300", "experiment.max_ring_steps=400",
+                                "experiment.skip_extrema=1"});
         const nlohmann::json a = soundWave2d(options);
         const nlohmann::json b = soundWave2d(options);
         CHECK(a["results"]["omega_fit"].get<double>() == b["results"]["omega_fit"].get<double>());
@@ -55,13 +52,8 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("iteration-scaling: omega ~ N_I^(1/2) and tau ~ 1/N_I for the chain, omega ~ N_I^(1/2) for the packing") {
-        ExperimentOptions options;
-        options.sets = smallPacking();
-        options.sets.push_back("experiment.iterations=20 40");
-        options.sets.push_back("chain.count=25");
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = iterationScaling(options);
+        const nlohmann::json doc =
+            test::runQuiet(iterationScaling, smallPacking({"experiment.iterations=20 40", "chain.count=25"}));
         const auto& r = doc["results"];
         REQUIRE(r["omega_1d"].size() == 2);
         REQUIRE(r["omega_2d"].size() == 2);

@@ -12,18 +12,14 @@
 
 #include <cmath>
 
-#include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "support/experiment_run.hpp"
 
 using namespace moreau;
 
 TEST_SUITE("experiments") {
     TEST_CASE("stress-probes: circle through the origin, elastic stiffness symmetric, yield normal dilatant") {
-        ExperimentOptions options;
-        options.sets = {"experiment.particles=500", "experiment.probes=36"};
-        options.writeFiles = false;
-        options.quiet = true;
-        const nlohmann::json doc = stressProbes(options);
+        const nlohmann::json doc = test::runQuiet(stressProbes, {"experiment.particles=500", "experiment.probes=36"});
         const auto& r = doc["results"];
         CHECK(r["q_over_p"].get<double>() == doctest::Approx(0.8).epsilon(0.01));
         CHECK(r["kinetic_over_elastic"].get<double>() < 1e-6);
@@ -58,12 +54,7 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("stress-probes: keys of other sections are refused") {
-        ExperimentOptions options;
-        options.writeFiles = false;
-        options.quiet = true;
-        options.sets = {"md.kn=5"};
-        CHECK_THROWS_AS(stressProbes(options), InputError);
-        options.sets = {"experiment.probes=2"};
-        CHECK_THROWS_AS(stressProbes(options), InputError);
+        test::checkRefused(stressProbes, "md.kn=5");
+        test::checkRefused(stressProbes, "experiment.probes=2");
     }
 }
