@@ -65,6 +65,18 @@ point = 0 0 0
 normal = 0 1 0
 )";
 
+// The lid over the bed: a wall of normal -y through (0, y, 0) with the further
+// keys `keys`, and the bed's top row glued to it.
+std::string lid(const std::string& y, const std::string& keys) {
+    return "[wall.lid]\npoint = 0 " + y + " 0\nnormal = 0 -1 0\n" + keys + "[group.top]\ngrains = 36..47\nwall = lid\n";
+}
+
+// The lid's servo: it holds the normal stress 0.004, at most 0.002 a step.
+const std::string kServo = "servo_stress = 0.004\nservo_gain = 0.03\nservo_max_speed = 0.002\n";
+
+// The bed's bottom row glued to the floor.
+const std::string kBottomOnFloor = "[group.bottom]\ngrains = 0..11\nwall = floor\n";
+
 }  // namespace
 
 TEST_CASE("a grain group keeps its velocity and spin exactly, in every pipeline") {
@@ -99,22 +111,8 @@ TEST_CASE("a mobile lid driven along x under a normal force: the plate of a shea
     // The lid is free along y only, pushed down by F = 0.06 over the width
     // 12.6, and driven along x at U = 0.004; its glued grains (the top row
     // of the bed) are its rough face. At rest in y the grains carry F.
-    const std::string text = kBed + R"(
-[wall.lid]
-point = 0 4.2 0
-normal = 0 -1 0
-mobile = true
-mass = 10
-free = y
-force = 0 -0.06 0
-velocity = 0.004 0 0
-[group.top]
-grains = 36..47
-wall = lid
-[group.bottom]
-grains = 0..11
-wall = floor
-)";
+    const std::string mobile = "mobile = true\nmass = 10\nfree = y\nforce = 0 -0.06 0\nvelocity = 0.004 0 0\n";
+    const std::string text = kBed + lid("4.2", mobile) + kBottomOnFloor;
     for (const char* method : {"cd", "md"}) {
         CAPTURE(std::string(method));
         Simulation sim(scene(text, {std::string("simulation.method=") + method}));
@@ -208,17 +206,7 @@ TEST_CASE("a servo lid holds its normal stress") {
     // stress on them and the lid at 0.004 over the width 12.6. The gain
     // keeps the MD loop stable: a lid step δ changes the stress by about
     // k_n (12 columns / 4 rows) δ / 12.6 ≈ 24 δ, so 0.03 × 24 < 1.
-    const std::string text = kBed + R"(
-[wall.lid]
-point = 0 5 0
-normal = 0 -1 0
-servo_stress = 0.004
-servo_gain = 0.03
-servo_max_speed = 0.002
-[group.top]
-grains = 36..47
-wall = lid
-)";
+    const std::string text = kBed + lid("5", kServo);
     for (const char* method : {"cd", "md"}) {
         CAPTURE(std::string(method));
         Simulation sim(scene(text, {std::string("simulation.method=") + method}));
@@ -236,22 +224,7 @@ TEST_CASE("a servo lid with an integral time holds its stress while the bed move
     // The floor rises at u = 1e-4 a step, so the lid must too: a
     // proportional servo then holds σ with the offset u / gain = 0.0033;
     // the integral part (servo_time) removes it.
-    const std::string text = kBed + R"(
-[wall.floor]
-velocity = 0 0.0001 0
-[wall.lid]
-point = 0 4.2 0
-normal = 0 -1 0
-servo_stress = 0.004
-servo_gain = 0.03
-servo_max_speed = 0.002
-[group.top]
-grains = 36..47
-wall = lid
-[group.bottom]
-grains = 0..11
-wall = floor
-)";
+    const std::string text = kBed + "[wall.floor]\nvelocity = 0 0.0001 0\n" + lid("4.2", kServo) + kBottomOnFloor;
     for (const char* method : {"cd", "md"}) {
         CAPTURE(std::string(method));
         for (const bool integral : {false, true}) {

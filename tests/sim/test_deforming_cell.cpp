@@ -58,6 +58,41 @@ affine_start = false
 shear_rate = )" + std::to_string(shearRate) + "\n" + extra;
 }
 
+// `count` disks (radius 0.35 to 0.5) of a loose random packing seeded with
+// `seed`, in a square cell of side `side` periodic along x and y, without
+// gravity. The tests add friction and the MD dashpots, and what drives the
+// cell: the text ends in [periodic], so keys appended first go there.
+std::string randomCell(int seed, int count, int side) {
+    const std::string box = std::to_string(side) + " " + std::to_string(side) + " 0";
+    return R"(
+[simulation]
+dimension = 2
+dt = 1
+seed = )" + std::to_string(seed) + R"(
+gravity = 0 0 0
+[contact]
+margin = 0.5
+[cd]
+iterations = 40
+[md]
+kn = 50
+kt = 14
+substeps = 40
+[grains]
+source = random
+inertia = disk
+[random]
+count = )" + std::to_string(count) + R"(
+r_min = 0.35
+r_max = 0.5
+box_min = 0 0 0
+box_max = )" + box + R"(
+[periodic]
+axes = xy
+box_min = 0 0 0
+box_max = )" + box + "\n";
+}
+
 }  // namespace
 
 TEST_CASE("CD: friction through a Lees-Edwards face drags with the image's velocity") {
@@ -163,38 +198,8 @@ TEST_CASE("a sheared packing keeps the mean flow v_x = shear rate x y, CD and MD
     // images' velocities, or the grains near the faces heat up and the
     // profile bends. The fitted slope of v_x(y) over all grains, after a
     // strain of 3, is γ̇ within 5%.
-    const std::string text = R"(
-[simulation]
-dimension = 2
-dt = 1
-seed = 4
-gravity = 0 0 0
-[contact]
-mu = 0.3
-margin = 0.5
-[cd]
-iterations = 40
-[md]
-kn = 50
-gamma_n = 1
-kt = 14
-gamma_t = 0.5
-substeps = 40
-[grains]
-source = random
-inertia = disk
-[random]
-count = 120
-r_min = 0.35
-r_max = 0.5
-box_min = 0 0 0
-box_max = 11 11 0
-[periodic]
-axes = xy
-box_min = 0 0 0
-box_max = 11 11 0
-shear_rate = 0.01
-)";
+    const std::string text =
+        randomCell(4, 120, 11) + "shear_rate = 0.01\n[contact]\nmu = 0.3\n[md]\ngamma_n = 1\ngamma_t = 0.5\n";
     for (const char* method : {"cd", "md"}) {
         CAPTURE(std::string(method));
         Simulation sim(loadSceneText(text, "<test>", {std::string("simulation.method=") + method}));
@@ -224,42 +229,9 @@ TEST_CASE("a stress-controlled cell: isotropic compression to p, then triaxial a
     // compressed at a fixed rate while the servo holds σ_yy (its integral
     // part removes the offset a proportional servo keeps while y must
     // widen). A frictional packing (μ = 0.4) then carries σ_xx well above σ_yy.
-    const std::string text = R"(
-[simulation]
-dimension = 2
-dt = 1
-seed = 5
-gravity = 0 0 0
-[contact]
-mu = 0.4
-margin = 0.5
-[cd]
-iterations = 40
-[md]
-kn = 50
-gamma_n = 2
-kt = 14
-gamma_t = 1
-substeps = 40
-[grains]
-source = random
-inertia = disk
-[random]
-count = 100
-r_min = 0.35
-r_max = 0.5
-box_min = 0 0 0
-box_max = 10 10 0
-[periodic]
-axes = xy
-box_min = 0 0 0
-box_max = 10 10 0
-stress_axes = xy
-stress = 0.005 0.005 0
-stress_gain = 0.05
-stress_time = 50
-max_strain_rate = 0.001
-)";
+    const std::string servo =
+        "stress_axes = xy\nstress = 0.005 0.005 0\nstress_gain = 0.05\nstress_time = 50\nmax_strain_rate = 0.001\n";
+    const std::string text = randomCell(5, 100, 10) + servo + "[contact]\nmu = 0.4\n[md]\ngamma_n = 2\ngamma_t = 1\n";
     for (const char* method : {"cd", "md"}) {
         CAPTURE(std::string(method));
         Simulation sim(loadSceneText(text, "<test>", {std::string("simulation.method=") + method}));
