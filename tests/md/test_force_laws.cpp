@@ -21,46 +21,37 @@
 #include "moreau/model/generators.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
+#include "support/md_collision.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 
 namespace {
 
-struct Collision {
-    double restitution, duration, kineticLoss, dissipated, maxOverlap;
-};
+using moreau::test::collide;
+using moreau::test::Collision;
 
-/// Head-on collision of grains of masses ma, mb (radius 0.5) at relative
-/// speed 1; restitution and duration (gap interpolated at both ends), the
-/// kinetic energy lost and the solver's dissipated-work diagnostic.
-Collision collide(const MdSettings& s, double ma, double mb, double dt, double speed = 1.0) {
+/// The tangential law `law` with the springs k_n = k_t = 1e5 and no
+/// tangential damping.
+MdSettings springs(TangentialLaw law) {
+    MdSettings s;
+    s.kn = 1e5;
+    s.kt = 1e5;
+    s.gammaT = 0.0;
+    s.tangential = law;
+    return s;
+}
+
+/// Two unit spheres (radius 0.5) along x, overlapping by 1e-3, with the
+/// grains' friction mu; driven by hand (no mass, no inertia to move).
+World pairByHand(double mu) {
     World w;
-    w.dimension = 1;
-    w.addGrain(Vec3(0, 0, 0), 0.5, ma, 0.1);
-    w.addGrain(Vec3(1.0 + 0.3 * speed * dt, 0, 0), 0.5, mb, 0.1);
-    w.v[0] = Vec3(speed * mb / (ma + mb), 0, 0);
-    w.v[1] = Vec3(-speed * ma / (ma + mb), 0, 0);
-    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
-    const World& now = sim.world();
-    auto kinetic = [&] { return 0.5 * (ma * now.v[0].squaredNorm() + mb * now.v[1].squaredNorm()); };
-    const double k0 = kinetic();
-    double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0, maxOverlap = 0.0;
-    for (int k = 0; k < 10000000; ++k) {
-        sim.advance();
-        const double gap = now.x[1].x() - now.x[0].x() - 1.0;
-        maxOverlap = std::max(maxOverlap, -gap);
-        if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
-        if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
-            const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
-            sim.advance();  // the contact's last work (its force falls to zero)
-            return {(now.v[1].x() - now.v[0].x()) / speed, tEnd - tStart, k0 - kinetic(), sim.md().dissipatedWork(),
-                    maxOverlap};
-        }
-        prevGap = gap;
-        prevT = now.time;
-    }
-    return {0, 0, 0, 0, 0};
+    w.dimension = 3;
+    w.addGrain(Vec3::Zero(), 0.5, 1.0, 0.1);
+    w.addGrain(Vec3(1.0 - 1e-3, 0, 0), 0.5, 1.0, 0.1);
+    for (int i = 0; i < 2; ++i) w.invMass[i] = w.invInertia[i] = Vec3::Zero();
+    w.muGrain = mu;
+    return w;
 }
 
 /// A block (no rotation) on a slope of angle theta with friction mu_d, the
@@ -203,11 +194,8 @@ TEST_SUITE("md") {
     }
 
     TEST_CASE("Walton-Braun: e_n = sqrt(k1/k2) with k2 = k1 + s F_max of the collision (eq. 10)") {
-        MdSettings s;
-        s.normal = NormalLaw::WaltonBraun;
-        s.kn = 1e4;
+        MdSettings s = test::normalLawOnly(NormalLaw::WaltonBraun, 1e4);
         s.s = 300.0;
-        s.tangential = TangentialLaw::None;
         for (double v : {0.3, 3.0}) {
             CAPTURE(v);
             const Collision c = collide(s, 1.0, 1.0, M_PI * std::sqrt(0.5 / s.kn) / 4000.0, v);
@@ -224,10 +212,7 @@ TEST_SUITE("md") {
         s.kn = 1e4;
         s.tangential = TangentialLaw::None;
         s.clipAttractive = false;
-        auto loss = [&](double v) {
-            const double tn = 3.21 * std::pow(0.5 / s.kn, 0.4) * std::pow(v, -0.2);  // eq. 7
-            return 1.0 - collide(s, 1.0, 1.0, tn / 4000.0, v).restitution;
-        };
+        auto loss = [&](double v) { return 1.0 - test::hertzRestitution(s, v, 4000.0); };
         s.normal = NormalLaw::HertzKuwabaraKono;
         s.gammaN = 2.0;
         const double k1 = loss(0.1), k2 = loss(10.0);
@@ -363,19 +348,9 @@ TEST_SUITE("md") {
         // an axis with components along and across the normal. The contact
         // force must come out rotated with the pair, magnitude kept.
         auto rotated = [](bool projection, bool twirl, double& magnitudeRatio) {
-            World w;
-            w.dimension = 3;
-            const double r = 0.5, overlap = 1e-3;
-            w.addGrain(Vec3::Zero(), r, 1.0, 0.1);
-            w.addGrain(Vec3(2 * r - overlap, 0, 0), r, 1.0, 0.1);
-            for (int i = 0; i < 2; ++i) w.invMass[i] = w.invInertia[i] = Vec3::Zero();  // driven by hand
-            w.muGrain = 0.5;
-            MdSettings s;
-            s.kn = 1e5;
+            World w = pairByHand(0.5);
+            MdSettings s = springs(TangentialLaw::Kuhn);
             s.gammaN = 0.0;
-            s.kt = 1e5;
-            s.gammaT = 0.0;
-            s.tangential = TangentialLaw::Kuhn;
             s.kuhnProjection = projection;
             s.kuhnTwirl = twirl;
             const double dt = 1e-3;
@@ -412,12 +387,8 @@ TEST_SUITE("md") {
         World w;
         w.dimension = 3;
         w.gravity = Vec3(0, 0, -g);
-        MdSettings s;
-        s.kn = 1e5;
+        MdSettings s = springs(TangentialLaw::Kuhn);
         s.gammaN = 200.0;
-        s.kt = 1e5;
-        s.gammaT = 0.0;
-        s.tangential = TangentialLaw::Kuhn;
         w.addGrain(Vec3(0, 0, r - m * g / s.kn), r, m, 0.4 * m * r * r);
         w.invInertia[0] = Vec3::Zero();
         w.v[0] = Vec3(1.0, 0, 0);
@@ -437,18 +408,8 @@ TEST_SUITE("md") {
 
     TEST_CASE("Pena: the spring follows positions and angles, not velocities (eqs. 14-15)") {
         auto springForce = [](TangentialLaw law, PenaTranslation tr, bool turn) {
-            World w;
-            w.dimension = 3;
-            const double r = 0.5;
-            w.addGrain(Vec3::Zero(), r, 1.0, 0.1);
-            w.addGrain(Vec3(2 * r - 1e-3, 0, 0), r, 1.0, 0.1);
-            for (int i = 0; i < 2; ++i) w.invMass[i] = w.invInertia[i] = Vec3::Zero();
-            w.muGrain = 10.0;
-            MdSettings s;
-            s.kn = 1e5;
-            s.kt = 1e5;
-            s.gammaT = 0.0;
-            s.tangential = law;
+            World w = pairByHand(10.0);
+            MdSettings s = springs(law);
             s.penaTranslation = tr;
             Simulation sim = test::stagedMdSimulation(std::move(w), 1e-3, s);
             sim.advance();
@@ -502,15 +463,8 @@ TEST_SUITE("md") {
             CAPTURE(static_cast<int>(law));
             auto run = [law](int threads) {
                 omp_set_num_threads(threads);
-                LatticeParams lp;
-                lp.counts = {14, 14, 14};  // over 4096 contacts: the force loop runs in parallel
-                lp.jitter = 0.05;
-                World w;
-                w.dimension = 3;
-                w.gravity = Vec3(0, 0, -9.81);
-                w.muGrain = 0.5;
-                addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-                moreau::test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+                // 14³ grains, over 4096 contacts: the force loop runs in parallel.
+                World w = test::latticeOnFloor(1, 14, 0.05);
                 MdSettings s;
                 s.tangential = law;
                 s.muStaticRatio = 1.2;

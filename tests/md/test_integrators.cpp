@@ -13,6 +13,7 @@
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/md/md_solver.hpp"
 #include "support/cd_steps.hpp"
+#include "support/md_collision.hpp"
 
 using namespace moreau;
 using doctest::Approx;
@@ -139,19 +140,13 @@ double slope(const std::vector<int>& Ns, const std::vector<double>& errors) {
 /// relative speed 1, N steps per contact time t_n = π sqrt(m_eff/k):
 /// |E_after/E_before − 1| once they have parted.
 double collisionEnergyError(Integrator scheme, int N, bool restart = true) {
-    World w;
-    w.dimension = 1;
-    w.addGrain(Vec3(0, 0, 0), 0.5, 1.0, 0.1);
-    w.addGrain(Vec3(1.0, 0, 0), 0.5, 1.0, 0.1);
-    w.v[0] = Vec3(0.5, 0, 0);
-    w.v[1] = Vec3(-0.5, 0, 0);
     MdSettings s;
     s.kn = kKn;
     s.gammaN = 0.0;
     s.tangential = TangentialLaw::None;
     s.integrator = scheme;
     s.restartOnContactChange = restart;
-    Simulation sim = moreau::test::stagedMdSimulation(w, M_PI * std::sqrt(0.5 / kKn) / N, s);
+    Simulation sim = moreau::test::stagedMdSimulation(moreau::test::headOnPair(), M_PI * std::sqrt(0.5 / kKn) / N, s);
     for (int k = 0; k < N + 3; ++k) sim.advance();
     const World& end = sim.world();
     const double e = 0.5 * (end.v[0].squaredNorm() + end.v[1].squaredNorm());
@@ -325,13 +320,7 @@ TEST_SUITE("md") {
             h.gammaN = 50.0;
             h.tangential = TangentialLaw::None;
             h.integrator = ok;
-            World c;
-            c.dimension = 1;
-            c.addGrain(Vec3(0, 0, 0), 0.5, 1.0, 0.1);
-            c.addGrain(Vec3(1.0, 0, 0), 0.5, 1.0, 0.1);
-            c.v[0] = Vec3(0.5, 0, 0);
-            c.v[1] = Vec3(-0.5, 0, 0);
-            Simulation hs = moreau::test::stagedMdSimulation(c, 5e-5, h);
+            Simulation hs = moreau::test::stagedMdSimulation(moreau::test::headOnPair(), 5e-5, h);
             for (int k = 0; k < 1000; ++k) hs.advance();  // t_n ≈ 0.025 (force schemes eq. 7)
             const double separation = hs.world().v[1].x() - hs.world().v[0].x();
             CHECK(std::isfinite(separation));

@@ -12,74 +12,28 @@
 #include "moreau/model/generators.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
+#include "support/md_collision.hpp"
 
 using namespace moreau;
 using doctest::Approx;
 
 namespace {
 
-struct Collision {
-    double restitution, duration;
-};
+using moreau::test::Collision;
 
 /// Head-on collision of two unit-mass grains (m_eff = 1/2) at relative speed
-/// `speed` with time step dt; duration from the first to the last step with
-/// overlap, refined by linear interpolation of the gap at both ends.
+/// `speed` with time step dt.
 Collision collideAt(const MdSettings& s, double dt, double speed) {
-    World w;
-    w.dimension = 1;
-    w.addGrain(Vec3(0, 0, 0), 0.5, 1.0, 0.1);
-    w.addGrain(Vec3(1.0 + 0.3 * speed * dt, 0, 0), 0.5, 1.0, 0.1);
-    w.v[0] = Vec3(0.5 * speed, 0, 0);
-    w.v[1] = Vec3(-0.5 * speed, 0, 0);
-    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
-    const World& now = sim.world();
-    double tStart = -1.0, prevGap = 0.3 * speed * dt, prevT = 0.0;
-    for (int k = 0; k < 1000000; ++k) {
-        sim.advance();
-        const double gap = now.x[1].x() - now.x[0].x() - 1.0;
-        if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
-        if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
-            // Walton–Braun leaves a permanent set: the grains part at gap 0
-            // only after the force ended; restitution is read off there.
-            const double tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
-            return {(now.v[1].x() - now.v[0].x()) / speed, tEnd - tStart};
-        }
-        prevGap = gap;
-        prevT = now.time;
-    }
-    return {0.0, 0.0};
+    return test::collide(s, 1.0, 1.0, dt, speed);
 }
 
-/// Head-on collision of two unit-mass grains at relative speed 1; duration
-/// from the first to the last step with overlap, refined by linear
-/// interpolation of the gap at both ends.
+/// The same at relative speed 1 with `stepsPerContact` steps per contact time
+/// t_n of the linear spring-dashpot (eq. 4).
 Collision collide(const MdSettings& s, double stepsPerContact) {
     const double meff = 0.5;
     const double g = s.gammaN / (2.0 * meff);
     const double tn = M_PI / std::sqrt(s.kn / meff - g * g);  // eq. 4
-    const double dt = tn / stepsPerContact;
-    World w;
-    w.dimension = 1;
-    w.addGrain(Vec3(0, 0, 0), 0.5, 1.0, 0.1);
-    w.addGrain(Vec3(1.0 + 0.3 * dt, 0, 0), 0.5, 1.0, 0.1);
-    w.v[0] = Vec3(0.5, 0, 0);
-    w.v[1] = Vec3(-0.5, 0, 0);
-    Simulation sim = test::stagedMdSimulation(std::move(w), dt, s);
-    const World& now = sim.world();
-    double tStart = -1.0, tEnd = -1.0, prevGap = 0.3 * dt, prevT = 0.0;
-    for (int k = 0; k < 10 * static_cast<int>(stepsPerContact); ++k) {
-        sim.advance();
-        const double gap = now.x[1].x() - now.x[0].x() - 1.0;
-        if (tStart < 0.0 && gap < 0.0) tStart = prevT + dt * prevGap / (prevGap - gap);
-        if (tStart >= 0.0 && gap >= 0.0 && prevGap < 0.0) {
-            tEnd = prevT + dt * (-prevGap) / (gap - prevGap);
-            break;
-        }
-        prevGap = gap;
-        prevT = now.time;
-    }
-    return {now.v[1].x() - now.v[0].x(), tEnd - tStart};  // separation speed over approach speed 1
+    return test::collide(s, 1.0, 1.0, tn / stepsPerContact);
 }
 
 }  // namespace
@@ -120,13 +74,10 @@ TEST_SUITE("md") {
     }
 
     TEST_CASE("Hertz: elastic, with the contact time of eq. 7") {
-        MdSettings s;
-        s.normal = NormalLaw::Hertz;
-        s.kn = 1e4;
-        s.tangential = TangentialLaw::None;
+        const MdSettings s = test::normalLawOnly(NormalLaw::Hertz, 1e4);
         for (double v : {0.1, 1.0, 10.0}) {
             CAPTURE(v);
-            const double tn = 3.21 * std::pow(0.5 / s.kn, 0.4) * std::pow(v, -0.2);  // eq. 7
+            const double tn = test::hertzContactTime(s.kn, v);  // eq. 7
             const Collision c = collideAt(s, tn / 2000.0, v);
             CHECK(c.restitution == Approx(1.0).epsilon(1e-4));
             CHECK(c.duration == Approx(tn).epsilon(2e-3));  // eq. 7's 3.21 is rounded (3.2145…)
@@ -134,11 +85,8 @@ TEST_SUITE("md") {
     }
 
     TEST_CASE("Walton-Braun: e_n = (s v sqrt(m_eff/k1) + 1)^(-1/2)") {
-        MdSettings s;
-        s.normal = NormalLaw::WaltonBraun;
-        s.kn = 1e4;
+        MdSettings s = test::normalLawOnly(NormalLaw::WaltonBraun, 1e4);
         s.s = 50.0;
-        s.tangential = TangentialLaw::None;
         const double tn = M_PI * std::sqrt(0.5 / s.kn);
         for (double v : {0.1, 1.0, 5.0}) {
             CAPTURE(v);
@@ -156,10 +104,7 @@ TEST_SUITE("md") {
         s.kn = 1e4;
         s.tangential = TangentialLaw::None;
         s.clipAttractive = true;
-        auto en = [&](double v) {
-            const double tn = 3.21 * std::pow(0.5 / s.kn, 0.4) * std::pow(v, -0.2);
-            return collideAt(s, tn / 500.0, v).restitution;
-        };
+        auto en = [&](double v) { return test::hertzRestitution(s, v, 500.0); };
         s.normal = NormalLaw::HertzDamped;
         s.gammaN = 5.0;
         const double d1 = en(0.1), d2 = en(10.0);
@@ -246,15 +191,7 @@ TEST_SUITE("md") {
     TEST_CASE("MD runs give the same bits for 1 and 2 threads") {
         auto run = [](int threads) {
             omp_set_num_threads(threads);
-            LatticeParams lp;
-            lp.counts = {18, 18, 18};
-            lp.jitter = 0.05;
-            World w;
-            w.dimension = 3;
-            w.gravity = Vec3(0, 0, -9.81);
-            w.muGrain = 0.5;
-            addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-            moreau::test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+            World w = test::latticeOnFloor(1, 18, 0.05);
             MdSettings s;
             s.meff = EffectiveMass::Damping;
             Simulation sim = test::stagedMdSimulation(std::move(w), 7e-5, s);

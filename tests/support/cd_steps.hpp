@@ -37,13 +37,14 @@ inline BodyId addPlane(World& w, const Vec3& point, const Vec3& normal, double m
     return w.addWall("plane", planeShape(normal, mu), point, false, 0.0, {false, false, false});
 }
 
-/// A jittered 18³ cubic lattice of unit spheres (μ = 0.5, gravity −z) on a
-/// frictional floor: ~17,000 contacts, above the parallel solvers' thresholds.
-inline World latticeOnFloor(std::uint64_t seed) {
+/// A jittered n³ cubic lattice of unit spheres (μ = 0.5, gravity −z) on a
+/// frictional floor; at n = 18 ~17,000 contacts, above the parallel solvers'
+/// thresholds.
+inline World latticeOnFloor(std::uint64_t seed, std::size_t n = 18, double jitter = 0.02) {
     LatticeParams lp;
     lp.type = LatticeType::Cubic;
-    lp.counts = {18, 18, 18};
-    lp.jitter = 0.02;
+    lp.counts = {n, n, n};
+    lp.jitter = jitter;
     lp.seed = seed;
     World w;
     w.dimension = 3;
