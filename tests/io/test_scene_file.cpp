@@ -11,21 +11,14 @@
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "support/input_error.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace moreau;
+using moreau::test::errorOf;
 using moreau::test::TempDir;
 
 namespace {
-
-std::string errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no InputError)";
-}
 
 /// The error of loading `text` (origin "t.ini") with `sets`.
 std::string loadError(const std::string& text, const std::vector<std::string>& sets = {},

@@ -12,9 +12,11 @@
 #include "moreau/core/error.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/model/world.hpp"
+#include "support/input_error.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace moreau;
+using moreau::test::errorOf;
 using moreau::test::TempDir;
 
 namespace {
@@ -36,16 +38,6 @@ bool sameBits(const std::vector<GrainSpec>& a, const std::vector<GrainSpec>& b) 
     }
     return true;
 }
-
-std::string errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no InputError)";
-}
-
 
 }  // namespace
 
@@ -243,27 +235,22 @@ TEST_CASE("packing files: both row shapes, comments and blank lines") {
 }
 
 TEST_CASE("packing files: bad rows name file and line") {
-    auto err = [](const std::string& text) {
+    // Parsing `text` as p.txt throws an InputError that mentions `part`.
+    auto refused = [](const std::string& text, const std::string& part) {
         std::istringstream in(text);
-        return errorOf([&] { parsePacking(in, "p.txt"); });
+        const std::string m = errorOf([&] { parsePacking(in, "p.txt"); });
+        CAPTURE(m);
+        CHECK(m.find(part) != std::string::npos);
     };
-    std::string m = err("0 0 0 1\n# c\n1 2 3\n");
-    CHECK(m.find("'p.txt', line 3") != std::string::npos);
-    CHECK(m.find("3 fields") != std::string::npos);
-    m = err("0 0 0 1\n0 0 0 1 1 1\n");
-    CHECK(m.find("line 2") != std::string::npos);
-    m = err("0 0 x 1\n");
-    CHECK(m.find("line 1: 'x' is not a finite number") != std::string::npos);
-    m = err("\n0 0 0 0\n");
-    CHECK(m.find("line 2: radius 0 is not > 0") != std::string::npos);
-    m = err("0 0 0 -1\n");
-    CHECK(m.find("line 1") != std::string::npos);
-    m = err("a 0 0 0 1\n");
-    CHECK(m.find("line 1: id 'a' is not an integer") != std::string::npos);
-    m = err("0 0 nan 1\n");
-    CHECK(m.find("line 1") != std::string::npos);
-    m = err("# nothing\n\n");
-    CHECK(m.find("has no grains") != std::string::npos);
+    refused("0 0 0 1\n# c\n1 2 3\n", "'p.txt', line 3");
+    refused("0 0 0 1\n# c\n1 2 3\n", "3 fields");
+    refused("0 0 0 1\n0 0 0 1 1 1\n", "line 2");
+    refused("0 0 x 1\n", "line 1: 'x' is not a finite number");
+    refused("\n0 0 0 0\n", "line 2: radius 0 is not > 0");
+    refused("0 0 0 -1\n", "line 1");
+    refused("a 0 0 0 1\n", "line 1: id 'a' is not an integer");
+    refused("0 0 nan 1\n", "line 1");
+    refused("# nothing\n\n", "has no grains");
 }
 
 TEST_CASE("packing files on disk: read, write round trip, missing file") {
