@@ -196,15 +196,8 @@ TEST_SUITE("cd") {
     }
 
     TEST_CASE("momentum is conserved without walls") {
-        RandomPackingParams p;
-        p.count = 300;
-        p.rMin = 0.3;
-        p.rMax = 0.5;
-        p.boxMax = Vec3(8, 8, 8);
-        World w;
-        w.dimension = 3;
+        World w = moreau::test::randomSpheres(300, 8.0);
         w.muGrain = 0.3;
-        addGrains(w, makeRandomLoosePacking(p), GrainShape::Sphere, 1.0);
         Rng rng(3);
         for (std::size_t i = 0; i < w.numGrains; ++i) {
             w.v[i] = Vec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));

@@ -327,30 +327,20 @@ TEST_CASE("margin: a candidate needs gap strictly below the margin") {
     const double g = 0.25;
     CellGridDetector detector;
     std::vector<Contact> out;
-    Contact c;
+    // The narrow phases and the detector at `margin` keep both pairs of gap g
+    // (sphere-sphere 0-1, sphere-floor 2) or drop both.
+    auto pairsAtGap = [&](double margin, bool kept) {
+        Contact c;
+        CHECK(narrowSphereSphere(world, 0, 1, margin, c) == kept);
+        CHECK(narrowSphereWall(world, 2, floor, margin, c) == kept);
+        detector.detect(world, margin, out);
+        CHECK(hasKey(out, 0, 1) == kept);
+        CHECK(hasKey(out, 2, floor) == kept);
+    };
 
-    SUBCASE("slightly above the gap: kept") {
-        const double margin = g + 1e-12;
-        CHECK(narrowSphereSphere(world, 0, 1, margin, c));
-        CHECK(narrowSphereWall(world, 2, floor, margin, c));
-        detector.detect(world, margin, out);
-        CHECK(hasKey(out, 0, 1));
-        CHECK(hasKey(out, 2, floor));
-    }
-    SUBCASE("equal to the gap: dropped") {
-        CHECK_FALSE(narrowSphereSphere(world, 0, 1, g, c));
-        CHECK_FALSE(narrowSphereWall(world, 2, floor, g, c));
-        detector.detect(world, g, out);
-        CHECK_FALSE(hasKey(out, 0, 1));
-        CHECK_FALSE(hasKey(out, 2, floor));
-    }
-    SUBCASE("slightly below the gap: dropped") {
-        const double margin = g - 1e-12;
-        CHECK_FALSE(narrowSphereSphere(world, 0, 1, margin, c));
-        detector.detect(world, margin, out);
-        CHECK_FALSE(hasKey(out, 0, 1));
-        CHECK_FALSE(hasKey(out, 2, floor));
-    }
+    SUBCASE("slightly above the gap: kept") { pairsAtGap(g + 1e-12, true); }
+    SUBCASE("equal to the gap: dropped") { pairsAtGap(g, false); }
+    SUBCASE("slightly below the gap: dropped") { pairsAtGap(g - 1e-12, false); }
     SUBCASE("the grain–floor contacts of grains 0 and 1 overlap and are always kept") {
         detector.detect(world, 0.0, out);
         CHECK(hasKey(out, 0, floor));

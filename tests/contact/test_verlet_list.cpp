@@ -13,14 +13,7 @@ TEST_SUITE("contact") {
     TEST_CASE("Verlet list equals the cell grid on a moving packing, with few rebuilds") {
         for (bool periodic : {false, true}) {
             CAPTURE(periodic);
-            RandomPackingParams p;
-            p.count = 800;
-            p.rMin = 0.3;
-            p.rMax = 0.5;
-            p.boxMax = Vec3(10, 10, 10);
-            World w;
-            w.dimension = 3;
-            addGrains(w, makeRandomLoosePacking(p), GrainShape::Sphere, 1.0);
+            World w = moreau::test::randomSpheres(800, 10.0);
             if (periodic) {
                 w.periodic = {true, true, false};
                 w.boxMin = Vec3::Zero();

@@ -37,6 +37,20 @@ inline BodyId addPlane(World& w, const Vec3& point, const Vec3& normal, double m
     return w.addWall("plane", planeShape(normal, mu), point, false, 0.0, {false, false, false});
 }
 
+/// `count` spheres of radius 0.3 to 0.5 (unit density) of a loose random
+/// packing in the cube [0, side]³ of a 3D world.
+inline World randomSpheres(std::size_t count, double side) {
+    RandomPackingParams p;
+    p.count = count;
+    p.rMin = 0.3;
+    p.rMax = 0.5;
+    p.boxMax = Vec3::Constant(side);
+    World w;
+    w.dimension = 3;
+    addGrains(w, makeRandomLoosePacking(p), GrainShape::Sphere, 1.0);
+    return w;
+}
+
 /// A jittered n³ cubic lattice of unit spheres (μ = 0.5, gravity −z) on a
 /// frictional floor; at n = 18 ~17,000 contacts, above the parallel solvers'
 /// thresholds.
