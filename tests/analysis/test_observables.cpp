@@ -4,8 +4,10 @@
 #include <cstdint>
 
 #include "moreau/analysis/observables.hpp"
+#include "support/contacts.hpp"
 
 using namespace moreau;
+using moreau::test::loadedContact;
 
 namespace {
 
@@ -28,14 +30,6 @@ World smallWorld() {
     return world;
 }
 
-Contact makeContact(BodyId a, BodyId b, double gap, const Vec3& reaction) {
-    Contact c;
-    c.a = a;
-    c.b = b;
-    c.gap = gap;
-    c.history.reaction = reaction;
-    return c;
-}
 
 /// Reference FNV-1a 64 over a byte buffer, written out independently.
 std::uint64_t fnv1a(const std::vector<unsigned char>& bytes) {
@@ -77,17 +71,17 @@ TEST_SUITE("analysis") {
 
     TEST_CASE("overlap statistics count force-carrying contacts only") {
         std::vector<Contact> contacts{
-            makeContact(0, 1, -0.1, {1, 0, 0}),
-            makeContact(0, 2, -0.3, {0, 0, 2}),
-            makeContact(1, 2, -0.5, Vec3::Zero()),  // unloaded: ignored despite the overlap
-            makeContact(1, 3, 0.2, {0, 0, -1e-30}),  // loaded across a gap: overlap 0
+            loadedContact(0, 1, {1, 0, 0}, -0.1),
+            loadedContact(0, 2, {0, 0, 2}, -0.3),
+            loadedContact(1, 2, Vec3::Zero(), -0.5),  // unloaded: ignored despite the overlap
+            loadedContact(1, 3, {0, 0, -1e-30}, 0.2),  // loaded across a gap: overlap 0
         };
         const OverlapStats s = overlapStats(contacts);
         CHECK(s.contacts == 3);
         CHECK(s.mean == doctest::Approx(0.4 / 3.0).epsilon(1e-14));
         CHECK(s.max == doctest::Approx(0.3).epsilon(1e-15));
 
-        const OverlapStats none = overlapStats({makeContact(0, 1, -0.5, Vec3::Zero())});
+        const OverlapStats none = overlapStats({loadedContact(0, 1, Vec3::Zero(), -0.5)});
         CHECK(none.contacts == 0);
         CHECK(none.mean == 0.0);
         CHECK(none.max == 0.0);
@@ -152,7 +146,7 @@ TEST_SUITE("analysis") {
         const double volume = 4.0;
 
         SUBCASE("grain pair: f outer branch, compression positive") {
-            const std::vector<Contact> contacts{makeContact(0, 1, 0.0, {2, 1, 0})};
+            const std::vector<Contact> contacts{loadedContact(0, 1, {2, 1, 0}, 0.0)};
             const Mat3 s = loveStress(world, contacts, volume);
             Mat3 expected = Mat3::Zero();
             expected(0, 0) = 2.0 / volume;  // f_x ℓ_x
@@ -161,9 +155,9 @@ TEST_SUITE("analysis") {
         }
 
         SUBCASE("grain-wall contact uses r_a n, unloaded ones are ignored") {
-            Contact wall = makeContact(0, 3, 0.0, {0, 0, -3});
+            Contact wall = loadedContact(0, 3, {0, 0, -3}, 0.0);
             wall.n = {0, 0, -1};
-            const std::vector<Contact> contacts{wall, makeContact(0, 2, 0.0, Vec3::Zero())};
+            const std::vector<Contact> contacts{wall, loadedContact(0, 2, Vec3::Zero(), 0.0)};
             const Mat3 s = loveStress(world, contacts, volume);
             CHECK(s(2, 2) == doctest::Approx(1.5 / volume).epsilon(1e-15));  // (−3)(−0.5)
             CHECK(s.norm() == doctest::Approx(1.5 / volume).epsilon(1e-15));
@@ -172,7 +166,7 @@ TEST_SUITE("analysis") {
         SUBCASE("grain-wall branch does not depend on where the wall's point lies") {
             // A tilted force on a grain resting on the floor: ℓ = r_a n = (0, 0, −0.5)
             // whatever point of the plane the wall body sits at.
-            Contact wall = makeContact(0, 3, 0.0, {1, 0, -3});
+            Contact wall = loadedContact(0, 3, {1, 0, -3}, 0.0);
             wall.n = {0, 0, -1};
             const Mat3 before = loveStress(world, {wall}, volume);
             world.x[3] = {7, -2, -0.5};
@@ -191,7 +185,7 @@ TEST_SUITE("analysis") {
             periodic.boxMax = {10, 5, 5};
             periodic.addGrain({9.6, 0, 0}, 0.5, 1.0, 0.1);
             periodic.addGrain({0.4, 0, 0}, 0.5, 1.0, 0.1);
-            const std::vector<Contact> contacts{makeContact(0, 1, -0.2, {1, 0, 0})};
+            const std::vector<Contact> contacts{loadedContact(0, 1, {1, 0, 0}, -0.2)};
             const Mat3 s = loveStress(periodic, contacts, 2.0);
             CHECK(s(0, 0) == doctest::Approx(0.8 / 2.0).epsilon(1e-12));
         }

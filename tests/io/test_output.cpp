@@ -12,6 +12,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/io/output.hpp"
+#include "support/contacts.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace moreau;
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using moreau::test::loadedContact;
 using moreau::test::TempDir;
 
 
@@ -96,14 +98,6 @@ World smallWorld() {
     return world;
 }
 
-Contact makeContact(BodyId a, BodyId b, const Vec3& n, const Vec3& reaction) {
-    Contact c;
-    c.a = a;
-    c.b = b;
-    c.n = n;
-    c.history.reaction = reaction;
-    return c;
-}
 
 }  // namespace
 
@@ -213,9 +207,9 @@ TEST_SUITE("io") {
         World world = smallWorld();
         const fs::path dir = tmp.path / "vtk";
         std::vector<Contact> contacts{
-            makeContact(0, 1, {1, 0, 0}, {3, 1, 0}),            // loaded grain pair
-            makeContact(1, 2, {1, 0, 0}, Vec3::Zero()),         // unloaded: not drawn
-            makeContact(2, 3, {0, 0, -1}, {0.5, 0, -2}),        // grain on the floor
+            loadedContact(0, 1, {3, 1, 0}, 0.0, {1, 0, 0}),      // loaded grain pair
+            loadedContact(1, 2, Vec3::Zero(), 0.0, {1, 0, 0}),   // unloaded: not drawn
+            loadedContact(2, 3, {0.5, 0, -2}, 0.0, {0, 0, -1}),  // grain on the floor
         };
 
         VtkWriter vtk(dir);
@@ -342,7 +336,7 @@ TEST_SUITE("io") {
         world.addGrain({9.7, 0.5, 0.5}, 0.5, 1.0, 0.1);
         world.addGrain({0.2, 0.5, 0.5}, 0.5, 1.0, 0.1);
         VtkWriter vtk(tmp.path);
-        vtk.write(world, {makeContact(0, 1, {1, 0, 0}, {1, 0, 0})}, 3, 3.0);
+        vtk.write(world, {loadedContact(0, 1, {1, 0, 0}, 0.0, {1, 0, 0})}, 3, 3.0);
         const auto points = arrayValues(readText(tmp.path / "contacts_000003.vtp"), "Points");
         REQUIRE(points.size() == 6);
         CHECK(points[0] == 9.7);
