@@ -4,7 +4,6 @@
 
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/rng.hpp"
-#include "moreau/model/generators.hpp"
 #include "support/cd_steps.hpp"
 
 using namespace moreau;

@@ -18,7 +18,6 @@
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/force_laws.hpp"
 #include "moreau/md/md_solver.hpp"
-#include "moreau/model/generators.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 #include "support/md_collision.hpp"

@@ -9,7 +9,6 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/md/md_solver.hpp"
-#include "moreau/model/generators.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 #include "support/md_collision.hpp"
