@@ -534,10 +534,11 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     std::string row;
     row.reserve(256);
     appendInt(row, r.step);
-    for (double value : {r.time, r.kineticEnergy, r.rotationalEnergy}) {
+    auto put = [&row](double value) {
         row += ',';
         appendNumber(row, value);
-    }
+    };
+    for (double value : {r.time, r.kineticEnergy, r.rotationalEnergy}) put(value);
     row += ',';
     appendInt(row, r.contacts);
     row += ',';
@@ -546,39 +547,18 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     const Mat3& f = r.fabric;
     for (double value : {r.residual, r.meanOverlap, r.maxOverlap, r.elasticEnergy, s(0, 0), s(1, 1), s(2, 2), s(0, 1),
                          s(0, 2), s(1, 2), r.pressure, r.deviator, r.packingFraction, r.coordination,
-                         r.coordinationNonRattlers, f(0, 0), f(1, 1), f(2, 2), f(0, 1), f(0, 2), f(1, 2)}) {
-        row += ',';
-        appendNumber(row, value);
-    }
-    if (naturalColumn_) {
-        row += ',';
-        appendNumber(row, r.naturalError);
-    }
+                         r.coordinationNonRattlers, f(0, 0), f(1, 1), f(2, 2), f(0, 1), f(0, 2), f(1, 2)})
+        put(value);
+    if (naturalColumn_) put(r.naturalError);
     if (cellColumns_)
-        for (int k = 0; k < 3; ++k) {
-            row += ',';
-            appendNumber(row, world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : 0.0);
-        }
-    if (shiftColumn_) {
-        row += ',';
-        appendNumber(row, world.shift);
-    }
-    for (BodyId b : mobileWalls_) {
-        const Vec3& x = world.x[static_cast<std::size_t>(b)];
-        for (int k = 0; k < 3; ++k) {
-            row += ',';
-            appendNumber(row, x[k]);
-        }
-    }
+        for (int k = 0; k < 3; ++k)
+            put(world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : 0.0);
+    if (shiftColumn_) put(world.shift);
+    for (BodyId b : mobileWalls_)
+        for (int k = 0; k < 3; ++k) put(world.x[static_cast<std::size_t>(b)][k]);
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
-        for (int e = 0; e < 3; ++e) {
-            row += ',';
-            appendNumber(row, k < r.wallForce.size() ? r.wallForce[k][e] : 0.0);
-        }
-        for (int e = 0; e < 3; ++e) {
-            row += ',';
-            appendNumber(row, k < r.wallTorque.size() ? r.wallTorque[k][e] : 0.0);
-        }
+        for (int e = 0; e < 3; ++e) put(k < r.wallForce.size() ? r.wallForce[k][e] : 0.0);
+        for (int e = 0; e < 3; ++e) put(k < r.wallTorque.size() ? r.wallTorque[k][e] : 0.0);
     }
     row += '\n';
     out_ << row;
