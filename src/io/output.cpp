@@ -169,18 +169,12 @@ void stringArray(std::string& s, const char* name, std::span<const std::string> 
     closeDataArray(s);
 }
 
-/// Connectivity 0..n−1 grouped `perCell` at a time, with end offsets.
-void cellArrays(std::string& s, std::size_t cells, std::size_t perCell) {
-    openDataArray(s, "Int64", "connectivity", 1);
-    for (std::size_t i = 0; i < cells * perCell; ++i) {
+/// An Int64 array of the `count` values first, first + step, first + 2 step, ...
+void rampArray(std::string& s, const char* name, std::size_t count, std::size_t first, std::size_t step) {
+    openDataArray(s, "Int64", name, 1);
+    for (std::size_t i = 0; i < count; ++i) {
         if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
-        appendInt(s, i);
-    }
-    closeDataArray(s);
-    openDataArray(s, "Int64", "offsets", 1);
-    for (std::size_t c = 0; c < cells; ++c) {
-        if (c > 0) s += (c % 16 == 0) ? '\n' : ' ';
-        appendInt(s, (c + 1) * perCell);
+        appendInt(s, first + i * step);
     }
     closeDataArray(s);
 }
@@ -200,16 +194,21 @@ void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::
     s += "\">\n";
 }
 
-void polyDataFooter(std::string& s) {
-    s += "    </Piece>\n"
-         "  </PolyData>\n"
-         "</VTKFile>\n";
-}
-
-void pointsSection(std::string& s, std::span<const Vec3> points) {
+/// The rest of the document: the points, then `cells` cells of the kind
+/// `cellTag` (Verts, Lines, Polys), their connectivity 0..n−1 grouped
+/// `perCell` at a time, with end offsets.
+void pointsCellsAndFooter(std::string& s, std::span<const Vec3> points, const std::string& cellTag,
+                          std::size_t cells, std::size_t perCell) {
     s += "      <Points>\n";
     vectorArray(s, "Points", points);
     s += "      </Points>\n";
+    s += "      <" + cellTag + ">\n";
+    rampArray(s, "connectivity", cells * perCell, 0, 1);
+    rampArray(s, "offsets", cells, perCell, perCell);
+    s += "      </" + cellTag + ">\n";
+    s += "    </Piece>\n"
+         "  </PolyData>\n"
+         "</VTKFile>\n";
 }
 
 /// The grains `which` (local indices) with their global `ids` (by local
@@ -240,12 +239,8 @@ std::string grainsDocument(const World& world, std::span<const std::size_t> whic
     integerArray<std::int64_t>(s, "Int64", "id", id);
     tensorArray(s, "stress", tensor);
     s += "      </PointData>\n";
-    pointsSection(s, points);
     // One vertex cell per grain: without cells ParaView draws nothing.
-    s += "      <Verts>\n";
-    cellArrays(s, n, 1);
-    s += "      </Verts>\n";
-    polyDataFooter(s);
+    pointsCellsAndFooter(s, points, "Verts", n, 1);
     return s;
 }
 
@@ -304,11 +299,7 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
     integerArray<std::int64_t>(s, "Int64", "b", bodyB);
     integerArray<std::uint8_t>(s, "UInt8", "periodic", periodic);
     s += "      </CellData>\n";
-    pointsSection(s, points);
-    s += "      <Lines>\n";
-    cellArrays(s, lines, 2);
-    s += "      </Lines>\n";
-    polyDataFooter(s);
+    pointsCellsAndFooter(s, points, "Lines", lines, 2);
     return s;
 }
 
@@ -401,18 +392,21 @@ std::string wallsDocument(const World& world, const std::vector<Contact>& contac
     vectorArray(s, "force", cellForce);
     vectorArray(s, "torque", cellTorque);
     s += "      </CellData>\n";
-    pointsSection(s, points);
-    s += "      <Polys>\n";
-    cellArrays(s, quads, 4);
-    s += "      </Polys>\n";
-    polyDataFooter(s);
+    pointsCellsAndFooter(s, points, "Polys", quads, 4);
     return s;
 }
 
-/// Replaces the entry of the same file (a step written twice) or appends.
-/// A parallel PolyData file over `pieces` piece files, declaring the
-/// arrays of `kind` ("grains": point data; "contacts": cell data).
-std::string parallelDocument(const std::string& kind, const std::vector<std::string>& pieces) {
+/// "grains_000042_p3.vtp": rank 3's piece of step 42.
+std::string pieceName(const char* prefix, long step, int rank) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "%s_%06ld_p%d.vtp", prefix, step, rank);
+    return buf;
+}
+
+/// A parallel PolyData file over the `pieces` piece files of `step`
+/// (ranks 0 .. pieces−1), declaring the arrays of `kind` ("grains": point
+/// data; "contacts": cell data).
+std::string parallelDocument(const std::string& kind, long step, int pieces) {
     std::string s =
         "<?xml version=\"1.0\"?>\n"
         "<VTKFile type=\"PPolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
@@ -446,19 +440,13 @@ std::string parallelDocument(const std::string& kind, const std::vector<std::str
     s += "    <PPoints>\n";
     array("Float64", "Points", 3);
     s += "    </PPoints>\n";
-    for (const std::string& p : pieces) s += "    <Piece Source=\"" + p + "\"/>\n";
+    for (int r = 0; r < pieces; ++r) s += "    <Piece Source=\"" + pieceName(kind.c_str(), step, r) + "\"/>\n";
     s += "  </PPolyData>\n"
          "</VTKFile>\n";
     return s;
 }
 
-/// "grains_000042_p3.vtp": rank 3's piece of step 42.
-std::string pieceName(const char* prefix, long step, int rank) {
-    char buf[80];
-    std::snprintf(buf, sizeof buf, "%s_%06ld_p%d.vtp", prefix, step, rank);
-    return buf;
-}
-
+/// Replaces the entry of the same file (a step written twice) or appends.
 void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double time, const std::string& name) {
     for (auto& entry : files)
         if (entry.second == name) {
@@ -600,13 +588,8 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
     if (pieces > 0) {  // the ranks wrote their pieces (writeVtkPiece)
         grains.replace(grains.size() - 3, 3, "pvtp");
         network.replace(network.size() - 3, 3, "pvtp");
-        std::vector<std::string> grainPieces, networkPieces;
-        for (int r = 0; r < pieces; ++r) {
-            grainPieces.push_back(pieceName("grains", step, r));
-            networkPieces.push_back(pieceName("contacts", step, r));
-        }
-        writeFileAtomically(dir_ / grains, parallelDocument("grains", grainPieces));
-        writeFileAtomically(dir_ / network, parallelDocument("contacts", networkPieces));
+        writeFileAtomically(dir_ / grains, parallelDocument("grains", step, pieces));
+        writeFileAtomically(dir_ / network, parallelDocument("contacts", step, pieces));
     } else {
         const std::vector<std::uint64_t> ids = identity(world.numBodies());
         std::vector<std::size_t> all(world.numGrains);
