@@ -201,19 +201,6 @@ struct Rule {
     Special special = Special::None;
 };
 
-Rule realKey(std::string key, std::string def, std::string desc, double min = -kInf, bool minExclusive = false,
-             double max = kInf) {
-    Rule r;
-    r.spec.key = std::move(key);
-    r.spec.type = KeyType::Real;
-    r.spec.defaultValue = std::move(def);
-    r.spec.description = std::move(desc);
-    r.spec.min = min;
-    r.spec.max = max;
-    r.spec.minExclusive = minExclusive;
-    return r;
-}
-
 /// A law choice key's description: `what`, then each law's name and row summary.
 template <class Table>
 std::string lawChoiceText(const std::string& what, const Table& table) {
@@ -222,25 +209,23 @@ std::string lawChoiceText(const std::string& what, const Table& table) {
     return text;
 }
 
-Rule intKey(std::string key, std::string def, std::string desc, double min = -kInf, double max = kInf) {
-    Rule r;
-    r.spec.key = std::move(key);
-    r.spec.type = KeyType::Integer;
-    r.spec.defaultValue = std::move(def);
-    r.spec.description = std::move(desc);
-    r.spec.min = min;
-    r.spec.max = max;
-    return r;
-}
-
 Rule typedKey(KeyType type, std::string key, std::string def, std::string desc,
               std::vector<std::string> choices = {}) {
     Rule r;
-    r.spec.key = std::move(key);
-    r.spec.type = type;
-    r.spec.defaultValue = std::move(def);
-    r.spec.description = std::move(desc);
-    r.spec.choices = std::move(choices);
+    r.spec = KeySpec(std::move(key), type, std::move(def), std::move(desc), -kInf, kInf, std::move(choices));
+    return r;
+}
+
+Rule realKey(std::string key, std::string def, std::string desc, double min = -kInf, bool minExclusive = false,
+             double max = kInf) {
+    Rule r;
+    r.spec = KeySpec(std::move(key), KeyType::Real, std::move(def), std::move(desc), min, max, {}, minExclusive);
+    return r;
+}
+
+Rule intKey(std::string key, std::string def, std::string desc, double min = -kInf, double max = kInf) {
+    Rule r;
+    r.spec = KeySpec(std::move(key), KeyType::Integer, std::move(def), std::move(desc), min, max);
     return r;
 }
 
