@@ -867,6 +867,21 @@ struct Resolved {
     std::string name;            ///< NAME of [force.NAME]
 };
 
+/// The candidate nearest to `word` in edit distance, if within max(2, size / 4); else "".
+template <class Candidates>
+std::string closest(const std::string& word, const Candidates& candidates) {
+    std::string best;
+    std::size_t bestDistance = std::max<std::size_t>(2, word.size() / 4) + 1;
+    for (const std::string& c : candidates) {
+        const std::size_t d = editDistance(word, c);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = c;
+        }
+    }
+    return best;
+}
+
 std::string suggestionFor(const Schema& schema, const std::string& key) {
     std::vector<std::string> candidates;
     for (const Rule& r : schema.fixed) candidates.push_back(r.spec.key);
@@ -886,16 +901,7 @@ std::string suggestionFor(const Schema& schema, const std::string& key) {
             if (c.size() > key.size() && c.compare(c.size() - key.size() - 1, std::string::npos, "." + key) == 0)
                 return c;
     }
-    std::string best;
-    std::size_t bestDistance = std::max<std::size_t>(2, key.size() / 4) + 1;
-    for (const std::string& c : candidates) {
-        const std::size_t d = editDistance(key, c);
-        if (d < bestDistance) {
-            bestDistance = d;
-            best = c;
-        }
-    }
-    return best;
+    return closest(key, candidates);
 }
 
 void appendKey(std::string& out, const std::string& key, const Rule& r);
@@ -908,16 +914,15 @@ void appendKey(std::string& out, const std::string& key, const Rule& r);
     // point at `moreau run --help`, which does not show them.
     const auto dot = key.find('.');
     const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
-    if ((section == "experiment" || section == "bench") && key == section + ".key_reference") {
-        std::string text;
-        for (const Rule& r : schema.fixed)
-            if (r.spec.key.rfind(section + ".", 0) == 0) appendKey(text, r.spec.key, r);
-        throw KeyReferenceRequest(text.empty() ? "(no " + section + ".* keys)\n" : text);
-    }
     if (section == "experiment" || section == "bench") {
-        std::string allowed;
+        std::string text, allowed;
         for (const Rule& r : schema.fixed)
-            if (r.spec.key.rfind(section + ".", 0) == 0) allowed += (allowed.empty() ? "" : ", ") + r.spec.key;
+            if (r.spec.key.rfind(section + ".", 0) == 0) {
+                appendKey(text, r.spec.key, r);
+                allowed += (allowed.empty() ? "" : ", ") + r.spec.key;
+            }
+        if (key == section + ".key_reference")
+            throw KeyReferenceRequest(text.empty() ? "(no " + section + ".* keys)\n" : text);
         throw InputError(origin + ": unknown key '" + key + "' (" +
                          (allowed.empty() ? "this one takes no " + section + ".* keys" : "allowed: " + allowed) + ")");
     }
@@ -950,15 +955,7 @@ std::optional<std::pair<std::string, std::string>> checkSection(const Schema& sc
         if (!isSectionName(name)) failSectionName(origin, "", head, name);
         return std::make_pair(head, name);
     }
-    std::string best;
-    std::size_t bestDistance = std::max<std::size_t>(2, section.size() / 4) + 1;
-    for (const std::string& candidate : fixedSections) {
-        const std::size_t d = editDistance(section, candidate);
-        if (d < bestDistance) {
-            bestDistance = d;
-            best = candidate;
-        }
-    }
+    const std::string best = closest(section, fixedSections);
     throw InputError(origin + ": unknown section [" + section + "]" +
                      (best.empty() ? std::string(" (see 'moreau run --help' for the sections)")
                                    : " (did you mean [" + best + "]?)"));
