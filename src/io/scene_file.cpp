@@ -1167,9 +1167,8 @@ void checkGrainMemory(const Values& v, const std::string& key, double grains) {
 std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint64_t seed,
                                       const std::filesystem::path& sceneDir) {
     const std::string& source = v.text("grains.source");
-    if (source == "chain") checkGrainMemory(v, "chain.count", static_cast<double>(v.integer("chain.count")));
-    if (source == "random") checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
     if (source == "chain") {
+        checkGrainMemory(v, "chain.count", static_cast<double>(v.integer("chain.count")));
         return makeChain(static_cast<std::size_t>(v.integer("chain.count")), v.real("chain.radius"),
                          v.real("chain.spacing"), v.vec("chain.origin"));
     }
@@ -1201,6 +1200,7 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
         return makeLattice(p);
     }
     if (source == "random") {
+        checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
         RandomPackingParams p;
         p.count = static_cast<std::size_t>(v.integer("random.count"));
         p.rMin = v.real("random.r_min");
@@ -1294,12 +1294,6 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         }
     }
 
-    double rMin = kInf;
-    for (const GrainSpec& g : grains) rMin = std::min(rMin, g.radius);
-    scene.simulation.margin = v.real("contact.margin") * rMin;
-    scene.simulation.skin = v.real("contact.skin") * rMin;
-    scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
-
     // Forces on grains.
     std::vector<std::string> forceOwner(world.numGrains);
     for (const std::string& name : forceNames) {
@@ -1360,16 +1354,12 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
             for (int a = dimension; a < 3; ++a)
                 if (free[a])
                     v.fail(p + "free", std::string("frees the locked axis ") + static_cast<char>('x' + a), freeText);
-            for (int a = dimension; a < 3; ++a)
-                if (wallVelocity[a] != 0.0)
-                    v.fail(p + "velocity", std::string("moves the wall along the locked axis ") + static_cast<char>('x' + a),
-                           std::string("a velocity along ") + axesText);
-        } else {
-            for (int a = dimension; a < 3; ++a)
-                if (wallVelocity[a] != 0.0)
-                    v.fail(p + "velocity", std::string("moves the wall along the locked axis ") + static_cast<char>('x' + a),
-                           std::string("a velocity along ") + axesText);
         }
+        for (int a = dimension; a < 3; ++a)
+            if (wallVelocity[a] != 0.0)
+                v.fail(p + "velocity",
+                       std::string("moves the wall along the locked axis ") + static_cast<char>('x' + a),
+                       std::string("a velocity along ") + axesText);
         ForceSchedule force;
         force.before = v.vec(p + "force");
         force.after = v.vec(p + "force_after");
@@ -1669,14 +1659,15 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
 
     if (given) {
         scene.world = *given;
-        double rMin = kInf;
-        for (std::size_t i = 0; i < given->numGrains; ++i) rMin = std::min(rMin, given->radius[i]);
-        scene.simulation.margin = v.real("contact.margin") * rMin;
-        scene.simulation.skin = v.real("contact.skin") * rMin;
-        scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
     } else {
         buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir);
     }
+    // The contact distances are fractions of the smallest grain's radius.
+    double rMin = kInf;
+    for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
+    scene.simulation.margin = v.real("contact.margin") * rMin;
+    scene.simulation.skin = v.real("contact.skin") * rMin;
+    scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
     parseServos(scene, v, instances["wall"]);
     {
         CellServo& cs = scene.cellServo;
