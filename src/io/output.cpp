@@ -33,11 +33,10 @@ void appendInt(std::string& s, Int value) {
 }
 
 void appendVec(std::string& s, const Vec3& v) {
-    appendNumber(s, v[0]);
-    s += ' ';
-    appendNumber(s, v[1]);
-    s += ' ';
-    appendNumber(s, v[2]);
+    for (int k = 0; k < 3; ++k) {
+        if (k > 0) s += ' ';
+        appendNumber(s, v[k]);
+    }
 }
 
 /// Creates the folder that will hold `file`; failures surface when the file
