@@ -1844,39 +1844,34 @@ const std::string& valueOf(const Scene& scene, const std::string& key) {
     return it->second;
 }
 
-[[noreturn]] void wrongType(const std::string& key, const std::string& text, const char* type) {
-    throw std::logic_error("scene key '" + key + "' = '" + text + "' is not " + type);
+/// The value of `key` read by `parse`; std::logic_error if it is not `type`.
+template <class Parse>
+auto parsedValue(const Scene& scene, const std::string& key, Parse parse, const char* type) {
+    const std::string& t = valueOf(scene, key);
+    const auto x = parse(t);
+    if (!x) throw std::logic_error("scene key '" + key + "' = '" + t + "' is not " + type);
+    return *x;
 }
 
 }  // namespace
 
 double sceneReal(const Scene& scene, const std::string& key) {
-    const std::string& t = valueOf(scene, key);
-    if (isInfinityWord(t)) return kInf;
-    const auto x = parseDouble(t);
-    if (!x) wrongType(key, t, "a number");
-    return *x;
+    const auto real = [](const std::string& t) { return isInfinityWord(t) ? std::optional(kInf) : parseDouble(t); };
+    return parsedValue(scene, key, real, "a number");
 }
 
 long long sceneInteger(const Scene& scene, const std::string& key) {
-    const std::string& t = valueOf(scene, key);
-    const auto n = parseInteger(t);
-    if (!n || !n->exact) wrongType(key, t, "an integer");
-    return *n->exact;
+    const auto integer = [](const std::string& t) {
+        const auto n = parseInteger(t);
+        return n ? n->exact : std::nullopt;
+    };
+    return parsedValue(scene, key, integer, "an integer");
 }
 
-bool sceneBool(const Scene& scene, const std::string& key) {
-    const std::string& t = valueOf(scene, key);
-    const auto b = parseBool(t);
-    if (!b) wrongType(key, t, "a boolean");
-    return *b;
-}
+bool sceneBool(const Scene& scene, const std::string& key) { return parsedValue(scene, key, parseBool, "a boolean"); }
 
 Vec3 sceneVector(const Scene& scene, const std::string& key) {
-    const std::string& t = valueOf(scene, key);
-    const auto x = parseVector(t);
-    if (!x) wrongType(key, t, "a vector");
-    return *x;
+    return parsedValue(scene, key, parseVector, "a vector");
 }
 
 const std::string& sceneText(const Scene& scene, const std::string& key) { return valueOf(scene, key); }
