@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 #include "moreau/cd/local_problem.hpp"
@@ -25,7 +24,6 @@ namespace moreau {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// A sphere pile with its contacts, as the Siconos harness's generator
 /// writes it: the world (spheres, a floor plane z = 0 when some contact
@@ -171,9 +169,8 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
         {"bench.history", KeyType::Text, "", "sphere piles: file of `sweeps error seconds` every cd.check_every "
                                             "sweeps (its error evaluations are timed too)", -kInf, kInf, {}},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    Scene scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench fclib", sets, keys);
+    Scene scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench fclib",
+                                setsWithSeed(options), keys);
     const std::string problemFile = sceneText(scene, "bench.problem"), bodiesFile = sceneText(scene, "bench.bodies");
     if (problemFile.empty() == bodiesFile.empty())
         throw InputError("bench fclib: set exactly one of bench.problem=FILE (FCLIB or FC3D text) and "
@@ -219,12 +216,11 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
             if (!historyFile.empty() && k == 0)
                 solver.setSweepObserver([&](int sweeps, const std::vector<SolverRow>&) {
                     if (sweeps % std::max(1, cd.checkEvery) == 0)
-                        history << sweeps << ' ' << solver.naturalError() << ' '
-                                << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << '\n';
+                        history << sweeps << ' ' << solver.naturalError() << ' ' << secondsSince(t0) << '\n';
                     return false;
                 });
             stats = solver.solve(world, contacts, StepContext{pile.dt, 0, scene.simulation.seed});
-            bestSolve = std::min(bestSolve, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            bestSolve = std::min(bestSolve, secondsSince(t0));
             best = std::min(best, solver.lastSweepSeconds());
         }
         r.resize(3 * contacts.size());

@@ -9,7 +9,6 @@
 #include <tuple>
 #include <ctime>
 #include <fstream>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -30,7 +29,6 @@ namespace moreau {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Peak resident memory of this process in bytes (VmHWM), 0 if unknown.
 double peakRssBytes() {
@@ -53,17 +51,18 @@ struct Clocks {
 
     static double processCpuSeconds() {
         timespec t{};
-        return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec)
-                                                               : std::numeric_limits<double>::quiet_NaN();
+        return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0
+                   ? static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec)
+                   : kNaN;
     }
     static double stolenSeconds() {
         // "cpu  user nice system idle iowait irq softirq steal ...", in clock ticks.
         std::ifstream in("/proc/stat");
         std::string label;
         double field[8];
-        if (!(in >> label) || label != "cpu") return std::numeric_limits<double>::quiet_NaN();
+        if (!(in >> label) || label != "cpu") return kNaN;
         for (double& f : field)
-            if (!(in >> f)) return std::numeric_limits<double>::quiet_NaN();
+            if (!(in >> f)) return kNaN;
         return field[7] / static_cast<double>(sysconf(_SC_CLK_TCK));
     }
 };
@@ -79,7 +78,7 @@ nlohmann::json noiseReadings(const Clocks& start, double threadSeconds = 0.0) {
     nlohmann::json j;
     j["cpu_seconds"] = cpu;
     j["cpu_use_percent"] = 100.0 * cpu / threadSeconds;
-    j["stolen_seconds"] = std::isfinite(stolen) ? nlohmann::json(stolen) : nlohmann::json(nullptr);
+    j["stolen_seconds"] = numberOrNull(stolen);
     return j;
 }
 
@@ -169,7 +168,7 @@ struct Alternation {
             if (untimed > 0) run(untimed, which, false);
             const auto t0 = std::chrono::steady_clock::now();
             const auto [d, secs] = run(n - untimed, which, true);
-            wall[which] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            wall[which] += secondsSince(t0);
             seconds[which] += secs;
             done[which] += d;
             if (which == 0) {
@@ -209,7 +208,7 @@ struct Alternation {
             stop.store(true, std::memory_order_relaxed);
             rate[static_cast<std::size_t>(i)] = secs > 0.0 ? d / secs : 0.0;
         }
-        wall[2] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        wall[2] += secondsSince(t0);
         copiesRun = team;
         double sum = 0.0;
         for (double r : rate) sum += r;
@@ -221,13 +220,12 @@ struct Alternation {
 
     static double median(std::vector<double> r) {
         std::sort(r.begin(), r.end());
-        if (r.empty()) return std::numeric_limits<double>::quiet_NaN();
+        if (r.empty()) return kNaN;
         return r.size() % 2 == 1 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
     }
     /// The results' keys of the one-thread slices and the speed-up.
     void report(nlohmann::json& results, const std::string& rateKey) const {
         if (slice == 0) return;
-        const double nan = std::numeric_limits<double>::quiet_NaN();
         const double oneThread = done[0] / seconds[0], speedup = (done[1] / seconds[1]) / oneThread;
         results["alternate_slice_steps"] = slice;
         results["alternate_settle_steps"] = settle;
@@ -236,8 +234,10 @@ struct Alternation {
         results["one_thread_" + rateKey] = oneThread;
         results["speedup"] = speedup;
         results["speedup_median_of_pairs"] = median(pairRatios);
-        results["speedup_min_of_pairs"] = pairRatios.empty() ? nan : *std::min_element(pairRatios.begin(), pairRatios.end());
-        results["speedup_max_of_pairs"] = pairRatios.empty() ? nan : *std::max_element(pairRatios.begin(), pairRatios.end());
+        results["speedup_min_of_pairs"] =
+            pairRatios.empty() ? kNaN : *std::min_element(pairRatios.begin(), pairRatios.end());
+        results["speedup_max_of_pairs"] =
+            pairRatios.empty() ? kNaN : *std::max_element(pairRatios.begin(), pairRatios.end());
         if (!capacity) return;
         double sum = 0.0;
         for (double r : copyRates) sum += r;
@@ -268,10 +268,8 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
         {"bench.mu", KeyType::Real, "0.5", "friction coefficient of all contacts", 0, kInf, {}},
     };
     keys.insert(keys.end(), extra.begin(), extra.end());
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
     BenchSetup b;
-    b.scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench", sets, keys);
+    b.scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench", setsWithSeed(options), keys);
     std::vector<GrainSpec> grains;
     const std::string packing = sceneText(b.scene, "bench.packing");
     if (!packing.empty()) {
@@ -350,7 +348,7 @@ struct CdBenchRun {
         const CdStepStats& st = sim.solveStats();
         const CdSolver& solver = sim.cd();
         Step r;
-        r.solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        r.solveSeconds = secondsSince(t0);
         r.sweepSeconds = solver.lastSweepSeconds();
         r.contacts = sim.contacts().size();
         r.updates = static_cast<double>(r.contacts) * static_cast<double>(st.iterations);
@@ -387,8 +385,7 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
     comm::maxOverRanks(0.0);  // a barrier: no rank's clock counts another's late start
     const auto t0 = std::chrono::steady_clock::now();
     for (long s = 0; s < steps; ++s) run.step();
-    const double seconds =
-        comm::maxOverRanks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const double seconds = comm::maxOverRanks(secondsSince(t0));
     const DistributedTraffic after = run.traffic();
     // Each part of the timed steps: the slowest rank's seconds and the mean over the ranks.
     nlohmann::json phases;
@@ -579,16 +576,14 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     // MD force needs no positive gap; the margin only lists near contacts).
     // The trajectory does not depend on either (the same state_hash for any
     // skin): they set how many pairs the list holds and how often it is built.
-    std::vector<std::string> sets = options.sets;
+    ExperimentOptions o = options;
     auto given = [&](const std::string& key) {
-        for (const auto& s : sets)
+        for (const auto& s : o.sets)
             if (s.rfind(key + "=", 0) == 0) return true;
         return false;
     };
-    if (!given("bench.mu")) sets.insert(sets.begin(), "bench.mu=0.5");
-    if (!given("contact.margin")) sets.insert(sets.begin(), "contact.margin=0");
-    ExperimentOptions o = options;
-    o.sets = sets;
+    if (!given("bench.mu")) o.sets.insert(o.sets.begin(), "bench.mu=0.5");
+    if (!given("contact.margin")) o.sets.insert(o.sets.begin(), "contact.margin=0");
     BenchSetup b = benchWorld(o, extra);
     MdSettings md;
     md.kn = 2e5;
@@ -623,8 +618,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     auto timed = [](MdBenchRun& r, long n) {
         const auto t0 = std::chrono::steady_clock::now();
         r.advance(n);
-        return std::pair{static_cast<double>(r.sim.world().numGrains) * static_cast<double>(n),
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+        return std::pair{static_cast<double>(r.sim.world().numGrains) * static_cast<double>(n), secondsSince(t0)};
     };
     const Clocks start;
     std::vector<double> splitWaits;  // the timed steps on --threads
@@ -675,7 +669,7 @@ nlohmann::json benchDetect(const ExperimentOptions& options) {
     detector.detect(b.scene.world, b.scene.simulation.margin, out);  // warm-up: buffers sized
     const auto t0 = std::chrono::steady_clock::now();
     for (long r = 0; r < repeats; ++r) detector.detect(b.scene.world, b.scene.simulation.margin, out);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = secondsSince(t0);
     nlohmann::json results = {{"particles", b.scene.world.numGrains},
                               {"source", b.source},
                               {"candidates", out.size()},

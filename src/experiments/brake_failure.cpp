@@ -38,7 +38,6 @@ namespace moreau {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Change of the relative velocity along its initial direction in one
 /// oblique collision at speed v and impact angle theta (negative: braking).
@@ -103,9 +102,7 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
         {"experiment.steps_per_collision", KeyType::Real, "100",
          "time step = min(t_n, crossing time 4 R cos(theta)/v) / this", 10, 1e6},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene base = loadBuiltinScene("grazing_pair_2d.ini", sets, extra);
+    const Scene base = loadBuiltinScene("grazing_pair_2d.ini", setsWithSeed(options), extra);
     if (base.world.numGrains != 2 || base.world.dimension != 2)
         throw InputError("brake-failure: needs chain.count = 2 and simulation.dimension = 2");
     const double theta = sceneReal(base, "experiment.theta") * M_PI / 180.0;

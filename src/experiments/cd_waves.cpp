@@ -8,7 +8,6 @@
 #include <cmath>
 #include <functional>
 #include <iomanip>
-#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -21,12 +20,6 @@
 namespace moreau::cdwaves {
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double secondsSince(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 std::string num(double v) {
     std::ostringstream s;
@@ -176,16 +169,10 @@ std::vector<int> integerList(const Scene& scene, const std::string& key) {
     std::vector<int> out;
     std::string word;
     while (in >> word) {
-        std::size_t used = 0;
-        long v = 0;
-        try {
-            v = std::stol(word, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != word.size() || v < 1 || v > 1000000)
+        const std::optional<long> v = parseInteger(word);
+        if (!v || *v < 1 || *v > 1000000)
             throw InputError("key '" + key + "': '" + word + "' is not an integer in [1, 1000000] (allowed: a list like '10 20 40')");
-        out.push_back(static_cast<int>(v));
+        out.push_back(static_cast<int>(*v));
     }
     if (out.empty()) throw InputError("key '" + key + "': empty (allowed: a list of integers like '10 20 40')");
     return out;

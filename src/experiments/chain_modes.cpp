@@ -11,6 +11,7 @@
 /// force shape, and oscillating modes are fitted by eq. 64 (ω and τ free).
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -120,16 +121,10 @@ std::vector<int> parseIntegers(const std::string& text, const std::string& key) 
     std::istringstream in(text);
     std::vector<int> out;
     for (std::string w; in >> w;) {
-        std::size_t used = 0;
-        int v = 0;
-        try {
-            v = std::stoi(w, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != w.size() || v < 0)
+        const std::optional<long> v = parseInteger(w);  // std::stoi's range
+        if (!v || *v < 0 || *v > std::numeric_limits<int>::max())
             throw InputError("chain-modes: key '" + key + "': '" + w + "' is not a whole number >= 0");
-        out.push_back(v);
+        out.push_back(static_cast<int>(*v));
     }
     if (out.empty()) throw InputError("chain-modes: key '" + key + "': empty");
     return out;
@@ -160,7 +155,7 @@ nlohmann::json chainModes(const ExperimentOptions& options) {
         for (int m : modes)
             if (m < n) results.push_back(runMode(rest, ni, m, force, amplitude));
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = secondsSince(t0);
 
     nlohmann::json rows = nlohmann::json::array();
     nlohmann::json checks = nlohmann::json::array();
@@ -168,7 +163,7 @@ nlohmann::json chainModes(const ExperimentOptions& options) {
         rows.push_back({{"iterations", r.iterations}, {"mode", r.mode}, {"k", r.k}, {"k_c", r.kc},
                         {"oscillating_theory", r.oscillating}, {"omega_theory", r.omegaTheory},
                         {"omega_fit", r.omegaFit}, {"tau_theory", r.tauTheory}, {"tau_fit", r.tauFit},
-                        {"r2", std::isfinite(r.r2) ? nlohmann::json(r.r2) : nlohmann::json(nullptr)},
+                        {"r2", numberOrNull(r.r2)},
                         {"decay_rate_theory", r.rateTheory}, {"after_one_step", r.firstStep},
                         {"sign_changes", r.signChanges}});
         std::ostringstream tag;

@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
@@ -68,7 +67,6 @@ RunSummary runWith(const Scene& base, Criterion criterion, double epsilon, long 
 }  // namespace
 
 nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> extra = {
         {"experiment.epsilon_local", KeyType::Real, "-1",
          "epsilon of the local criterion (eq. 35); -1: bisect until the mean overlap matches the fixed run's", -1.0,
@@ -80,13 +78,11 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
          "relative tolerance on the mean overlap for the bisection (accuracy 'similar')", 0.0, 1.0, {}, true},
         {"experiment.bisections", KeyType::Integer, "12", "most bisection runs per criterion", 1, 100},
         {"experiment.load_step", KeyType::Integer, "-1",
-         "step whose sweeps are recorded; -1: the step at which the piston force jumps (force_after)", -1, inf},
+         "step whose sweeps are recorded; -1: the step at which the piston force jumps (force_after)", -1, kInf},
         {"experiment.curve_sweeps", KeyType::Integer, "20000", "cap on the sweeps of the converged load-step solve",
          10, 1e8},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene scene = loadBuiltinScene("piston_2d.ini", sets, extra);
+    const Scene scene = loadBuiltinScene("piston_2d.ini", setsWithSeed(options), extra);
     if (scene.simulation.method != Method::CD)
         throw InputError("convergence-criteria: key 'simulation.method': needs 'cd'");
     const double match = sceneReal(scene, "experiment.match");
@@ -95,7 +91,7 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
     long loadStep = sceneInteger(scene, "experiment.load_step");
     if (loadStep < 0) {
         // The first step whose end time reaches the earliest force switch.
-        double tSwitch = inf;
+        double tSwitch = kInf;
         for (const ForceSchedule& f : scene.world.force) tSwitch = std::min(tSwitch, f.switchTime);
         const double dt = scene.simulation.dt;
         loadStep = std::isfinite(tSwitch) ? std::max(0L, static_cast<long>(std::ceil(tSwitch / dt - 1e-9)) - 1)
@@ -127,7 +123,7 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
         }
         // Overlaps grow with ε; bisect log ε in [1e-9, 0.3].
         double lo = std::log(1e-9), hi = std::log(0.3);
-        double bestErr = inf;
+        double bestErr = kInf;
         for (int k = 0; k < bisections; ++k) {
             const double le = 0.5 * (lo + hi);
             RunSummary r = runWith(scene, c, std::exp(le), loadStep);

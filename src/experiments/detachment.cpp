@@ -30,7 +30,6 @@ namespace moreau {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct ColumnResult {
     double eTot = 0.0;
@@ -87,7 +86,7 @@ double hardSphereCascade(std::size_t n, double e, double s, double v0) {
     std::vector<double> q(n), v(n, -v0);
     for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<double>(i) * s;
     for (long event = 0; event < 10000000; ++event) {
-        double tBest = std::numeric_limits<double>::infinity();
+        double tBest = kInf;
         long which = -2;  // -1: the wall, i >= 0: the pair (i, i+1)
         if (v[0] < 0.0) {
             tBest = std::max(0.0, -q[0] / v[0]);
@@ -134,9 +133,7 @@ nlohmann::json detachment(const ExperimentOptions& options) {
         {"experiment.gamma_n", KeyType::Real, "2.06", "gamma_n of a grain-grain contact (kg/s)", 0.0, kInf},
         {"experiment.steps_per_collision", KeyType::Real, "50", "time step = t_n / this", 10, 1e6},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    Scene base = loadBuiltinScene("column_wall_1d.ini", sets, extra);
+    Scene base = loadBuiltinScene("column_wall_1d.ini", setsWithSeed(options), extra);
     const World& w0 = base.world;
     if (w0.dimension != 1 || w0.numWalls() != 1 || w0.numGrains < 1)
         throw InputError("detachment: needs simulation.dimension = 1, one wall and chain.count >= 1");

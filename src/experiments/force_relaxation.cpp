@@ -21,7 +21,6 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 
 #include "load_step.hpp"
 #include "moreau/analysis/cd_iteration.hpp"
@@ -56,7 +55,6 @@ double stddev(const std::vector<int>& v) {
 }  // namespace
 
 nlohmann::json forceRelaxation(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> extra = {
         {"experiment.lengths", KeyType::Text, "10 20 40 80 160", "chain lengths L (grains), at least 2 each"},
         {"experiment.epsilon", KeyType::Real, "1e-3",
@@ -70,14 +68,12 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
         {"experiment.mu", KeyType::Real, "0",
          "friction of the 2D/3D packings (0: the frictionless relaxation of §3.1; the paper's 2D runs use 0.05, "
          "which adds a size-independent stick-slip part)",
-         0.0, inf},
+         0.0, kInf},
         {"experiment.pressure", KeyType::Real, "0.02",
-         "piston force per unit length (2D) or area (3D) compressing the packings", 0.0, inf, {}, true},
+         "piston force per unit length (2D) or area (3D) compressing the packings", 0.0, kInf, {}, true},
         {"experiment.max_sweeps", KeyType::Integer, "400000", "cap on the sweeps of one load step", 10, 1e9},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene scene = loadBuiltinScene("chain_1d.ini", sets, extra);
+    const Scene scene = loadBuiltinScene("chain_1d.ini", setsWithSeed(options), extra);
     const auto lengths = loadstep::parseCounts("experiment.lengths", sceneText(scene, "experiment.lengths"), 2);
     const auto sizes2 = loadstep::parseCounts("experiment.sizes_2d", sceneText(scene, "experiment.sizes_2d"), 20);
     const auto sizes3 = loadstep::parseCounts("experiment.sizes_3d", sceneText(scene, "experiment.sizes_3d"), 20);
@@ -266,7 +262,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
     // chain's error curve: l_diff/L where the largest contact error falls
     // below 0.5, 0.1 and 0.01 of the load.
     nlohmann::json transition = nlohmann::json::object();
-    double lDiffAt01 = std::numeric_limits<double>::quiet_NaN();
+    double lDiffAt01 = kNaN;
     for (const double level : {0.5, 0.1, 0.01}) {
         for (std::size_t i = 0; i < errorCurve.size(); ++i)
             if (errorCurve[i] < level) {

@@ -36,7 +36,6 @@ namespace moreau {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Table 4 of the paper, lower case, in its order.
 const std::vector<std::string> kSchemes = {"fe",      "ty2",     "ty3",     "ty4", "rk",  "cd",  "pv",    "babab",
@@ -125,7 +124,7 @@ Outcome mdImpact(const Scene& base, const ImpactModel& m, double vx0, double vy0
         if (gap < 0.0) {
             touched = true;
         } else if (touched) {
-            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const double seconds = secondsSince(t0);
             const double vxf = s.v[0].x(), vyf = s.v[0].y();
             return {vyf / vy0, vxf / vx0, std::atan(vxf / vyf) * 180.0 / M_PI, s.w[0].z(), seconds, forceSteps};
         }
@@ -173,8 +172,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
          "how far off the grid point the onset lies, in steps (aligned: just before it; delayed: just after)", 0.0, 0.5,
          {}, true},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
+    const std::vector<std::string> sets = setsWithSeed(options);
     const Scene probe = loadBuiltinScene("sphere_plate_2d.ini", sets, extra);
     std::vector<std::string> schemes = splitList(sceneText(probe, "experiment.schemes"));
     if (schemes.size() == 1 && schemes[0] == "all") schemes = kSchemes;

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
-#include <limits>
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
@@ -27,11 +26,10 @@ double angleDeg(const Vec3& f) { return std::atan2(f.y(), f.x()) * 180.0 / M_PI;
 }  // namespace
 
 nlohmann::json kuhnSlipDirection(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
         {"experiment.points", KeyType::Integer, "41", "movements, log-spaced", 3.0, 100000.0, {}},
-        {"experiment.min_movement", KeyType::Real, "0.01", "smallest k^t |dxi| / (mu f^n)", 0.0, inf, {}, true},
-        {"experiment.max_movement", KeyType::Real, "10", "largest k^t |dxi| / (mu f^n)", 0.0, inf, {}, true},
+        {"experiment.min_movement", KeyType::Real, "0.01", "smallest k^t |dxi| / (mu f^n)", 0.0, kInf, {}, true},
+        {"experiment.max_movement", KeyType::Real, "10", "largest k^t |dxi| / (mu f^n)", 0.0, kInf, {}, true},
         {"experiment.substeps", KeyType::Integer, "10000", "small steps of the reference", 10.0, 1e7, {}},
     };
     const Scene scene = experimentKeys("kuhn-slip-direction", options.sets, keys);

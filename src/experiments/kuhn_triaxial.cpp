@@ -9,6 +9,7 @@
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau::kuhn {
@@ -226,7 +227,7 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     st.dragRate = dragRate;
     st.stiffness = kStiffness;
     st.meanDiameter = d;
-    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.seconds = secondsSince(t0);
     return st;
 }
 

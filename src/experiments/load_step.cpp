@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "moreau/core/error.hpp"
+#include "moreau/experiments/experiment.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/generators.hpp"
@@ -258,17 +259,11 @@ std::vector<long> parseCounts(const std::string& key, const std::string& text, l
     std::vector<long> out;
     std::string word;
     while (in >> word) {
-        std::size_t pos = 0;
-        long v = 0;
-        try {
-            v = std::stol(word, &pos);
-        } catch (const std::exception&) {
-            pos = 0;
-        }
-        if (pos != word.size() || v < minValue)
+        const std::optional<long> v = parseInteger(word);
+        if (!v || *v < minValue)
             throw InputError("key '" + key + "': '" + text + "' is not a list of integers >= " +
                              std::to_string(minValue) + " (e.g. \"100 200 400\"; empty to skip)");
-        out.push_back(v);
+        out.push_back(*v);
     }
     return out;
 }

@@ -16,7 +16,6 @@
 #include <exception>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 #include <sstream>
 
 #include <unistd.h>
@@ -43,7 +42,6 @@ std::vector<std::string> words(const std::string& text) {
 }  // namespace
 
 nlohmann::json muOfI(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
         {"experiment.dimension", KeyType::Integer, "2", "2: disks (da Cruz et al.), 3: spheres", 2.0, 3.0},
         {"experiment.particles", KeyType::Integer, "0", "grains in the cell (0: 400 in 2D, 500 in 3D)", 0.0, 1e7},
@@ -53,37 +51,37 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
          "cd_converged cd_ni10 cd_ni40 cd_ni160 md_kappa1e3 md_kappa1e4 md_kappa1e5 md_mapped_ni10 md_mapped_ni40 "
          "md_mapped_ni160",
          "methods: cd_converged, cd_ni<N>, md_kappa<k_n/P>, md_mapped_ni<N> (kappa, gamma of CD eqs. 67-68)"},
-        {"experiment.mu", KeyType::Real, "0.4", "grain friction coefficient", 0.0, inf},
+        {"experiment.mu", KeyType::Real, "0.4", "grain friction coefficient", 0.0, kInf},
         {"experiment.polydispersity", KeyType::Real, "0.2", "diameters uniform in d (1 -+ this)", 0.0, 0.9},
         {"experiment.strain_per_step", KeyType::Real, "2e-3",
          "CD: shear strain per time step (dt = this / I, at most cd_dt_max)", 0.0,
          0.1, {}, true},
-        {"experiment.cd_dt_max", KeyType::Real, "0.1", "CD: time step at most this (unit d sqrt(rho/P))", 0.0, inf,
+        {"experiment.cd_dt_max", KeyType::Real, "0.1", "CD: time step at most this (unit d sqrt(rho/P))", 0.0, kInf,
          {}, true},
         {"experiment.cd_converged_min_i", KeyType::Real, "0.01",
-         "cd_converged runs only at I >= this (below, each I costs minutes)", 0.0, inf},
+         "cd_converged runs only at I >= this (below, each I costs minutes)", 0.0, kInf},
         {"experiment.cd_criterion", KeyType::Choice, "local", "cd_converged: criterion (CD eqs. 35, 36)", 0.0, 0.0,
          {"local", "global"}},
         {"experiment.cd_epsilon", KeyType::Real, "1e-2", "cd_converged: epsilon of the criterion",
          0.0, 1.0, {}, true},
         {"experiment.restitution", KeyType::Real, "0.1", "MD stiffness levels: normal restitution of a mean pair",
          0.0, 1.0, {}, true},
-        {"experiment.kt_over_kn", KeyType::Real, "0.5", "MD stiffness levels: k_t / k_n", 0.0, inf},
+        {"experiment.kt_over_kn", KeyType::Real, "0.5", "MD stiffness levels: k_t / k_n", 0.0, kInf},
         {"experiment.md_steps_per_contact", KeyType::Real, "10", "MD stiffness levels: t_c / dt, lightest pair", 1.0,
-         inf},
+         kInf},
         {"experiment.md_damping_step", KeyType::Real, "0.5", "MD mapped: gamma dt_MD / m_eff", 0.0, 2.0, {}, true},
         {"experiment.md_max_steps_per_strain", KeyType::Real, "2e5",
-         "MD runs needing more steps per unit strain are skipped (cost)", 1.0, inf},
-        {"experiment.min_strain", KeyType::Real, "2", "shear strain run at least at each I", 0.0, inf, {}, true},
-        {"experiment.max_strain", KeyType::Real, "8", "shear strain at most at each I", 0.0, inf, {}, true},
+         "MD runs needing more steps per unit strain are skipped (cost)", 1.0, kInf},
+        {"experiment.min_strain", KeyType::Real, "2", "shear strain run at least at each I", 0.0, kInf, {}, true},
+        {"experiment.max_strain", KeyType::Real, "8", "shear strain at most at each I", 0.0, kInf, {}, true},
         {"experiment.samples_per_strain", KeyType::Real, "200", "stress and solid fraction samples per unit strain",
          1.0, 1e6},
         {"experiment.servo_gain", KeyType::Real, "0.5",
-         "servo: strain rate of the height per relative stress error, over the shear rate", 0.0, inf, {}, true},
+         "servo: strain rate of the height per relative stress error, over the shear rate", 0.0, kInf, {}, true},
         {"experiment.servo_filter", KeyType::Real, "0.05", "servo: shear strain over which it averages sigma_yy",
-         0.0, inf, {}, true},
+         0.0, kInf, {}, true},
         {"experiment.fit_max_i", KeyType::Real, "0.1", "fit mu = mu_min + b I, phi = phi_max - a I over I <= this",
-         0.0, inf, {}, true},
+         0.0, kInf, {}, true},
     };
     const Scene keyScene = experimentKeys("mu-of-i", options.sets, keys);
     Options o;
@@ -113,7 +111,7 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
 
     std::vector<double> inertial;
     for (const std::string& w : words(sceneText(keyScene, "experiment.inertial_numbers"))) {
-        const double v = wholeNumber(w);
+        const double v = parseNumber(w).value_or(kNaN);
         if (!(v > 0.0) || !(v <= 10.0))
             throw InputError("mu-of-i: key 'experiment.inertial_numbers': '" + w +
                              "' is not an inertial number (allowed: numbers in (0, 10])");
@@ -128,7 +126,7 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
 
     const auto t0 = std::chrono::steady_clock::now();
     const Scene prepared = preparePacking(o);
-    const double prepSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double prepSeconds = secondsSince(t0);
     const bool progress = !options.quiet && isatty(fileno(stderr));
 
     // The methods run side by side (each one's chain of inertial numbers in
@@ -169,11 +167,10 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
     if (progress) std::cerr << '\n';
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = secondsSince(t0);
 
     nlohmann::json results = {{"inertial_number", inertial}};
     nlohmann::json details = nlohmann::json::object();
-    auto numberOrNull = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     for (const MethodRun& r : runs) {
         const std::string& n = r.spec.name;
         nlohmann::json mu = nlohmann::json::array(), phi = nlohmann::json::array(), muErr = nlohmann::json::array(),

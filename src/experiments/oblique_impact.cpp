@@ -17,7 +17,6 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
-#include <limits>
 #include <stdexcept>
 #include <tuple>
 
@@ -114,7 +113,7 @@ double reversalEnd(const std::vector<double>& psiIn, const std::vector<double>& 
     for (std::size_t i = 1; i < psiIn.size(); ++i)
         if (psiOut[i - 1] < 0.0 && psiOut[i] >= 0.0)
             return psiIn[i - 1] + (psiIn[i] - psiIn[i - 1]) * (-psiOut[i - 1]) / (psiOut[i] - psiOut[i - 1]);
-    return std::numeric_limits<double>::quiet_NaN();
+    return kNaN;
 }
 
 struct Curve {
@@ -129,16 +128,15 @@ struct Curve {
 }  // namespace
 
 nlohmann::json obliqueImpact(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
-        {"experiment.psi_max", KeyType::Real, "7", "largest psi_i = tan(theta) of the sweep", 0.0, inf, {}, true},
-        {"experiment.psi_step", KeyType::Real, "0.1", "spacing of psi_i", 0.0, inf, {}, true},
+        {"experiment.psi_max", KeyType::Real, "7", "largest psi_i = tan(theta) of the sweep", 0.0, kInf, {}, true},
+        {"experiment.psi_step", KeyType::Real, "0.1", "spacing of psi_i", 0.0, kInf, {}, true},
         {"experiment.steps_per_tn", KeyType::Integer, "500",
          "time steps per normal contact duration t_n (the paper: 100 with a 5th-order predictor-corrector; "
          "velocity Verlet needs more for the same accuracy)",
          20.0, 1e6, {}},
         {"experiment.v_rel", KeyType::Real, "1", "relative impact speed |v_2 - v_1| (m/s) of the linear-law curves",
-         0.0, inf, {}, true},
+         0.0, kInf, {}, true},
     };
     std::vector<std::string> sets;
     for (const std::string& set : options.sets) {
@@ -275,11 +273,11 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
     for (const Curve& c : curves) {
         if (c.law != "cundall" && c.law != "walton_braun" && c.law != "saw_tooth" && c.law != "hkk_spring") continue;
         const double end = reversalEnd(psiIn, c.psiOut);
-        reversal[c.key] = std::isfinite(end) ? nlohmann::json(end) : nlohmann::json(nullptr);
+        reversal[c.key] = numberOrNull(end);
     }
     results["reversal_end"] = reversal;
     const double reversal27 = reversalEnd(psiIn, curve("cundall_2_7").psiOut);
-    results["reversal_end_cundall_2_7"] = std::isfinite(reversal27) ? nlohmann::json(reversal27) : nlohmann::json(nullptr);
+    results["reversal_end_cundall_2_7"] = numberOrNull(reversal27);
     results["coulomb_transition_theory"] = 3.5 * 0.25 * (1.0 + kEn);
 
     nlohmann::json checks = nlohmann::json::array();
@@ -324,7 +322,7 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
                                reversalEnd(psiIn, curve("hkk_v1").psiOut), reversal27, 0.2, false));
     // Saw-tooth: reversal, over a smaller region than the spring's.
     const double sawEnd = reversalEnd(psiIn, curve("saw_tooth").psiOut);
-    results["reversal_end_saw_tooth"] = std::isfinite(sawEnd) ? nlohmann::json(sawEnd) : nlohmann::json(nullptr);
+    results["reversal_end_saw_tooth"] = numberOrNull(sawEnd);
     // (value within [0, reversal end of the spring]: expected the middle, tolerance half of it)
     checks.push_back(makeCheck("saw-tooth reversal end lies in (0, spring 2/7 reversal end)", sawEnd, 0.5 * reversal27,
                                0.5 * reversal27, false));

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +16,8 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
     return {{"name", name}, {"value", value}, {"expected", expected}, {"tolerance", tolerance},
             {"relative", relative}, {"error", err}, {"pass", pass}};
 }
+
+nlohmann::json numberOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 namespace {
 
@@ -136,6 +139,32 @@ Scene experimentKeys(const std::string& experiment, const std::vector<std::strin
                              ") can be set");
         }
     return loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", experiment, sets, keys);
+}
+
+std::vector<std::string> setsWithSeed(const ExperimentOptions& options) {
+    std::vector<std::string> sets = options.sets;
+    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
+    return sets;
+}
+
+std::optional<double> parseNumber(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used == text.size()) return v;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
+std::optional<long> parseInteger(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const long v = std::stol(text, &used);
+        if (used == text.size()) return v;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
 }
 
 bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet) {

@@ -36,7 +36,6 @@
 #include <exception>
 #include <fstream>
 #include <iomanip>
-#include <limits>
 #include <sstream>
 
 #include <Eigen/Eigenvalues>
@@ -52,7 +51,6 @@ namespace moreau {
 namespace {
 
 constexpr double kRadius = 0.05, kMass = 1.0, kInertia = 0.5 * kMass * kRadius * kRadius;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMinR2 = 0.9;  ///< below it a fit is a failed check, never a t_R
 
 /// Which of j's motions are free (Figs. 6, 7a and 9's three cases).
@@ -240,15 +238,11 @@ std::vector<double> parseList(const std::string& text, const std::string& key) {
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        try {
-            std::size_t used = 0;
-            const double v = std::stod(item, &used);
-            if (used != item.size() || !(v > 0.0)) throw std::invalid_argument(item);
-            out.push_back(v);
-        } catch (const std::exception&) {
+        const std::optional<double> v = parseNumber(item);
+        if (!v || !(*v > 0.0))
             throw InputError("relaxation-time: key '" + key +
                              "': expected a comma-separated list of positive numbers, got '" + text + "'");
-        }
+        out.push_back(*v);
     }
     if (out.empty()) throw InputError("relaxation-time: key '" + key + "' is empty");
     return out;
@@ -268,39 +262,36 @@ struct Job {
     double tr = kNaN, r2 = 0.0;
 };
 
-nlohmann::json orNull(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr); }
-
 }  // namespace
 
 nlohmann::json relaxationTime(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
         {"experiment.dt_over_tc", KeyType::Text, "1e-1,3e-2,1e-2,3e-3,1e-3,3e-4,1e-4,1e-5",
          "time steps dt/t_c of Figs. 5, 6, 7a and 9 (comma-separated)"},
         {"experiment.kn", KeyType::Text, "1e4,5e5,2e6,1e8", "normal stiffnesses k_n in N/m (comma-separated)"},
         {"experiment.collapse_kn_max_dt", KeyType::Real, "1e-3",
-         "the other k_n run for dt/t_c >= this (the first k_n for every dt)", 0.0, inf, {}, true},
+         "the other k_n run for dt/t_c >= this (the first k_n for every dt)", 0.0, kInf, {}, true},
         {"experiment.eps_n", KeyType::Real, "0.9875", "normal restitution eps_n (eq. 8; the paper's value)", 0.0, 1.0,
          {}, true},
         {"experiment.kt_over_kn", KeyType::Real, "0.333333333333333", "k_t/k_n (nu_t/nu_n the same unless et_over_en)",
-         0.0, inf, {}, true},
+         0.0, kInf, {}, true},
         {"experiment.et_over_en", KeyType::Real, "0",
          "eps_t/eps_n: nu_t from eq. 8 with k_t (0: nu_t/nu_n = k_t/k_n, which gives 1.0053 at the defaults)", 0.0,
-         inf},
-        {"experiment.mu", KeyType::Real, "500", "friction coefficient (500: the contact never slides)", 0.0, inf},
+         kInf},
+        {"experiment.mu", KeyType::Real, "500", "friction coefficient (500: the contact never slides)", 0.0, kInf},
         {"experiment.fit_from", KeyType::Real, "0",
          "start of the fit window in slow decay times of the linear system (0: once the fast mode's share is 1e-4)",
-         0.0, inf},
-        {"experiment.fit_length", KeyType::Real, "2", "length of the fit window in slow decay times", 0.0, inf, {},
+         0.0, kInf},
+        {"experiment.fit_length", KeyType::Real, "2", "length of the fit window in slow decay times", 0.0, kInf, {},
          true},
         {"experiment.extra_min_dt", KeyType::Real, "1e-4",
-         "Fig. 5's mu = 0 inset and Fig. 7b run the dt/t_c of the list that are >= this", 0.0, inf, {}, true},
+         "Fig. 5's mu = 0 inset and Fig. 7b run the dt/t_c of the list that are >= this", 0.0, kInf, {}, true},
         {"experiment.mu_list", KeyType::Text, "0.05,0.1,0.2,0.3,0.5,1,2,500",
          "friction coefficients of Figs. 7b and 8a (no rotation)"},
         {"experiment.kt_list", KeyType::Text, "0.1,0.2,0.333333333333333,0.5,0.7,1",
          "k_t/k_n of Fig. 8b (eps_t/eps_n = 1.0053)"},
         {"experiment.et_list", KeyType::Text, "0.995,1,1.0053,1.008,1.01", "eps_t/eps_n of Fig. 8c (k_t/k_n = 1/3)"},
-        {"experiment.sweep_dt", KeyType::Real, "1e-5", "dt/t_c of Figs. 8a-c (the paper's)", 0.0, inf, {}, true},
+        {"experiment.sweep_dt", KeyType::Real, "1e-5", "dt/t_c of Figs. 8a-c (the paper's)", 0.0, kInf, {}, true},
         {"experiment.sweeps", KeyType::Bool, "true", "run Figs. 7b and 8a-c"},
     };
     const Scene scene = experimentKeys("relaxation-time", options.sets, keys);
@@ -422,7 +413,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     };
     auto json = [](const std::vector<double>& x) {
         nlohmann::json a = nlohmann::json::array();
-        for (double d : x) a.push_back(orNull(d));
+        for (double d : x) a.push_back(numberOrNull(d));
         return a;
     };
 
@@ -467,9 +458,9 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         return th;
     };
     auto spread = [&](const std::vector<double>& x) {
-        double lo = inf, hi = 0.0;
+        double lo = kInf, hi = 0.0;
         for (double d : x) {
-            if (!std::isfinite(d)) return inf;
+            if (!std::isfinite(d)) return kInf;
             lo = std::min(lo, d), hi = std::max(hi, d);
         }
         return hi / lo - 1.0;
@@ -478,9 +469,9 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     // The reference is the geometric update's t_R at the finest step: flat in
     // dt, it holds the finite overlap's small departure from the linear system.
     const double thC = threshold(tr[0], tr[3].back()), thCn = threshold(tr[1], tr[4].back());
-    results["converged_below_cundall"] = orNull(thC);
-    results["converged_below_cundall_norot"] = orNull(thCn);
-    results["converged_below_cundall_rotonly"] = orNull(threshold(tr[2], tr[5].back()));
+    results["converged_below_cundall"] = numberOrNull(thC);
+    results["converged_below_cundall_norot"] = numberOrNull(thCn);
+    results["converged_below_cundall_rotonly"] = numberOrNull(threshold(tr[2], tr[5].back()));
     checks.push_back(makeCheck(
         "Cundall (rotation): log10 of the largest dt/t_c within 0.1 % of the geometric t_R (Fig. 6: -3)",
         std::log10(thC), -3.0, 0.55, false));
@@ -489,13 +480,13 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         std::log10(thCn), -4.0, 0.55, false));
     for (std::size_t v = 0; v < 6; ++v) {
         const double finest = tr[v].back(), ref = linear[variants[v]];
-        results["finest_over_linear_" + variants[v]] = orNull(finest / ref);
+        results["finest_over_linear_" + variants[v]] = numberOrNull(finest / ref);
         checks.push_back(makeCheck(variants[v] + ": t_R at the finest dt / t_R of the linear system", finest / ref, 1.0,
                                    5e-3));
     }
     for (std::size_t v = 3; v < 6; ++v) {
         const double s = spread(tr[v]);
-        results["spread_" + variants[v]] = orNull(s);
+        results["spread_" + variants[v]] = numberOrNull(s);
         checks.push_back(
             makeCheck(variants[v] + ": t_R spread max/min - 1 over all dt (Fig. 9: flat, < 0.5 %)", s, 0.0, 5e-3,
                       false));
@@ -506,7 +497,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         for (std::size_t i = 0; i < dts.size(); ++i)
             if (dts[i] >= extraMin) ran.push_back(trMu0[i]);
         const double s = spread(ran);
-        results["spread_cundall_mu0"] = orNull(s);
+        results["spread_cundall_mu0"] = numberOrNull(s);
         checks.push_back(makeCheck("Cundall, mu = 0: t_R spread over dt (Fig. 5 inset: no dt dependence, < 0.5 %)", s,
                                    0.0, 5e-3, false));
     }
@@ -540,15 +531,15 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
             sweepCsv << j.study << ',' << j.p.mu << ',' << j.p.ktRatio << ',' << et << ',' << j.dt << ',' << j.tr << ','
                      << j.linear << ',' << j.r2 << '\n';
             const nlohmann::json row = {{"mu", j.p.mu}, {"kt_over_kn", j.p.ktRatio}, {"et_over_en", et},
-                                        {"t_r", orNull(j.tr)}, {"t_r_linear", j.linear}, {"r2", j.r2}};
+                                        {"t_r", numberOrNull(j.tr)}, {"t_r_linear", j.linear}, {"r2", j.r2}};
             if (j.study == "fig7b") {
                 std::ostringstream key;
                 key << j.p.mu;
-                fig7b[key.str()].push_back(orNull(j.tr));
+                fig7b[key.str()].push_back(numberOrNull(j.tr));
             }
             if (j.study == "fig8a") fig8a.push_back(row);
             if (j.study == "fig8b" || j.study == "fig8c") {
-                worst8 = std::max(worst8, std::isfinite(j.tr) ? std::abs(j.tr / j.linear - 1.0) : inf);
+                worst8 = std::max(worst8, std::isfinite(j.tr) ? std::abs(j.tr / j.linear - 1.0) : kInf);
                 (j.study == "fig8b" ? fig8b : fig8c).push_back(row);
                 if (j.study == "fig8b") kx.push_back(std::log(j.p.ktRatio)), ky.push_back(j.tr);
                 else ex.push_back(et), ey.push_back(std::log(j.tr));
@@ -568,7 +559,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         };
         if (kx.size() > 2) results["fig8b_tr_vs_ln_kt"] = line(kx, ky);
         if (ex.size() > 2) results["fig8c_ln_tr_vs_et"] = line(ex, ey);
-        double lo = inf, hi = 0.0;
+        double lo = kInf, hi = 0.0;
         for (const auto& row : fig8a)
             if (!row["t_r"].is_null()) {
                 lo = std::min(lo, row["t_r"].get<double>());
@@ -581,7 +572,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
                                    0.0, 5e-3, false));
     }
 
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = secondsSince(start);
     results["seconds"] = seconds;
     nlohmann::json params = {{"radius", kRadius},
                              {"mass", kMass},

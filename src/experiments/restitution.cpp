@@ -28,7 +28,6 @@ namespace moreau {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct HeadOn {
     double en = 0.0;        ///< separation speed / approach speed (0: the grains did not part)
@@ -91,9 +90,7 @@ nlohmann::json restitution(const ExperimentOptions& options) {
          {}, true},
         {"experiment.wb_s", KeyType::Real, "2e5", "Walton-Braun: k_2 = k_1 + s F_max, s (1/m)", 0.0, kInf},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene base = loadBuiltinScene("head_on_pair_1d.ini", sets, extra);
+    const Scene base = loadBuiltinScene("head_on_pair_1d.ini", setsWithSeed(options), extra);
     if (base.world.numGrains != 2 || base.world.dimension != 1)
         throw InputError("restitution: needs chain.count = 2 and simulation.dimension = 1");
     const double vMin = sceneReal(base, "experiment.v_min"), vMax = sceneReal(base, "experiment.v_max");

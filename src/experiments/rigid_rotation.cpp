@@ -33,7 +33,6 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -166,7 +165,6 @@ Turnable unroll(const Simulation& run, double layer) {
 }  // namespace
 
 nlohmann::json rigidRotation(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
         {"experiment.boundary", KeyType::Choice, "periodic", "periodic cell (the paper's) or walled box", 0.0, 0.0,
          {"periodic", "walls"}},
@@ -175,13 +173,13 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         {"experiment.increments", KeyType::Integer, "1000", "rotation increments", 1.0, 1e7},
         {"experiment.angle", KeyType::Real, "90", "total rotation about x1 (degrees)", 0.0, 360.0, {}, true},
         {"experiment.prep_steps", KeyType::Integer, "60000", "walls: MD steps of the compression", 100.0, 1e8},
-        {"experiment.sigma1", KeyType::Real, "160", "walls: wall stress along x1 (kPa, compression)", 0.0, inf, {},
+        {"experiment.sigma1", KeyType::Real, "160", "walls: wall stress along x1 (kPa, compression)", 0.0, kInf, {},
          true},
-        {"experiment.sigma3", KeyType::Real, "75", "walls: wall stress along x2 and x3 (kPa, compression)", 0.0, inf,
+        {"experiment.sigma3", KeyType::Real, "75", "walls: wall stress along x2 and x3 (kPa, compression)", 0.0, kInf,
          {}, true},
-        {"experiment.pressure", KeyType::Real, "100", "periodic: mean stress p (kPa)", 0.0, inf, {}, true},
+        {"experiment.pressure", KeyType::Real, "100", "periodic: mean stress p (kPa)", 0.0, kInf, {}, true},
         {"experiment.q_over_p", KeyType::Real, "0.8", "periodic: q/p of the rotated state", 0.0, 1.5},
-        {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, inf},
+        {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, kInf},
     };
     const Scene keyScene = experimentKeys("rigid-rotation", options.sets, keys);
     const bool periodic = sceneText(keyScene, "experiment.boundary") == "periodic";
@@ -308,13 +306,13 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
                 const double area = side((k + 1) % 3) * side((k + 2) % 3);
                 Vec3 force = Vec3::Zero();
                 force[k] = -target[k] * area;
-                world.forceSchedule(wallBody(k, true)) = ForceSchedule{force, force, inf};
+                world.forceSchedule(wallBody(k, true)) = ForceSchedule{force, force, kInf};
             }
             sim.step();
             if (progress && s % 2000 == 0)
                 std::cerr << "\rrigid-rotation: compression " << s << "/" << prepSteps << std::flush;
         }
-        const double wallsSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double wallsSeconds = secondsSince(t0);
         const Vec3 boxSize(side(0), side(1), side(2));
         const double volume = boxSize.prod();
         // The packing at rest: kinetic against elastic energy, and the stress
@@ -344,11 +342,11 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         prepSeconds = wallsSeconds;
         prepResults = {{"stress_with_walls", matrixJson(stressWithWalls)},
                        {"wall_stress_kpa", {wallStress[0] / 1e3, wallStress[1] / 1e3, wallStress[2] / 1e3}},
-                       {"kinetic_over_elastic", elastic > 0.0 ? kinetic / elastic : inf},
+                       {"kinetic_over_elastic", elastic > 0.0 ? kinetic / elastic : kInf},
                        {"box_size", {boxSize[0], boxSize[1], boxSize[2]}},
                        {"solid_fraction", grainVolume / volume}};
         checks.push_back(makeCheck("packing static: kinetic / elastic energy after the compression (< 1e-3)",
-                                   elastic > 0.0 ? kinetic / elastic : inf, 0.0, 1e-3, false));
+                                   elastic > 0.0 ? kinetic / elastic : kInf, 0.0, 1e-3, false));
         checks.push_back(
             makeCheck("wall stress sigma_1 (kPa) reaches the target", wallStress[0] / 1e3, sigma1 / 1e3, 0.02));
         prepParams = {{"prep_steps", prepSteps}, {"sigma1_kpa", sigma1 / 1e3}, {"sigma3_kpa", sigma3 / 1e3}, {"kn", kn},
@@ -436,7 +434,7 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         if (progress) std::cerr << "\rrigid-rotation: rotation '" << variants[v].name << "' done        " << std::flush;
     }
     if (progress) std::cerr << '\n';
-    const double rotSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    const double rotSeconds = secondsSince(t1);
 
     const double errCoarse = relativeError(back[3], original);
     const double dTheta = total / static_cast<double>(increments);

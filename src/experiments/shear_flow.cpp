@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -15,20 +14,9 @@
 
 namespace moreau::shearflow {
 
-double wholeNumber(const std::string& text) {
-    std::size_t used = 0;
-    double v = kNaN;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        return kNaN;
-    }
-    return used == text.size() ? v : kNaN;
-}
-
 MethodSpec parseMethod(const std::string& name) {
     auto number = [&](const std::string& prefix) {
-        const double v = wholeNumber(name.substr(prefix.size()));
+        const double v = parseNumber(name.substr(prefix.size())).value_or(kNaN);
         if (!(v > 0.0))
             throw InputError("mu-of-i: key 'experiment.methods': '" + name +
                              "' is not a method (allowed: cd_converged, cd_ni<N>, md_kappa<k>, md_mapped_ni<N>, "
@@ -65,7 +53,7 @@ double meanPairMass(const World& w) {
 }
 
 double lightestPairMass(const World& w) {
-    double m = std::numeric_limits<double>::infinity();
+    double m = kInf;
     for (std::size_t i = 0; i < w.numGrains; ++i) m = std::min(m, w.mass[i]);
     return 0.5 * m;
 }
@@ -209,7 +197,7 @@ void runFlow(Simulation& sim, double I, const Options& o, FlowPoint& p, MethodRu
     p.steadyStrain = p.strain * static_cast<double>(sxy.size() - start) / static_cast<double>(sxy.size());
     p.sweeps = static_cast<double>(sweeps) / static_cast<double>(p.steps);
     p.ran = true;
-    p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    p.seconds = secondsSince(t0);
 }
 
 }  // namespace
@@ -313,7 +301,7 @@ MethodRun runMethod(const Scene& prepared, const MethodSpec& m, const std::vecto
         }
     run.muFit = fitLine(x, ym, em);
     run.phiFit = fitLine(x, yp, ep);
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run.seconds = secondsSince(t0);
     return run;
 }
 

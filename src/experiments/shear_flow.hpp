@@ -6,16 +6,14 @@
 /// src/experiments.
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "moreau/analysis/steady_state.hpp"
+#include "moreau/experiments/experiment.hpp"
 #include "moreau/model/scene.hpp"
 
 namespace moreau::shearflow {
-
-inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 enum class Kind { CdConverged, CdFixed, MdStiff, MdMapped };
 
@@ -71,9 +69,6 @@ struct MethodRun {
     std::vector<std::array<double, 5>> trace;  ///< I, strain, mu, phi, sigma_yy (samples)
     double seconds = 0.0;
 };
-
-/// The number `text` spells, whole; NaN when it is not one.
-double wholeNumber(const std::string& text);
 
 /// A method from its name (cd_converged, cd_ni<N>, md_kappa<κ>,
 /// md_mapped_ni<N>); InputError naming experiment.methods otherwise.

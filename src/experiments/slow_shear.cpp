@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 
 #include "moreau/core/error.hpp"
 #include "moreau/core/rng.hpp"
@@ -271,19 +270,18 @@ Run shear(const Packing& pk, double mu, double dt, double speed, long every, lon
 }  // namespace
 
 nlohmann::json slowShear(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
         {"experiment.grains", KeyType::Integer, "256", "free disks between the plates (Pena: 256)", 8.0, 1e5},
-        {"experiment.duration", KeyType::Real, "1000", "sheared time in t_c (t_c = 1 ms)", 0.0, inf, {}, true},
+        {"experiment.duration", KeyType::Real, "1000", "sheared time in t_c (t_c = 1 ms)", 0.0, kInf, {}, true},
         {"experiment.samples", KeyType::Integer, "2000", "E_k records per run, at times common to both steps", 2.0,
          1e6},
-        {"experiment.shear_rate", KeyType::Real, "1.25e-5", "shear rate in 1/s (Pena: 1.25e-5)", 0.0, inf, {}, true},
-        {"experiment.pressure", KeyType::Real, "0.4", "normal stress of the preparation in N/m (2D)", 0.0, inf, {},
+        {"experiment.shear_rate", KeyType::Real, "1.25e-5", "shear rate in 1/s (Pena: 1.25e-5)", 0.0, kInf, {}, true},
+        {"experiment.pressure", KeyType::Real, "0.4", "normal stress of the preparation in N/m (2D)", 0.0, kInf, {},
          true},
         {"experiment.max_rel_diff_mu0", KeyType::Real, "0.05",
-         "check: largest relative E_k difference between the steps without friction", 0.0, inf, {}, true},
+         "check: largest relative E_k difference between the steps without friction", 0.0, kInf, {}, true},
         {"experiment.min_ratio", KeyType::Real, "10",
-         "check: smallest ratio of the relative differences mu = 0.5 over mu = 0", 0.0, inf, {}, true},
+         "check: smallest ratio of the relative differences mu = 0.5 over mu = 0", 0.0, kInf, {}, true},
     };
     const Scene keyScene = experimentKeys("slow-shear", options.sets, keys);
     const auto n = static_cast<std::size_t>(sceneInteger(keyScene, "experiment.grains"));
@@ -297,7 +295,7 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
     const auto start = std::chrono::steady_clock::now();
 
     const Packing pk = prepare(n, pressure, seed);
-    const double prepSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double prepSeconds = secondsSince(start);
     // H: the gap between the plates' contact layers; U = γ̇ H / 2 each way.
     const double gap = pk.yTop - pk.yBottom - 2.0 * kRmean;
     const double speed = 0.5 * rate * gap;
@@ -331,7 +329,7 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
             base += 0.5 * (a + b);
             delta[m].push_back(cum);
         }
-        rel[m] = base > 0.0 ? cum / base : std::numeric_limits<double>::quiet_NaN();
+        rel[m] = base > 0.0 ? cum / base : kNaN;
     }
     const double ratio = rel[1] / rel[0];
 
@@ -390,7 +388,7 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
     checks.push_back(makeCheck("relative E_k difference mu = 0.5 / mu = 0 (Fig. 3e: >> 1, here >= min_ratio)", ratio,
                                1e12, 1e12 - minRatio, false));
 
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = secondsSince(start);
     results["seconds"] = seconds;
     results["prep_seconds"] = prepSeconds;
     const nlohmann::json params = {

@@ -17,9 +17,7 @@
 namespace moreau {
 
 nlohmann::json soundWave1d(const ExperimentOptions& options) {
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    Scene scene = loadBuiltinScene("chain_1d.ini", sets, cdwaves::chainKeys());
+    Scene scene = loadBuiltinScene("chain_1d.ini", setsWithSeed(options), cdwaves::chainKeys());
     if (scene.cd.criterion != Criterion::Fixed)
         throw InputError("sound-wave-1d: key 'cd.criterion': the theory of eqs. 57-60 needs 'fixed' (N_I per step)");
     if (scene.simulation.method != Method::CD)

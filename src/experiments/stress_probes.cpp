@@ -151,17 +151,16 @@ Circle fitCircle(const std::vector<Probe>& probes) {
 }  // namespace
 
 nlohmann::json stressProbes(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> keys = {
         {"experiment.particles", KeyType::Integer, "10648", "spheres in the periodic cell", 50.0, 1e6},
         {"experiment.probes", KeyType::Integer, "72", "probe directions per algorithm, evenly spaced", 4.0, 3600.0},
-        {"experiment.probe_strain", KeyType::Real, "6e-6", "strain magnitude of a probe", 0.0, inf, {}, true},
+        {"experiment.probe_strain", KeyType::Real, "6e-6", "strain magnitude of a probe", 0.0, kInf, {}, true},
         {"experiment.probe_steps", KeyType::Integer, "30", "MD steps of a probe", 1.0, 1e6},
         {"experiment.hold_steps", KeyType::Integer, "200", "MD steps at rest after a probe", 0.0, 1e7},
-        {"experiment.pressure", KeyType::Real, "100", "mean stress p (kPa)", 0.0, inf, {}, true},
+        {"experiment.pressure", KeyType::Real, "100", "mean stress p (kPa)", 0.0, kInf, {}, true},
         {"experiment.q_over_p", KeyType::Real, "0.8", "q/p of the probed state", 0.0, 1.5},
-        {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, inf},
-        {"experiment.stiffness", KeyType::Real, "5e4", "contact stiffness k_n = k_t (N/m)", 0.0, inf, {}, true},
+        {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, kInf},
+        {"experiment.stiffness", KeyType::Real, "5e4", "contact stiffness k_n = k_t (N/m)", 0.0, kInf, {}, true},
         {"experiment.relax", KeyType::Bool, "false", "relax the packing in a fixed cell before probing", 0.0, 1.0},
     };
     const Scene keyScene = experimentKeys("stress-probes", options.sets, keys);
@@ -246,10 +245,10 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         }
         s.drift = rendulic(zero.dsigma).norm() / mean;
         s.circle = fitCircle(s.probes);
-        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        s.seconds = secondsSince(t1);
     }
     if (progress) std::cerr << '\n';
-    const double probeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double probeSeconds = secondsSince(t0);
 
     // Kuhn's refinements correct errors of first order in the movement of a
     // step against the slip distance mu f_n / k_t: the affine tangential

@@ -24,7 +24,6 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 
 #include "chain_theory.hpp"
 #include "load_step.hpp"
@@ -60,7 +59,6 @@ Stat statOf(const std::vector<double>& v) {
 }  // namespace
 
 nlohmann::json sweepOrders(const ExperimentOptions& options) {
-    const double inf = std::numeric_limits<double>::infinity();
     const std::vector<KeySpec> extra = {
         {"experiment.chain_length", KeyType::Integer, "40", "grains of the squeezed chain (0: skip)", 0, 1e6},
         {"experiment.particles_2d", KeyType::Integer, "500", "disks of the 2D packing (0: skip)", 0, 1e7},
@@ -68,17 +66,15 @@ nlohmann::json sweepOrders(const ExperimentOptions& options) {
         {"experiment.seeds", KeyType::Integer, "5", "seeds (packings and random orders) per system", 1, 1000},
         {"experiment.epsilon", KeyType::Real, "1e-3", "accuracy of the load step, as in force-relaxation", 0.0, 0.5,
          {}, true},
-        {"experiment.mu", KeyType::Real, "0.05", "friction of the 2D/3D packings", 0.0, inf},
-        {"experiment.pressure", KeyType::Real, "0.02", "piston force per unit length (2D) or area (3D)", 0.0, inf, {},
+        {"experiment.mu", KeyType::Real, "0.05", "friction of the 2D/3D packings", 0.0, kInf},
+        {"experiment.pressure", KeyType::Real, "0.02", "piston force per unit length (2D) or area (3D)", 0.0, kInf, {},
          true},
         {"experiment.max_sweeps", KeyType::Integer, "400000", "cap on the sweeps of one load step", 10, 1e9},
         {"experiment.wave", KeyType::Bool, "true", "also run the sound wave of the chain (sound-wave-1d) per order"},
         {"experiment.wave_iterations", KeyType::Integer, "40", "N_I of the sound-wave runs", 1, 100000},
         {"experiment.wave_particles", KeyType::Integer, "50", "grains of the sound-wave chain", 2, 100000},
     };
-    std::vector<std::string> sets = options.sets;
-    if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
-    const Scene scene = loadBuiltinScene("chain_1d.ini", sets, extra);
+    const Scene scene = loadBuiltinScene("chain_1d.ini", setsWithSeed(options), extra);
     const auto chainLength = sceneInteger(scene, "experiment.chain_length");
     const auto n2 = sceneInteger(scene, "experiment.particles_2d");
     const auto n3 = sceneInteger(scene, "experiment.particles_3d");

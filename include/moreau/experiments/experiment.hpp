@@ -1,10 +1,12 @@
 #pragma once
 /// Paper reproductions (`moreau experiment NAME`) and benches
 /// (`moreau bench NAME`), each a function returning its JSON record.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,10 @@
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau {
+
+/// Infinity (open key ranges) and NaN (results that could not be measured).
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ExperimentOptions {
     std::vector<std::string> sets;       ///< `--set section.key=value`
@@ -46,11 +52,27 @@ struct CsvFile {
 CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const std::string& header,
                 int precision = 12);
 
+/// `v`, or null where it is not finite (JSON has no NaN or infinity).
+nlohmann::json numberOrNull(double v);
+
 /// The values of an experiment's own keys: `sets` applied over the keys'
 /// defaults. Throws InputError for a key outside experiment.* (the
 /// experiment builds its scenes itself), naming the keys it takes.
 Scene experimentKeys(const std::string& experiment, const std::vector<std::string>& sets,
                      const std::vector<KeySpec>& keys);
+
+/// options.sets, then `simulation.seed=` of --seed where given.
+std::vector<std::string> setsWithSeed(const ExperimentOptions& options);
+
+/// Seconds of the steady clock since `t0`.
+inline double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// The number (std::stod) or the integer (std::stol) `text` spells, whole;
+/// nothing when it is not one.
+std::optional<double> parseNumber(const std::string& text);
+std::optional<long> parseInteger(const std::string& text);
 
 /// Runs tools/plot_<script>.py with /usr/bin/python3 on `args` if both exist;
 /// returns false (and says why on stderr unless quiet) when no PNG could be made.
