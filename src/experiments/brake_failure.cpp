@@ -25,8 +25,6 @@
 /// k_n, γ_n, time step, positions and velocities on a copy of it.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 
 #include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"

@@ -14,7 +14,6 @@
 /// MD run first settles under F (its overlaps differ from CD's), then steps.
 #include <cmath>
 #include <fstream>
-#include <iomanip>
 #include <optional>
 
 #include "cd_waves.hpp"

@@ -14,8 +14,6 @@
 /// sweep at which each criterion stops.
 #include <cmath>
 #include <optional>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
 
 #include "moreau/contact/detection.hpp"
@@ -268,9 +266,7 @@ nlohmann::json convergenceCriteria(const ExperimentOptions& options) {
         out << "global," << global.epsilon << ',' << global.run.meanIterations << ',' << global.run.meanOverlap << ','
             << global.run.maxOverlap << ',' << global.run.cappedSteps << ',' << global.run.loadStepIterations << '\n';
         out.close();
-        const auto curve = options.outDir / "convergence_criteria_curve.csv";
-        std::ofstream oc(curve);
-        oc << "sweep,residual,error\n" << std::setprecision(10);
+        auto [curve, oc] = openCsv(options, "convergence_criteria_curve.csv", "sweep,residual,error", 10);
         // The error is measured against the state the solve ends in, so it
         // drops to zero there by construction: written for the first half only,
         // where that state is far closer to the limit than the iterate.

@@ -18,8 +18,6 @@
 /// positions, velocities, k_n, γ_n and time step on a copy of it.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"

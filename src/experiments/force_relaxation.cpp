@@ -18,8 +18,6 @@
 /// limit for good — the load has arrived (§3.1's picture of Fig. 5).
 #include <array>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
 
 #include "load_step.hpp"
@@ -307,9 +305,7 @@ nlohmann::json forceRelaxation(const ExperimentOptions& options) {
             out << "3d," << p3.size[i] << ',' << p3.depth[i] << ',' << p3.contacts[i] << ',' << p3.sweeps[i] << ','
                 << p3.sweepsSd[i] << ",\n";
         out.close();
-        const auto csvErr = options.outDir / "force_relaxation_error.csv";
-        std::ofstream oe(csvErr);
-        oe << "sweep,error\n" << std::setprecision(10);
+        auto [csvErr, oe] = openCsv(options, "force_relaxation_error.csv", "sweep,error", 10);
         for (std::size_t i = 0; i < errorCurve.size(); ++i) oe << i + 1 << ',' << errorCurve[i] << '\n';
         oe.close();
         runPlotScript("force_relaxation",

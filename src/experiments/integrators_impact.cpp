@@ -22,8 +22,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 #include <sstream>
 
 #include "moreau/analysis/impact_exact.hpp"
@@ -451,9 +449,8 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
                     << ',' << r.cpu[i] << '\n';
             }
         out.close();
-        const auto exact = options.outDir / "integrators_exact.csv";
-        std::ofstream ex(exact);
-        ex << "angle_deg,vx0,vy0,t_f,e_n,e_t,beta_deg,omega_f,phases\n" << std::setprecision(12);
+        auto [exact, ex] =
+            openCsv(options, "integrators_exact.csv", "angle_deg,vx0,vy0,t_f,e_n,e_t,beta_deg,omega_f,phases");
         for (std::size_t i = 0; i < angles.size(); ++i)
             ex << angles[i] << ',' << vx0s[i] << ',' << vy0s[i] << ',' << exTf[i] << ',' << exEn[i] << ',' << exEt[i]
                << ',' << exBeta[i] << ',' << exOmega[i] << ',' << exPhases[i] << '\n';

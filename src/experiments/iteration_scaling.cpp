@@ -5,8 +5,6 @@
 /// prepared once (seeded, at rest under F) and every N_I rings a copy of the
 /// same prepared state after the same force step F → F + ΔF.
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 #include <optional>
 
 #include "cd_waves.hpp"
@@ -136,9 +134,7 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
             out << "packing," << iters[i] << ',' << rings[i].fit.omega << ',' << rings[i].fit.tau << ",,,"
                 << rings[i].fit.r2 << '\n';
         out.close();
-        const auto traces = options.outDir / "iteration_scaling_traces.csv";
-        std::ofstream tr(traces);
-        tr << "run,time,y,y_fit,in_fit\n" << std::setprecision(12);
+        auto [traces, tr] = openCsv(options, "iteration_scaling_traces.csv", "run,time,y,y_fit,in_fit");
         for (const auto& r : rings) cdwaves::writeRingCsv(tr, "cd" + std::to_string(r.iterations), r);
         tr.close();
         runPlotScript("iteration_scaling",

@@ -7,8 +7,6 @@
 /// movement cut into many small steps (the shortcut converges to eq. 16 as
 /// the steps shrink) and the closed form tan(θ/2) = tan(θ_t/2) exp(−k|Δξ|/(μf^n)).
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"

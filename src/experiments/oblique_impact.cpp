@@ -15,8 +15,6 @@
 /// spins included, along s = ẑ × n with n the line of centres at the end of
 /// the contact.
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 #include <stdexcept>
 #include <tuple>
 

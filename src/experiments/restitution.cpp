@@ -15,8 +15,6 @@
 /// the law, time step, positions and velocities on a copy of it.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 
 #include "moreau/analysis/fit.hpp"
 #include "moreau/core/error.hpp"

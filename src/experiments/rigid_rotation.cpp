@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -507,9 +506,8 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
             out << i + 1 << ',' << angles[i] << ',' << history[0][i] << ',' << history[1][i] << ',' << history[2][i]
                 << '\n';
         out.close();
-        const auto tensors = options.outDir / "rigid_rotation_stress.csv";
-        std::ofstream tout(tensors);
-        tout << "case,s11,s12,s13,s21,s22,s23,s31,s32,s33\n" << std::setprecision(10);
+        auto [tensors, tout] =
+            openCsv(options, "rigid_rotation_stress.csv", "case,s11,s12,s13,s21,s22,s23,s31,s32,s33", 10);
         const std::vector<std::pair<std::string, Mat3>> rows = {
             {"original", original}, {"none", back[0]}, {"projection", back[1]}, {"projection_twirl", back[2]}};
         for (const auto& [name, m] : rows) {

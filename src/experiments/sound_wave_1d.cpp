@@ -7,8 +7,6 @@
 /// after the impact only the lowest mode λ = 4L survives (fixed wall, free
 /// end), with ω and τ from eqs. 57–60 and q = (4√e − 5)/2 (eq. 46).
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 
 #include "cd_waves.hpp"
 #include "moreau/core/error.hpp"

@@ -7,8 +7,6 @@
 /// so reproducible); then the force steps to F + ΔF and the piston rings like
 /// the free end of a damped elastic rod. Eq. 64 is fitted to the piston
 /// height with ω and τ free (the paper: the chain's eqs. 58, 60 do not apply).
-#include <fstream>
-#include <iomanip>
 
 #include "cd_waves.hpp"
 #include "moreau/core/error.hpp"

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -333,9 +332,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
                     << p.dsigma[0] << ',' << p.dsigma[1] << ',' << p.dsigma[2] << ',' << p.plastic[0] << ','
                     << p.plastic[1] << ',' << p.point[0] << ',' << p.point[1] << '\n';
         out.close();
-        const auto fits = options.outDir / "stress_probes_circles.csv";
-        std::ofstream fout(fits);
-        fout << "algorithm,diameter,direction_deg,r2\n" << std::setprecision(10);
+        auto [fits, fout] = openCsv(options, "stress_probes_circles.csv", "algorithm,diameter,direction_deg,r2", 10);
         for (const Series& s : series)
             fout << s.name << ',' << s.circle.diameter << ',' << s.circle.direction << ',' << s.circle.r2 << '\n';
         fout.close();

@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
 
 #include "chain_theory.hpp"
@@ -229,12 +227,9 @@ nlohmann::json sweepOrders(const ExperimentOptions& options) {
     }
 
     if (options.writeFiles) {
-        std::filesystem::create_directories(options.outDir);
-        const auto csv = options.outDir / "sweep_orders.csv";
-        std::ofstream out(csv);
-        out << "order,q_theory,sweeps_chain,sem_chain,theory_chain,sweeps_2d,sem_2d,sweeps_3d,sem_3d,omega_ratio,"
-               "omega_ratio_own_q,q_eff,ratio_chain,ratio_2d,ratio_3d\n"
-            << std::setprecision(10);
+        auto [csv, out] = openCsv(options, "sweep_orders.csv",
+                                  "order,q_theory,sweeps_chain,sem_chain,theory_chain,sweeps_2d,sem_2d,sweeps_3d,"
+                                  "sem_3d,omega_ratio,omega_ratio_own_q,q_eff,ratio_chain,ratio_2d,ratio_3d", 10);
         for (std::size_t o = 0; o < nOrders; ++o)
             out << names[o] << ',' << qs[o] << ',' << means[0][o] << ',' << sems[0][o] << ',' << chainTheorySweeps[o]
                 << ',' << means[1][o] << ',' << sems[1][o] << ',' << means[2][o] << ',' << sems[2][o] << ','
