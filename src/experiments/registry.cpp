@@ -147,24 +147,28 @@ std::vector<std::string> setsWithSeed(const ExperimentOptions& options) {
     return sets;
 }
 
-std::optional<double> parseNumber(const std::string& text) {
+namespace {
+
+/// The value of the whole text read by `read` (std::stod, std::stol), or none.
+template <class Read>
+auto wholeText(const std::string& text, Read read) -> std::optional<decltype(read(text, nullptr))> {
     try {
         std::size_t used = 0;
-        const double v = std::stod(text, &used);
+        const auto v = read(text, &used);
         if (used == text.size()) return v;
     } catch (const std::exception&) {
     }
     return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<double> parseNumber(const std::string& text) {
+    return wholeText(text, [](const std::string& t, std::size_t* used) { return std::stod(t, used); });
+}
+
 std::optional<long> parseInteger(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const long v = std::stol(text, &used);
-        if (used == text.size()) return v;
-    } catch (const std::exception&) {
-    }
-    return std::nullopt;
+    return wholeText(text, [](const std::string& t, std::size_t* used) { return std::stol(t, used); });
 }
 
 bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet) {
