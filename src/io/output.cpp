@@ -111,34 +111,34 @@ void openDataArray(std::string& s, const char* type, const char* name, int compo
 
 void closeDataArray(std::string& s) { s += "\n        </DataArray>\n"; }
 
-/// A DataArray of `values`, `perLine` tuples a line, each written by put.
-template <class T, class Put>
-void dataArray(std::string& s, const char* type, const char* name, int components, std::span<const T> values,
+/// A DataArray of `count` tuples, `perLine` a line, tuple i written by put(i).
+template <class Put>
+void dataArray(std::string& s, const char* type, const char* name, int components, std::size_t count,
                std::size_t perLine, Put put) {
     openDataArray(s, type, name, components);
-    for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
         if (i > 0) s += (i % perLine == 0) ? '\n' : ' ';
-        put(values[i]);
+        put(i);
     }
     closeDataArray(s);
 }
 
 void scalarArray(std::string& s, const char* name, std::span<const double> values) {
-    dataArray(s, "Float64", name, 1, values, 8, [&](double x) { appendNumber(s, x); });
+    dataArray(s, "Float64", name, 1, values.size(), 8, [&](std::size_t i) { appendNumber(s, values[i]); });
 }
 
 void vectorArray(std::string& s, const char* name, std::span<const Vec3> values) {
-    dataArray(s, "Float64", name, 3, values, 1, [&](const Vec3& v) { appendVec(s, v); });
+    dataArray(s, "Float64", name, 3, values.size(), 1, [&](std::size_t i) { appendVec(s, values[i]); });
 }
 
 /// 3 × 3 tensors as 9 components, row-major (xx xy xz yx … zz): the order
 /// ParaView reads a 9-component array in as a tensor.
 void tensorArray(std::string& s, const char* name, std::span<const Mat3> values) {
-    dataArray(s, "Float64", name, 9, values, 1, [&](const Mat3& m) {
+    dataArray(s, "Float64", name, 9, values.size(), 1, [&](std::size_t i) {
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) {
                 if (r + c > 0) s += ' ';
-                appendNumber(s, m(r, c));
+                appendNumber(s, values[i](r, c));
             }
     });
 }
@@ -146,7 +146,7 @@ void tensorArray(std::string& s, const char* name, std::span<const Mat3> values)
 /// An integer array of VTK type `type` (Int64, UInt8, ...).
 template <class Int>
 void integerArray(std::string& s, const char* type, const char* name, std::span<const Int> values) {
-    dataArray(s, type, name, 1, values, 16, [&](Int x) { appendInt(s, x); });
+    dataArray(s, type, name, 1, values.size(), 16, [&](std::size_t i) { appendInt(s, values[i]); });
 }
 
 /// A string array: in VTK's ASCII form each string is its character codes
@@ -170,12 +170,7 @@ void stringArray(std::string& s, const char* name, std::span<const std::string> 
 
 /// An Int64 array of the `count` values first, first + step, first + 2 step, ...
 void rampArray(std::string& s, const char* name, std::size_t count, std::size_t first, std::size_t step) {
-    openDataArray(s, "Int64", name, 1);
-    for (std::size_t i = 0; i < count; ++i) {
-        if (i > 0) s += (i % 16 == 0) ? '\n' : ' ';
-        appendInt(s, first + i * step);
-    }
-    closeDataArray(s);
+    dataArray(s, "Int64", name, 1, count, 16, [&](std::size_t i) { appendInt(s, first + i * step); });
 }
 
 void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::size_t lines, std::size_t polys = 0) {
