@@ -104,6 +104,13 @@ LocalProblem readText(const std::string& path) {
         throw InputError(path + ": not a problem file (allowed: FCLIB HDF5, or text starting 'FC3D 1')");
     LocalProblem p;
     const auto nc = static_cast<std::size_t>(count("the contact count"));
+    // Declared counts against the numbers the file holds, before any allocation.
+    auto holds = [&](double numbers, const std::string& what) {
+        if (numbers > static_cast<double>(tok.size() - at))
+            throw InputError(path + ": declares " + what + " but holds only " + std::to_string(tok.size() - at) +
+                             " more tokens (format FC3D 1: see docs/convergence.md)");
+    };
+    holds(4.0 * static_cast<double>(nc), std::to_string(nc) + " contacts (4 numbers each for mu and q)");
     p.mu.resize(nc);
     p.q.resize(3 * nc);
     for (double& m : p.mu) m = number("mu");
@@ -113,11 +120,14 @@ LocalProblem readText(const std::string& path) {
     const auto n = static_cast<std::int64_t>(3 * nc);
     Triplets t;
     if (kind == "dense") {
+        holds(static_cast<double>(n) * static_cast<double>(n), "a dense W of " + std::to_string(n) + " x " +
+                                                                   std::to_string(n) + " numbers");
         for (std::int64_t i = 0; i < n; ++i)
             for (std::int64_t j = 0; j < n; ++j)
                 if (const double v = number("W"); v != 0.0 || i / 3 == j / 3) t.add(i, j, v);
     } else if (kind == "triplet") {
         const std::int64_t nnz = count("nnz");
+        holds(3.0 * static_cast<double>(nnz), std::to_string(nnz) + " W entries (3 numbers each)");
         for (std::int64_t k = 0; k < nnz; ++k) {
             const std::int64_t i = count("a row index"), j = count("a column index");
             const double v = number("W");
@@ -136,53 +146,274 @@ LocalProblem readText(const std::string& path) {
 }
 
 #ifdef MOREAU_HAVE_FCLIB
-LocalProblem readFclibFile(const std::string& path) {
-    fclib_local* f = fclib_read_local(path.c_str());
-    if (!f) throw InputError(path + ": not an FCLIB local problem (fclib_read_local failed)");
-    struct Free {
-        fclib_local* f;
-        ~Free() {
-            fclib_delete_local(f);  // frees the members, not the struct
-            std::free(f);
+// --- FCLIB's HDF5 layout, read by Moreau itself ------------------------------
+// libfclib's fclib_read_local sizes its buffers from the file's m, n, nz and
+// nzmax and then reads whole datasets into them: a file whose datasets are
+// longer than it declares overflows them. Moreau reads the same layout
+// (/fclib_local/{spacedim, W/{m,n,nz,nzmax,p,i,x}, vectors/{q,mu}, info},
+// /solution/r) through HDF5 directly, sizing every buffer from the dataset's
+// own extent and checking every size, index and pointer before use.
+
+/// An HDF5 identifier closed when it goes out of scope.
+class H5Id {
+public:
+    H5Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+    ~H5Id() {
+        if (id_ >= 0) close_(id_);
+    }
+    H5Id(const H5Id&) = delete;
+    H5Id& operator=(const H5Id&) = delete;
+    hid_t get() const { return id_; }
+    bool ok() const { return id_ >= 0; }
+
+private:
+    hid_t id_;
+    herr_t (*close_)(hid_t);
+};
+
+/// HDF5's own error printing off while a file is read: the reader's message
+/// says what is wrong.
+class QuietHdf5 {
+public:
+    QuietHdf5() {
+        H5Eget_auto2(H5E_DEFAULT, &handler_, &data_);
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    }
+    ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, handler_, data_); }
+    QuietHdf5(const QuietHdf5&) = delete;
+    QuietHdf5& operator=(const QuietHdf5&) = delete;
+
+private:
+    H5E_auto2_t handler_ = nullptr;
+    void* data_ = nullptr;
+};
+
+/// The most entries Moreau reads from one dataset (2^28: 2 GiB of doubles),
+/// and W's most rows (its indices are C ints in FCLIB).
+constexpr std::uint64_t kMaxEntries = std::uint64_t{1} << 28;
+constexpr long long kMaxRows = 0x7ffffffe;
+
+class FclibReader {
+public:
+    FclibReader(hid_t file, std::string name) : file_(file), name_(std::move(name)) {}
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw InputError(name_ + ": " + what + " (FCLIB local problem: docs/convergence.md)");
+    }
+
+    /// Whether the object at `path` ("/a/b/c") exists, each link checked in turn.
+    bool has(const std::string& path) const {
+        for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+            const std::string prefix = path.substr(0, at);
+            if (H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+            if (at == std::string::npos) return true;
         }
-    } guard{f};
-    if (f->spacedim != 3) throw InputError(path + ": spacedim " + std::to_string(f->spacedim) + " (allowed: 3)");
-    if (f->V || f->R) throw InputError(path + ": has equality constraints V, R (allowed: none)");
-    const fclib_matrix* W = f->W;
-    if (!W || W->m != W->n || W->m % 3 != 0 || !f->q || !f->mu)
-        throw InputError(path + ": W must be square with 3 rows per contact, and q and mu present");
-    LocalProblem p;
-    const auto nc = static_cast<std::size_t>(W->m / 3);
-    p.mu.assign(f->mu, f->mu + nc);
-    p.q.assign(f->q, f->q + 3 * nc);
-    Triplets t;
-    if (W->nz >= 0) {
-        for (int k = 0; k < W->nz; ++k) t.add(W->p[k], W->i[k], W->x[k]);
-    } else {
-        const bool csc = W->nz == -1;
-        const int outer = csc ? W->n : W->m;
-        for (int o = 0; o < outer; ++o)
-            for (int k = W->p[o]; k < W->p[o + 1]; ++k) t.add(csc ? W->i[k] : o, csc ? o : W->i[k], W->x[k]);
     }
-    if (f->info) {
-        if (f->info->title) p.title = f->info->title;
-        if (f->info->description) p.description = f->info->description;
-    }
-    setBlocks(p, t, path);
-    checkShape(p, path);
-    // A stored solution, scored by FCLIB itself too (an independent check of naturalError).
-    H5E_auto2_t handler = nullptr;
-    void* data = nullptr;
-    H5Eget_auto2(H5E_DEFAULT, &handler, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // a file without a solution is not an error
-    if (fclib_solution* sol = fclib_read_solution(path.c_str())) {
-        if (sol->r) {
-            p.solution.assign(sol->r, sol->r + 3 * nc);
-            p.fclibMerit = fclib_merit_local(f, MERIT_1, sol);
+
+    /// A dataset's entries, as `memType` (its class must be `cls`): a list
+    /// (1-D) or a single value, whose storage holds what its extent declares.
+    template <class T>
+    std::vector<T> array(const std::string& path, H5T_class_t cls, hid_t memType) const {
+        if (!has(path)) fail("'" + path + "' is missing");
+        const H5Id d(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), H5Dclose);
+        if (!d.ok()) fail("'" + path + "' is not a dataset");
+        const H5Id type(H5Dget_type(d.get()), H5Tclose);
+        const H5Id space(H5Dget_space(d.get()), H5Sclose);
+        if (!type.ok() || !space.ok()) fail("'" + path + "' cannot be read");
+        if (H5Tget_class(type.get()) != cls)
+            fail("'" + path + "' holds " + (cls == H5T_INTEGER ? "non-integers" : "non-reals") + " (allowed: " +
+                 (cls == H5T_INTEGER ? "integers)" : "floating-point numbers)"));
+        std::uint64_t n = 0;
+        const H5S_class_t shape = H5Sget_simple_extent_type(space.get());
+        if (shape == H5S_SCALAR) {
+            n = 1;
+        } else if (shape == H5S_SIMPLE && H5Sget_simple_extent_ndims(space.get()) == 1) {
+            hsize_t dim = 0;
+            H5Sget_simple_extent_dims(space.get(), &dim, nullptr);
+            n = dim;
+        } else {
+            fail("'" + path + "' is not a list of numbers (allowed: a 1-D dataset)");
         }
-        fclib_delete_solutions(sol, 1);
+        if (n > kMaxEntries)
+            fail("'" + path + "' has " + std::to_string(n) + " entries (allowed: at most " +
+                 std::to_string(kMaxEntries) + ")");
+        // A dataset may declare an extent and store nothing (its fill value):
+        // the bytes it stores must account for its entries, compressed (by at
+        // most ~1000:1, deflate's limit) or not.
+        const std::uint64_t bytes = n * H5Tget_size(type.get());
+        const std::uint64_t stored = H5Dget_storage_size(d.get());
+        if (bytes > 4096 && stored < bytes / 1024)
+            fail("'" + path + "' declares " + std::to_string(n) + " entries but stores " + std::to_string(stored) +
+                 " bytes");
+        std::vector<T> v(static_cast<std::size_t>(n));
+        if (n > 0 && H5Dread(d.get(), memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+            fail("'" + path + "' cannot be read as " + (cls == H5T_INTEGER ? "integers" : "reals"));
+        return v;
     }
-    H5Eset_auto2(H5E_DEFAULT, handler, data);
+    std::vector<long long> integers(const std::string& path) const {
+        return array<long long>(path, H5T_INTEGER, H5T_NATIVE_LLONG);
+    }
+    std::vector<double> reals(const std::string& path) const {
+        return array<double>(path, H5T_FLOAT, H5T_NATIVE_DOUBLE);
+    }
+    long long integer(const std::string& path) const {
+        const std::vector<long long> v = integers(path);
+        if (v.size() != 1) fail("'" + path + "' holds " + std::to_string(v.size()) + " values (allowed: one)");
+        return v[0];
+    }
+    /// An optional fixed-length string (FCLIB's info); empty when absent or of another kind.
+    std::string text(const std::string& path) const {
+        if (!has(path)) return {};
+        const H5Id d(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), H5Dclose);
+        if (!d.ok()) return {};
+        const H5Id type(H5Dget_type(d.get()), H5Tclose);
+        const H5Id space(H5Dget_space(d.get()), H5Sclose);
+        if (!type.ok() || !space.ok() || H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0 ||
+            H5Sget_simple_extent_type(space.get()) != H5S_SCALAR)
+            return {};
+        const std::size_t size = H5Tget_size(type.get());
+        if (size == 0 || size > (1u << 20)) return {};
+        std::string s(size + 1, '\0');
+        if (H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()) < 0) return {};
+        s.resize(std::strlen(s.c_str()));
+        return s;
+    }
+
+    LocalProblem read() const {
+        if (!has("/fclib_local"))
+            fail(has("/fclib_global") ? "a global problem (allowed: a local one, group /fclib_local)"
+                                      : "no group /fclib_local: not an FCLIB local problem");
+        if (const long long d = integer("/fclib_local/spacedim"); d != 3)
+            fail("spacedim " + std::to_string(d) + " (allowed: 3)");
+        if (has("/fclib_local/V") || has("/fclib_local/R")) fail("has equality constraints V, R (allowed: none)");
+        const std::string w = "/fclib_local/W/";
+        const long long m = integer(w + "m"), n = integer(w + "n"), nz = integer(w + "nz"),
+                        nzmax = integer(w + "nzmax");
+        if (m != n || m < 0 || m % 3 != 0 || m > kMaxRows)
+            fail("W is " + std::to_string(m) + " x " + std::to_string(n) +
+                 " (allowed: square, 3 rows per contact, at most " + std::to_string(kMaxRows) + " rows)");
+        if (nzmax < 0 || static_cast<std::uint64_t>(nzmax) > kMaxEntries)
+            fail("W/nzmax " + std::to_string(nzmax) + " (allowed: 0 to " + std::to_string(kMaxEntries) + ")");
+        const std::vector<long long> p = integers(w + "p"), idx = integers(w + "i");
+        const std::vector<double> x = reals(w + "x");
+        auto sized = [&](const char* what, std::size_t has, long long want) {
+            if (static_cast<long long>(has) != want)
+                fail("W/" + std::string(what) + " holds " + std::to_string(has) + " entries (W/m, W/nz, W/nzmax " +
+                     "declare " + std::to_string(want) + ")");
+        };
+        sized("x", x.size(), nzmax);
+        LocalProblem prob;
+        const auto nc = static_cast<std::size_t>(m / 3);
+        Triplets t;
+        auto entry = [&](long long k, long long row, long long col) {
+            if (row < 0 || row >= m || col < 0 || col >= n)
+                fail("W entry " + std::to_string(k) + " at (" + std::to_string(row) + ", " + std::to_string(col) +
+                     ") lies outside 0.." + std::to_string(m - 1));
+            const double v = x[static_cast<std::size_t>(k)];
+            if (!std::isfinite(v)) fail("W entry " + std::to_string(k) + " is not finite (allowed: finite reals)");
+            t.add(row, col, v);
+        };
+        if (nz >= 0) {  // triplets: rows in p, columns in i
+            if (nz > nzmax) fail("W/nz " + std::to_string(nz) + " exceeds W/nzmax " + std::to_string(nzmax));
+            sized("p", p.size(), nz);
+            sized("i", idx.size(), nz);
+            for (long long k = 0; k < nz; ++k) entry(k, p[static_cast<std::size_t>(k)], idx[static_cast<std::size_t>(k)]);
+        } else if (nz == -1 || nz == -2) {  // compressed columns (-1) or rows (-2)
+            const bool csc = nz == -1;
+            sized("p", p.size(), (csc ? n : m) + 1);
+            sized("i", idx.size(), nzmax);
+            if (p.front() != 0) fail("W/p starts at " + std::to_string(p.front()) + " (allowed: 0)");
+            for (std::size_t o = 0; o + 1 < p.size(); ++o)
+                if (p[o + 1] < p[o] || p[o + 1] > nzmax)
+                    fail("W/p[" + std::to_string(o + 1) + "] = " + std::to_string(p[o + 1]) +
+                         " (allowed: non-decreasing, at most W/nzmax = " + std::to_string(nzmax) + ")");
+            for (std::size_t o = 0; o + 1 < p.size(); ++o)
+                for (long long k = p[o]; k < p[o + 1]; ++k) {
+                    const long long inner = idx[static_cast<std::size_t>(k)], outer = static_cast<long long>(o);
+                    entry(k, csc ? inner : outer, csc ? outer : inner);
+                }
+        } else {
+            fail("W/nz " + std::to_string(nz) + " (allowed: >= 0 triplets, -1 compressed columns, -2 compressed rows)");
+        }
+        prob.q = reals("/fclib_local/vectors/q");
+        prob.mu = reals("/fclib_local/vectors/mu");
+        if (static_cast<long long>(prob.q.size()) != m)
+            fail("q holds " + std::to_string(prob.q.size()) + " numbers (W has " + std::to_string(m) + " rows)");
+        if (prob.mu.size() != nc)
+            fail("mu holds " + std::to_string(prob.mu.size()) + " numbers (W has " + std::to_string(nc) + " contacts)");
+        prob.title = text("/fclib_local/info/title");
+        prob.description = text("/fclib_local/info/description");
+        setBlocks(prob, t, name_);
+        checkShape(prob, name_);
+        if (has("/solution/r")) {
+            std::vector<double> r = reals("/solution/r");
+            if (r.size() != prob.q.size())
+                fail("the solution's r holds " + std::to_string(r.size()) + " numbers (W has " + std::to_string(m) +
+                     " rows)");
+            prob.solution = std::move(r);
+        }
+        return prob;
+    }
+
+private:
+    hid_t file_;
+    std::string name_;
+};
+
+/// W in compressed columns (FCLIB's nz = −1), the form libfclib's products
+/// (fclib_merit_local) read.
+struct CompressedColumns {
+    std::vector<int> p, i;
+    std::vector<double> x;
+    fclib_matrix matrix{};
+};
+
+void compressColumns(const LocalProblem& prob, CompressedColumns& c) {
+    const std::size_t n = 3 * prob.contacts();
+    std::vector<std::size_t> count(n + 1, 0);
+    for (std::size_t bi = 0; bi < prob.contacts(); ++bi)
+        for (std::size_t k = prob.rowStart[bi]; k < prob.rowStart[bi + 1]; ++k)
+            for (int cc = 0; cc < 3; ++cc) count[3 * static_cast<std::size_t>(prob.col[k]) + cc + 1] += 3;
+    c.p.assign(n + 1, 0);
+    for (std::size_t j = 0; j < n; ++j) c.p[j + 1] = c.p[j] + static_cast<int>(count[j + 1]);
+    c.i.assign(static_cast<std::size_t>(c.p[n]), 0);
+    c.x.assign(static_cast<std::size_t>(c.p[n]), 0.0);
+    std::vector<int> next(c.p.begin(), c.p.end() - 1);
+    for (std::size_t bi = 0; bi < prob.contacts(); ++bi)  // block rows ascending: rows ascend in each column
+        for (std::size_t k = prob.rowStart[bi]; k < prob.rowStart[bi + 1]; ++k)
+            for (int cc = 0; cc < 3; ++cc)
+                for (int rr = 0; rr < 3; ++rr) {
+                    const std::size_t j = 3 * static_cast<std::size_t>(prob.col[k]) + static_cast<std::size_t>(cc);
+                    const auto at = static_cast<std::size_t>(next[j]++);
+                    c.i[at] = static_cast<int>(3 * bi) + rr;
+                    c.x[at] = prob.block[k](rr, cc);
+                }
+    c.matrix.nzmax = c.p[n];
+    c.matrix.m = c.matrix.n = static_cast<int>(n);
+    c.matrix.p = c.p.data();
+    c.matrix.i = c.i.data();
+    c.matrix.x = c.x.data();
+    c.matrix.nz = -1;
+}
+
+/// FCLIB's own merit (MERIT_1) of the problem's stored solution, from W in
+/// compressed columns: an independent check of naturalError.
+double fclibMerit(const LocalProblem& prob) {
+    CompressedColumns W;
+    compressColumns(prob, W);
+    std::vector<double> mu = prob.mu, q = prob.q, r = prob.solution, u = prob.velocity(prob.solution);
+    fclib_local f{};
+    f.W = &W.matrix;
+    f.mu = mu.data();
+    f.q = q.data();
+    f.spacedim = 3;
+    fclib_solution s{nullptr, u.data(), r.data(), nullptr};
+    return fclib_merit_local(&f, MERIT_1, &s);
+}
+
+LocalProblem readFclib(hid_t file, const std::string& name) {
+    LocalProblem p = FclibReader(file, name).read();
+    if (!p.solution.empty()) p.fclibMerit = fclibMerit(p);
     return p;
 }
 #endif
@@ -223,7 +454,11 @@ LocalProblem readLocalProblem(const std::string& path) {
     in.read(magic, 8);
     if (in.gcount() == 8 && std::memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0) {
 #ifdef MOREAU_HAVE_FCLIB
-        return readFclibFile(path);
+        in.close();
+        QuietHdf5 quiet;
+        const H5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+        if (!file.ok()) throw InputError(path + ": not a readable HDF5 file (allowed: an FCLIB local problem)");
+        return readFclib(file.get(), path);
 #else
         throw InputError(path + ": an HDF5 (FCLIB) file, and this build has no FCLIB (install libfclib-dev "
                          "libhdf5-dev and rebuild)");
@@ -232,37 +467,35 @@ LocalProblem readLocalProblem(const std::string& path) {
     return readText(path);
 }
 
+LocalProblem readFclibImage(const std::string& image, const std::string& name) {
+#ifdef MOREAU_HAVE_FCLIB
+    QuietHdf5 quiet;
+    const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    if (!fapl.ok() || H5Pset_fapl_core(fapl.get(), 1 << 16, 0) < 0 ||
+        H5Pset_file_image(fapl.get(), const_cast<char*>(image.data()), image.size()) < 0)
+        throw InputError(name + ": cannot take the HDF5 image");
+    const H5Id file(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+    if (!file.ok()) throw InputError(name + ": not a readable HDF5 file (allowed: an FCLIB local problem)");
+    return readFclib(file.get(), name);
+#else
+    (void)image;
+    throw InputError(name + ": an HDF5 (FCLIB) image, and this build has no FCLIB (install libfclib-dev libhdf5-dev "
+                     "and rebuild)");
+#endif
+}
+
 void writeFclib(const LocalProblem& p, const std::string& path, const std::vector<double>* r) {
 #ifdef MOREAU_HAVE_FCLIB
-    const std::size_t n = 3 * p.contacts();
-    // W as triplets (row indices in p, column indices in i): its entries as
-    // they are, symmetric or not to the last bit.
-    std::vector<int> rowIdx, colIdx;
-    std::vector<double> val;
-    rowIdx.reserve(9 * p.block.size());
-    colIdx.reserve(9 * p.block.size());
-    val.reserve(9 * p.block.size());
-    for (std::size_t bi = 0; bi < p.contacts(); ++bi)
-        for (std::size_t k = p.rowStart[bi]; k < p.rowStart[bi + 1]; ++k)
-            for (int rr = 0; rr < 3; ++rr)
-                for (int cc = 0; cc < 3; ++cc) {
-                    rowIdx.push_back(static_cast<int>(3 * bi) + rr);
-                    colIdx.push_back(3 * p.col[k] + cc);
-                    val.push_back(p.block[k](rr, cc));
-                }
+    // W in compressed columns, its entries as they are, symmetric or not to
+    // the last bit: the form libfclib's own products (fclib_merit_local) read.
+    CompressedColumns W;
+    compressColumns(p, W);
     std::string title = p.title.empty() ? "Moreau contact dynamics step" : p.title;
     std::string description = p.description, math = "W = H^T M^-1 H (symmetric positive semi-definite)";
     fclib_info info{title.data(), description.data(), math.data()};
-    fclib_matrix W{};
-    W.nzmax = static_cast<int>(val.size());
-    W.m = W.n = static_cast<int>(n);
-    W.p = rowIdx.data();
-    W.i = colIdx.data();
-    W.x = val.data();
-    W.nz = static_cast<int>(val.size());
     std::vector<double> mu = p.mu, q = p.q;
     fclib_local f{};
-    f.W = &W;
+    f.W = &W.matrix;
     f.mu = mu.data();
     f.q = q.data();
     f.spacedim = 3;

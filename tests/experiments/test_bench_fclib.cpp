@@ -2,6 +2,7 @@
 /// stacked on the floor at rest, in the Siconos harness's formats.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,11 @@
 #include "moreau/experiments/experiment.hpp"
 #include "support/experiment_run.hpp"
 #include "support/temp_dir.hpp"
+#ifdef MOREAU_TEST_FCLIB
+#include <sys/wait.h>
+
+#include "support/fclib_file.hpp"
+#endif
 
 using namespace moreau;
 using doctest::Approx;
@@ -76,4 +82,26 @@ TEST_SUITE("experiments") {
         CHECK_THROWS_WITH_AS(bench({"bench.bodies=" + bodies}), doctest::Contains("stack.bodies: numbers after"),
                              InputError);
     }
+
+#if defined(MOREAU_BINARY) && defined(MOREAU_TEST_FCLIB)
+    TEST_CASE("moreau bench fclib refuses a crafted FCLIB file with exit 2 and one line naming it") {
+        test::TempDir tmp;
+        auto f = test::diagonalProblem(2);
+        (*f.p)[5] = 3000000;  // a row index past W's 6 rows
+        const std::string path = tmp.write("crafted.hdf5", test::fclibImage(f));
+        FILE* pipe = popen((std::string(MOREAU_BINARY) + " bench fclib --set bench.problem=" + path + " 2>&1 >/dev/null")
+                               .c_str(),
+                           "r");
+        REQUIRE(pipe != nullptr);
+        std::string text;
+        char buf[512];
+        while (fgets(buf, sizeof buf, pipe)) text += buf;
+        const int status = pclose(pipe);
+        CAPTURE(text);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 2);
+        CHECK(text.find(path + ": W entry 5 at (3000000, 5) lies outside 0..5") != std::string::npos);
+        CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+    }
+#endif
 }

@@ -30,7 +30,9 @@ struct LocalProblem {
     std::vector<Mat3> block;
     std::string title, description;  ///< FCLIB's info (may be empty)
     std::vector<double> solution;    ///< r of the file's solution (FCLIB), empty if it has none
-    double fclibMerit = -1.0;        ///< FCLIB's own merit (MERIT_1) of that solution, −1 if none
+    /// FCLIB's own merit (fclib_merit_local, MERIT_1) of that solution, −1 if
+    /// none: the natural map's norm over 1 + sqrt(‖q‖), with u = W r + q.
+    double fclibMerit = -1.0;
 
     std::size_t contacts() const { return mu.size(); }
     /// u = W r + q.
@@ -43,9 +45,16 @@ double naturalError(const LocalProblem& problem, const std::vector<double>& r);
 
 /// Reads an FCLIB local problem (HDF5: the file starts with HDF5's signature)
 /// or a text problem `FC3D 1` (../shared/peers/siconos/README.md). Throws
-/// InputError naming the file and what is wrong.
+/// InputError naming the file and what is wrong: every size, index and
+/// pointer of W and the lengths of q, μ and a stored solution are checked
+/// against each other before use, and declared counts against what the file
+/// holds. FCLIB's layout is read through HDF5 directly (libfclib's reader
+/// trusts the declared sizes).
 LocalProblem readLocalProblem(const std::string& path);
-/// Writes an FCLIB local problem (W as triplets, spacedim 3) and,
+/// The same for an FCLIB file held in memory (an HDF5 file image), `name`
+/// standing for the file in messages: the fuzz harness's entry.
+LocalProblem readFclibImage(const std::string& image, const std::string& name);
+/// Writes an FCLIB local problem (W in compressed columns, spacedim 3) and,
 /// when `r` is given, its solution. Throws InputError if FCLIB is missing
 /// from this build or the file cannot be written.
 void writeFclib(const LocalProblem& problem, const std::string& path, const std::vector<double>* r = nullptr);
