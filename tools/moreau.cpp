@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -390,6 +391,12 @@ int run(int argc, char** argv) {
     } catch (const DivergenceError& e) {
         std::cerr << "moreau: the simulation diverged: " << printable(e.what()) << "\n";
         return 3;
+    } catch (const std::bad_alloc&) {
+        // The last resort: the scene checks refuse what they can foresee
+        // (grain counts, piled-up grains) before allocating.
+        std::cerr << "moreau: error: out of memory (the scene needs more memory than this machine gives; allowed: "
+                     "fewer grains or contacts)\n";
+        return 2;
     } catch (const std::filesystem::filesystem_error& e) {
         // A folder or file the outputs need that cannot be made or written.
         std::cerr << "moreau: error: " << printable(e.what()) << "\n";
