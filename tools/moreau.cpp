@@ -17,6 +17,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "moreau/experiments/scene_keys.hpp"
 #include "moreau/sim/run.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -201,7 +202,8 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
         } catch (const KeyReferenceRequest& r) {
             std::cout << "moreau " << command << " " << c.target << " [--set KEY=VALUE]...\n\n" << entry.description
                       << "\n\nKeys (" << command << ".key = default):\n\n"
-                      << r.text;
+                      << r.text << "\nScene keys it reads (any other --set is refused): "
+                      << sceneKeysRead(c.target, bench) << "\n";
             return 0;
         }
         throw std::logic_error(command + " " + c.target + ": its keys could not be listed");

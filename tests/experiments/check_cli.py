@@ -114,6 +114,16 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_input(["run", box, "--set", "grains.density=1e-310"], ["--set", "grains.density", "mass of"], tmp)
     bad_input(["run", chain, "--set", "chain.count=1", "--set", "periodic.axes=x", "--set", "periodic.box_min=0 0 0",
                "--set", "periodic.box_max=2 0 0"], ["--set", "periodic.box_max", "along x", "2.7"], tmp)
+    # Experiments and benches refuse scene keys they do not read, listing those they do.
+    bad_input(["experiment", "sound-wave-1d", "--set", "simulation.steps=5"],
+              ["sound-wave-1d", "simulation.steps", "not used", "simulation.dt", "cd.*"], tmp)
+    bad_input(["experiment", "restitution", "--set", "simulation.dt=1e-6"],
+              ["restitution", "simulation.dt", "not used", "md.*", "not md.kn"], tmp)
+    bad_input(["bench", "detect", "--set", "bench.particles=1000", "--set", "simulation.dt=5"],
+              ["bench detect", "simulation.dt", "contact.margin"], tmp)
+    p = run("experiment", "force-relaxation", "--help")
+    expect(p.returncode == 0 and "Scene keys it reads" in p.stdout and "cd.order" in p.stdout,
+           f"experiment --help lists the scene keys it reads: {p.stdout[-300:]}")
     bom = os.path.join(tmp, "bom.ini")
     with open(bom, "wb") as f:
         f.write(b"\xef\xbb\xbf[simulation]\nsteps = 3\n[cd]\niterations = x\n")
