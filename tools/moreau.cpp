@@ -11,11 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "moreau/experiments/scene_keys.hpp"
 #include "moreau/sim/run.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -200,7 +202,8 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
         } catch (const KeyReferenceRequest& r) {
             std::cout << "moreau " << command << " " << c.target << " [--set KEY=VALUE]...\n\n" << entry.description
                       << "\n\nKeys (" << command << ".key = default):\n\n"
-                      << r.text;
+                      << r.text << "\nScene keys it reads (any other --set is refused): "
+                      << sceneKeysRead(c.target, bench) << "\n";
             return 0;
         }
         throw std::logic_error(command + " " + c.target + ": its keys could not be listed");
@@ -390,6 +393,12 @@ int run(int argc, char** argv) {
     } catch (const DivergenceError& e) {
         std::cerr << "moreau: the simulation diverged: " << printable(e.what()) << "\n";
         return 3;
+    } catch (const std::bad_alloc&) {
+        // The last resort: the scene checks refuse what they can foresee
+        // (grain counts, piled-up grains) before allocating.
+        std::cerr << "moreau: error: out of memory (the scene needs more memory than this machine gives; allowed: "
+                     "fewer grains or contacts)\n";
+        return 2;
     } catch (const std::filesystem::filesystem_error& e) {
         // A folder or file the outputs need that cannot be made or written.
         std::cerr << "moreau: error: " << printable(e.what()) << "\n";

@@ -30,6 +30,10 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMaxGrains = 1e8;  // BodyId is 32-bit; memory runs out long before
+/// Grain radii: a sphere's moment of inertia grows as r^5, which stays a
+/// normal double (2.2e-308 to 1.8e308) at unit density between these. A
+/// radius of 1e-300 gives mass 0 and an infinite inverse mass.
+constexpr double kMinRadius = 1e-60, kMaxRadius = 1e60;
 
 // ---------------------------------------------------------------------------
 // Text helpers
@@ -159,6 +163,16 @@ std::optional<bool> parseBool(const std::string& s) {
 bool isInfinityWord(const std::string& s) {
     const std::string l = lower(s);
     return l == "inf" || l == "+inf" || l == "infinity" || l == "never";
+}
+
+/// `text` for an error message: at most `limit` bytes (cut at a UTF-8
+/// character boundary), then "…" and the whole length. A key or value of a
+/// megabyte must not come back as a megabyte of message.
+std::string shown(std::string_view text, std::size_t limit = 64) {
+    if (text.size() <= limit) return std::string(text);
+    std::size_t cut = limit;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return std::string(text.substr(0, cut)) + "… (" + std::to_string(text.size()) + " bytes)";
 }
 
 /// Optimal string alignment distance (Levenshtein plus adjacent swaps), for
@@ -500,7 +514,7 @@ std::vector<Rule> fixedRules() {
                          "Initial velocity of every grain (components along locked axes are dropped)."));
     // [chain]
     r.push_back(intKey("chain.count", "50", "Number of grains, in a line along +x.", 1, kMaxGrains));
-    r.push_back(realKey("chain.radius", "0.5", "Grain radius.", 0.0, true));
+    r.push_back(realKey("chain.radius", "0.5", "Grain radius.", kMinRadius, false, kMaxRadius));
     r.push_back(realKey("chain.spacing", "0", "Gap between neighbouring grains' surfaces.", 0.0));
     r.push_back(typedKey(K::Vector, "chain.origin", "0 0 0", "Centre of the first grain."));
     // [lattice]
@@ -511,7 +525,7 @@ std::vector<Rule> fixedRules() {
                          {"square", "hex", "cubic"}));
     r.push_back(specialKey(Special::Counts, K::Vector, "lattice.counts", "10 10 10",
                            "Grains along x, y and z (z may be left out and is ignored in 2D)."));
-    r.push_back(realKey("lattice.radius", "0.5", "Grain radius.", 0.0, true));
+    r.push_back(realKey("lattice.radius", "0.5", "Grain radius.", kMinRadius, false, kMaxRadius));
     r.push_back(realKey("lattice.spacing", "0",
                         "Gap between neighbouring grains' surfaces; the pitch is 2 radius + spacing.", 0.0));
     r.push_back(typedKey(K::Vector, "lattice.origin", "0 0 0", "Centre of the first grain (z ignored in 2D)."));
@@ -524,8 +538,9 @@ std::vector<Rule> fixedRules() {
                        "Number of grains, placed one by one, largest first, at random positions without overlap "
                        "(random sequential addition); grain indices follow that order.",
                        1, kMaxGrains));
-    r.push_back(realKey("random.r_min", "0.5", "Smallest radius; radii are uniform in [r_min, r_max].", 0.0, true));
-    r.push_back(realKey("random.r_max", "0.5", "Largest radius; must be >= r_min.", 0.0, true));
+    r.push_back(realKey("random.r_min", "0.5", "Smallest radius; radii are uniform in [r_min, r_max].", kMinRadius,
+                        false, kMaxRadius));
+    r.push_back(realKey("random.r_max", "0.5", "Largest radius; must be >= r_min.", kMinRadius, false, kMaxRadius));
     r.push_back(typedKey(K::Vector, "random.box_min", "0 0 0",
                          "Lower corner of the box the grains lie fully inside (2D: z ignored, grains at z = 0; 1D: "
                          "x only)."));
@@ -755,7 +770,7 @@ std::string allowedText(const Rule& rule) {
 
 [[noreturn]] void failValue(const std::string& origin, const std::string& key, const std::string& value,
                             const std::string& what, const std::string& allowed) {
-    throw InputError(origin + ": key '" + key + "': '" + value + "' " + what + " (allowed: " + allowed + ")");
+    throw InputError(origin + ": key '" + shown(key) + "': '" + shown(value, 200) + "' " + what + " (allowed: " + allowed + ")");
 }
 
 bool inRange(const KeySpec& s, double x) {
@@ -867,12 +882,20 @@ struct Resolved {
     std::string name;            ///< NAME of [force.NAME]
 };
 
+/// Words longer than this get no suggestion: no key is that long, and the
+/// distance costs the product of the lengths.
+constexpr std::size_t kMaxSuggested = 100;
+
 /// The candidate nearest to `word` in edit distance, if within max(2, size / 4); else "".
 template <class Candidates>
 std::string closest(const std::string& word, const Candidates& candidates) {
     std::string best;
+    if (word.size() > kMaxSuggested) return best;
     std::size_t bestDistance = std::max<std::size_t>(2, word.size() / 4) + 1;
     for (const std::string& c : candidates) {
+        // The distance is at least the difference of the lengths.
+        const std::size_t lengthGap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+        if (lengthGap >= bestDistance) continue;
         const std::size_t d = editDistance(word, c);
         if (d < bestDistance) {
             bestDistance = d;
@@ -883,6 +906,7 @@ std::string closest(const std::string& word, const Candidates& candidates) {
 }
 
 std::string suggestionFor(const Schema& schema, const std::string& key) {
+    if (key.size() > kMaxSuggested) return "";
     std::vector<std::string> candidates;
     for (const Rule& r : schema.fixed) candidates.push_back(r.spec.key);
     // Dynamic keys: complete with the NAME the user wrote, if any.
@@ -909,7 +933,7 @@ void appendKey(std::string& out, const std::string& key, const Rule& r);
 [[noreturn]] void failUnknown(const Schema& schema, const std::string& key, const std::string& origin) {
     const std::string suggestion = suggestionFor(schema, key);
     if (!suggestion.empty())
-        throw InputError(origin + ": unknown key '" + key + "' (did you mean '" + suggestion + "'?)");
+        throw InputError(origin + ": unknown key '" + shown(key) + "' (did you mean '" + suggestion + "'?)");
     // The keys of an experiment or bench are its own: list them rather than
     // point at `moreau run --help`, which does not show them.
     const auto dot = key.find('.');
@@ -923,10 +947,10 @@ void appendKey(std::string& out, const std::string& key, const Rule& r);
             }
         if (key == section + ".key_reference")
             throw KeyReferenceRequest(text.empty() ? "(no " + section + ".* keys)\n" : text);
-        throw InputError(origin + ": unknown key '" + key + "' (" +
+        throw InputError(origin + ": unknown key '" + shown(key) + "' (" +
                          (allowed.empty() ? "this one takes no " + section + ".* keys" : "allowed: " + allowed) + ")");
     }
-    throw InputError(origin + ": unknown key '" + key + "' (see 'moreau run --help' for the keys)");
+    throw InputError(origin + ": unknown key '" + shown(key) + "' (see 'moreau run --help' for the keys)");
 }
 
 [[noreturn]] void failUnnamed(const std::string& origin, const std::string& what, const std::string& section) {
@@ -936,7 +960,7 @@ void appendKey(std::string& out, const std::string& key, const Rule& r);
 
 [[noreturn]] void failSectionName(const std::string& origin, const std::string& what, const std::string& section,
                                   const std::string& name) {
-    throw InputError(origin + ": " + what + "bad section name '" + section + "." + name + "' (allowed: " + section +
+    throw InputError(origin + ": " + what + "bad section name '" + section + "." + shown(name) + "' (allowed: " + section +
                      ".NAME, NAME of letters, digits and '_')");
 }
 
@@ -950,13 +974,13 @@ std::optional<std::pair<std::string, std::string>> checkSection(const Schema& sc
     const auto dot = section.find('.');
     const std::string head = section.substr(0, dot);
     if (schema.dynamic.count(head)) {
-        if (dot == std::string::npos) failUnnamed(origin, "section [" + section + "]", head);
+        if (dot == std::string::npos) failUnnamed(origin, "section [" + shown(section) + "]", head);
         const std::string name = section.substr(dot + 1);
         if (!isSectionName(name)) failSectionName(origin, "", head, name);
         return std::make_pair(head, name);
     }
     const std::string best = closest(section, fixedSections);
-    throw InputError(origin + ": unknown section [" + section + "]" +
+    throw InputError(origin + ": unknown section [" + shown(section) + "]" +
                      (best.empty() ? std::string(" (see 'moreau run --help' for the sections)")
                                    : " (did you mean [" + best + "]?)"));
 }
@@ -971,9 +995,9 @@ Resolved resolveKey(const Schema& schema, const std::string& key, const std::str
         if (dyn != schema.dynamic.end()) {
             const std::string rest = key.substr(dot + 1);
             const auto last = rest.rfind('.');
-            if (last == std::string::npos) failUnnamed(origin, "key '" + key + "'", section);
+            if (last == std::string::npos) failUnnamed(origin, "key '" + shown(key) + "'", section);
             const std::string name = rest.substr(0, last);
-            if (!isSectionName(name)) failSectionName(origin, "key '" + key + "': ", section, name);
+            if (!isSectionName(name)) failSectionName(origin, "key '" + shown(key) + "': ", section, name);
             res.rule = Schema::findIn(dyn->second, rest.substr(last + 1));
             if (!res.rule) failUnknown(schema, key, origin);
             res.dynamicSection = section;
@@ -1078,17 +1102,17 @@ IniContent parseIni(std::string_view text, const std::string& origin) {
         if (t.empty()) continue;
         const std::string where = origin + ":" + std::to_string(lineNumber);
         if (t.front() == '[') {
-            if (t.back() != ']') throw InputError(where + ": '" + t + "' is not a section header (allowed: [name])");
+            if (t.back() != ']') throw InputError(where + ": '" + shown(t) + "' is not a section header (allowed: [name])");
             section = normaliseKey(t.substr(1, t.size() - 2));
-            if (section.empty()) throw InputError(where + ": empty section header '" + t + "'");
+            if (section.empty()) throw InputError(where + ": empty section header '" + shown(t) + "'");
             ini.sections.emplace_back(section, lineNumber);
             continue;
         }
         const std::size_t eq = t.find('=');
         if (eq == std::string::npos)
-            throw InputError(where + ": '" + t + "' is neither a [section] header nor a 'key = value' line");
+            throw InputError(where + ": '" + shown(t) + "' is neither a [section] header nor a 'key = value' line");
         const std::string key = trim(std::string_view(t).substr(0, eq));
-        if (key.empty()) throw InputError(where + ": '" + t + "' has no key before '='");
+        if (key.empty()) throw InputError(where + ": '" + shown(t) + "' has no key before '='");
         ini.entries.push_back({normaliseKey(section.empty() ? key : section + "." + key),
                                unquote(trim(std::string_view(t).substr(eq + 1))), lineNumber});
     }
@@ -1149,18 +1173,119 @@ std::vector<std::size_t> pickGrains(const Values& v, const std::string& key, std
     return picked;
 }
 
+/// The machine's physical memory in bytes (0 if unknown).
+double machineBytes() {
+    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
 /// Refuses (on `key`) a grain count whose run would not fit in this
 /// machine's memory: about 1.5 KiB per grain (measured: 1.1-1.2 KiB at 10^5
 /// grains in CD, docs/md-performance.md), against the physical memory.
 void checkGrainMemory(const Values& v, const std::string& key, double grains) {
     constexpr double kBytesPerGrain = 1536.0;
-    const double machine = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    const double machine = machineBytes();
     const double need = grains * kBytesPerGrain;
     if (machine > 0.0 && need > 0.8 * machine) {
         char text[160];
         std::snprintf(text, sizeof text, "needs about %.3g GB for %.3g grains, more than this machine's %.3g GB allow",
                       need / 1e9, grains, machine / 1e9);
         v.fail(key, text, "fewer grains");
+    }
+}
+
+/// The key that sets the grains' places: their count, or the packing file.
+std::string grainCountKey(const Values& v) {
+    const std::string& source = v.text("grains.source");
+    return source == "file" ? "packing.file" : source == "chain" ? "chain.count" : source == "lattice" ? "lattice.counts" : "random.count";
+}
+
+/// Refuses grains whose radius lies outside [kMinRadius, kMaxRadius] (packing
+/// files; the radius keys have that range) or whose mass or moment of inertia
+/// (1D: mass only) is not a normal positive double: mass 0 would be an
+/// infinite inverse mass, and the first step's NaN would be reported as a
+/// divergence. The allowed density (or mass) follows from the radius.
+void checkGrainMasses(const Values& v, const World& world, GrainShape shape) {
+    const bool rotates = world.dimension > 1;
+    for (std::size_t i = 0; i < world.numGrains; ++i) {
+        const double r = world.radius[i];
+        if (!(r >= kMinRadius && r <= kMaxRadius)) {
+            char what[120];
+            std::snprintf(what, sizeof what, "gives grain %zu a radius of %g", i, r);
+            v.fail(grainCountKey(v), what,
+                   "radii in [" + formatNumber(kMinRadius) + ", " + formatNumber(kMaxRadius) + "]");
+        }
+        const double m = world.mass[i], inertia = world.inertia[i];
+        const bool massOk = std::isnormal(m) && m > 0.0;
+        if (massOk && (!rotates || (std::isnormal(inertia) && inertia > 0.0))) continue;
+        // m = rho c r^p (or fixed) and I = k m r^2 between the smallest and the largest normal double.
+        const double tiny = std::numeric_limits<double>::min(), huge = std::numeric_limits<double>::max();
+        const bool disk = shape == GrainShape::Disk;
+        const double c = disk ? M_PI : 4.0 / 3.0 * M_PI, k = disk ? 0.5 : 0.4;
+        const bool fixed = v.real("grains.mass") > 0.0;
+        const double perUnit = fixed ? 1.0 : c * std::pow(r, disk ? 2.0 : 3.0);  // mass per unit of the key
+        double lo = tiny / perUnit, hi = std::min(huge, huge / perUnit);
+        if (rotates) {
+            lo = std::max(lo, tiny / (perUnit * k * r * r));
+            hi = std::min(hi, huge / (perUnit * k * r * r));
+        }
+        const std::string key = fixed ? "grains.mass" : "grains.density";
+        char what[160], allowed[200];
+        std::snprintf(what, sizeof what, "gives grain %zu (radius %g) a %s of %g", i, r,
+                      massOk ? "moment of inertia" : "mass", massOk ? inertia : m);
+        std::snprintf(allowed, sizeof allowed,
+                      "%s in about [%.3g, %.3g] for this radius, so that mass%s are normal positive numbers",
+                      key.c_str(), lo, hi, rotates ? " and moment of inertia" : "");
+        v.fail(key, what, allowed);
+    }
+}
+
+/// Refuses, before anything detects contacts, grains piled so densely that
+/// their contacts cannot be held: 10^6 grains at one point are 5e11 pairs,
+/// which the cell grid would try to store (an uncaught std::bad_alloc after a
+/// minute). Counted from below in O(n log n): two grains whose centres lie in
+/// one cube of side 2 r_min / sqrt(3) are closer than 2 r_min, so they
+/// overlap, a contact whatever the margin. A packing that is not piled up
+/// has next to none such pairs.
+void checkCrowding(const Values& v, const World& world) {
+    const std::size_t n = world.numGrains;
+    if (n < 2) return;
+    double rMin = kInf;
+    for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, world.radius[i]);
+    // 0.999: the cells' coordinates below 2^40 are rounded by less than 2^-12 of a cell.
+    const double side = 0.999 * 2.0 * rMin / std::sqrt(3.0);
+    if (!(side > 0.0) || !std::isfinite(side)) return;
+    std::vector<std::array<double, 3>> cells;
+    cells.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::array<double, 3> c{};
+        bool ok = true;
+        for (int a = 0; a < 3; ++a) {
+            c[static_cast<std::size_t>(a)] = std::floor(world.x[i][a] / side);
+            ok = ok && std::abs(c[static_cast<std::size_t>(a)]) < 0x1p40;
+        }
+        if (ok) cells.push_back(c);
+    }
+    std::sort(cells.begin(), cells.end());
+    double pairs = 0.0;
+    for (std::size_t b = 0, e = 0; b < cells.size(); b = e) {
+        for (e = b + 1; e < cells.size() && cells[e] == cells[b]; ++e) {
+        }
+        const auto k = static_cast<double>(e - b);
+        pairs += 0.5 * k * (k - 1.0);
+    }
+    // A contact costs at least its Contact (80 bytes) and its pair in the
+    // Verlet list (8 bytes) while it is detected.
+    constexpr double kBytesPerContact = 88.0;
+    const double machine = machineBytes();
+    if (machine > 0.0 && pairs * kBytesPerContact > 0.8 * machine) {
+        char what[240], allowed[160];
+        std::snprintf(what, sizeof what,
+                      "piles up %zu grains so that at least %.3g pairs overlap: their contacts need about %.3g GB, "
+                      "more than this machine's %.3g GB allow",
+                      n, pairs, pairs * kBytesPerContact / 1e9, machine / 1e9);
+        std::snprintf(allowed, sizeof allowed, "grains that overlap little, here at most about %.3g overlapping pairs",
+                      0.8 * machine / kBytesPerContact);
+        v.fail(grainCountKey(v), what, allowed);
     }
 }
 
@@ -1283,6 +1408,8 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     }
     const std::vector<GrainSpec> grains = generateGrains(v, dimension, v.unsignedInteger("simulation.seed"), sceneDir);
     addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
+    checkGrainMasses(v, world, shape);
+    checkCrowding(v, world);
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
     for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
     if (world.deforming() && v.boolean("periodic.affine_start")) {
@@ -1499,6 +1626,29 @@ void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wal
     }
 }
 
+/// Refuses a periodic box too short for the minimum image: the cell grid
+/// finds the one image of a pair within reach only when each periodic length
+/// is above twice the reach of the Verlet list, 2 r_max + margin + skin
+/// (CellGridDetector would otherwise stop the first step, naming neither file
+/// nor key).
+void checkPeriodicLengths(const Values& v, const Scene& scene) {
+    const World& w = scene.world;
+    double rMax = 0.0;
+    for (std::size_t i = 0; i < w.numGrains; ++i) rMax = std::max(rMax, w.radius[i]);
+    const double reach = 2.0 * rMax + scene.simulation.margin + scene.simulation.skin;
+    for (int a = 0; a < 3; ++a) {
+        const double length = w.boxMax[a] - w.boxMin[a];
+        if (!w.periodic[static_cast<std::size_t>(a)] || length > 2.0 * reach) continue;
+        const std::string axis(1, static_cast<char>('x' + a));
+        v.fail("periodic.box_max",
+               "leaves the periodic box " + formatNumber(length) + " long along " + axis +
+                   ", not above twice the detection reach 2 r_max + margin + skin = " + formatNumber(reach) +
+                   " (r_max " + formatNumber(rMax) + ")",
+               "box_max - box_min > " + formatNumber(2.0 * reach) + " on the periodic axes, or smaller grains, "
+               "contact.margin or contact.skin");
+    }
+}
+
 Scene loadScene(const IniContent& ini, const std::string& origin, const std::vector<std::string>& sets,
                 const std::vector<KeySpec>& extraKeys, const std::filesystem::path& sceneDir,
                 const World* given = nullptr) {
@@ -1520,7 +1670,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     for (const IniLine& e : ini.entries) {
         const std::string where = origin + ":" + std::to_string(e.line);
         if (const auto [it, fresh] = seen.emplace(e.key, e.line); !fresh)
-            throw InputError(where + ": key '" + e.key + "' is given twice (first on line " +
+            throw InputError(where + ": key '" + shown(e.key) + "' is given twice (first on line " +
                              std::to_string(it->second) + ")");
         give(e.key, e.value, where);
     }
@@ -1528,7 +1678,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
         const auto eq = set.find('=');
         const std::string key = eq == std::string::npos ? std::string() : trim(set.substr(0, eq));
         if (eq == std::string::npos || key.empty())
-            throw InputError("--set: malformed '" + set + "' (expected section.key=value, e.g. cd.iterations=80)");
+            throw InputError("--set: malformed '" + shown(set) + "' (expected section.key=value, e.g. cd.iterations=80)");
         give(key, unquote(trim(set.substr(eq + 1))), "--set");
     }
 
@@ -1668,6 +1818,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.simulation.margin = v.real("contact.margin") * rMin;
     scene.simulation.skin = v.real("contact.skin") * rMin;
     scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
+    if (!given) checkPeriodicLengths(v, scene);
     parseServos(scene, v, instances["wall"]);
     {
         CellServo& cs = scene.cellServo;

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 MOREAU, SRC = sys.argv[1], sys.argv[2]
 failures = []
@@ -86,6 +87,43 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_input(["experiment", "restitution", "--json", tmp], ["--json", "directory"], tmp)
     bad_input(["experiment", "sound-wave-1d", "--set", "md.kn=5"], ["sound-wave-1d", "md.kn", "not used"], tmp)
     bad_input(["experiment", "restitution", "--set", "cd.iterations=5"], ["restitution", "cd.iterations"], tmp)
+    # Piled-up grains, a huge key, a radius of 1e-300, a narrow periodic box
+    # (issue 38): exit 2 at once, one short line naming file and key.
+    pile = os.path.join(tmp, "pile.txt")
+    with open(pile, "w") as f:
+        f.write("5 5 5 0.5\n" * 200000)  # 2e10 overlapping pairs: more memory than any machine has
+    started = time.monotonic()
+    bad_input(["run", box, "--set", "grains.source=file", "--set", f"packing.file={pile}"],
+              ["packing.file", "pile.txt", "200000 grains", "GB"], tmp)
+    expect(time.monotonic() - started < 30, f"piled-up grains took {time.monotonic() - started:.0f} s to refuse")
+    huge = os.path.join(tmp, "huge_key.ini")
+    with open(huge, "w") as f:
+        f.write("[cd]\n" + "k" * (1 << 20) + " = 1\n")
+    started = time.monotonic()
+    p = run("run", huge, "--out", os.path.join(tmp, "huge_out"), "--quiet")
+    expect(p.returncode == 2 and "huge_key.ini:2" in p.stderr and "unknown key" in p.stderr
+           and "1048579 bytes" in p.stderr and len(p.stderr) < 300,
+           f"a 1 MB key: exit {p.returncode}, {len(p.stderr)} bytes on stderr: {p.stderr[:300]}")
+    expect(time.monotonic() - started < 5, f"a 1 MB key took {time.monotonic() - started:.1f} s")
+    bad_input(["run", chain, "--set", "chain.radius=1e-300"], ["--set", "chain.radius", "1e-300", "1e-60"], tmp)
+    tiny = os.path.join(tmp, "tiny.txt")
+    with open(tiny, "w") as f:
+        f.write("5 5 5 1e-300\n")
+    bad_input(["run", box, "--set", "grains.source=file", "--set", f"packing.file={tiny}"],
+              ["packing.file", "tiny.txt", "grain 0", "1e-300", "1e-60"], tmp)
+    bad_input(["run", box, "--set", "grains.density=1e-310"], ["--set", "grains.density", "mass of"], tmp)
+    bad_input(["run", chain, "--set", "chain.count=1", "--set", "periodic.axes=x", "--set", "periodic.box_min=0 0 0",
+               "--set", "periodic.box_max=2 0 0"], ["--set", "periodic.box_max", "along x", "2.7"], tmp)
+    # Experiments and benches refuse scene keys they do not read, listing those they do.
+    bad_input(["experiment", "sound-wave-1d", "--set", "simulation.steps=5"],
+              ["sound-wave-1d", "simulation.steps", "not used", "simulation.dt", "cd.*"], tmp)
+    bad_input(["experiment", "restitution", "--set", "simulation.dt=1e-6"],
+              ["restitution", "simulation.dt", "not used", "md.*", "not md.kn"], tmp)
+    bad_input(["bench", "detect", "--set", "bench.particles=1000", "--set", "simulation.dt=5"],
+              ["bench detect", "simulation.dt", "contact.margin"], tmp)
+    p = run("experiment", "force-relaxation", "--help")
+    expect(p.returncode == 0 and "Scene keys it reads" in p.stdout and "cd.order" in p.stdout,
+           f"experiment --help lists the scene keys it reads: {p.stdout[-300:]}")
     bom = os.path.join(tmp, "bom.ini")
     with open(bom, "wb") as f:
         f.write(b"\xef\xbb\xbf[simulation]\nsteps = 3\n[cd]\niterations = x\n")

@@ -20,14 +20,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "moreau/core/bytes.hpp"  // ByteWriter whole: CdRanks holds vectors of them
 #include "moreau/core/comm.hpp"
 #include "moreau/cd/partition.hpp"
 #include "moreau/sim/distributed_simulation.hpp"
 
 namespace moreau {
-
-class ByteReader;
-class ByteWriter;
 
 class CdRanks final : public CdPartition {
 public:
