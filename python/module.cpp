@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/model/law_table.hpp"
+#include "moreau/sim/guards.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace py = pybind11;
@@ -142,18 +144,42 @@ public:
             if (n < 1 || n > 4096) throw InputError("threads=" + std::to_string(n) + " (allowed: 1 to 4096)");
             omp_set_num_threads(n);
         }
-        sim_ = std::make_unique<Simulation>(sceneOf(scene, setsOf(set)));
+        Scene s = sceneOf(scene, setsOf(set));
+        // What `moreau run` refuses before step 0 (sim/guards.hpp), with its messages.
+        checkMdStep(s);
+        checkStart(s);
+        sim_ = std::make_unique<Simulation>(std::move(s));
+        restartGuard();
     }
 
+    /// n whole steps, each checked by `moreau run`'s guards as its run loop
+    /// checks them: travel every step, overlaps and energy every guard.every
+    /// steps (there is no last step here). A failure raises DivergenceError
+    /// with the diagnosis summary.json's "divergence" holds; the world is
+    /// left at the step that failed.
     void step(long n) {
         if (n < 0) throw InputError("step(n): n = " + std::to_string(n) + " (allowed: n >= 0)");
         for (long k = 0; k < n; ++k) {
             {
                 py::gil_scoped_release free;
                 sim_->advance();
+                if (guard_->active()) {
+                    const long s = sim_->world().step;
+                    std::string why = guard_->checkTravel(*sim_);
+                    if (why.empty() && s % guard_->every() == 0) why = guard_->check(*sim_);
+                    if (!why.empty()) throw DivergenceError("step " + std::to_string(s) + ": " + why);
+                }
             }
             if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         }
+    }
+
+    /// The guards from the state now: a setter may add an energy source (a
+    /// wall force, cell rates or a cell servo) or give the grains energy
+    /// (velocities, positions), so the energy guard starts over from it.
+    void restartGuard() {
+        RunTotals fresh;  // the energy reference is made from the state now
+        guard_.emplace(*sim_, fresh);
     }
 
     Simulation& sim() { return *sim_; }
@@ -249,10 +275,12 @@ public:
         for (std::size_t i = 0; i < w.numGrains; ++i)
             for (int e = 0; e < 3; ++e) target[i][e] = v(static_cast<py::ssize_t>(i), e);
         sim_->md().reset();  // a multi-step scheme's history is of the old state
+        restartGuard();
     }
 
 private:
     std::unique_ptr<Simulation> sim_;
+    std::optional<Guard> guard_;
 };
 
 /// A property getter: the grains' rows of the world's per-body `array`.
@@ -296,12 +324,15 @@ scene    a scene file path, or a dict of 'section.key' values (every key of
 set      a dict of 'section.key' overrides, as the command line's --set
 threads  OpenMP threads (default: all cores); results do not depend on it
 
-Bad input raises moreau.InputError with the command line's message.)")
+Bad input, and a scene `moreau run` refuses before step 0 (guard.contact_steps,
+guard.start_overlap), raise moreau.InputError with the command line's message.)")
         .def(py::init<const py::object&, const py::object&, const py::object&>(), py::arg("scene"),
              py::arg("set") = py::none(), py::arg("threads") = py::none())
         .def("step", &PySimulation::step, py::arg("n") = 1,
              "Advance n whole steps (the GIL is released while stepping; Ctrl-C stops between steps with "
-             "KeyboardInterrupt). Raises moreau.DivergenceError when a value turns non-finite.")
+             "KeyboardInterrupt). Raises moreau.DivergenceError when a value turns non-finite (the world is then "
+             "the step's before) or a step fails a check of `moreau run` (guard.max_travel every step, "
+             "guard.max_overlap and guard.energy every guard.every steps; the world is then at that step).")
         .def("apply_controls", [](PySimulation& s) { s.sim().applyControls(); },
              "Before detect() when stepping stage by stage (step() does it): each servo wall's normal velocity "
              "from its load, each glued grain's velocity from its wall's.")
@@ -415,6 +446,7 @@ Bad input raises moreau.InputError with the command line's message.)")
                     throw InputError("set_wall_force: three finite numbers (allowed: [fx, fy, fz])");
                 ForceSchedule& sched = w.forceSchedule(static_cast<BodyId>(w.numGrains + k));
                 sched = ForceSchedule{Vec3(f[0], f[1], f[2]), Vec3(f[0], f[1], f[2])};
+                s.restartGuard();
             },
             py::arg("name"), py::arg("force"), "Set a mobile wall's applied force from now on (replaces its schedule).")
         .def_property_readonly(
@@ -448,6 +480,7 @@ Bad input raises moreau.InputError with the command line's message.)")
                 if (!s.sim().betweenSteps()) throw InputError("set_cell_rates: only between steps");
                 if (strain.size() != 3) throw InputError("set_cell_rates: strain_rate of three numbers (allowed: [ex, ey, ez])");
                 s.sim().setCellRates(Vec3(strain[0], strain[1], strain[2]), shear, "set_cell_rates");
+                s.restartGuard();
             },
             py::arg("strain_rate") = std::vector<double>{0.0, 0.0, 0.0}, py::arg("shear_rate") = 0.0,
             "The cell's strain rates per axis and Lees-Edwards shear rate from now on (periodic axes; md.integrator cd).")
@@ -467,6 +500,7 @@ Bad input raises moreau.InputError with the command line's message.)")
                 servo.maxRate = maxRate;
                 servo.time = time;
                 s.sim().setCellServo(servo, "set_cell_stress");
+                s.restartGuard();
             },
             py::arg("axes"), py::arg("stress") = std::vector<double>{0.0, 0.0, 0.0}, py::arg("gain") = 0.0,
             py::arg("max_rate") = std::numeric_limits<double>::infinity(),

@@ -76,10 +76,100 @@ def test_errors_are_the_cli_messages():
 
 
 def test_divergence_raises():
+    # guard.contact_steps = 0 and guard.max_travel = 0: the solver's own check, not the run's guards.
     sim = moreau.Simulation(example("chain_1d.ini"), set={"simulation.method": "md", "md.substeps": 1,
-                                                          "md.kn": 1e200})
+                                                          "md.kn": 1e200, "guard.contact_steps": 0,
+                                                          "guard.max_travel": 0})
     with pytest.raises(moreau.DivergenceError, match="non-finite"):
         sim.step(50)
+
+
+def cli_run(scene, sets=None):
+    """`moreau run SCENE --set KEY=VALUE ...` with the Python dict `sets`:
+    (exit status, stderr, summary.json or None)."""
+    with tempfile.TemporaryDirectory() as out:
+        args = [BINARY, "run", scene, "--out", out, "--quiet"]
+        for k, v in (sets or {}).items():
+            args += ["--set", f"{k}={' '.join(map(str, v)) if isinstance(v, list) else v}"]
+        p = subprocess.run(args, capture_output=True, text=True)
+        summary = os.path.join(out, "summary.json")
+        if not os.path.exists(summary):
+            return p.returncode, p.stderr, None
+        with open(summary) as f:
+            return p.returncode, p.stderr, json.load(f)
+
+
+def test_an_md_step_moreau_run_refuses_is_refused_with_its_message():
+    scene, sets = example("piston_2d.ini"), {"simulation.method": "md", "md.substeps": 1}
+    status, stderr, _ = cli_run(scene, sets)
+    assert status == 2 and stderr.startswith("moreau: error: ")
+    with pytest.raises(moreau.InputError) as e:
+        moreau.Simulation(scene, set=sets)
+    assert str(e.value) == stderr.removeprefix("moreau: error: ").rstrip("\n")
+    assert "guard.contact_steps = 0 runs it anyway" in str(e.value)
+    # The opt-out of the command line: the run's guards then stop it where `moreau run` stops.
+    sets["guard.contact_steps"] = 0
+    status, _, summary = cli_run(scene, sets)
+    assert status == 3 and summary["status"] == "diverged"
+    sim = moreau.Simulation(scene, set=sets)
+    with pytest.raises(moreau.DivergenceError) as e:
+        sim.step(summary["steps"])
+    assert str(e.value) == summary["divergence"]
+
+
+def test_overlapping_grains_are_refused_with_the_message_of_moreau_run(tmp_path):
+    (tmp_path / "two.txt").write_text("0 0 0 0.5\n0.8 0 0 0.5\n")  # overlapping by 0.2
+    scene = tmp_path / "two.ini"
+    scene.write_text("[grains]\nsource = file\n[packing]\nfile = two.txt\n")
+    status, stderr, _ = cli_run(str(scene))
+    assert status == 2 and "grains 0 and 1 overlap by 0.2" in stderr
+    with pytest.raises(moreau.InputError, match="grains 0 and 1 overlap by 0.2") as e:
+        moreau.Simulation(str(scene))
+    assert str(e.value) == stderr.removeprefix("moreau: error: ").rstrip("\n")
+    sim = moreau.Simulation(str(scene), set={"guard.start_overlap": "inf"})  # the opt-out
+    assert sim.num_grains == 2
+
+
+def test_a_grain_that_flies_off_raises_before_its_position_is_infinite(tmp_path):
+    # One free grain at 1e308 per step: at step 2 its position would be inf.
+    scene = tmp_path / "fly.ini"
+    scene.write_text("[simulation]\ndimension = 1\n[grains]\nvelocity = 1e308 0 0\n[chain]\ncount = 1\n")
+    status, _, summary = cli_run(str(scene), {"simulation.steps": 3})
+    assert status == 3
+    sim = moreau.Simulation(str(scene))
+    with pytest.raises(moreau.DivergenceError, match="guard.max_travel = 1") as e:
+        sim.step(3)
+    assert str(e.value) == summary["divergence"]
+    assert sim.step_count == 1 and np.isfinite(sim.positions).all()  # left at the step that failed
+    # A travel of 2 radii a step, allowed by guard.max_travel = 0 (no check), as in `moreau run`.
+    slow = {"grains.velocity": [1, 0, 0]}
+    with pytest.raises(moreau.DivergenceError, match="step 1: grain 0 moves 2 radii"):
+        moreau.Simulation(str(scene), set=slow).step()
+    sim = moreau.Simulation(str(scene), set={**slow, "guard.max_travel": 0})
+    sim.step(3)
+    assert sim.positions[0, 0] == 3
+
+
+def test_the_energy_guard_measures_from_the_last_setter():
+    # MD with too few substeps for the dashpot (gamma dt / m = 1.3): the energy grows
+    # without bound. Only guard.energy is left on.
+    sets = {"simulation.method": "md", "md.substeps": 5, "guard.contact_steps": 0, "guard.max_travel": 0,
+            "guard.max_overlap": 0, "force.push.value": [0, 0, 0]}
+    status, _, summary = cli_run(example("chain_1d.ini"), {**sets, "grains.velocity": [-0.1, 0, 0]})
+    assert status == 3 and "(guard.energy)" in summary["divergence"]
+    sim = moreau.Simulation(example("chain_1d.ini"), set=sets)  # at rest: energy 0
+    v = np.zeros((50, 3))
+    v[:, 0] = -0.1
+    sim.set_velocities(v)  # energy 0.25 from here, as the command line's start
+    with pytest.raises(moreau.DivergenceError, match=r"step 50: .* from 0.25 .*\(guard.energy\)") as e:
+        sim.step(100)
+    assert str(e.value) == summary["divergence"] and sim.step_count == 50
+    # A setter's energy is no divergence: the rigid chain set moving steps on.
+    sim = moreau.Simulation(example("chain_1d.ini"), set={"force.push.value": [0, 0, 0]})
+    sim.step(10)
+    sim.set_velocities(v)
+    sim.step(100)
+    assert sim.step_count == 110
 
 
 def test_views_follow_the_simulation_without_copies():

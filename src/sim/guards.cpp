@@ -1,0 +1,187 @@
+#include "moreau/sim/guards.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "moreau/contact/detection.hpp"
+#include "moreau/core/error.hpp"
+#include "moreau/md/force_laws.hpp"
+#include "moreau/sim/simulation.hpp"
+
+namespace moreau {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+std::string format(const char* fmt, auto... args) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    return buf;
+}
+
+/// −Σ m g·x over the axes gravity moves a body along (those it is free on).
+double potential(const World& w) {
+    double u = 0.0;
+    for (std::size_t i = 0; i < w.numBodies(); ++i)
+        for (int k = 0; k < 3; ++k)
+            if (w.invMass[i][k] > 0.0) u -= w.mass[i] * w.gravity[k] * w.x[i][k];
+    return u;
+}
+double energyOf(const StepRecord& r, const World& w) {
+    return r.kineticEnergy + r.rotationalEnergy + r.elasticEnergy + potential(w);
+}
+
+}  // namespace
+
+void checkMdStep(const Scene& scene) {
+    if (scene.simulation.method != Method::MD || scene.guard.contactSteps <= 0) return;
+    const World& w = scene.world;
+    if (w.numGrains == 0) return;
+    // The smallest effective mass of any pair: the two lightest grains, or
+    // the lightest against a wall (a fixed wall counts as infinitely heavy).
+    double m1 = kInfinity, m2 = kInfinity, wallMass = kInfinity, speed = 0.0, accel = w.gravity.norm();
+    Vec3 lo = Vec3::Constant(kInfinity), hi = -lo;
+    double rMax = 0.0;
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        const double m = w.mass[i];
+        if (m < m1) {
+            m2 = m1;
+            m1 = m;
+        } else if (m < m2) {
+            m2 = m;
+        }
+        speed = std::max(speed, 2.0 * w.v[i].norm());
+        const Vec3 f = w.appliedForce(static_cast<BodyId>(i), 0.0);
+        const Vec3 g = i < w.force.size() ? w.force[i].after : Vec3::Zero();
+        accel = std::max(accel, w.gravity.norm() + std::max(f.norm(), g.norm()) / m);
+        lo = lo.cwiseMin(w.x[i]);
+        hi = hi.cwiseMax(w.x[i]);
+        rMax = std::max(rMax, w.radius[i]);
+    }
+    for (std::size_t k = 0; k < w.numWalls(); ++k)
+        if (w.wallMobile[k]) wallMass = std::min(wallMass, w.mass[w.numGrains + k]);
+    double meff = m1;
+    if (w.numGrains > 1) meff = std::min(meff, m1 * m2 / (m1 + m2));
+    if (std::isfinite(wallMass)) meff = std::min(meff, m1 * wallMass / (m1 + wallMass));
+    const double height = (hi - lo).maxCoeff() + 2.0 * rMax;
+    speed += std::sqrt(2.0 * accel * height);
+    const double tn = contactDuration(scene.md, meff, speed);
+    const double step = scene.simulation.dt / scene.md.substeps;
+    const double limit = tn / static_cast<double>(scene.guard.contactSteps);
+    if (!(step > limit)) return;
+    const double substeps = std::ceil(scene.simulation.dt / limit);
+    throw InputError(format("%s: keys 'simulation.dt', 'md.substeps': the MD step %.3g (simulation.dt / md.substeps) "
+                            "does not resolve a contact, which lasts about %.3g (md.normal, md.kn, md.kt, smallest "
+                            "m_eff %.3g, speed %.3g); it must be below %.3g (allowed: md.substeps >= %.0f, or "
+                            "simulation.dt <= %.3g with md.substeps = %ld; guard.contact_steps = 0 runs it anyway)",
+                            scene.origin.c_str(), step, tn, meff, speed, limit, substeps,
+                            limit * static_cast<double>(scene.md.substeps), scene.md.substeps));
+}
+
+void checkStart(const Scene& scene) {
+    const World& w = scene.world;
+    const std::string allow = format(" (allowed: overlaps up to guard.start_overlap = %g of the smallest radius; "
+                                     "inf runs it anyway)",
+                                     scene.guard.startOverlap);
+    double rMin = kInfinity;
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        rMin = std::min(rMin, w.radius[i]);
+        for (int k = 0; k < 3; ++k)
+            if (w.periodic[k] && !(w.x[i][k] >= w.boxMin[k] && w.x[i][k] < w.boxMax[k]))
+                throw InputError(format("%s: grain %zu lies outside the periodic box along %c (at %g; allowed: "
+                                        "[periodic.box_min, periodic.box_max))",
+                                        scene.origin.c_str(), i, static_cast<char>('x' + k), w.x[i][k]));
+    }
+    if (w.numGrains == 0 || std::isinf(scene.guard.startOverlap)) return;
+    std::vector<Contact> contacts;
+    CellGridDetector().detect(w, 0.0, contacts);
+    // Bodies that cannot push each other: a grain glued to a wall and the
+    // wall, two grains of one plate, two kinematic bodies.
+    const std::vector<BodyId> carriers = w.carriers();
+    auto carrier = [&](BodyId b) { return carriers.empty() ? b : carriers[static_cast<std::size_t>(b)]; };
+    auto kinematic = [&](BodyId b) {
+        const auto i = static_cast<std::size_t>(b);
+        return w.invMass[i] == Vec3::Zero() && w.invInertia[i] == Vec3::Zero();
+    };
+    for (const Contact& c : contacts) {
+        if (!(c.gap < -scene.guard.startOverlap * rMin)) continue;
+        if (carrier(c.a) == carrier(c.b) ||
+            (kinematic(c.a) && kinematic(c.b)))
+            continue;
+        if (w.isWall(c.b))
+            throw InputError(format("%s: grain %d lies %g inside or behind wall '%s'", scene.origin.c_str(), c.a, -c.gap,
+                                    w.wallName[static_cast<std::size_t>(c.b) - w.numGrains].c_str()) +
+                             allow);
+        throw InputError(format("%s: grains %d and %d overlap by %g", scene.origin.c_str(), c.a, c.b, -c.gap) + allow);
+    }
+}
+
+Guard::Guard(const Simulation& sim, RunTotals& totals) : g_(sim.scene().guard) {
+    const World& w = sim.world();
+    rMin_ = kInfinity;
+    for (std::size_t i = 0; i < w.numGrains; ++i) rMin_ = std::min(rMin_, w.radius[i]);
+    // Energy: only where nothing feeds it but gravity.
+    bool sources = false;
+    for (const ForceSchedule& f : w.force) sources = sources || f.before.norm() > 0.0 || f.after.norm() > 0.0;
+    for (std::size_t i = 0; i < w.numBodies(); ++i) sources = sources || w.prescribed[i];
+    for (int k = 0; k < 3; ++k) sources = sources || (w.periodic[k] && w.gravity[k] != 0.0);
+    sources = sources || w.deforming() || sim.scene().cellServo.any();  // the cell works on the grains
+    energy_ = g_.energy && !sources;
+    if (!energy_) return;
+    if (!std::isnan(totals.energyStart)) {
+        e0_ = totals.energyStart;
+        budget_ = totals.energyBudget;
+        return;
+    }
+    e0_ = energyOf(sim.observe(), w);
+    Vec3 lo = Vec3::Constant(kInfinity), hi = -lo;
+    double rMax = 0.0, mass = 0.0;
+    for (std::size_t i = 0; i < w.numBodies(); ++i) {
+        if (w.isWall(static_cast<BodyId>(i)) && !w.wallMobile[i - w.numGrains]) continue;
+        lo = lo.cwiseMin(w.x[i]);
+        hi = hi.cwiseMax(w.x[i]);
+        rMax = std::max(rMax, w.radius[i]);
+        mass += w.mass[i];
+    }
+    const double height = w.numGrains > 0 ? (hi - lo).maxCoeff() + 2.0 * rMax : 0.0;
+    budget_ = std::abs(e0_ - potential(w)) + mass * w.gravity.norm() * height;
+    totals.energyStart = e0_;
+    totals.energyBudget = budget_;
+}
+
+std::string Guard::checkTravel(const Simulation& sim) const {
+    const World& w = sim.world();
+    const double dt = sim.scene().simulation.dt;
+    if (g_.maxTravel > 0.0)
+        for (std::size_t i = 0; i < w.numGrains; ++i) {
+            const double reach = g_.maxTravel * w.radius[i];  // squared: no root per grain and step
+            if (!(w.v[i].squaredNorm() * (dt * dt) <= reach * reach))
+                return format("grain %zu moves %.3g radii in a step, |v| = %.3g (guard.max_travel = %g)", i,
+                              w.v[i].norm() * dt / w.radius[i], w.v[i].norm(), g_.maxTravel);
+        }
+    return {};
+}
+
+std::string Guard::check(const Simulation& sim) const {
+    const World& w = sim.world();
+    if (g_.maxOverlap > 0.0) {
+        const double overlap = sim.record().maxOverlap;
+        if (!(overlap <= g_.maxOverlap * rMin_))
+            return format("an overlap of %.3g, %.3g of the smallest radius (guard.max_overlap = %g)", overlap,
+                          overlap / rMin_, g_.maxOverlap);
+    }
+    if (energy_) {
+        const double e = energyOf(sim.record(), w);
+        if (!(e - e0_ <= budget_))
+            return format("the energy rose by %.3g from %.3g with no source to give more than %.3g "
+                          "(guard.energy)",
+                          e - e0_, e0_, budget_);
+    }
+    return {};
+}
+
+}  // namespace moreau
