@@ -1,6 +1,7 @@
 #include "moreau/sim/run.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/out_dir.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/force_laws.hpp"
@@ -66,42 +68,90 @@ private:
 
 // --- the output folder ------------------------------------------------------------
 
-/// Creates `dir` and checks that a file can be made in it; a fresh run also
-/// removes what an earlier run left there (its series, summary, log,
-/// checkpoint and VTK snapshots), so that no stale file sits beside new ones.
-void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
+/// Creates `dir` (a fresh run's) and holds it for the run (OutDirLock):
+/// before anything in it is written or removed.
+OutDirLock holdOutDir(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (!std::filesystem::is_directory(dir, ec))
         throw InputError("--out '" + dir.string() + "': cannot create the folder" +
                          (ec ? " (" + ec.message() + ")" : std::string(" (a file of that name exists)")));
-    const std::filesystem::path probe = dir / ".moreau-write-test";
-    {
-        std::ofstream f(probe);
-        f << "x";
-        f.close();
-        if (!f) {
-            std::filesystem::remove(probe, ec);
-            throw InputError("--out '" + dir.string() + "': the folder is not writable");
+    return OutDirLock(dir, "--out");
+}
+
+/// Holds the folder a run resumes in, if it is one (else readCheckpoint
+/// says what is missing). Collective: rank 0 holds it, every rank gets its error.
+OutDirLock holdResumedDir(const std::filesystem::path& dir) {
+    OutDirLock lock;
+    std::string failure;
+    std::error_code ec;
+    if (comm::rank() == 0) try {
+            if (std::filesystem::is_directory(dir, ec)) lock = OutDirLock(dir, "--resume");
+        } catch (const InputError& e) {
+            failure = e.what();
         }
+    failure = comm::broadcast(failure);
+    if (!failure.empty()) throw InputError(failure);
+    return lock;
+}
+
+/// Checks that a file can be made in the held `dir` (a temporary of a unique
+/// name, never through a link, removed at once); a fresh run also removes
+/// what an earlier run left there (its series, summary, log, checkpoint, VTK
+/// snapshots and their temporaries), so that no stale file sits beside new
+/// ones. Only regular files go: a link or a special file of an output's name
+/// stays and is written through (docs/scenes.md), and a vtk/ that is a link
+/// is not entered.
+void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
+    std::error_code ec;
+    try {
+        std::filesystem::path probe;
+        ::close(createUniqueTemporary(dir / ".moreau-write-test", probe));
+        std::filesystem::remove(probe, ec);
+    } catch (const InputError&) {
+        throw InputError("--out '" + dir.string() + "': the folder is not writable");
     }
-    std::filesystem::remove(probe, ec);
+    // A link or special file of an output's name is written through, later:
+    // one that cannot be (a link to nothing or to a folder, a folder) is
+    // refused now, before any work.
+    for (const char* name : {"series.csv", "summary.json", "log.txt", "checkpoint"}) {
+        const std::filesystem::path p = dir / name;
+        const auto link = std::filesystem::symlink_status(p, ec);
+        if (!std::filesystem::exists(link) || std::filesystem::is_regular_file(link)) continue;
+        const auto target = std::filesystem::status(p, ec);
+        if (!std::filesystem::exists(target))
+            throw InputError("--out '" + dir.string() + "': '" + p.string() +
+                             "' is a symbolic link to nothing (no file is created through a link; remove it)");
+        if (std::filesystem::is_directory(target))
+            throw InputError("--out '" + dir.string() + "': '" + p.string() + "' is a folder (allowed: a file, or a "
+                             "link to one, written in place)");
+    }
     if (!fresh) return;
-    for (const char* name : {"series.csv", "summary.json", "summary.json.tmp", "log.txt", "checkpoint",
-                             "checkpoint.tmp"})
-        std::filesystem::remove(dir / name, ec);
+    auto regular = [&](const std::filesystem::path& p) {
+        return std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec));
+    };
+    auto stale = [](std::string_view name, auto isOutput) {
+        const std::string_view base = temporaryBase(name);
+        return isOutput(name) || (!base.empty() && (isOutput(base) || base == ".moreau-write-test"));
+    };
+    auto runFile = [](std::string_view name) {
+        return name == "series.csv" || name == "summary.json" || name == "log.txt" || name == "checkpoint";
+    };
+    auto removeStale = [&](const std::filesystem::path& folder, auto isOutput) {
+        std::vector<std::filesystem::path> old;
+        for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+            if (stale(entry.path().filename().string(), isOutput) && regular(entry.path())) old.push_back(entry.path());
+        for (const auto& p : old) std::filesystem::remove(p, ec);
+    };
+    removeStale(dir, runFile);
     const std::filesystem::path vtk = dir / "vtk";
-    if (!std::filesystem::is_directory(vtk, ec)) return;
-    std::vector<std::filesystem::path> stale;
-    for (const auto& entry : std::filesystem::directory_iterator(vtk, ec)) {
-        const std::string name = entry.path().filename().string();
-        const bool snapshot = (name.rfind("grains_", 0) == 0 || name.rfind("contacts_", 0) == 0 ||
-                               name.rfind("walls_", 0) == 0) &&
-                              (name.ends_with(".vtp") || name.ends_with(".vtp.tmp") || name.ends_with(".pvtp") ||
-                               name.ends_with(".pvtp.tmp"));
-        if (snapshot || name == "run.pvd" || name == "run.pvd.tmp") stale.push_back(entry.path());
-    }
-    for (const auto& p : stale) std::filesystem::remove(p, ec);
+    if (!std::filesystem::is_directory(std::filesystem::symlink_status(vtk, ec))) return;
+    removeStale(vtk, [](std::string_view name) {
+        const bool snapshot = (name.starts_with("grains_") || name.starts_with("contacts_") ||
+                               name.starts_with("walls_")) &&
+                              (name.ends_with(".vtp") || name.ends_with(".pvtp"));
+        return snapshot || name == "run.pvd";
+    });
     if (std::filesystem::is_empty(vtk, ec)) std::filesystem::remove(vtk, ec);
 }
 
@@ -111,18 +161,19 @@ void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
 /// DIR/log.txt, flushed as written: a batch job's log shows progress.
 class RunLog {
 public:
-    RunLog(const std::filesystem::path& file, bool toStderr, bool append) : toStderr_(toStderr) {
-        out_.open(file, append ? std::ios::app : std::ios::trunc);
-        if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
-    }
+    RunLog(const std::filesystem::path& file, bool toStderr, bool append)
+        : out_(file, append), toStderr_(toStderr) {}
     void line(const std::string& text) {
-        out_ << text << '\n';
-        out_.flush();
+        try {  // as ever, a log line that cannot be written is lost; series.csv reports a full disk
+            out_.write(text + '\n');
+            out_.flush();
+        } catch (const InputError&) {
+        }
         if (toStderr_) std::fprintf(stderr, "%s\n", text.c_str());
     }
 
 private:
-    std::ofstream out_;
+    OutputStream out_;
     bool toStderr_;
 };
 
@@ -563,7 +614,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
     const bool root = comm::rank() == 0;
     const std::filesystem::path& dir = options.outDir;
     std::string failure;
+    OutDirLock lock;  // rank 0 holds DIR for the run (a resumed run's caller holds it already)
     if (root) try {
+            if (!resumed) lock = holdOutDir(dir);
             prepareOutDir(dir, !resumed);
         } catch (const InputError& e) {
             failure = e.what();
@@ -868,12 +921,14 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
     checkMdStep(scene);
     checkStart(scene);
     Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
+    const OutDirLock lock = holdOutDir(options.outDir);
     prepareOutDir(options.outDir, true);
     return runLoop(sim, options, RunTotals{}, false);
 }
 
 RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets, const std::string& sceneFile) {
     const std::filesystem::path file = options.outDir / "checkpoint";
+    const OutDirLock lock = holdResumedDir(options.outDir);  // before the checkpoint is read: no run writes it now
     Checkpoint c = readCheckpoint(file);
     const std::string origin = "checkpoint '" + file.string() + "'";
     const Scene before = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
