@@ -243,6 +243,19 @@ std::string completedReport(const Scene& scene, const nlohmann::json& summary, c
            (scene.output.checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
 }
 
+/// The line a resume from another version's checkpoint prints and logs.
+std::string versionWarning(const Checkpoint& c) {
+    return "checkpoint '" + c.path.string() + "' was written by Moreau " + c.version + ", this is Moreau " +
+           MOREAU_VERSION + ": the run continues from it, but its bits may differ from an uninterrupted run's";
+}
+
+/// summary.json of a run resumed from another version's checkpoint says so.
+void noteCheckpointVersion(nlohmann::json& summary, const Checkpoint* from) {
+    if (!from || from->version == MOREAU_VERSION) return;
+    summary["checkpoint_version"] = from->version;
+    summary["bit_exact_resume"] = false;
+}
+
 // --- guards ---------------------------------------------------------------------
 
 /// Throws InputError when an MD step cannot resolve a contact (guard.contact_steps).
@@ -433,7 +446,12 @@ std::string fclibPath(const std::filesystem::path& dir, long step) {
     return (dir / "fclib" / name).string();
 }
 
-RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, bool resumed, bool exact = true) {
+/// Steps `sim` to simulation.steps with the outputs; `from` is the
+/// checkpoint a resumed run continues (null for a fresh run), `exact` false
+/// where the resume changed the step (summary.json: bit_exact_resume).
+RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, const Checkpoint* from,
+                   bool exact = true) {
+    const bool resumed = from != nullptr;
     const Scene& scene = sim.scene();
     const std::filesystem::path& dir = options.outDir;
     const long steps = scene.simulation.steps, every = scene.output.every, vtkEvery = scene.output.vtkEvery;
@@ -455,6 +473,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     log.line(format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads", MOREAU_VERSION,
                     resumed ? "resuming" : "running", scene.origin.c_str(), methodName(scene).c_str(),
                     sim.world().numGrains, sim.world().numWalls(), first, steps, omp_get_max_threads()));
+    if (from && from->version != MOREAU_VERSION) log.line("warning: " + versionWarning(*from));
     log.line(kLogHeader);
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -474,6 +493,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
         }
         if (!exact) s["bit_exact_resume"] = false;
+        noteCheckpointVersion(s, from);
         return s;
     };
 
@@ -606,7 +626,7 @@ StepRecord distributedRecord(const World& w, const std::vector<Contact>& contact
 
 }  // namespace
 
-RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed) {
+RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
     if (!resumed) {
         checkMdStep(scene);
         checkStart(scene);
@@ -702,6 +722,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                              run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads()));
             if (guard.energy)
                 log->line("guard.energy is not checked on MPI ranks yet");
+            if (resumed && resumed->version != MOREAU_VERSION) log->line("warning: " + versionWarning(*resumed));
             log->line(kLogHeader);
         }
         if (!resumed) observe(true, vtkEvery > 0);
@@ -853,6 +874,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         nlohmann::json summary = runSummary(!failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed",
                                             settings, w, totals, last.contacts, first, resumed != nullptr,
                                             wallBefore + elapsed());
+        if (!exact) summary["bit_exact_resume"] = false;
+        noteCheckpointVersion(summary, resumed);
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["distributed"] = {{"grid", run.grid()},
                                   {"rebuilds", run.rebuilds()},
@@ -911,8 +934,14 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
 }
 
 const std::vector<std::string>& resumableKeys() {
-    static const std::vector<std::string> keys = {"simulation.steps", "output.every", "output.vtk_every",
-                                                  "output.checkpoint_every", "output.log_every"};
+    // Every output.* and guard.* key but the two that change series.csv's
+    // columns or what they measure (the file would not be one run's): a
+    // test checks the list against the scene's keys.
+    static const std::vector<std::string> keys = {
+        "simulation.steps",    "output.every",       "output.vtk_every",    "output.vtk_pieces",
+        "output.fclib_every",  "output.log_every",   "output.checkpoint_every", "guard.contact_steps",
+        "guard.every",         "guard.max_overlap",  "guard.max_travel",    "guard.energy",
+        "guard.start_overlap"};
     return keys;
 }
 
@@ -923,7 +952,7 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
     Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
     const OutDirLock lock = holdOutDir(options.outDir);
     prepareOutDir(options.outDir, true);
-    return runLoop(sim, options, RunTotals{}, false);
+    return runLoop(sim, options, RunTotals{}, nullptr);
 }
 
 RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets, const std::string& sceneFile) {
@@ -935,27 +964,44 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     Scene scene = loadSceneWithWorld(c.sceneText, origin, sets, c.world);
     scene.origin = c.origin;
     const auto& resumable = resumableKeys();
+    auto listed = [&](const std::string& key) {
+        return std::find(resumable.begin(), resumable.end(), key) != resumable.end();
+    };
+    const bool diverged = c.kind == CheckpointKind::Diverged;
     auto mayChange = [&](const std::string& key) {
-        return std::find(resumable.begin(), resumable.end(), key) != resumable.end() ||
-               (c.kind == CheckpointKind::Diverged && (key == "simulation.dt" || key == "md.substeps"));
+        return listed(key) || (diverged && (key == "simulation.dt" || key == "md.substeps"));
+    };
+    auto allowed = [&] {
+        std::string text;
+        for (const std::string& key : resumable) text += (text.empty() ? "" : ", ") + key;
+        return text + (diverged ? "; after a divergence also simulation.dt, md.substeps" : "");
     };
     bool exact = true;
     for (const auto& [key, value] : scene.values) {
-        if (before.values.at(key) == value) continue;
+        const auto was = before.values.find(key);
+        if (was != before.values.end() && was->second == value) continue;
+        if (was == before.values.end()) {  // a new wall, force or group: another world
+            // Named as the --set that adds it (the section's other keys come with their defaults).
+            const std::string section = key.substr(0, key.rfind('.') + 1);
+            std::string named = key;
+            for (const std::string& set : sets)
+                if (set.starts_with(section)) {
+                    named = set.substr(0, set.find('='));
+                    break;
+                }
+            throw InputError("--set " + named + ": cannot be added when a run resumes (the checkpoint's scene has no [" +
+                             section.substr(0, section.size() - 1) + "]; allowed: " + allowed() + ")");
+        }
         if (!mayChange(key))
-            throw InputError("--set " + key + ": cannot change when a run resumes (it would change the trajectory; " +
-                             "allowed: simulation.steps, output.every, output.vtk_every, output.checkpoint_every, " +
-                             "output.log_every" +
-                             (c.kind == CheckpointKind::Diverged ? "; after a divergence also simulation.dt, md.substeps"
-                                                                 : "") +
-                             ")");
+            throw InputError("--set " + key + ": cannot change when a run resumes (it would change the trajectory or " +
+                             "what series.csv's columns are; allowed: " + allowed() + ")");
         if (key == "simulation.dt" || key == "md.substeps") exact = false;
     }
     if (!sceneFile.empty()) {
         // The scene named beside --resume must be the checkpoint's.
         const Scene named = loadSceneFile(sceneFile, sets);
         for (const auto& [key, value] : named.values) {
-            if (std::find(resumable.begin(), resumable.end(), key) != resumable.end()) continue;
+            if (listed(key)) continue;
             const auto it = scene.values.find(key);
             if (it == scene.values.end() || it->second != value)
                 throw InputError(origin + ": is a checkpoint of another scene than '" + sceneFile + "': key '" + key +
@@ -966,7 +1012,13 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     if (scene.simulation.steps < c.world.step)
         throw InputError("--set simulation.steps: " + std::to_string(scene.simulation.steps) +
                          " is below the checkpoint's step " + std::to_string(c.world.step) + " (" + file.string() + ")");
-    if (comm::ranks() > 1) return runDistributed(std::move(scene), options, &c);
+    // Another version of Moreau reads the same format: the run continues,
+    // with a warning, as the README's upgrade path; its bits may differ from
+    // the uninterrupted run's (a fix to a law changes them), which
+    // summary.json records (checkpointVersionNote).
+    if (c.version != MOREAU_VERSION && !options.quiet && comm::rank() == 0)
+        std::fprintf(stderr, "moreau: warning: %s\n", versionWarning(c).c_str());
+    if (comm::ranks() > 1) return runDistributed(std::move(scene), options, &c, exact);
     prepareOutDir(options.outDir, false);
     Simulation sim(std::move(scene));
     ByteReader in(c.state, origin);
@@ -975,7 +1027,7 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     if (!exact && !options.quiet)
         std::fprintf(stderr, "moreau: resuming a diverged run with a changed step: the result is not the bits of any "
                              "uninterrupted run\n");
-    return runLoop(sim, options, c.totals, true, exact);
+    return runLoop(sim, options, c.totals, &c, exact);
 }
 
 }  // namespace moreau
