@@ -39,7 +39,11 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 volatile std::sig_atomic_t gSignal = 0;
 
-extern "C" void onStopSignal(int signal) { gSignal = signal; }
+/// The first stop signal is the one reported: a SIGTERM that follows a
+/// Ctrl-C (a launcher's or batch system's) does not rename the stop.
+extern "C" void onStopSignal(int signal) {
+    if (gSignal == 0) gSignal = signal;
+}
 
 /// SIGINT and SIGTERM ask the run to stop after the step under way; the
 /// handler is taken off once it fired (SA_RESETHAND), so a second Ctrl-C
@@ -874,6 +878,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         nlohmann::json summary = runSummary(!failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed",
                                             settings, w, totals, last.contacts, first, resumed != nullptr,
                                             wallBefore + elapsed());
+        if (!stopped.empty()) summary["signal"] = stopped;
         if (!exact) summary["bit_exact_resume"] = false;
         noteCheckpointVersion(summary, resumed);
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
