@@ -142,32 +142,54 @@ def stop_by_signal(tmp, sig, status):
 
 
 def kill_loop(tmp):
-    """kill -9 at random moments; each time resume from what is there."""
+    """kill -9 at random moments; each time resume from what is there.
+
+    Each kill waits until the run has progressed (written a checkpoint newer
+    than the one it started from), then lands at a random moment of the
+    next stretch: every attempt moves the run on by at least one checkpoint,
+    however slow or busy the machine, so the loop ends in at most
+    n / checkpoint_every + 1 attempts. A deadline only guards against a hang."""
     scene = example("piston_2d.ini")
-    n = 600
-    sets = ["--set", f"simulation.steps={n}", "--set", "output.checkpoint_every=13"]
+    n, every = 600, 13
+    sets = ["--set", f"simulation.steps={n}", "--set", f"output.checkpoint_every={every}"]
     ref = os.path.join(tmp, "kill_ref")
     p = run("run", scene, "--quiet", "--out", ref, *sets)
     expect(p.returncode == 0, f"kill loop: reference run failed: {p.stderr.strip()}")
     out = os.path.join(tmp, "kill")
+    checkpoint = os.path.join(out, "checkpoint")
     rng = random.Random(7)
+
+    def mark():  # the checkpoint's identity: a new one is a new file (renamed into place)
+        try:
+            st = os.stat(checkpoint)
+            return (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            return None
+
     kills = 0
-    first = True
-    for attempt in range(40):
-        cmd = [MOREAU, "run", scene, "--quiet", "--out", out, *sets] if first else \
+    deadline = time.time() + 1800
+    for attempt in range(n // every + 2):
+        start = mark()
+        cmd = [MOREAU, "run", scene, "--quiet", "--out", out, *sets] if start is None else \
               [MOREAU, "run", "--resume", out, "--quiet"]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.0, 0.25))
+        while proc.poll() is None and mark() == start and time.time() < deadline:
+            time.sleep(0.005)
         if proc.poll() is None:
+            time.sleep(rng.uniform(0.0, 0.02))  # somewhere in the next stretch, a write perhaps
             proc.kill()
-            kills += 1
-        proc.wait()
+        _, err = proc.communicate()
         if proc.returncode == 0:
             break
-        if os.path.exists(os.path.join(out, "checkpoint")):
-            first = False
+        if proc.returncode != -signal.SIGKILL:
+            expect(False, f"kill loop: attempt {attempt} failed on its own: exit {proc.returncode} {err.strip()}")
+            return
+        kills += 1
+        if time.time() > deadline:
+            expect(False, f"kill loop: no end after {kills} kills in 30 minutes (a hang?)")
+            return
     else:
-        expect(False, "kill loop: the run never finished")
+        expect(False, f"kill loop: {kills} kills without an end, each after a new checkpoint")
         return
     expect(summary(out)["state_hash"] == summary(ref)["state_hash"],
            f"kill loop ({kills} kills): the resumed run has other bits")
