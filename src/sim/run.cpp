@@ -249,7 +249,10 @@ std::string completedReport(const Scene& scene, const nlohmann::json& summary, c
 
 /// The line a resume from another version's checkpoint prints and logs.
 std::string versionWarning(const Checkpoint& c) {
-    return "checkpoint '" + c.path.string() + "' was written by Moreau " + c.version + ", this is Moreau " +
+    std::string version = c.version.substr(0, 64);  // a file's bytes: nothing a terminal would act on
+    for (char& ch : version)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+    return "checkpoint '" + c.path.string() + "' was written by Moreau " + version + ", this is Moreau " +
            MOREAU_VERSION + ": the run continues from it, but its bits may differ from an uninterrupted run's";
 }
 
