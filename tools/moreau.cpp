@@ -52,6 +52,7 @@ Exit status: 0 success, 2 bad input or an output that cannot be written,
 struct Common {
     std::vector<std::string> sets;
     std::string out = "out";
+    bool outGiven = false;  ///< --out was on the command line
     std::string json;
     int threads = 0;
     std::optional<std::uint64_t> seed;
@@ -96,6 +97,7 @@ Common parseCommon(const std::string& command, const std::vector<std::string>& a
             throw InputError("--seed: '" + seed + "' is not an integer in [0, 2^64 - 1]");
         }
     }
+    c.outGiven = vm.count("out") > 0;
     if (c.threads > 0) omp_set_num_threads(c.threads);
     return c;
 }
@@ -174,6 +176,11 @@ int cmdRun(const std::vector<std::string>& args) {
     RunOutcome outcome;
     if (!c.resume.empty()) {
         if (c.seed) throw InputError("--seed: cannot change when a run resumes (the seed is the checkpoint's)");
+        std::error_code ec;
+        if (c.outGiven && !std::filesystem::equivalent(c.out, c.resume, ec))
+            throw InputError("--out '" + c.out + "': not with --resume (a resumed run continues its series in the "
+                             "folder it resumes, '" + c.resume + "'; to keep that run as it is, copy the folder "
+                             "and resume the copy)");
         options.outDir = c.resume;
         outcome = resumeRun(options, c.sets, c.target);
     } else {

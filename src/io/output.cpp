@@ -12,6 +12,7 @@
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/out_dir.hpp"
 
 namespace moreau {
 
@@ -36,51 +37,6 @@ void appendVec(std::string& s, const Vec3& v) {
     for (int k = 0; k < 3; ++k) {
         if (k > 0) s += ' ';
         appendNumber(s, v[k]);
-    }
-}
-
-/// Creates the folder that will hold `file`; failures surface when the file
-/// itself is opened, with the file's name in the message.
-void ensureParent(const std::filesystem::path& file) {
-    const auto parent = file.parent_path();
-    if (parent.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-}
-
-/// Writes `text` to `file` through `file`.tmp and a rename, so readers (ParaView
-/// polling a running simulation, the checks) never see a half-written file.
-/// A path that exists and is not a regular file (a device such as /dev/null,
-/// a FIFO, a symbolic link) is written in place: a rename would replace it.
-void writeFileAtomically(const std::filesystem::path& file, const std::string& text) {
-    ensureParent(file);
-    std::error_code ec;
-    const auto status = std::filesystem::symlink_status(file, ec);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-        if (std::filesystem::is_directory(std::filesystem::status(file, ec)))
-            throw InputError("cannot write output file '" + file.string() + "': it is a directory");
-        std::ofstream out(file, std::ios::binary);
-        out.write(text.data(), static_cast<std::streamsize>(text.size()));
-        out.close();
-        if (!out) throw InputError("cannot write output file '" + file.string() + "'");
-        return;
-    }
-    auto tmp = file;
-    tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError("cannot open output file '" + file.string() + "' for writing");
-        out.write(text.data(), static_cast<std::streamsize>(text.size()));
-        out.close();
-        if (!out) {
-            std::filesystem::remove(tmp, ec);
-            throw InputError("cannot write output file '" + file.string() + "' (disk full?)");
-        }
-    }
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw InputError("cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
     }
 }
 
@@ -456,7 +412,7 @@ void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double t
 
 SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter,
                            bool naturalError)
-    : path_(file), naturalColumn_(naturalError) {
+    : naturalColumn_(naturalError) {
     std::string header =
         "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
         "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
@@ -476,11 +432,9 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
         for (const char* axis : {"_fx", "_fy", "_fz", "_tx", "_ty", "_tz"})
             header += ",wall_" + world.wallName[k] + axis;
     header += '\n';
-    ensureParent(file);
     if (resumeAfter < 0) {
-        out_.open(file, std::ios::binary | std::ios::trunc);
-        if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
-        out_ << header;
+        out_ = OutputStream(file, false);
+        out_.write(header);
     } else {
         // Keep the header and the whole rows up to step resumeAfter; what a
         // stopped run wrote after it (a row cut mid-way too) goes.
@@ -501,16 +455,11 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
         std::error_code ec;
         std::filesystem::resize_file(file, keep, ec);
         if (ec) throw InputError("cannot resume: cannot cut '" + file.string() + "': " + ec.message());
-        out_.open(file, std::ios::binary | std::ios::app);
-        if (!out_) throw InputError("cannot open output file '" + file.string() + "' for appending");
+        out_ = OutputStream(file, true);
     }
-    if (!out_) throw InputError("cannot write output file '" + file.string() + "'");
 }
 
-void SeriesWriter::flush() {
-    out_.flush();
-    if (!out_) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");
-}
+void SeriesWriter::flush() { out_.flush(); }
 
 void SeriesWriter::write(const World& world, const StepRecord& r) {
     std::string row;
@@ -543,8 +492,7 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
         for (int e = 0; e < 3; ++e) put(k < r.wallTorque.size() ? r.wallTorque[k][e] : 0.0);
     }
     row += '\n';
-    out_ << row;
-    if (!out_) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");
+    out_.write(row);
 }
 
 // --- VtkWriter ------------------------------------------------------------------
@@ -568,7 +516,11 @@ VtkWriter::VtkWriter(const std::filesystem::path& dir, long resumeAfter) : dir_(
         std::from_chars(name.data() + underscore + 1, name.data() + name.size(), step);
         std::from_chars(line.data() + t + 10, line.data() + line.size(), time);
         if (underscore == std::string::npos || step < 0 || step > resumeAfter) {
-            std::filesystem::remove(dir_ / name, ec);
+            // Only a snapshot file of this folder goes: never a path out of
+            // it, a link or a special file that run.pvd happens to name.
+            if (name.find('/') == std::string::npos && std::filesystem::is_regular_file(
+                                                           std::filesystem::symlink_status(dir_ / name, ec)))
+                std::filesystem::remove(dir_ / name, ec);
             continue;
         }
         recordSnapshot(line[p + 6] == '0' ? grainFiles_ : line[p + 6] == '1' ? contactFiles_ : wallFiles_, time, name);

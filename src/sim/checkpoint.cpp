@@ -1,8 +1,5 @@
 #include "moreau/sim/checkpoint.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +8,7 @@
 
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/out_dir.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/simulation.hpp"
 
@@ -182,38 +180,16 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     return w;
 }
 
-/// Writes `bytes` to `file` through `file`.tmp, synced, then renamed.
-void writeAtomically(const std::filesystem::path& file, const std::string& bytes) {
-    const std::filesystem::path tmp = file.string() + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw InputError("cannot write checkpoint '" + tmp.string() + "'");
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    const bool ok = done == bytes.size() && ::fsync(fd) == 0;
-    if (::close(fd) != 0 || !ok) {
-        std::remove(tmp.c_str());
-        throw InputError("cannot write checkpoint '" + tmp.string() + "' (disk full?)");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw InputError("cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
-    }
-}
-
 }  // namespace
 
 void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
                      CheckpointKind kind) {
-    writeAtomically(file, checkpointBytes(sim, totals, kind));
+    writeFileAtomically(file, checkpointBytes(sim, totals, kind), true);
 }
 
-void writeCheckpointBytes(const std::filesystem::path& file, const std::string& bytes) { writeAtomically(file, bytes); }
+void writeCheckpointBytes(const std::filesystem::path& file, const std::string& bytes) {
+    writeFileAtomically(file, bytes, true);
+}
 
 std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, CheckpointKind kind,
                             const std::string* sceneText) {

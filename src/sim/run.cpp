@@ -1,6 +1,7 @@
 #include "moreau/sim/run.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/out_dir.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/force_laws.hpp"
@@ -36,7 +38,11 @@ namespace {
 
 volatile std::sig_atomic_t gSignal = 0;
 
-extern "C" void onStopSignal(int signal) { gSignal = signal; }
+/// The first stop signal is the one reported: a SIGTERM that follows a
+/// Ctrl-C (a launcher's or batch system's) does not rename the stop.
+extern "C" void onStopSignal(int signal) {
+    if (gSignal == 0) gSignal = signal;
+}
 
 /// SIGINT and SIGTERM ask the run to stop after the step under way; the
 /// handler is taken off once it fired (SA_RESETHAND), so a second Ctrl-C
@@ -65,42 +71,90 @@ private:
 
 // --- the output folder ------------------------------------------------------------
 
-/// Creates `dir` and checks that a file can be made in it; a fresh run also
-/// removes what an earlier run left there (its series, summary, log,
-/// checkpoint and VTK snapshots), so that no stale file sits beside new ones.
-void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
+/// Creates `dir` (a fresh run's) and holds it for the run (OutDirLock):
+/// before anything in it is written or removed.
+OutDirLock holdOutDir(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (!std::filesystem::is_directory(dir, ec))
         throw InputError("--out '" + dir.string() + "': cannot create the folder" +
                          (ec ? " (" + ec.message() + ")" : std::string(" (a file of that name exists)")));
-    const std::filesystem::path probe = dir / ".moreau-write-test";
-    {
-        std::ofstream f(probe);
-        f << "x";
-        f.close();
-        if (!f) {
-            std::filesystem::remove(probe, ec);
-            throw InputError("--out '" + dir.string() + "': the folder is not writable");
+    return OutDirLock(dir, "--out");
+}
+
+/// Holds the folder a run resumes in, if it is one (else readCheckpoint
+/// says what is missing). Collective: rank 0 holds it, every rank gets its error.
+OutDirLock holdResumedDir(const std::filesystem::path& dir) {
+    OutDirLock lock;
+    std::string failure;
+    std::error_code ec;
+    if (comm::rank() == 0) try {
+            if (std::filesystem::is_directory(dir, ec)) lock = OutDirLock(dir, "--resume");
+        } catch (const InputError& e) {
+            failure = e.what();
         }
+    failure = comm::broadcast(failure);
+    if (!failure.empty()) throw InputError(failure);
+    return lock;
+}
+
+/// Checks that a file can be made in the held `dir` (a temporary of a unique
+/// name, never through a link, removed at once); a fresh run also removes
+/// what an earlier run left there (its series, summary, log, checkpoint, VTK
+/// snapshots and their temporaries), so that no stale file sits beside new
+/// ones. Only regular files go: a link or a special file of an output's name
+/// stays and is written through (docs/scenes.md), and a vtk/ that is a link
+/// is not entered.
+void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
+    std::error_code ec;
+    try {
+        std::filesystem::path probe;
+        ::close(createUniqueTemporary(dir / ".moreau-write-test", probe));
+        std::filesystem::remove(probe, ec);
+    } catch (const InputError&) {
+        throw InputError("--out '" + dir.string() + "': the folder is not writable");
     }
-    std::filesystem::remove(probe, ec);
+    // A link or special file of an output's name is written through, later:
+    // one that cannot be (a link to nothing or to a folder, a folder) is
+    // refused now, before any work.
+    for (const char* name : {"series.csv", "summary.json", "log.txt", "checkpoint"}) {
+        const std::filesystem::path p = dir / name;
+        const auto link = std::filesystem::symlink_status(p, ec);
+        if (!std::filesystem::exists(link) || std::filesystem::is_regular_file(link)) continue;
+        const auto target = std::filesystem::status(p, ec);
+        if (!std::filesystem::exists(target))
+            throw InputError("--out '" + dir.string() + "': '" + p.string() +
+                             "' is a symbolic link to nothing (no file is created through a link; remove it)");
+        if (std::filesystem::is_directory(target))
+            throw InputError("--out '" + dir.string() + "': '" + p.string() + "' is a folder (allowed: a file, or a "
+                             "link to one, written in place)");
+    }
     if (!fresh) return;
-    for (const char* name : {"series.csv", "summary.json", "summary.json.tmp", "log.txt", "checkpoint",
-                             "checkpoint.tmp"})
-        std::filesystem::remove(dir / name, ec);
+    auto regular = [&](const std::filesystem::path& p) {
+        return std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec));
+    };
+    auto stale = [](std::string_view name, auto isOutput) {
+        const std::string_view base = temporaryBase(name);
+        return isOutput(name) || (!base.empty() && (isOutput(base) || base == ".moreau-write-test"));
+    };
+    auto runFile = [](std::string_view name) {
+        return name == "series.csv" || name == "summary.json" || name == "log.txt" || name == "checkpoint";
+    };
+    auto removeStale = [&](const std::filesystem::path& folder, auto isOutput) {
+        std::vector<std::filesystem::path> old;
+        for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+            if (stale(entry.path().filename().string(), isOutput) && regular(entry.path())) old.push_back(entry.path());
+        for (const auto& p : old) std::filesystem::remove(p, ec);
+    };
+    removeStale(dir, runFile);
     const std::filesystem::path vtk = dir / "vtk";
-    if (!std::filesystem::is_directory(vtk, ec)) return;
-    std::vector<std::filesystem::path> stale;
-    for (const auto& entry : std::filesystem::directory_iterator(vtk, ec)) {
-        const std::string name = entry.path().filename().string();
-        const bool snapshot = (name.rfind("grains_", 0) == 0 || name.rfind("contacts_", 0) == 0 ||
-                               name.rfind("walls_", 0) == 0) &&
-                              (name.ends_with(".vtp") || name.ends_with(".vtp.tmp") || name.ends_with(".pvtp") ||
-                               name.ends_with(".pvtp.tmp"));
-        if (snapshot || name == "run.pvd" || name == "run.pvd.tmp") stale.push_back(entry.path());
-    }
-    for (const auto& p : stale) std::filesystem::remove(p, ec);
+    if (!std::filesystem::is_directory(std::filesystem::symlink_status(vtk, ec))) return;
+    removeStale(vtk, [](std::string_view name) {
+        const bool snapshot = (name.starts_with("grains_") || name.starts_with("contacts_") ||
+                               name.starts_with("walls_")) &&
+                              (name.ends_with(".vtp") || name.ends_with(".pvtp"));
+        return snapshot || name == "run.pvd";
+    });
     if (std::filesystem::is_empty(vtk, ec)) std::filesystem::remove(vtk, ec);
 }
 
@@ -110,18 +164,19 @@ void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
 /// DIR/log.txt, flushed as written: a batch job's log shows progress.
 class RunLog {
 public:
-    RunLog(const std::filesystem::path& file, bool toStderr, bool append) : toStderr_(toStderr) {
-        out_.open(file, append ? std::ios::app : std::ios::trunc);
-        if (!out_) throw InputError("cannot open output file '" + file.string() + "' for writing");
-    }
+    RunLog(const std::filesystem::path& file, bool toStderr, bool append)
+        : out_(file, append), toStderr_(toStderr) {}
     void line(const std::string& text) {
-        out_ << text << '\n';
-        out_.flush();
+        try {  // as ever, a log line that cannot be written is lost; series.csv reports a full disk
+            out_.write(text + '\n');
+            out_.flush();
+        } catch (const InputError&) {
+        }
         if (toStderr_) std::fprintf(stderr, "%s\n", text.c_str());
     }
 
 private:
-    std::ofstream out_;
+    OutputStream out_;
     bool toStderr_;
 };
 
@@ -191,6 +246,22 @@ std::string completedReport(const Scene& scene, const nlohmann::json& summary, c
            (scene.output.checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
 }
 
+/// The line a resume from another version's checkpoint prints and logs.
+std::string versionWarning(const Checkpoint& c) {
+    std::string version = c.version.substr(0, 64);  // a file's bytes: nothing a terminal would act on
+    for (char& ch : version)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+    return "checkpoint '" + c.path.string() + "' was written by Moreau " + version + ", this is Moreau " +
+           MOREAU_VERSION + ": the run continues from it, but its bits may differ from an uninterrupted run's";
+}
+
+/// summary.json of a run resumed from another version's checkpoint says so.
+void noteCheckpointVersion(nlohmann::json& summary, const Checkpoint* from) {
+    if (!from || from->version == MOREAU_VERSION) return;
+    summary["checkpoint_version"] = from->version;
+    summary["bit_exact_resume"] = false;
+}
+
 // --- the loop --------------------------------------------------------------------
 
 /// OUT/fclib/step_XXXXXX.hdf5 (at least 6 digits), its folder created.
@@ -201,7 +272,12 @@ std::string fclibPath(const std::filesystem::path& dir, long step) {
     return (dir / "fclib" / name).string();
 }
 
-RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, bool resumed, bool exact = true) {
+/// Steps `sim` to simulation.steps with the outputs; `from` is the
+/// checkpoint a resumed run continues (null for a fresh run), `exact` false
+/// where the resume changed the step (summary.json: bit_exact_resume).
+RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, const Checkpoint* from,
+                   bool exact = true) {
+    const bool resumed = from != nullptr;
     const Scene& scene = sim.scene();
     const std::filesystem::path& dir = options.outDir;
     const long steps = scene.simulation.steps, every = scene.output.every, vtkEvery = scene.output.vtkEvery;
@@ -223,6 +299,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     log.line(format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads", MOREAU_VERSION,
                     resumed ? "resuming" : "running", scene.origin.c_str(), methodName(scene).c_str(),
                     sim.world().numGrains, sim.world().numWalls(), first, steps, omp_get_max_threads()));
+    if (from && from->version != MOREAU_VERSION) log.line("warning: " + versionWarning(*from));
     log.line(kLogHeader);
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -242,6 +319,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
         }
         if (!exact) s["bit_exact_resume"] = false;
+        noteCheckpointVersion(s, from);
         return s;
     };
 
@@ -374,7 +452,7 @@ StepRecord distributedRecord(const World& w, const std::vector<Contact>& contact
 
 }  // namespace
 
-RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed) {
+RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
     if (!resumed) {
         checkMdStep(scene);
         checkStart(scene);
@@ -382,7 +460,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
     const bool root = comm::rank() == 0;
     const std::filesystem::path& dir = options.outDir;
     std::string failure;
+    OutDirLock lock;  // rank 0 holds DIR for the run (a resumed run's caller holds it already)
     if (root) try {
+            if (!resumed) lock = holdOutDir(dir);
             prepareOutDir(dir, !resumed);
         } catch (const InputError& e) {
             failure = e.what();
@@ -468,6 +548,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                              run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads()));
             if (guard.energy)
                 log->line("guard.energy is not checked on MPI ranks yet");
+            if (resumed && resumed->version != MOREAU_VERSION) log->line("warning: " + versionWarning(*resumed));
             log->line(kLogHeader);
         }
         if (!resumed) observe(true, vtkEvery > 0);
@@ -619,6 +700,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         nlohmann::json summary = runSummary(!failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed",
                                             settings, w, totals, last.contacts, first, resumed != nullptr,
                                             wallBefore + elapsed());
+        if (!stopped.empty()) summary["signal"] = stopped;
+        if (!exact) summary["bit_exact_resume"] = false;
+        noteCheckpointVersion(summary, resumed);
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["distributed"] = {{"grid", run.grid()},
                                   {"rebuilds", run.rebuilds()},
@@ -677,8 +761,14 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
 }
 
 const std::vector<std::string>& resumableKeys() {
-    static const std::vector<std::string> keys = {"simulation.steps", "output.every", "output.vtk_every",
-                                                  "output.checkpoint_every", "output.log_every"};
+    // Every output.* and guard.* key but the two that change series.csv's
+    // columns or what they measure (the file would not be one run's): a
+    // test checks the list against the scene's keys.
+    static const std::vector<std::string> keys = {
+        "simulation.steps",    "output.every",       "output.vtk_every",    "output.vtk_pieces",
+        "output.fclib_every",  "output.log_every",   "output.checkpoint_every", "guard.contact_steps",
+        "guard.every",         "guard.max_overlap",  "guard.max_travel",    "guard.energy",
+        "guard.start_overlap"};
     return keys;
 }
 
@@ -687,39 +777,58 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
     checkMdStep(scene);
     checkStart(scene);
     Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
+    const OutDirLock lock = holdOutDir(options.outDir);
     prepareOutDir(options.outDir, true);
-    return runLoop(sim, options, RunTotals{}, false);
+    return runLoop(sim, options, RunTotals{}, nullptr);
 }
 
 RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets, const std::string& sceneFile) {
     const std::filesystem::path file = options.outDir / "checkpoint";
+    const OutDirLock lock = holdResumedDir(options.outDir);  // before the checkpoint is read: no run writes it now
     Checkpoint c = readCheckpoint(file);
     const std::string origin = "checkpoint '" + file.string() + "'";
     const Scene before = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
     Scene scene = loadSceneWithWorld(c.sceneText, origin, sets, c.world);
     scene.origin = c.origin;
     const auto& resumable = resumableKeys();
+    auto listed = [&](const std::string& key) {
+        return std::find(resumable.begin(), resumable.end(), key) != resumable.end();
+    };
+    const bool diverged = c.kind == CheckpointKind::Diverged;
     auto mayChange = [&](const std::string& key) {
-        return std::find(resumable.begin(), resumable.end(), key) != resumable.end() ||
-               (c.kind == CheckpointKind::Diverged && (key == "simulation.dt" || key == "md.substeps"));
+        return listed(key) || (diverged && (key == "simulation.dt" || key == "md.substeps"));
+    };
+    auto allowed = [&] {
+        std::string text;
+        for (const std::string& key : resumable) text += (text.empty() ? "" : ", ") + key;
+        return text + (diverged ? "; after a divergence also simulation.dt, md.substeps" : "");
     };
     bool exact = true;
     for (const auto& [key, value] : scene.values) {
-        if (before.values.at(key) == value) continue;
+        const auto was = before.values.find(key);
+        if (was != before.values.end() && was->second == value) continue;
+        if (was == before.values.end()) {  // a new wall, force or group: another world
+            // Named as the --set that adds it (the section's other keys come with their defaults).
+            const std::string section = key.substr(0, key.rfind('.') + 1);
+            std::string named = key;
+            for (const std::string& set : sets)
+                if (set.starts_with(section)) {
+                    named = set.substr(0, set.find('='));
+                    break;
+                }
+            throw InputError("--set " + named + ": cannot be added when a run resumes (the checkpoint's scene has no [" +
+                             section.substr(0, section.size() - 1) + "]; allowed: " + allowed() + ")");
+        }
         if (!mayChange(key))
-            throw InputError("--set " + key + ": cannot change when a run resumes (it would change the trajectory; " +
-                             "allowed: simulation.steps, output.every, output.vtk_every, output.checkpoint_every, " +
-                             "output.log_every" +
-                             (c.kind == CheckpointKind::Diverged ? "; after a divergence also simulation.dt, md.substeps"
-                                                                 : "") +
-                             ")");
+            throw InputError("--set " + key + ": cannot change when a run resumes (it would change the trajectory or " +
+                             "what series.csv's columns are; allowed: " + allowed() + ")");
         if (key == "simulation.dt" || key == "md.substeps") exact = false;
     }
     if (!sceneFile.empty()) {
         // The scene named beside --resume must be the checkpoint's.
         const Scene named = loadSceneFile(sceneFile, sets);
         for (const auto& [key, value] : named.values) {
-            if (std::find(resumable.begin(), resumable.end(), key) != resumable.end()) continue;
+            if (listed(key)) continue;
             const auto it = scene.values.find(key);
             if (it == scene.values.end() || it->second != value)
                 throw InputError(origin + ": is a checkpoint of another scene than '" + sceneFile + "': key '" + key +
@@ -730,7 +839,13 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     if (scene.simulation.steps < c.world.step)
         throw InputError("--set simulation.steps: " + std::to_string(scene.simulation.steps) +
                          " is below the checkpoint's step " + std::to_string(c.world.step) + " (" + file.string() + ")");
-    if (comm::ranks() > 1) return runDistributed(std::move(scene), options, &c);
+    // Another version of Moreau reads the same format: the run continues,
+    // with a warning, as the README's upgrade path; its bits may differ from
+    // the uninterrupted run's (a fix to a law changes them), which
+    // summary.json records (checkpointVersionNote).
+    if (c.version != MOREAU_VERSION && !options.quiet && comm::rank() == 0)
+        std::fprintf(stderr, "moreau: warning: %s\n", versionWarning(c).c_str());
+    if (comm::ranks() > 1) return runDistributed(std::move(scene), options, &c, exact);
     prepareOutDir(options.outDir, false);
     Simulation sim(std::move(scene));
     ByteReader in(c.state, origin);
@@ -739,7 +854,7 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     if (!exact && !options.quiet)
         std::fprintf(stderr, "moreau: resuming a diverged run with a changed step: the result is not the bits of any "
                              "uninterrupted run\n");
-    return runLoop(sim, options, c.totals, true, exact);
+    return runLoop(sim, options, c.totals, &c, exact);
 }
 
 }  // namespace moreau

@@ -7,8 +7,9 @@ a triaxial cell under a stress servo, and on Lees–Edwards cells in 2D and
 CD with cd.distributed = exact gives the serial random-keys run's series.csv
 on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
 (output.vtk_pieces) hold the serial snapshot. A SIGTERM to mpirun stops the
-ranks with a checkpoint that resumes on another rank count; a divergence
-leaves the serial run's last-good checkpoint. Every MD scheme steps on
+ranks with a checkpoint that resumes on another rank count; a SIGINT (to
+mpirun, or to the ranks) stops them too, summary.json naming the signal; a
+divergence leaves the serial run's last-good checkpoint. Every MD scheme steps on
 ranks. Bad input gives one line and exit 2.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
@@ -84,6 +85,61 @@ def fclib_digest(path):
 def same_snapshot(a, b):
     import numpy as np
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def children(pid):
+    """The processes whose parent is `pid` (mpirun's ranks)."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def stop_by_sigint(tmp):
+    """Ctrl-C. A terminal's SIGINT reaches mpirun alone (Open MPI starts the
+    ranks in process groups of their own); Open MPI's mpirun then sends the
+    ranks SIGTERM and exits 1 itself, whatever they return. The ranks stop as
+    a serial run does: a checkpoint, summary.json "status": "stopped" with
+    the signal they got. A SIGINT that reaches the ranks themselves (a
+    launcher that passes it on) is reported as SIGINT, and their exit 130
+    comes through mpirun."""
+    scene = os.path.join(source, "examples", "piston_2d.ini")
+    for target in ("mpirun", "ranks"):
+        out = os.path.join(tmp, "sigint-" + target)
+        args = mpi(2) + [moreau, "run", scene, "--out", out, "--quiet"]
+        for k in ["simulation.method=md", "md.substeps=1", "simulation.dt=0.01", "simulation.steps=100000000",
+                  "output.every=100"]:
+            args += ["--set", k]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, OMP_NUM_THREADS="1"))
+        deadline = time.time() + 120
+        while not os.path.exists(os.path.join(out, "series.csv")) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        if target == "mpirun":
+            proc.send_signal(signal.SIGINT)
+        else:
+            for pid in children(proc.pid):
+                os.kill(pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        path = os.path.join(out, "summary.json")
+        summary = json.load(open(path)) if os.path.exists(path) else {}
+        got = (summary.get("status"), summary.get("signal"), os.path.exists(os.path.join(out, "checkpoint")))
+        if target == "mpirun":
+            check(got[0] == "stopped" and got[1] in ("SIGINT", "SIGTERM") and got[2] and proc.returncode in (1, 130, 143),
+                  f"SIGINT to mpirun: the ranks stop with a checkpoint and summary.json's signal (status, signal, "
+                  f"checkpoint: {got}; mpirun exit {proc.returncode}; {err.strip()[:200]})")
+        else:
+            check(got == ("stopped", "SIGINT", True) and proc.returncode == 130,
+                  f"SIGINT to the ranks: summary.json says SIGINT, mpirun exits 130 (status, signal, checkpoint: "
+                  f"{got}; mpirun exit {proc.returncode})")
 
 
 # Columns that come from the whole world alone: the serial bits.
@@ -246,6 +302,8 @@ with tempfile.TemporaryDirectory() as tmp:
         run([], os.path.join(source, "examples", "piston_2d.ini"), reference, piston_md + [target])
         want = json.load(open(os.path.join(reference, "summary.json")))["state_hash"]
         check(got == want, f"the stopped run resumed on 3 ranks gives the uninterrupted state_hash {want} (got {got})")
+
+    stop_by_sigint(tmp)
 
     # A divergence on ranks: exit 3 and the checkpoint of the last step the
     # guards passed, as a serial run writes it (both resume to the same bits).

@@ -12,8 +12,11 @@ built program (INTERFACE.md, "Checkpoints and resume"):
   how to resume, which continues to the same bits;
 - kill -9 at random moments, resumed each time: the same bits at the end;
 - bad checkpoints (not one, truncated, a flipped byte, another format
-  version), a forbidden --set on resume and another scene: exit 2, one line
-  naming the file or key;
+  version), a forbidden --set on resume (a key that changes the trajectory
+  or series.csv's columns, a key of a new wall), --out naming another folder
+  and another scene: exit 2, one line naming the file or key; the output.*
+  and guard.* keys docs/scenes.md allows are taken; a checkpoint of another
+  Moreau version resumes with a warning that summary.json records;
 - a reused --out loses the earlier run's files; log.txt has its lines.
 
 usage: check_resume.py MOREAU_BINARY SOURCE_DIR
@@ -139,32 +142,54 @@ def stop_by_signal(tmp, sig, status):
 
 
 def kill_loop(tmp):
-    """kill -9 at random moments; each time resume from what is there."""
+    """kill -9 at random moments; each time resume from what is there.
+
+    Each kill waits until the run has progressed (written a checkpoint newer
+    than the one it started from), then lands at a random moment of the
+    next stretch: every attempt moves the run on by at least one checkpoint,
+    however slow or busy the machine, so the loop ends in at most
+    n / checkpoint_every + 1 attempts. A deadline only guards against a hang."""
     scene = example("piston_2d.ini")
-    n = 600
-    sets = ["--set", f"simulation.steps={n}", "--set", "output.checkpoint_every=13"]
+    n, every = 600, 13
+    sets = ["--set", f"simulation.steps={n}", "--set", f"output.checkpoint_every={every}"]
     ref = os.path.join(tmp, "kill_ref")
     p = run("run", scene, "--quiet", "--out", ref, *sets)
     expect(p.returncode == 0, f"kill loop: reference run failed: {p.stderr.strip()}")
     out = os.path.join(tmp, "kill")
+    checkpoint = os.path.join(out, "checkpoint")
     rng = random.Random(7)
+
+    def mark():  # the checkpoint's identity: a new one is a new file (renamed into place)
+        try:
+            st = os.stat(checkpoint)
+            return (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            return None
+
     kills = 0
-    first = True
-    for attempt in range(40):
-        cmd = [MOREAU, "run", scene, "--quiet", "--out", out, *sets] if first else \
+    deadline = time.time() + 1800
+    for attempt in range(n // every + 2):
+        start = mark()
+        cmd = [MOREAU, "run", scene, "--quiet", "--out", out, *sets] if start is None else \
               [MOREAU, "run", "--resume", out, "--quiet"]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.0, 0.25))
+        while proc.poll() is None and mark() == start and time.time() < deadline:
+            time.sleep(0.005)
         if proc.poll() is None:
+            time.sleep(rng.uniform(0.0, 0.02))  # somewhere in the next stretch, a write perhaps
             proc.kill()
-            kills += 1
-        proc.wait()
+        _, err = proc.communicate()
         if proc.returncode == 0:
             break
-        if os.path.exists(os.path.join(out, "checkpoint")):
-            first = False
+        if proc.returncode != -signal.SIGKILL:
+            expect(False, f"kill loop: attempt {attempt} failed on its own: exit {proc.returncode} {err.strip()}")
+            return
+        kills += 1
+        if time.time() > deadline:
+            expect(False, f"kill loop: no end after {kills} kills in 30 minutes (a hang?)")
+            return
     else:
-        expect(False, "kill loop: the run never finished")
+        expect(False, f"kill loop: {kills} kills without an end, each after a new checkpoint")
         return
     expect(summary(out)["state_hash"] == summary(ref)["state_hash"],
            f"kill loop ({kills} kills): the resumed run has other bits")
@@ -244,6 +269,52 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(p.returncode == 2 and "cd.iterations" in p.stderr, f"forbidden key: exit {p.returncode} {p.stderr}")
     p = run("run", "--resume", good, "--quiet", "--set", "simulation.dt=0.5")
     expect(p.returncode == 2 and "simulation.dt" in p.stderr, f"dt on a regular resume: exit {p.returncode}")
+    p = run("run", "--resume", good, "--quiet", "--set", "wall.new.normal=1 0 0")
+    expect(p.returncode == 2 and "wall.new.normal" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+           f"a key the checkpoint's scene lacks: exit {p.returncode}, wanted 2 naming it ({p.stderr.strip()})")
+    for key in ("output.natural_error=true", "output.stress_region=0 0 0 1 1 1"):
+        p = run("run", "--resume", good, "--quiet", "--set", key)
+        expect(p.returncode == 2 and key.split("=")[0] in p.stderr,
+               f"{key} on resume (series.csv's columns): exit {p.returncode}, wanted 2 ({p.stderr.strip()})")
+    # What docs/scenes.md allows on resume: simulation.steps, output.* but those two, guard.*.
+    allowed = os.path.join(tmp, "allowed")
+    shutil.copytree(good, allowed)
+    p = run("run", "--resume", allowed, "--quiet", "--set", "simulation.steps=30", "--set", "output.every=2",
+            "--set", "output.vtk_pieces=true", "--set", "output.fclib_every=0", "--set", "output.log_every=5",
+            "--set", "guard.every=7", "--set", "guard.max_overlap=0.4", "--set", "guard.max_travel=0.9",
+            "--set", "guard.energy=false", "--set", "guard.contact_steps=20", "--set", "guard.start_overlap=0.5")
+    expect(p.returncode == 0, f"output.*/guard.* keys on resume: exit {p.returncode} ({p.stderr.strip()})")
+    # --out beside --resume: the same folder is the resumed one; another is refused.
+    p = run("run", "--resume", allowed, "--quiet", "--out", os.path.join(tmp, "elsewhere"))
+    expect(p.returncode == 2 and "--out" in p.stderr and not os.path.exists(os.path.join(tmp, "elsewhere")),
+           f"--out beside --resume: exit {p.returncode}, wanted 2 naming --out ({p.stderr.strip()})")
+    p = run("run", "--resume", allowed, "--quiet", "--out", allowed, "--set", "simulation.steps=35")
+    expect(p.returncode == 0 and summary(allowed)["last_step"] == 35,
+           f"--out naming the resumed folder: exit {p.returncode} ({p.stderr.strip()})")
+    # A checkpoint of another Moreau version (same format): resumed with a
+    # warning, and summary.json says its bits are not vouched for.
+    other = os.path.join(tmp, "other_version")
+    shutil.copytree(good, other)
+    data = bytearray(read(os.path.join(other, "checkpoint")))
+    length = int.from_bytes(data[22:30], "little")
+    mine = data[30:30 + length].decode()
+    theirs = ("9" if mine[0] != "9" else "8") + mine[1:]
+    data[30:30 + length] = theirs.encode()
+    h = 0xcbf29ce484222325
+    for byte in data[:-8]:
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    data[-8:] = h.to_bytes(8, "little")
+    with open(os.path.join(other, "checkpoint"), "wb") as f:
+        f.write(data)
+    p = run("run", "--resume", other, "--set", "simulation.steps=30")
+    s = summary(other)
+    expect(p.returncode == 0 and "warning" in p.stderr and theirs in p.stderr and mine in p.stderr,
+           f"another version's checkpoint: exit {p.returncode}, wanted 0 with a warning naming {theirs} and {mine} "
+           f"({p.stderr.strip()[:300]})")
+    expect(s.get("checkpoint_version") == theirs and s.get("bit_exact_resume") is False,
+           f"another version's checkpoint: summary.json does not say so ({s.get('checkpoint_version')}, "
+           f"{s.get('bit_exact_resume')})")
+    expect(theirs in open(os.path.join(other, "log.txt")).read(), "another version's checkpoint: log.txt is silent")
     p = run("run", box, "--resume", good, "--quiet")
     expect(p.returncode == 2 and "another scene" in p.stderr, f"another scene: exit {p.returncode} {p.stderr}")
     p = run("run", chain, "--resume", good, "--quiet", "--set", "simulation.steps=30")

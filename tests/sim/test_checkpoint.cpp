@@ -3,6 +3,7 @@
 // too); a damaged file is refused with an InputError, never read wrongly.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/checkpoint.hpp"
+#include "moreau/sim/run.hpp"
 #include "moreau/sim/simulation.hpp"
 
 using namespace moreau;
@@ -171,4 +173,20 @@ TEST_CASE("a checkpoint whose world no run can have written is refused naming th
     w.time = nan;
     refused(w, "time is not finite");
     std::filesystem::remove(file);
+}
+
+TEST_CASE("resumableKeys: every output.* and guard.* key but the two that change series.csv's columns") {
+    // docs/scenes.md ("Checkpoints and resume") says so; the scene's keys are sceneReference()'s.
+    std::istringstream reference(sceneReference());
+    const auto& keys = resumableKeys();
+    int seen = 0;
+    for (std::string line; std::getline(reference, line);) {
+        const std::string key = line.substr(0, line.find(' '));
+        if (!key.starts_with("output.") && !key.starts_with("guard.")) continue;
+        ++seen;
+        const bool listed = std::find(keys.begin(), keys.end(), key) != keys.end();
+        CHECK_MESSAGE(listed == (key != "output.natural_error" && key != "output.stress_region"), key);
+    }
+    CHECK(seen >= 14);
+    CHECK(std::find(keys.begin(), keys.end(), "simulation.steps") != keys.end());
 }

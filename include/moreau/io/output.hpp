@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "moreau/contact/contact.hpp"
+#include "moreau/io/out_dir.hpp"
 #include "moreau/model/world.hpp"
 
 namespace moreau {
@@ -66,8 +67,7 @@ public:
     void flush();
 
 private:
-    std::filesystem::path path_;
-    std::ofstream out_;
+    OutputStream out_;
     std::vector<BodyId> mobileWalls_;
     bool naturalColumn_ = false;                      ///< natural_error
     bool cellColumns_ = false, shiftColumn_ = false;  ///< cell_lx, _ly, _lz (periodic); cell_shift (Lees–Edwards)

@@ -57,10 +57,11 @@ struct Checkpoint {
 /// has neither).
 constexpr std::uint32_t kCheckpointFormat = 2;
 
-/// Writes `file` atomically: the bytes go to `file`.tmp, which is flushed to
-/// the disk and renamed over `file`, so that a kill at any moment leaves
-/// either the old checkpoint or the new one, whole. Throws InputError naming
-/// the file when it cannot be written.
+/// Writes `file` atomically (io/out_dir.hpp, writeFileAtomically): the bytes
+/// go to a temporary of a unique name beside it (never through a link),
+/// which is flushed to the disk and renamed over `file`, so that a kill at
+/// any moment leaves either the old checkpoint or the new one, whole. Throws
+/// InputError naming the file when it cannot be written.
 void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
                      CheckpointKind kind);
 

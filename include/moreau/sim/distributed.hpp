@@ -27,10 +27,13 @@ struct Checkpoint;
 /// `moreau run` of `scene` on comm::ranks() > 1 ranks: the outputs of a
 /// serial run, written by rank 0, with "ranks" in summary.json; its
 /// checkpoints are a serial run's, so any rank count resumes them. With
-/// `resumed` (the checkpoint `scene` was made from) the run continues it.
+/// `resumed` (the checkpoint `scene` was made from) the run continues it
+/// (the caller holds its folder); `exact` false where the resume changed
+/// the step (summary.json: bit_exact_resume).
 /// Throws InputError (on every rank alike) for scenes the distributed run
 /// does not take yet: CD, MD schemes with history, md.substeps > 1, mobile
 /// walls, servos, driven grains, deforming cells.
-RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed = nullptr);
+RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed = nullptr,
+                          bool exact = true);
 
 }  // namespace moreau
