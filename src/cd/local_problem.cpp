@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -500,13 +501,32 @@ void writeFclib(const LocalProblem& p, const std::string& path, const std::vecto
     f.q = q.data();
     f.spacedim = 3;
     f.info = &info;
-    std::remove(path.c_str());  // fclib appends to an existing file
-    if (!fclib_write_local(&f, path.c_str())) throw InputError("cannot write FCLIB problem '" + path + "'");
+    // libfclib opens the path itself (following a link, appending to a file
+    // that is there): the file is made in a private folder beside `path`
+    // (mkdtemp: mode 0700, nothing can be planted in it) and renamed into
+    // place, which replaces a link of that name instead of writing through it.
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    std::string folder = ((target.has_parent_path() ? target.parent_path() : fs::path(".")) / ".fclib-XXXXXX").string();
+    if (!::mkdtemp(folder.data()))
+        throw InputError("cannot write FCLIB problem '" + path + "': cannot make a temporary folder beside it");
+    struct RemoveAfter {
+        fs::path dir;
+        ~RemoveAfter() {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } removeAfter{folder};
+    const std::string tmp = (fs::path(folder) / "problem.hdf5").string();
+    if (!fclib_write_local(&f, tmp.c_str())) throw InputError("cannot write FCLIB problem '" + path + "'");
     if (r) {
         std::vector<double> rr = *r, u = p.velocity(*r);
         fclib_solution s{nullptr, u.data(), rr.data(), nullptr};
-        if (!fclib_write_solution(&s, path.c_str())) throw InputError("cannot write FCLIB solution to '" + path + "'");
+        if (!fclib_write_solution(&s, tmp.c_str())) throw InputError("cannot write FCLIB solution to '" + path + "'");
     }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) throw InputError("cannot write FCLIB problem '" + path + "': " + ec.message());
 #else
     (void)p;
     (void)r;

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "moreau/cd/local_problem.hpp"
@@ -233,6 +234,19 @@ TEST_SUITE("cd") {
         for (double v : p.q) q2 += v * v;
         CHECK(back.solution == r);
         CHECK(back.fclibMerit > 0.01);
+        // A link planted where the problem goes is replaced, not written through.
+        const auto victim = tmp.path / "victim.txt", link = tmp.path / "link.hdf5";
+        std::ofstream(victim) << "precious";
+        std::filesystem::create_symlink(victim, link);
+        writeFclib(p, link.string(), &r);
+        CHECK(std::filesystem::is_regular_file(std::filesystem::symlink_status(link)));
+        CHECK(readLocalProblem(link.string()).solution == r);
+        std::ifstream kept(victim);
+        std::string text;
+        kept >> text;
+        CHECK(text == "precious");
+        for (const auto& e : std::filesystem::directory_iterator(tmp.path))  // no temporary folder left
+            CHECK(e.path().filename().string().rfind(".fclib-", 0) == std::string::npos);
         CHECK(back.fclibMerit == doctest::Approx(std::sqrt(e2) / (1.0 + std::sqrt(std::sqrt(q2)))).epsilon(1e-13));
     }
 #endif
