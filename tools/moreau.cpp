@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/experiments/scene_keys.hpp"
 #include "moreau/sim/run.hpp"
+#include "moreau/io/out_dir.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/integrator_table.hpp"
@@ -235,7 +237,27 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
     options.seed = c.seed;
     options.quiet = c.quiet || !root;
     options.writeFiles = root;
-    nlohmann::json doc = entry.run(options);
+    // One run per output folder, as moreau run's (io/out_dir.hpp): held for
+    // the experiment's life; a refused start leaves no folder it made.
+    std::optional<OutDirLock> lock;
+    bool made = false;
+    if (!bench && root) {
+        std::error_code ec;
+        made = !std::filesystem::exists(c.out, ec);
+        std::filesystem::create_directories(c.out, ec);
+        lock.emplace(c.out, "--out");
+    }
+    nlohmann::json doc;
+    try {
+        doc = entry.run(options);
+    } catch (...) {
+        if (lock) {
+            lock->release();
+            std::error_code ec;
+            if (made && std::filesystem::is_empty(c.out, ec)) std::filesystem::remove(c.out, ec);
+        }
+        throw;
+    }
     doc["ranks"] = comm::ranks();
     if (!root) return 0;
     if (!bench) {

@@ -197,7 +197,7 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options) {
         }
         out.close();
         const auto summary = options.outDir / "cd_md_equivalence_results.json";
-        std::ofstream(summary) << results.dump(1) << '\n';
+        writeFileAtomically(summary, results.dump(1) + '\n');
         runPlotScript("cd_md_equivalence",
                       {csv.string(), (options.outDir / "cd_md_equivalence.png").string(), summary.string()},
                       options.quiet);

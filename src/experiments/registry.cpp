@@ -238,9 +238,7 @@ const std::vector<ExperimentInfo>& benches() {
 }
 
 CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const std::string& header, int precision) {
-    std::filesystem::create_directories(options.outDir);
-    CsvFile csv{options.outDir / name, {}};
-    csv.out.open(csv.path);
+    CsvFile csv{options.outDir / name, OutputFile(options.outDir / name)};
     csv.out << header << '\n' << std::setprecision(precision);
     return csv;
 }

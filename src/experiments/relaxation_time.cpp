@@ -600,9 +600,9 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
                 for (std::size_t i = 0; i < j.maxima.t.size(); ++i)
                     ek << j.variant << ',' << j.dt << ',' << j.maxima.t[i] << ',' << j.maxima.ek[i] << '\n';
         }
-        std::ofstream(options.outDir / "relaxation_time.csv") << csv.str();
-        std::ofstream(options.outDir / "relaxation_time_ek.csv") << ek.str();
-        std::ofstream(options.outDir / "relaxation_time_sweeps.csv") << sweepCsv.str();
+        writeFileAtomically(options.outDir / "relaxation_time.csv", csv.str());
+        writeFileAtomically(options.outDir / "relaxation_time_ek.csv", ek.str());
+        writeFileAtomically(options.outDir / "relaxation_time_sweeps.csv", sweepCsv.str());
         runPlotScript("relaxation_time", {options.outDir.string(), (options.outDir / "relaxation_time.png").string()},
                       options.quiet);
     }

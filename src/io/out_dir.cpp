@@ -272,4 +272,42 @@ void OutputStream::flush() {
     if (!ok) throw InputError("cannot write output file '" + path_.string() + "' (disk full?)");
 }
 
+// --- OutputFile ---------------------------------------------------------------------
+
+OutputFile::OutputFile(const fs::path& file) : std::ostream(nullptr), buffer_(OutputStream(file, false)) {
+    rdbuf(&buffer_);
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept : std::ostream(std::move(other)), buffer_(std::move(other.buffer_)) {
+    set_rdbuf(&buffer_);
+}
+
+void OutputFile::close() {
+    OutputStream& s = buffer_.stream();
+    if (!s.open()) return;
+    s.flush();
+    s = OutputStream();  // closes it
+}
+
+OutputFile::Buffer::int_type OutputFile::Buffer::overflow(int_type c) {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    stream_.write(std::string_view(&ch, 1));
+    return c;
+}
+
+std::streamsize OutputFile::Buffer::xsputn(const char* s, std::streamsize n) {
+    stream_.write(std::string_view(s, static_cast<std::size_t>(n)));
+    return n;
+}
+
+int OutputFile::Buffer::sync() {
+    try {
+        stream_.flush();
+        return 0;
+    } catch (const InputError&) {
+        return -1;
+    }
+}
+
 }  // namespace moreau

@@ -106,7 +106,8 @@ with tempfile.TemporaryDirectory() as tmp:
     stepping = wait_for(lambda: os.path.exists(os.path.join(out, "checkpoint")), 300)
     expect(stepping, "the holding run never wrote its first checkpoint")
     for label, args in (("a fresh run", ["run", CHAIN, "--quiet", "--out", out, *short]),
-                        ("a resume", ["run", "--resume", out, "--quiet"])):
+                        ("a resume", ["run", "--resume", out, "--quiet"]),
+                        ("an experiment", ["experiment", "sound-wave-1d", "--quiet", "--out", out])):
         p = run(*args)
         expect(p.returncode == 2, f"{label} into a held folder: exit {p.returncode}, wanted 2 ({p.stderr.strip()})")
         expect(len(one_line(p)) == 1 and "in use by moreau pid " + str(holder.pid) in p.stderr,
@@ -123,6 +124,21 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(not os.path.exists(os.path.join(out, ".moreau-lock")), "a finished run left its lock file")
     expect(sorted(os.listdir(out)) == ["checkpoint", "log.txt", "series.csv", "summary.json"],
            f"the run after a killed one left other files: {sorted(os.listdir(out))}")
+
+    # --- an experiment's folder: held, its CSV never created through a link ---
+    out = os.path.join(tmp, "experiment")
+    os.makedirs(out)
+    nowhere = os.path.join(tmp, "experiment_nowhere.csv")
+    os.symlink(nowhere, os.path.join(out, "sound_wave_1d.csv"))
+    p = run("experiment", "sound-wave-1d", "--quiet", "--out", out)
+    expect(p.returncode == 2 and "sound_wave_1d.csv" in p.stderr and "symbolic link" in p.stderr,
+           f"an experiment's CSV link to nothing: exit {p.returncode}, wanted 2 naming it: {p.stderr.strip()}")
+    expect(not os.path.exists(nowhere), "an experiment created its CSV through a link")
+    expect(not os.path.exists(os.path.join(out, ".moreau-lock")), "a refused experiment left its lock file")
+    fresh = os.path.join(tmp, "experiment_bad_key")
+    p = run("experiment", "sound-wave-1d", "--quiet", "--out", fresh, "--set", "experiment.no_such_key=1")
+    expect(p.returncode == 2 and not os.path.exists(fresh),
+           f"an experiment refused for a bad key left its folder behind (exit {p.returncode})")
 
     # --- links and devices named like outputs: written through, kept ---
     out = os.path.join(tmp, "special")

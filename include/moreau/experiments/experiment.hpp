@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moreau/io/out_dir.hpp"
 #include "moreau/io/scene_file.hpp"
 
 namespace moreau {
@@ -44,10 +45,11 @@ const std::vector<ExperimentInfo>& experiments();
 const std::vector<ExperimentInfo>& benches();
 
 /// A CSV file of an experiment: `name` in options.outDir (created), its
-/// header line written, numbers with `precision` significant digits.
+/// header line written, numbers with `precision` significant digits; written
+/// as the run's series are (io/out_dir.hpp: never created through a link).
 struct CsvFile {
     std::filesystem::path path;
-    std::ofstream out;
+    OutputFile out;
 };
 CsvFile openCsv(const ExperimentOptions& options, const std::string& name, const std::string& header,
                 int precision = 12);

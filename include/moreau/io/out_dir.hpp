@@ -12,6 +12,8 @@
 /// names, created with O_EXCL | O_NOFOLLOW, so a planted link or a second
 /// writer is never followed or clobbered.
 #include <filesystem>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <string_view>
 
@@ -97,6 +99,39 @@ private:
     std::filesystem::path path_;
     std::string buffer_;
     int fd_ = -1;
+};
+
+/// An OutputStream as a std::ostream (the experiments' CSV files): what is
+/// written with << goes out as OutputStream writes it, never through a link
+/// to nothing, never creating a file through a link.
+class OutputFile : public std::ostream {
+public:
+    /// Opens `file` truncated; throws InputError naming it when it cannot be opened.
+    explicit OutputFile(const std::filesystem::path& file);
+    OutputFile(OutputFile&& other) noexcept;
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+    OutputFile& operator=(OutputFile&&) = delete;
+    /// Writes what is buffered and closes the file; throws InputError when
+    /// that fails (a full disk). Safe to call twice.
+    void close();
+
+private:
+    class Buffer : public std::streambuf {
+    public:
+        explicit Buffer(OutputStream stream) : stream_(std::move(stream)) {}
+        Buffer(Buffer&& other) noexcept : std::streambuf(), stream_(std::move(other.stream_)) {}
+        OutputStream& stream() { return stream_; }
+
+    protected:
+        int_type overflow(int_type c) override;
+        std::streamsize xsputn(const char* s, std::streamsize n) override;
+        int sync() override;
+
+    private:
+        OutputStream stream_;
+    };
+    Buffer buffer_;
 };
 
 }  // namespace moreau
