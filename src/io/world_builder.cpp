@@ -1,0 +1,596 @@
+#include "world_builder.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moreau/core/error.hpp"
+#include "moreau/model/generators.hpp"
+
+namespace moreau::scene_io {
+
+namespace {
+
+/// Adds schedule b to a; both must switch at the same time unless one is constant.
+bool addSchedule(ForceSchedule& a, const ForceSchedule& b) {
+    if (std::isinf(b.switchTime)) {
+        a.before += b.before;
+        a.after += b.before;
+    } else if (std::isinf(a.switchTime)) {
+        a.after = a.before + b.after;
+        a.before += b.before;
+        a.switchTime = b.switchTime;
+    } else if (a.switchTime == b.switchTime) {
+        a.before += b.before;
+        a.after += b.after;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::vector<std::size_t> pickGrains(const Values& v, const std::string& key, std::size_t n) {
+    std::vector<std::size_t> picked;
+    if (trim(v.text(key)).empty()) return picked;
+    const auto count = static_cast<long long>(n);
+    auto index = [&](const std::string& text) {
+        long long i = *parseInteger(text)->exact;
+        if (i < 0) i += count;
+        if (i < 0 || i >= count)
+            v.fail(key, "selects a grain out of range",
+                   "first, last, all, indices or ranges i..j in [" + std::to_string(-count) + ", " +
+                       std::to_string(count - 1) + "] for " + std::to_string(n) + " grains");
+        return static_cast<std::size_t>(i);
+    };
+    for (const std::string& item : splitList(v.text(key))) {
+        if (item == "all") {
+            for (std::size_t i = 0; i < n; ++i) picked.push_back(i);
+        } else if (item == "first") {
+            picked.push_back(0);
+        } else if (item == "last") {
+            picked.push_back(n - 1);
+        } else if (const auto range = item.find(".."); range != std::string::npos) {
+            const std::size_t lo = index(trim(item.substr(0, range))), hi = index(trim(item.substr(range + 2)));
+            if (lo > hi) v.fail(key, "has a range i..j with i after j", "ranges i..j with i <= j (both included)");
+            for (std::size_t i = lo; i <= hi; ++i) picked.push_back(i);
+        } else {
+            picked.push_back(index(item));
+        }
+    }
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    return picked;
+}
+
+/// The machine's physical memory in bytes (0 if unknown).
+double machineBytes() {
+    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+/// Refuses (on `key`) a grain count whose run would not fit in this
+/// machine's memory: about 1.5 KiB per grain (measured: 1.1-1.2 KiB at 10^5
+/// grains in CD, docs/md-performance.md), against the physical memory.
+void checkGrainMemory(const Values& v, const std::string& key, double grains) {
+    constexpr double kBytesPerGrain = 1536.0;
+    const double machine = machineBytes();
+    const double need = grains * kBytesPerGrain;
+    if (machine > 0.0 && need > 0.8 * machine) {
+        char text[160];
+        std::snprintf(text, sizeof text, "needs about %.3g GB for %.3g grains, more than this machine's %.3g GB allow",
+                      need / 1e9, grains, machine / 1e9);
+        v.fail(key, text, "fewer grains");
+    }
+}
+
+/// The key that sets the grains' places: their count, or the packing file.
+std::string grainCountKey(const Values& v) {
+    const std::string& source = v.text("grains.source");
+    return source == "file" ? "packing.file" : source == "chain" ? "chain.count" : source == "lattice" ? "lattice.counts" : "random.count";
+}
+
+/// Refuses grains whose radius lies outside [kMinRadius, kMaxRadius] (packing
+/// files; the radius keys have that range) or whose mass or moment of inertia
+/// (1D: mass only) is not a normal positive double: mass 0 would be an
+/// infinite inverse mass, and the first step's NaN would be reported as a
+/// divergence. The allowed density (or mass) follows from the radius.
+void checkGrainMasses(const Values& v, const World& world, GrainShape shape) {
+    const bool rotates = world.dimension > 1;
+    for (std::size_t i = 0; i < world.numGrains; ++i) {
+        const double r = world.radius[i];
+        if (!(r >= kMinRadius && r <= kMaxRadius)) {
+            char what[120];
+            std::snprintf(what, sizeof what, "gives grain %zu a radius of %g", i, r);
+            v.fail(grainCountKey(v), what,
+                   "radii in [" + formatNumber(kMinRadius) + ", " + formatNumber(kMaxRadius) + "]");
+        }
+        const double m = world.mass[i], inertia = world.inertia[i];
+        const bool massOk = std::isnormal(m) && m > 0.0;
+        if (massOk && (!rotates || (std::isnormal(inertia) && inertia > 0.0))) continue;
+        // m = rho c r^p (or fixed) and I = k m r^2 between the smallest and the largest normal double.
+        const double tiny = std::numeric_limits<double>::min(), huge = std::numeric_limits<double>::max();
+        const bool disk = shape == GrainShape::Disk;
+        const double c = disk ? M_PI : 4.0 / 3.0 * M_PI, k = disk ? 0.5 : 0.4;
+        const bool fixed = v.real("grains.mass") > 0.0;
+        const double perUnit = fixed ? 1.0 : c * std::pow(r, disk ? 2.0 : 3.0);  // mass per unit of the key
+        double lo = tiny / perUnit, hi = std::min(huge, huge / perUnit);
+        if (rotates) {
+            lo = std::max(lo, tiny / (perUnit * k * r * r));
+            hi = std::min(hi, huge / (perUnit * k * r * r));
+        }
+        const std::string key = fixed ? "grains.mass" : "grains.density";
+        char what[160], allowed[200];
+        std::snprintf(what, sizeof what, "gives grain %zu (radius %g) a %s of %g", i, r,
+                      massOk ? "moment of inertia" : "mass", massOk ? inertia : m);
+        std::snprintf(allowed, sizeof allowed,
+                      "%s in about [%.3g, %.3g] for this radius, so that mass%s are normal positive numbers",
+                      key.c_str(), lo, hi, rotates ? " and moment of inertia" : "");
+        v.fail(key, what, allowed);
+    }
+}
+
+/// Refuses, before anything detects contacts, grains piled so densely that
+/// their contacts cannot be held: 10^6 grains at one point are 5e11 pairs,
+/// which the cell grid would try to store (an uncaught std::bad_alloc after a
+/// minute). Counted from below in O(n log n): two grains whose centres lie in
+/// one cube of side 2 r_min / sqrt(3) are closer than 2 r_min, so they
+/// overlap, a contact whatever the margin. A packing that is not piled up
+/// has next to none such pairs.
+void checkCrowding(const Values& v, const World& world) {
+    const std::size_t n = world.numGrains;
+    if (n < 2) return;
+    double rMin = kInf;
+    for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, world.radius[i]);
+    // 0.999: the cells' coordinates below 2^40 are rounded by less than 2^-12 of a cell.
+    const double side = 0.999 * 2.0 * rMin / std::sqrt(3.0);
+    if (!(side > 0.0) || !std::isfinite(side)) return;
+    std::vector<std::array<double, 3>> cells;
+    cells.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::array<double, 3> c{};
+        bool ok = true;
+        for (int a = 0; a < 3; ++a) {
+            c[static_cast<std::size_t>(a)] = std::floor(world.x[i][a] / side);
+            ok = ok && std::abs(c[static_cast<std::size_t>(a)]) < 0x1p40;
+        }
+        if (ok) cells.push_back(c);
+    }
+    std::sort(cells.begin(), cells.end());
+    double pairs = 0.0;
+    for (std::size_t b = 0, e = 0; b < cells.size(); b = e) {
+        for (e = b + 1; e < cells.size() && cells[e] == cells[b]; ++e) {
+        }
+        const auto k = static_cast<double>(e - b);
+        pairs += 0.5 * k * (k - 1.0);
+    }
+    // A contact costs at least its Contact (80 bytes) and its pair in the
+    // Verlet list (8 bytes) while it is detected.
+    constexpr double kBytesPerContact = 88.0;
+    const double machine = machineBytes();
+    if (machine > 0.0 && pairs * kBytesPerContact > 0.8 * machine) {
+        char what[240], allowed[160];
+        std::snprintf(what, sizeof what,
+                      "piles up %zu grains so that at least %.3g pairs overlap: their contacts need about %.3g GB, "
+                      "more than this machine's %.3g GB allow",
+                      n, pairs, pairs * kBytesPerContact / 1e9, machine / 1e9);
+        std::snprintf(allowed, sizeof allowed, "grains that overlap little, here at most about %.3g overlapping pairs",
+                      0.8 * machine / kBytesPerContact);
+        v.fail(grainCountKey(v), what, allowed);
+    }
+}
+
+std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint64_t seed,
+                                      const std::filesystem::path& sceneDir) {
+    const std::string& source = v.text("grains.source");
+    if (source == "chain") {
+        checkGrainMemory(v, "chain.count", static_cast<double>(v.integer("chain.count")));
+        return makeChain(static_cast<std::size_t>(v.integer("chain.count")), v.real("chain.radius"),
+                         v.real("chain.spacing"), v.vec("chain.origin"));
+    }
+    if (source == "lattice") {
+        LatticeParams p;
+        const std::string& type = v.text("lattice.type");
+        p.type = type == "square" ? LatticeType::Square : type == "hex" ? LatticeType::Hex : LatticeType::Cubic;
+        if (p.type == LatticeType::Cubic && dimension != 3)
+            v.fail("lattice.type", "needs simulation.dimension = 3",
+                   dimension == 2 ? "square|hex in 2D" : "none in 1D; use grains.source = chain");
+        if (p.type != LatticeType::Cubic && dimension != 2)
+            v.fail("lattice.type", "needs simulation.dimension = 2",
+                   dimension == 3 ? "cubic in 3D" : "none in 1D; use grains.source = chain");
+        const auto words = splitWords(v.text("lattice.counts"), true);
+        p.counts = {1, 1, 1};
+        for (std::size_t k = 0; k < words.size(); ++k)
+            p.counts[k] = static_cast<std::size_t>(*parseInteger(words[k])->exact);
+        if (p.type == LatticeType::Cubic && words.size() < 3)
+            v.fail("lattice.counts", "gives no z count", "three positive integers 'nx ny nz' for cubic");
+        double total = static_cast<double>(p.counts[0]) * static_cast<double>(p.counts[1]) *
+                       (p.type == LatticeType::Cubic ? static_cast<double>(p.counts[2]) : 1.0);
+        if (total > kMaxGrains) v.fail("lattice.counts", "gives too many grains", "at most 1e8 grains");
+        checkGrainMemory(v, "lattice.counts", total);
+        p.radius = v.real("lattice.radius");
+        p.spacing = v.real("lattice.spacing");
+        p.origin = v.vec("lattice.origin");
+        p.jitter = v.real("lattice.jitter");
+        p.seed = seed;
+        return makeLattice(p);
+    }
+    if (source == "random") {
+        checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
+        RandomPackingParams p;
+        p.count = static_cast<std::size_t>(v.integer("random.count"));
+        p.rMin = v.real("random.r_min");
+        p.rMax = v.real("random.r_max");
+        if (p.rMax < p.rMin)
+            v.fail("random.r_max", "is below random.r_min = " + v.text("random.r_min"), "real >= random.r_min");
+        p.boxMin = v.vec("random.box_min");
+        p.boxMax = v.vec("random.box_max");
+        for (int a = 0; a < dimension; ++a)
+            if (!(p.boxMax[a] - p.boxMin[a] >= 2.0 * p.rMax))
+                v.fail("random.box_max",
+                       std::string("leaves the box narrower than a grain diameter along ") +
+                           static_cast<char>('x' + a),
+                       "box_max >= box_min + 2 r_max on the axes of the dimension");
+        p.dimension = dimension;
+        p.seed = seed;
+        try {
+            return makeRandomLoosePacking(p);
+        } catch (const InputError& e) {
+            std::string why = e.what();
+            const std::string prefix = "random packing: ";
+            if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+            v.fail("random.count", "is too many: " + why, "fewer grains, or a larger random.box_min/box_max");
+        }
+    }
+    // source == "file"
+    const std::string& file = v.text("packing.file");
+    if (file.empty())
+        v.fail("packing.file", "is empty", "a packing file path (required when grains.source = file)");
+    std::filesystem::path path(file);
+    if (path.is_relative() && v.at("packing.file").origin != "--set") path = sceneDir / path;
+    return readPackingFile(path.lexically_normal().string());
+}
+
+}  // namespace
+
+void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
+                const std::set<std::string>& wallNames, const std::set<std::string>& groupNames,
+                const std::filesystem::path& sceneDir) {
+    World& world = scene.world;
+    const int dimension = v.smallInteger("simulation.dimension");
+    world.dimension = dimension;
+    world.gravity = v.vec("simulation.gravity");
+    world.muGrain = v.real("contact.mu");
+
+    // Periodic box.
+    const std::array<bool, 3> periodic = axesOf(v.text("periodic.axes"));
+    for (int a = dimension; a < 3; ++a)
+        if (periodic[a])
+            v.fail("periodic.axes", "names an axis outside the dimension",
+                   dimension == 1 ? "x" : "a subset of xy in 2D");
+    if (periodic[0] || periodic[1] || periodic[2]) {
+        for (const char* key : {"periodic.box_min", "periodic.box_max"})
+            if (v.empty(key)) v.fail(key, "is empty", "three numbers 'x y z' (required when periodic.axes is set)");
+        world.boxMin = v.vec("periodic.box_min");
+        world.boxMax = v.vec("periodic.box_max");
+        for (int a = 0; a < 3; ++a)
+            if (periodic[a] && !(world.boxMax[a] > world.boxMin[a]))
+                v.fail("periodic.box_max", std::string("is not above periodic.box_min along ") + static_cast<char>('x' + a),
+                       "box_max > box_min on the periodic axes");
+        world.periodic = periodic;
+    }
+    // A deforming cell.
+    world.shearRate = v.real("periodic.shear_rate");
+    world.strainRate = v.vec("periodic.strain_rate");
+    if (world.shearRate != 0.0 && !(periodic[0] && periodic[1]))
+        v.fail("periodic.shear_rate", "shears a cell that is not periodic along x and y",
+               "0 unless periodic.axes holds x and y");
+    for (int a = 0; a < 3; ++a)
+        if (world.strainRate[a] != 0.0 && !periodic[static_cast<std::size_t>(a)])
+            v.fail("periodic.strain_rate", std::string("deforms the axis ") + static_cast<char>('x' + a) + ", which is not periodic",
+                   "rates on the periodic axes only");
+
+    // Grains.
+    GrainShape shape = dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
+    const std::string& inertia = v.text("grains.inertia");
+    if (inertia == "disk") {
+        if (dimension == 3) v.fail("grains.inertia", "is not possible in 3D", "auto|sphere in 3D");
+        shape = GrainShape::Disk;
+    } else if (inertia == "sphere") {
+        shape = GrainShape::Sphere;
+    }
+    const std::vector<GrainSpec> grains = generateGrains(v, dimension, v.unsignedInteger("simulation.seed"), sceneDir);
+    addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
+    checkGrainMasses(v, world, shape);
+    checkCrowding(v, world);
+    const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
+    for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
+    if (world.deforming() && v.boolean("periodic.affine_start")) {
+        // The mean flow about the box centre (World::strainRate, shearRate).
+        const Vec3 c = 0.5 * (world.boxMin + world.boxMax);
+        for (std::size_t i = 0; i < world.numGrains; ++i) {
+            const Vec3 r = world.x[i] - c;
+            world.v[i] += world.strainRate.cwiseProduct(r) + Vec3(world.shearRate * r[1], 0.0, 0.0);
+        }
+    }
+
+    // Forces on grains.
+    std::vector<std::string> forceOwner(world.numGrains);
+    for (const std::string& name : forceNames) {
+        const std::string p = "force." + name + ".";
+        ForceSchedule s;
+        s.before = v.vec(p + "value");
+        s.after = v.vec(p + "value_after");
+        s.switchTime = v.real(p + "change_time");
+        const std::vector<std::size_t> pushed = pickGrains(v, p + "grains", world.numGrains);
+        if (pushed.empty()) v.fail(p + "grains", "selects no grain", "first, last, all, indices or ranges i..j");
+        for (std::size_t i : pushed) {
+            if (!addSchedule(world.forceSchedule(static_cast<BodyId>(i)), s))
+                v.fail(p + "change_time", "differs from that of [force." + forceOwner[i] + "] on grain " + std::to_string(i),
+                       "one change_time per grain (or inf)");
+            if (!std::isinf(s.switchTime) || forceOwner[i].empty()) forceOwner[i] = name;
+        }
+    }
+
+    // Walls, after all grains, in name order.
+    for (const std::string& name : wallNames) {
+        const std::string p = "wall." + name + ".";
+        WallShape shape;
+        const bool plane = v.text(p + "type") == "plane";
+        shape.kind = plane ? ShapeKind::Plane : ShapeKind::Cylinder;
+        const std::string dirKey = p + (plane ? "normal" : "axis");
+        const Vec3 direction = v.vec(dirKey);
+        if (!(direction.norm() > 0.0)) v.fail(dirKey, "is the zero vector", "a non-zero direction");
+        // A wall must face the grains within their axes: a plane's normal in
+        // them, a 2D cylinder's axis along z (its section is a circle).
+        const char* axesText = dimension == 1 ? "x" : "the x-y plane";
+        if (plane) {
+            for (int a = dimension; a < 3; ++a)
+                if (direction[a] != 0.0)
+                    v.fail(dirKey, std::string("has a component along the locked axis ") + static_cast<char>('x' + a),
+                           std::string("a normal along ") + axesText + " for simulation.dimension = " +
+                               std::to_string(dimension));
+        } else if (dimension == 1) {
+            v.fail(p + "type", "is a cylinder in 1D", "plane in 1D");
+        } else if (dimension == 2 && (direction[0] != 0.0 || direction[1] != 0.0)) {
+            v.fail(dirKey, "is not along z", "0 0 1 in 2D: the cylinder's section in the x-y plane is a circle");
+        }
+        shape.direction = direction.normalized();
+        shape.radius = plane ? 0.0 : v.real(p + "radius");
+        shape.inside = v.text(p + "side") == "inside";
+        shape.mu = v.real(p + "mu");
+
+        const bool mobile = v.boolean(p + "mobile");
+        const double mass = v.real(p + "mass");
+        const std::array<bool, 3> free = axesOf(v.text(p + "free"));
+        const Vec3 wallVelocity = v.vec(p + "velocity");
+        if (mobile) {
+            if (!(mass > 0.0)) v.fail(p + "mass", "is not > 0 for a mobile wall", "real > 0 when mobile = true");
+            bool anyFree = false;
+            for (int a = 0; a < dimension; ++a) anyFree = anyFree || free[a];
+            const char* freeText =
+                dimension == 1 ? "x" : dimension == 2 ? "a non-empty subset of xy" : "a non-empty subset of xyz";
+            if (!anyFree) v.fail(p + "free", "leaves a mobile wall no axis to move along", freeText);
+            for (int a = dimension; a < 3; ++a)
+                if (free[a])
+                    v.fail(p + "free", std::string("frees the locked axis ") + static_cast<char>('x' + a), freeText);
+        }
+        for (int a = dimension; a < 3; ++a)
+            if (wallVelocity[a] != 0.0)
+                v.fail(p + "velocity",
+                       std::string("moves the wall along the locked axis ") + static_cast<char>('x' + a),
+                       std::string("a velocity along ") + axesText);
+        ForceSchedule force;
+        force.before = v.vec(p + "force");
+        force.after = v.vec(p + "force_after");
+        force.switchTime = v.real(p + "change_time");
+        if (!mobile && (force.before.norm() > 0.0 || (!std::isinf(force.switchTime) && force.after.norm() > 0.0)))
+            v.fail(p + "force", "acts on a fixed wall", "0 0 0 unless mobile = true");
+
+        const BodyId id = world.addWall(name, shape, v.vec(p + "point"), mobile, mass, free);
+        const auto b = static_cast<std::size_t>(id);
+        if (force.before.norm() > 0.0 || force.after.norm() > 0.0) world.forceSchedule(static_cast<BodyId>(b)) = force;
+        if (mobile) {
+            // Free axes: the initial velocity; the others: driven at it.
+            world.v[b] = cwise(wallVelocity, world.translationMask());
+            for (int a = 0; a < 3; ++a)
+                if (world.invMass[b][a] == 0.0 && world.v[b][a] != 0.0) world.prescribed[b] = true;
+        } else if (wallVelocity.norm() > 0.0) {
+            world.v[b] = cwise(wallVelocity, world.translationMask());
+            world.prescribed[b] = true;
+        }
+    }
+
+    // Grain groups: kinematic grains, on their own or glued to a wall.
+    std::vector<std::string> groupOf(world.numGrains);
+    std::vector<std::pair<std::size_t, std::pair<std::string, BodyId>>> members;  // grain, (group, wall)
+    for (const std::string& name : groupNames) {
+        const std::string p = "group." + name + ".";
+        std::vector<std::size_t> picked = pickGrains(v, p + "grains", world.numGrains);
+        if (!v.empty(p + "region")) {
+            std::vector<double> box;
+            for (const std::string& w : splitWords(v.text(p + "region"), true)) box.push_back(*parseDouble(w));
+            for (int a = 0; a < dimension; ++a)
+                if (!(box[static_cast<std::size_t>(a)] < box[static_cast<std::size_t>(a) + 3]))
+                    v.fail(p + "region", std::string("is empty along ") + static_cast<char>('x' + a),
+                           "'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's axes");
+            for (std::size_t i = 0; i < world.numGrains; ++i) {
+                bool inside = true;
+                for (int a = 0; a < dimension; ++a)
+                    inside = inside && world.x[i][a] >= box[static_cast<std::size_t>(a)] &&
+                             world.x[i][a] <= box[static_cast<std::size_t>(a) + 3];
+                if (inside) picked.push_back(i);
+            }
+        }
+        std::sort(picked.begin(), picked.end());
+        picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+        if (picked.empty())
+            v.fail(p + (v.empty(p + "region") ? "grains" : "region"), "selects no grain",
+                   "a grain list (" + p + "grains) or a box holding grain centres (" + p + "region)");
+        BodyId wall = -1;
+        if (const std::string& glue = v.text(p + "wall"); !glue.empty()) {
+            if (!wallNames.count(glue))
+                v.fail(p + "wall", "names no wall",
+                       wallNames.empty() ? std::string("the name of a [wall.NAME] section (the scene has none)")
+                                         : "one of the scene's walls: " + [&] {
+                                               std::string all;
+                                               for (const std::string& w : wallNames) all += (all.empty() ? "" : ", ") + w;
+                                               return all;
+                                           }());
+            wall = static_cast<BodyId>(world.numGrains +
+                                       static_cast<std::size_t>(std::distance(wallNames.begin(), wallNames.find(glue))));
+            if (world.wall(wall).kind != ShapeKind::Plane)
+                v.fail(p + "wall", "names a cylinder", "a plane wall (grains glue to plane walls only)");
+            for (const char* key : {"velocity", "spin"})
+                if (v.vec(p + key).norm() > 0.0)
+                    v.fail(p + key, "is given to grains glued to a wall", "0 0 0 with wall = " + glue + " (they move with it)");
+        } else {
+            const Vec3 vel = v.vec(p + "velocity"), spin = v.vec(p + "spin");
+            for (int a = dimension; a < 3; ++a)
+                if (vel[a] != 0.0)
+                    v.fail(p + "velocity", std::string("moves the group along the locked axis ") + static_cast<char>('x' + a),
+                           dimension == 1 ? "x only in 1D" : "a velocity in the x-y plane in 2D");
+            if (dimension < 3 && (spin[0] != 0.0 || spin[1] != 0.0 || (dimension == 1 && spin[2] != 0.0)))
+                v.fail(p + "spin", "turns the group about a locked axis", dimension == 1 ? "0 0 0 in 1D" : "0 0 wz in 2D");
+        }
+        for (std::size_t i : picked) {
+            if (!groupOf[i].empty())
+                v.fail(p + "grains", "takes grain " + std::to_string(i) + ", already in [group." + groupOf[i] + "]",
+                       "each grain in one group at most");
+            if (i < world.force.size() && (world.force[i].before.norm() > 0.0 || world.force[i].after.norm() > 0.0))
+                v.fail(p + "grains", "takes grain " + std::to_string(i) + ", which [force." + forceOwner[i] + "] pushes",
+                       "grains without a force (a group's grains move as prescribed)");
+            groupOf[i] = name;
+            members.push_back({i, {name, wall}});
+        }
+    }
+    std::sort(members.begin(), members.end());
+    for (const auto& [i, group] : members) {
+        const std::string p = "group." + group.first + ".";
+        world.drive(static_cast<BodyId>(i), v.vec(p + "velocity"), v.vec(p + "spin"), group.second);
+    }
+}
+
+/// The servos of the scene's walls (WallServo), into scene.servos; marks
+/// their walls as moved kinematically.
+void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wallNames) {
+    World& world = scene.world;
+    const int dimension = world.dimension;
+    for (const std::string& name : wallNames) {
+        const std::string p = "wall." + name + ".";
+        if (v.empty(p + "servo_stress")) continue;
+        const auto it = std::find(world.wallName.begin(), world.wallName.end(), name);
+        if (it == world.wallName.end()) continue;  // a given world without this wall: refused elsewhere
+        const std::size_t k = static_cast<std::size_t>(it - world.wallName.begin());
+        const auto b = static_cast<BodyId>(world.numGrains + k);
+        const WallShape& shape = world.wallShape[k];
+        if (shape.kind != ShapeKind::Plane) v.fail(p + "servo_stress", "is set on a cylinder", "a servo on plane walls only");
+        if (world.wallMobile[k])
+            v.fail(p + "servo_stress", "is set on a mobile wall",
+                   "mobile = false (the servo moves the wall itself; a mobile wall follows its force)");
+        if (v.empty(p + "servo_gain"))
+            v.fail(p + "servo_gain", "is empty", "a real > 0 (speed per unit stress) when servo_stress is set");
+        WallServo servo;
+        servo.wall = b;
+        servo.stress = v.real(p + "servo_stress");
+        servo.gain = v.real(p + "servo_gain");
+        servo.maxSpeed = v.real(p + "servo_max_speed");
+        servo.time = v.real(p + "servo_time");
+        if (!v.empty(p + "servo_area")) {
+            servo.area = v.real(p + "servo_area");
+        } else {
+            // The periodic box across an axis-aligned normal.
+            int along = -1;
+            for (int a = 0; a < dimension; ++a)
+                if (shape.direction[a] != 0.0) along = along < 0 ? a : 3;
+            servo.area = 1.0;
+            bool periodicAcross = along >= 0 && along < 3;
+            for (int a = 0; a < dimension && periodicAcross; ++a)
+                if (a != along) {
+                    periodicAcross = world.periodic[a];
+                    servo.area *= world.boxMax[a] - world.boxMin[a];
+                }
+            if (!periodicAcross)
+                v.fail(p + "servo_area", "is empty, and the wall is not across a periodic box",
+                       "the area (2D: length) the servo's stress refers to, > 0");
+        }
+        world.prescribed[static_cast<std::size_t>(b)] = true;
+        scene.servos.push_back(servo);
+    }
+}
+
+/// Refuses a periodic box too short for the minimum image: the cell grid
+/// finds the one image of a pair within reach only when each periodic length
+/// is above twice the reach of the Verlet list, 2 r_max + margin + skin
+/// (CellGridDetector would otherwise stop the first step, naming neither file
+/// nor key).
+void checkPeriodicLengths(const Values& v, const Scene& scene) {
+    const World& w = scene.world;
+    double rMax = 0.0;
+    for (std::size_t i = 0; i < w.numGrains; ++i) rMax = std::max(rMax, w.radius[i]);
+    const double reach = 2.0 * rMax + scene.simulation.margin + scene.simulation.skin;
+    for (int a = 0; a < 3; ++a) {
+        const double length = w.boxMax[a] - w.boxMin[a];
+        if (!w.periodic[static_cast<std::size_t>(a)] || length > 2.0 * reach) continue;
+        const std::string axis(1, static_cast<char>('x' + a));
+        v.fail("periodic.box_max",
+               "leaves the periodic box " + formatNumber(length) + " long along " + axis +
+                   ", not above twice the detection reach 2 r_max + margin + skin = " + formatNumber(reach) +
+                   " (r_max " + formatNumber(rMax) + ")",
+               "box_max - box_min > " + formatNumber(2.0 * reach) + " on the periodic axes, or smaller grains, "
+               "contact.margin or contact.skin");
+    }
+}
+
+void parseCellServo(Scene& scene, const Values& v) {
+    CellServo& cs = scene.cellServo;
+    cs.axes = axesOf(v.text("periodic.stress_axes"));
+    for (int a = 0; a < 3; ++a)
+        if (cs.axes[static_cast<std::size_t>(a)] && !scene.world.periodic[static_cast<std::size_t>(a)])
+            v.fail("periodic.stress_axes", std::string("names the axis ") + static_cast<char>('x' + a) + ", which is not periodic",
+                   "periodic axes only");
+    if (cs.any()) {
+        if (v.empty("periodic.stress_gain"))
+            v.fail("periodic.stress_gain", "is empty", "a real > 0 (strain rate per unit stress) with stress_axes");
+        cs.stress = v.vec("periodic.stress");
+        cs.gain = v.real("periodic.stress_gain");
+        cs.maxRate = v.real("periodic.max_strain_rate");
+        cs.time = v.real("periodic.stress_time");
+        for (int a = 0; a < 3; ++a)
+            if (cs.axes[static_cast<std::size_t>(a)] && v.vec("periodic.strain_rate")[a] != 0.0)
+                v.fail("periodic.strain_rate", std::string("sets the rate of ") + static_cast<char>('x' + a) +
+                                                   ", which the stress servo controls",
+                       "0 on periodic.stress_axes");
+    }
+}
+
+void parseStressRegion(Scene& scene, const Values& v) {
+    if (v.empty("output.stress_region")) return;
+    // Six finite numbers, min < max on the dimension's axes; on a
+    // periodic axis at most one period (its images count, not twice).
+    const std::string key = "output.stress_region";
+    const std::string allowed = "six numbers 'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's "
+                                "axes and at most one period on a periodic axis, or empty";
+    const auto words = splitWords(v.text(key), true);
+    if (words.size() != 6) v.fail(key, "is not six numbers", allowed);
+    std::array<Vec3, 2> box;
+    for (std::size_t i = 0; i < 6; ++i) {
+        const auto x = parseDouble(words[i]);
+        if (!x || !std::isfinite(*x)) v.fail(key, "is not six finite numbers", allowed);
+        box[i / 3][static_cast<int>(i % 3)] = *x;
+    }
+    const World& w = scene.world;
+    for (int a = 0; a < w.dimension; ++a) {
+        const std::string axis(1, static_cast<char>('x' + a));
+        if (!(box[0][a] < box[1][a])) v.fail(key, "does not have min < max along " + axis, allowed);
+        if (w.periodic[static_cast<std::size_t>(a)] && box[1][a] - box[0][a] > w.boxMax[a] - w.boxMin[a])
+            v.fail(key, "is longer than the periodic box along " + axis, allowed);
+    }
+    scene.output.stressRegion = box;
+}
+
+}  // namespace moreau::scene_io
