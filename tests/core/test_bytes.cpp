@@ -13,21 +13,12 @@
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/types.hpp"
+#include "support/input_error.hpp"
 
 using namespace moreau;
+using moreau::test::errorOf;
 
 namespace {
-
-/// The message of the InputError `read` throws ("" if none).
-template <class Read>
-std::string refusal(Read read) {
-    try {
-        read();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 struct Plain {
     std::int32_t a;
@@ -102,7 +93,7 @@ TEST_CASE("bytes: a truncated buffer is refused naming the origin, what was read
     const std::string whole = out.bytes();
     for (std::size_t cut = 0; cut < whole.size(); ++cut) {
         ByteReader in(std::string_view(whole).substr(0, cut), "checkpoint 'x'");
-        const std::string why = refusal([&] {
+        const std::string why = errorOf([&] {
             in.get<std::uint32_t>("the count");
             in.get<double>("the time");
         });
@@ -118,21 +109,21 @@ TEST_CASE("bytes: a count larger than the bytes left is refused before any alloc
     out.put(1.0);
     {
         ByteReader in(out.bytes(), "f");
-        CHECK(refusal([&] { in.getVector<double>("the radii"); }) ==
+        CHECK(errorOf([&] { in.getVector<double>("the radii"); }) ==
               "f: the radii: 1152921504606846976 items, more than the 8 bytes left hold (at byte 8)");
     }
     {
         ByteReader in(out.bytes(), "f");
-        CHECK(refusal([&] { in.getString("the scene"); }) ==
+        CHECK(errorOf([&] { in.getString("the scene"); }) ==
               "f: the scene: 1152921504606846976 items, more than the 8 bytes left hold (at byte 8)");
     }
     {
         ByteReader in(out.bytes(), "f");
-        CHECK(refusal([&] { in.getDense<Vec3>("the positions"); }).starts_with("f: the positions: "));
+        CHECK(errorOf([&] { in.getDense<Vec3>("the positions"); }).starts_with("f: the positions: "));
     }
     {
         ByteReader in(out.bytes(), "f");
-        CHECK(refusal([&] { in.getBools("the flags"); }).starts_with("f: the flags: "));
+        CHECK(errorOf([&] { in.getBools("the flags"); }).starts_with("f: the flags: "));
     }
 }
 
@@ -140,13 +131,13 @@ TEST_CASE("bytes: a corrupt boolean is refused") {
     ByteWriter out;
     out.put(std::uint8_t{2});
     ByteReader in(out.bytes(), "f");
-    CHECK(refusal([&] { in.getBool("the flag"); }) == "f: the flag is 2, not 0 or 1 (at byte 1)");
+    CHECK(errorOf([&] { in.getBool("the flag"); }) == "f: the flag is 2, not 0 or 1 (at byte 1)");
 
     ByteWriter list;
     list.putBools({true, false});
     list.bytes().back() = 7;
     ByteReader inList(list.bytes(), "g");
-    CHECK(refusal([&] { inList.getBools("the flags"); }) == "g: the flags is 7, not 0 or 1 (at byte 10)");
+    CHECK(errorOf([&] { inList.getBools("the flags"); }) == "g: the flags is 7, not 0 or 1 (at byte 10)");
 }
 
 TEST_CASE("bytes: fail names the origin and the offset") {
@@ -154,7 +145,7 @@ TEST_CASE("bytes: fail names the origin and the offset") {
     out.put(1.0);
     ByteReader in(out.bytes(), "checkpoint 'c'");
     in.get<double>("x");
-    CHECK(refusal([&] { in.fail("bytes after the simulation state"); }) ==
+    CHECK(errorOf([&] { in.fail("bytes after the simulation state"); }) ==
           "checkpoint 'c': bytes after the simulation state (at byte 8)");
 }
 

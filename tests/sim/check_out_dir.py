@@ -18,29 +18,13 @@ usage: check_out_dir.py MOREAU_BINARY SOURCE_DIR
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
-MOREAU, SRC = sys.argv[1], sys.argv[2]
-CHAIN = os.path.join(SRC, "examples", "chain_1d.ini")
-BOX = os.path.join(SRC, "examples", "box_3d.ini")
-failures = []
+from cli_checks import MOREAU, example, expect, finish, read, run
 
-
-def run(*args):
-    return subprocess.run([MOREAU, *args], capture_output=True, text=True, timeout=600)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
+CHAIN = example("chain_1d.ini")
+BOX = example("box_3d.ini")
 
 
 def one_line(p):
@@ -169,7 +153,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(not os.path.exists(nowhere), "a file was created through a summary.json link to nothing")
     expect(not os.path.exists(os.path.join(out, "series.csv")), "the refused run wrote series.csv")
 
-if failures:
-    print(f"{len(failures)} failure(s)", file=sys.stderr)
-    sys.exit(1)
-print("output folder checks passed")
+finish("output folder checks passed")

@@ -21,7 +21,6 @@ built program (INTERFACE.md, "Checkpoints and resume"):
 
 usage: check_resume.py MOREAU_BINARY SOURCE_DIR
 """
-import json
 import os
 import random
 import shutil
@@ -31,32 +30,7 @@ import sys
 import tempfile
 import time
 
-MOREAU, SRC = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def run(*args):
-    return subprocess.run([MOREAU, *args], capture_output=True, text=True, timeout=600)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def summary(out):
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def example(name):
-    return os.path.join(SRC, "examples", name)
+from cli_checks import MOREAU, example, expect, finish, read, run, summary
 
 
 def restart_case(tmp, label, scene, n, k, sets, vtk=False, threads=("2", "1", "2")):
@@ -381,7 +355,4 @@ with tempfile.TemporaryDirectory() as tmp:
     stop_by_signal(tmp, signal.SIGTERM, 143)
     kill_loop(tmp)
 
-if failures:
-    print(f"{len(failures)} failure(s)", file=sys.stderr)
-    sys.exit(1)
-print("resume checks passed")
+finish("resume checks passed")
