@@ -3,6 +3,13 @@
 /// grains (docs/distributed.md). MD steps each rank's part with the serial
 /// bits; CD shares each step's sweeps between the ranks (sim/distributed_cd.hpp,
 /// cd.distributed).
+///
+/// src/sim by concept: distributed_simulation.cpp (the bricks, the part,
+/// the step), distributed_exchange.cpp (migration and rebalancing at the
+/// rebuilds, ghost updates between them), distributed_loads.cpp (wall loads
+/// and cell stress summed over the ranks), distributed_gather.cpp (rank 0's
+/// views for output, checkpoints and the travel guard), distributed_grain.hpp
+/// (a grain's state as it moves between ranks).
 #include <array>
 #include <cstdint>
 #include <filesystem>

@@ -1,0 +1,235 @@
+// What a distributed run shows rank 0 (distributed_simulation.hpp): the
+// whole world, its contacts, contact store and MD scheme state (output and
+// checkpoints), the fused pipeline's diagnostics, the travel guard's test
+// and each rank's VTK piece.
+#include "moreau/sim/distributed_simulation.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "distributed_grain.hpp"
+#include "moreau/analysis/observables.hpp"
+#include "moreau/core/comm.hpp"
+#include "moreau/io/output.hpp"
+
+namespace moreau {
+
+using namespace distributed;
+
+std::string DistributedSimulation::travelFailure(double dt, double maxTravel) const {
+    // The serial guard's test and report: the first grain, by id, that
+    // moves more than maxTravel radii in a step (each rank its own first).
+    const World& w = sim_->world();
+    ByteWriter mine;
+    for (std::size_t k = 0; k < w.numGrains; ++k) {
+        const double reach = maxTravel * w.radius[k];
+        if (!owned_[k] || w.v[k].squaredNorm() * (dt * dt) <= reach * reach) continue;
+        mine.put(gid_[k]);
+        mine.put(w.v[k].norm() * dt / w.radius[k]);
+        mine.put(w.v[k].norm());
+        break;  // gid_ ascends: the first here
+    }
+    const std::string all = comm::gatherToAll(mine.bytes());
+    ByteReader u(all, kMessage);
+    std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+    double travel = 0.0, speed = 0.0;
+    while (u.left() > 0) {
+        const auto id = u.get<std::uint64_t>("value");
+        const double t = u.get<double>("value"), v = u.get<double>("value");
+        if (id < first) {
+            first = id;
+            travel = t;
+            speed = v;
+        }
+    }
+    if (first == std::numeric_limits<std::uint64_t>::max()) return {};
+    char text[160];
+    std::snprintf(text, sizeof text, "grain %zu moves %.3g radii in a step, |v| = %.3g (guard.max_travel = %g)",
+                  static_cast<std::size_t>(first), travel, speed, maxTravel);
+    return text;
+}
+
+bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries) {
+    if (!scheme_) return false;  // the same on every rank
+    const MdSolver& md = sim_->md();
+    carry = md.schemeCarry();
+    const std::size_t per = carry.perBody();
+    const World& w = sim_->world();
+    ByteWriter mine;
+    std::vector<MdSolver::Vec6> e(per);
+    for (std::size_t k = 0; k < w.numGrains && per > 0; ++k) {
+        if (!owned_[k]) continue;
+        mine.put(gid_[k]);
+        md.bodyScheme(k, e.data());
+        for (const MdSolver::Vec6& v : e) mine.put(v);
+    }
+    const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
+    entries.clear();
+    if (rank_ != 0) return true;
+    entries.assign((globalGrains_ + w.numWalls()) * per, MdSolver::Vec6::Zero());
+    for (const std::string& b : parts) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
+            const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+            for (std::size_t j = 0; j < per; ++j) entries[i * per + j] = u.get<MdSolver::Vec6>("value");
+        }
+    }
+    for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k)
+        md.bodyScheme(w.numGrains + k, entries.data() + (globalGrains_ + k) * per);
+    return true;
+}
+
+const World& DistributedSimulation::gatherWorld() {
+    const World& w = sim_->world();
+    ByteWriter mine;
+    for (std::size_t k = 0; k < w.numGrains; ++k) {
+        if (!owned_[k]) continue;
+        mine.put(gid_[k]);
+        putMotion(mine, w, k);
+    }
+    const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
+    if (rank_ == 0) {
+        for (const std::string& b : parts) {
+            ByteReader u(b, kMessage);
+            while (u.left() > 0) {
+                const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+                whole_.x[i] = u.get<Vec3>("value");
+                whole_.v[i] = u.get<Vec3>("value");
+                whole_.w[i] = u.get<Vec3>("value");
+                whole_.q[i] = u.get<Quat>("value");
+            }
+        }
+        for (std::size_t k = 0; k < w.numWalls(); ++k) {
+            const std::size_t i = whole_.numGrains + k, j = w.numGrains + k;
+            whole_.x[i] = w.x[j];
+            whole_.v[i] = w.v[j];
+            whole_.w[i] = w.w[j];
+            whole_.q[i] = w.q[j];
+        }
+        whole_.copyCellAndClock(w);
+    }
+    return whole_;
+}
+
+std::vector<Contact> DistributedSimulation::gatherContacts() {
+    // The ghosts stepped with part of their forces: their owners' state
+    // first, so that a contact with a ghost has the serial geometry. Then
+    // each contact once: from the rank that owns its first body.
+    exchangeGhosts();
+    const World& w = sim_->world();
+    ByteWriter mine;
+    for (Contact c : sim_->contacts()) {
+        if (!owned_[static_cast<std::size_t>(c.a)]) continue;
+        c.a = static_cast<BodyId>(globalOf(c.a));
+        c.b = static_cast<BodyId>(globalOf(c.b));
+        c.key = makeContactKey(c.a, c.b, static_cast<std::uint32_t>(c.key & 0xFu));
+        mine.put(c);
+    }
+    (void)w;
+    std::vector<Contact> all;
+    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) all.push_back(u.get<Contact>("value"));
+    }
+    std::sort(all.begin(), all.end(), [](const Contact& p, const Contact& q) { return p.key < q.key; });
+    return all;
+}
+
+std::optional<MdPairEngine::Diagnostics> DistributedSimulation::gatherDiagnostics() {
+    const MdPairEngine* engine = sim_->pairEngine();
+    if (!engine) return std::nullopt;  // the same on every rank
+    ByteWriter mine;
+    for (PairDiagnostic d : engine->pairDiagnostics()) {
+        const BodyId a = keyBodyA(d.key), b = keyBodyB(d.key);
+        if (!owned_[static_cast<std::size_t>(a)]) continue;
+        d.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
+                               static_cast<std::uint32_t>(d.key & 0xFu));
+        mine.put(d);
+    }
+    std::vector<PairDiagnostic> all;
+    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) all.push_back(u.get<PairDiagnostic>("value"));
+    }
+    if (rank_ != 0) return std::nullopt;
+    std::sort(all.begin(), all.end(), [](const PairDiagnostic& p, const PairDiagnostic& q) { return p.key < q.key; });
+    return sumPairDiagnostics(all);
+}
+
+ContactStore DistributedSimulation::gatherStore() {
+    // Each record once: from the rank that owns its first body (a grain).
+    const ContactStore mine = globalStore();
+    ByteWriter out;
+    for (std::size_t r = 0; r < mine.records.size(); ++r) {
+        const std::ptrdiff_t a = localOf(static_cast<std::uint64_t>(keyBodyA(mine.records[r].key)), sim_->world());
+        if (a < 0 || !owned_[static_cast<std::size_t>(a)]) continue;
+        out.put(mine.records[r]);
+        for (std::size_t k = 0; k < mine.slots.stride; ++k) out.put(mine.slots.at(r)[k]);
+    }
+    ContactStore all;
+    all.slots.stride = mine.slots.stride;
+    std::vector<std::pair<ContactKey, std::size_t>> order;
+    std::vector<ContactMemory> records;
+    std::vector<double> slots;
+    for (const std::string& b : comm::gatherToRoot(out.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) {
+            records.push_back(u.get<ContactMemory>("value"));
+            for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>("value"));
+            order.emplace_back(records.back().key, records.size() - 1);
+        }
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [key, r] : order) {
+        all.records.push_back(records[r]);
+        all.slots.values.insert(all.slots.values.end(), slots.begin() + static_cast<std::ptrdiff_t>(r * all.slots.stride),
+                                slots.begin() + static_cast<std::ptrdiff_t>((r + 1) * all.slots.stride));
+    }
+    return all;
+}
+
+void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
+    // The ghosts at their owners' state (a contact with one has the serial
+    // geometry); this rank's piece: its owned grains, the contacts whose
+    // first grain it owns, and each owned grain's stress from all of its
+    // contacts, those with another rank's row taking that row's force.
+    exchangeGhosts();
+    const World& w = sim_->world();
+    std::vector<Contact> contacts = sim_->contacts();
+    std::vector<ContactKey> keys(contacts.size());
+    std::vector<Contact> rows;
+    std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+        const Contact& k = contacts[c];
+        keys[c] = makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
+                                 static_cast<std::uint32_t>(k.key & 0xFu));
+        const auto a = static_cast<std::size_t>(k.a), b = static_cast<std::size_t>(k.b);
+        if (!owned_[a]) continue;
+        rows.push_back(k);
+        if (!w.isWall(k.b) && !owned_[b]) {
+            ByteWriter& to = out[static_cast<std::size_t>(owner_[b])];
+            to.put(keys[c]);
+            to.put(k.history.reaction);
+        }
+    }
+    // Local keys in order are global keys in order (local bodies follow the global ids).
+    for (const std::string& part : send(out)) {
+        ByteReader u(part, kMessage);
+        while (u.left() > 0) {
+            const auto key = u.get<ContactKey>("key");
+            const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+            if (it == keys.end() || *it != key)
+                throw std::logic_error("distributed run: a contact force for a pair this rank did not detect");
+            contacts[static_cast<std::size_t>(it - keys.begin())].history.reaction = u.get<Vec3>("reaction");
+        }
+    }
+    std::vector<std::size_t> owned;
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        if (owned_[i]) owned.push_back(i);
+    std::vector<std::uint64_t> ids(w.numBodies());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = globalOf(static_cast<BodyId>(i));
+    moreau::writeVtkPiece(dir, w, owned, ids, grainStress(w, contacts), rows, w.step, rank_);
+}
+
+}  // namespace moreau

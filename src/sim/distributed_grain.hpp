@@ -1,0 +1,48 @@
+#pragma once
+/// A grain's whole state as it moves between ranks (migration at a rebuild,
+/// a ghost's first arrival), its bytes, and the moving part sent to ghosts
+/// every step. Internal to src/sim (distributed_simulation.hpp).
+#include <cstdint>
+#include <vector>
+
+#include "moreau/core/bytes.hpp"
+#include "moreau/sim/simulation.hpp"
+
+namespace moreau {
+
+/// A grain's whole state, as it migrates or first arrives as a ghost.
+struct DistributedGrain {
+    std::uint64_t gid = 0;
+    Vec3 x, v, w, invMass, invInertia;
+    Quat q;
+    double radius = 0.0, mass = 0.0, inertia = 0.0;
+    bool prescribed = false, scheduled = false;
+    ForceSchedule force;
+    std::int32_t driven = -2;  ///< kNotDriven, kDrivenFree or the wall it is glued to (body − numGrains)
+    std::vector<MdSolver::Vec6> scheme;  ///< its entries of the MD scheme's state (owned grains; MdSolver::bodyScheme)
+};
+
+namespace distributed {
+
+/// What a message names when it turns out shorter than its contents (a bug).
+inline constexpr const char* kMessage = "distributed run: a message between ranks";
+
+/// DistributedGrain::driven of a grain that is not driven, and of one driven on its own.
+inline constexpr std::int32_t kNotDriven = -2, kDrivenFree = -1;
+
+/// Per grain of `w`: kNotDriven, kDrivenFree or the wall (body − numGrains)
+/// it is glued to (World::DrivenGrain); empty when no grain is driven.
+std::vector<std::int32_t> drivenOf(const World& w);
+
+/// Grain i of `w`; `driven`: drivenOf(w).
+DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven);
+
+void putGrain(ByteWriter& out, const DistributedGrain& g);
+DistributedGrain getGrain(ByteReader& in);
+
+/// The moving part of a grain's state, sent to its ghosts every step.
+void putMotion(ByteWriter& out, const World& w, std::size_t i);
+
+}  // namespace distributed
+
+}  // namespace moreau

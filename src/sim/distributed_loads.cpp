@@ -1,0 +1,142 @@
+// The sums over the ranks a distributed run's controls read
+// (distributed_simulation.hpp): each wall's load, the mobile walls' contact
+// forces and the cell's stress, with the serial run's bits.
+#include "moreau/sim/distributed_simulation.hpp"
+
+#include <algorithm>
+
+#include "distributed_grain.hpp"
+#include "moreau/analysis/observables.hpp"
+#include "moreau/core/comm.hpp"
+
+namespace moreau {
+
+using namespace distributed;
+
+std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
+    const std::vector<Vec3> sums = afterSolve || !sim_->world().anyGlued() ? std::vector<Vec3>{} : sim_->contactForces();
+    return sumWallLoads(
+        [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
+            if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);  // no narrow phase again
+            else
+                for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+        },
+        [&](BodyId grain) { return afterSolve ? sim_->contactForce(grain) : sums[static_cast<std::size_t>(grain)]; });
+}
+
+std::vector<Vec3> DistributedSimulation::sumWallLoads(
+    const std::function<void(const std::function<void(BodyId, BodyId, const Vec3&)>&)>& contacts,
+    const std::function<Vec3(BodyId)>& gluedForce) {
+    // Each wall's load with the serial bits: its contacts with every rank's
+    // owned grains, summed from zero in key order as the serial per-body sum
+    // adds them (pairs without force add nothing to a sum that starts at
+    // +0), then the forces on the grains glued to it, in grain order
+    // (World::addGluedForces). An owned grain's own sum has the serial bits.
+    const World& w = sim_->world();
+    ByteWriter mine;
+    auto add = [&](BodyId a, BodyId b, const Vec3& force) {
+        if (!w.isWall(b) || !owned_[static_cast<std::size_t>(a)] ||
+            !summedWalls_[static_cast<std::size_t>(b) - w.numGrains])
+            return;
+        mine.put(std::uint8_t{0});
+        mine.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
+        mine.put(force);
+    };
+    contacts(add);
+    if (w.anyGlued()) {
+        for (const World::DrivenGrain& d : w.driven) {
+            const auto i = static_cast<std::size_t>(d.grain);
+            if (d.wall < 0 || !owned_[i] || !summedWalls_[static_cast<std::size_t>(d.wall) - w.numGrains]) continue;
+            mine.put(std::uint8_t{1});
+            mine.put(gid_[i]);
+            mine.put(static_cast<std::uint64_t>(static_cast<std::size_t>(d.wall) - w.numGrains));
+            mine.put(gluedForce(d.grain));
+        }
+    }
+    const std::string all = comm::gatherToAll(mine.bytes());
+    std::vector<std::pair<std::uint64_t, Vec3>> terms;
+    std::vector<std::array<std::uint64_t, 2>> glued;  // grain, wall
+    std::vector<Vec3> gluedSums;
+    ByteReader u(all, kMessage);
+    while (u.left() > 0) {
+        if (u.get<std::uint8_t>("value") == 0) {
+            const auto key = u.get<ContactKey>("value");
+            terms.emplace_back(key, u.get<Vec3>("value"));
+        } else {
+            const auto grain = u.get<std::uint64_t>("value");
+            glued.push_back({grain, u.get<std::uint64_t>("value")});
+            gluedSums.push_back(u.get<Vec3>("value"));
+        }
+    }
+    std::sort(terms.begin(), terms.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    std::vector<Vec3> sum(w.numWalls(), Vec3::Zero());
+    for (const auto& [key, f] : terms) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
+    std::vector<std::size_t> order(glued.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return glued[a][0] < glued[b][0]; });
+    for (const std::size_t k : order) sum[glued[k][1]] += gluedSums[k];
+    return sum;
+}
+
+Mat3 DistributedSimulation::cellStress() {
+    // Simulation::cellStress over the ranks with the serial bits: every
+    // grain–grain contact's term (from the rank owning its first grain) and
+    // every grain's mass and velocity about the mean flow go to every rank,
+    // which adds them in key and grain order, as the serial loops do. One
+    // gather of O(grains) per step: a cell servo's price on ranks.
+    const World& w = sim_->world();
+    ByteWriter contacts, grains;
+    auto add = [&](BodyId a, BodyId b, const Vec3& force) {
+        const auto i = static_cast<std::size_t>(a);
+        if (w.isWall(b) || !owned_[i] || force == Vec3::Zero()) return;
+        contacts.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
+        contacts.put(force);
+        contacts.put(w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i]));
+    };
+    if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);
+    else
+        for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        if (!owned_[i]) continue;
+        grains.put(gid_[i]);
+        grains.put(w.mass[i]);
+        grains.put(Vec3(w.v[i] - w.meanFlow(w.x[i])));
+    }
+    struct Term {
+        ContactKey key;
+        Vec3 f, branch;
+    };
+    std::vector<Term> terms;
+    const std::string allContacts = comm::gatherToAll(contacts.bytes()), allGrains = comm::gatherToAll(grains.bytes());
+    ByteReader u(allContacts, kMessage);
+    while (u.left() > 0) {
+        Term t;
+        t.key = u.get<ContactKey>("value");
+        t.f = u.get<Vec3>("value");
+        t.branch = u.get<Vec3>("value");
+        terms.push_back(t);
+    }
+    std::sort(terms.begin(), terms.end(), [](const Term& p, const Term& q) { return p.key < q.key; });
+    Mat3 sum = Mat3::Zero();
+    for (const Term& t : terms) sum += t.f * t.branch.transpose();
+    std::vector<double> mass(globalGrains_, 0.0);
+    std::vector<Vec3> flow(globalGrains_, Vec3::Zero());
+    ByteReader g(allGrains, kMessage);
+    while (g.left() > 0) {
+        const auto i = static_cast<std::size_t>(g.get<std::uint64_t>("value"));
+        mass[i] = g.get<double>("value");
+        flow[i] = g.get<Vec3>("value");
+    }
+    return kineticStress(sum, mass, flow, w);
+}
+
+void DistributedSimulation::sumWallForces() {
+    // Each mobile wall's force over the ranks (the glued grains' part
+    // included), which integrate() kicks it with.
+    const std::vector<Vec3> sum = wallLoads(true);
+    const World& w = sim_->world();
+    for (std::size_t k = 0; k < w.numWalls(); ++k)
+        if (w.wallMobile[k]) sim_->overrideContactForce(static_cast<BodyId>(w.numGrains + k), sum[k]);
+}
+
+}  // namespace moreau
