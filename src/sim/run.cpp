@@ -29,8 +29,10 @@
 #include "moreau/sim/distributed_simulation.hpp"
 #include "moreau/sim/guards.hpp"
 #include "moreau/sim/simulation.hpp"
+#include "run_outputs.hpp"
 
 namespace moreau {
+
 
 namespace {
 
@@ -69,257 +71,34 @@ private:
     struct sigaction oldInt_ {}, oldTerm_ {};
 };
 
-// --- the output folder ------------------------------------------------------------
-
-/// Creates `dir` (a fresh run's) and holds it for the run (OutDirLock):
-/// before anything in it is written or removed.
-OutDirLock holdOutDir(const std::filesystem::path& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (!std::filesystem::is_directory(dir, ec))
-        throw InputError("--out '" + dir.string() + "': cannot create the folder" +
-                         (ec ? " (" + ec.message() + ")" : std::string(" (a file of that name exists)")));
-    return OutDirLock(dir, "--out");
-}
-
-/// Holds the folder a run resumes in, if it is one (else readCheckpoint
-/// says what is missing). Collective: rank 0 holds it, every rank gets its error.
-OutDirLock holdResumedDir(const std::filesystem::path& dir) {
-    OutDirLock lock;
-    std::string failure;
-    std::error_code ec;
-    if (comm::rank() == 0) try {
-            if (std::filesystem::is_directory(dir, ec)) lock = OutDirLock(dir, "--resume");
-        } catch (const InputError& e) {
-            failure = e.what();
-        }
-    failure = comm::broadcast(failure);
-    if (!failure.empty()) throw InputError(failure);
-    return lock;
-}
-
-/// Checks that a file can be made in the held `dir` (a temporary of a unique
-/// name, never through a link, removed at once); a fresh run also removes
-/// what an earlier run left there (its series, summary, log, checkpoint, VTK
-/// snapshots and their temporaries), so that no stale file sits beside new
-/// ones. Only regular files go: a link or a special file of an output's name
-/// stays and is written through (docs/scenes.md), and a vtk/ that is a link
-/// is not entered.
-void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
-    std::error_code ec;
-    try {
-        std::filesystem::path probe;
-        ::close(createUniqueTemporary(dir / ".moreau-write-test", probe));
-        std::filesystem::remove(probe, ec);
-    } catch (const InputError&) {
-        throw InputError("--out '" + dir.string() + "': the folder is not writable");
-    }
-    // A link or special file of an output's name is written through, later:
-    // one that cannot be (a link to nothing or to a folder, a folder) is
-    // refused now, before any work.
-    for (const char* name : {"series.csv", "summary.json", "log.txt", "checkpoint"}) {
-        const std::filesystem::path p = dir / name;
-        const auto link = std::filesystem::symlink_status(p, ec);
-        if (!std::filesystem::exists(link) || std::filesystem::is_regular_file(link)) continue;
-        const auto target = std::filesystem::status(p, ec);
-        if (!std::filesystem::exists(target))
-            throw InputError("--out '" + dir.string() + "': '" + p.string() +
-                             "' is a symbolic link to nothing (no file is created through a link; remove it)");
-        if (std::filesystem::is_directory(target))
-            throw InputError("--out '" + dir.string() + "': '" + p.string() + "' is a folder (allowed: a file, or a "
-                             "link to one, written in place)");
-    }
-    if (!fresh) return;
-    auto regular = [&](const std::filesystem::path& p) {
-        return std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec));
-    };
-    auto stale = [](std::string_view name, auto isOutput) {
-        const std::string_view base = temporaryBase(name);
-        return isOutput(name) || (!base.empty() && (isOutput(base) || base == ".moreau-write-test"));
-    };
-    auto runFile = [](std::string_view name) {
-        return name == "series.csv" || name == "summary.json" || name == "log.txt" || name == "checkpoint";
-    };
-    auto removeStale = [&](const std::filesystem::path& folder, auto isOutput) {
-        std::vector<std::filesystem::path> old;
-        for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
-            if (stale(entry.path().filename().string(), isOutput) && regular(entry.path())) old.push_back(entry.path());
-        for (const auto& p : old) std::filesystem::remove(p, ec);
-    };
-    removeStale(dir, runFile);
-    const std::filesystem::path vtk = dir / "vtk";
-    if (!std::filesystem::is_directory(std::filesystem::symlink_status(vtk, ec))) return;
-    removeStale(vtk, [](std::string_view name) {
-        const bool snapshot = (name.starts_with("grains_") || name.starts_with("contacts_") ||
-                               name.starts_with("walls_")) &&
-                              (name.ends_with(".vtp") || name.ends_with(".pvtp"));
-        return snapshot || name == "run.pvd";
-    });
-    if (std::filesystem::is_empty(vtk, ec)) std::filesystem::remove(vtk, ec);
-}
-
-// --- the run log -----------------------------------------------------------------
-
-/// Lines every output.log_every steps on stderr (unless quiet) and in
-/// DIR/log.txt, flushed as written: a batch job's log shows progress.
-class RunLog {
-public:
-    RunLog(const std::filesystem::path& file, bool toStderr, bool append)
-        : out_(file, append), toStderr_(toStderr) {}
-    void line(const std::string& text) {
-        try {  // as ever, a log line that cannot be written is lost; series.csv reports a full disk
-            out_.write(text + '\n');
-            out_.flush();
-        } catch (const InputError&) {
-        }
-        if (toStderr_) std::fprintf(stderr, "%s\n", text.c_str());
-    }
-
-private:
-    OutputStream out_;
-    bool toStderr_;
-};
-
-std::string format(const char* fmt, auto... args) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf, fmt, args...);
-    return buf;
-}
-
-const char* kLogHeader = "      step          time  kinetic_energy  contacts  iterations     residual   wall_s     eta_s";
-
-std::string methodName(const Scene& scene) { return scene.simulation.method == Method::CD ? "cd" : "md"; }
-
-/// A step's sweeps into the run's sums.
-void countStep(RunTotals& totals, const CdStepStats& r, const CdSettings& cd) {
-    totals.sumIterations += r.iterations;
-    totals.sumResidual += r.residual;
-    totals.maxIterations = std::max<std::int64_t>(totals.maxIterations, r.iterations);
-    if (r.iterations >= cd.maxIterations && cd.criterion != Criterion::Fixed) ++totals.unconverged;
-}
-
-/// The log's row of step s (wall: seconds since this part of the run began).
-std::string logRow(long s, const StepRecord& rec, double wallSoFar, double wall, long first, long steps) {
-    const double eta = wall / static_cast<double>(s - first) * static_cast<double>(steps - s);
-    return format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, rec.time, rec.kineticEnergy, rec.contacts,
-                  rec.iterations, rec.residual, wallSoFar, eta);
-}
-
-/// summary.json's keys that serial and distributed runs share.
-nlohmann::json runSummary(const char* status, const Scene& scene, const World& w, const RunTotals& totals,
-                          std::size_t contacts, long first, bool resumed, double wallSeconds) {
-    nlohmann::json s;
-    s["status"] = status;
-    s["method"] = methodName(scene);
-    const long done = w.step;
-    s["steps"] = scene.simulation.steps;
-    s["last_step"] = done;
-    if (resumed) s["resumed_from_step"] = first;
-    s["wall_seconds"] = wallSeconds;
-    s["particles"] = w.numGrains;
-    s["walls"] = w.numWalls();
-    s["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
-    s["max_iterations"] = totals.maxIterations;
-    s["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
-    s["unconverged_steps"] = totals.unconverged;
-    s["final_contacts"] = contacts;
-    s["final_kinetic_energy"] = kineticEnergy(w);
-    s["threads"] = omp_get_max_threads();
-    s["ranks"] = comm::ranks();
-    s["seed"] = scene.simulation.seed;
-    s["scene"] = scene.origin;
-    s["state_hash"] = hex64(stateHash(w));
-    s["settings"] = scene.values;
-    s["version"] = MOREAU_VERSION;
-    return s;
-}
-
-/// The two lines a completed run prints.
-std::string completedReport(const Scene& scene, const nlohmann::json& summary, const std::filesystem::path& dir,
-                            bool vtk) {
-    const std::string where = comm::ranks() > 1 ? format(" on %d ranks", comm::ranks()) : std::string();
-    return format("%s: %s%s, %zu grains, %ld steps in %.3g s; state_hash %s\n", scene.origin.c_str(),
-                  methodName(scene).c_str(), where.c_str(), summary["particles"].get<std::size_t>(),
-                  scene.simulation.steps, summary["wall_seconds"].get<double>(),
-                  summary["state_hash"].get<std::string>().c_str()) +
-           "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" + (vtk ? ", vtk/run.pvd" : "") +
-           (scene.output.checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
-}
-
-/// The line a resume from another version's checkpoint prints and logs.
-std::string versionWarning(const Checkpoint& c) {
-    std::string version = c.version.substr(0, 64);  // a file's bytes: nothing a terminal would act on
-    for (char& ch : version)
-        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-    return "checkpoint '" + c.path.string() + "' was written by Moreau " + version + ", this is Moreau " +
-           MOREAU_VERSION + ": the run continues from it, but its bits may differ from an uninterrupted run's";
-}
-
-/// summary.json of a run resumed from another version's checkpoint says so.
-void noteCheckpointVersion(nlohmann::json& summary, const Checkpoint* from) {
-    if (!from || from->version == MOREAU_VERSION) return;
-    summary["checkpoint_version"] = from->version;
-    summary["bit_exact_resume"] = false;
-}
-
 // --- the loop --------------------------------------------------------------------
-
-/// OUT/fclib/step_XXXXXX.hdf5 (at least 6 digits), its folder created.
-std::string fclibPath(const std::filesystem::path& dir, long step) {
-    std::filesystem::create_directories(dir / "fclib");
-    char name[48];
-    std::snprintf(name, sizeof name, "step_%06ld.hdf5", step);
-    return (dir / "fclib" / name).string();
-}
 
 /// Steps `sim` to simulation.steps with the outputs; `from` is the
 /// checkpoint a resumed run continues (null for a fresh run), `exact` false
 /// where the resume changed the step (summary.json: bit_exact_resume).
 RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, const Checkpoint* from,
                    bool exact = true) {
-    const bool resumed = from != nullptr;
     const Scene& scene = sim.scene();
     const std::filesystem::path& dir = options.outDir;
-    const long steps = scene.simulation.steps, every = scene.output.every, vtkEvery = scene.output.vtkEvery;
-    const long checkpointEvery = scene.output.checkpointEvery;
-    const long logEvery = scene.output.logEvery > 0 ? scene.output.logEvery : std::max(1L, (steps + 19) / 20);
-    const long first = sim.world().step;  // the step the run starts from (0, or the checkpoint's)
+    const World& start = sim.world();
+    RunOutputs out(scene, start, options, from, exact, scene.cd.measureError && scene.simulation.method == Method::CD,
+                   {format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads",
+                           MOREAU_VERSION, from ? "resuming" : "running", scene.origin.c_str(),
+                           methodName(scene).c_str(), start.numGrains, start.numWalls(), start.step,
+                           scene.simulation.steps, omp_get_max_threads())});
+    const RunCadence& cadence = out.cadence();
+    const long steps = cadence.steps;
 
-    // A resumed run keeps the rows and snapshots up to its first step, that
-    // step's only where the cadence puts one (a run that ended there wrote
-    // its last step whatever the cadence; the uninterrupted run did not).
-    auto keptUpTo = [&](long cadence) {
-        return first == 0 || first >= steps || (cadence > 0 && first % cadence == 0) ? first : first - 1;
-    };
-    SeriesWriter series(dir / "series.csv", sim.world(), resumed ? keptUpTo(every) : -1,
-                        scene.cd.measureError && scene.simulation.method == Method::CD);
-    std::unique_ptr<VtkWriter> vtk;
-    if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", resumed ? keptUpTo(vtkEvery) : -1);
-    RunLog log(dir / "log.txt", !options.quiet, resumed);
-    log.line(format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads", MOREAU_VERSION,
-                    resumed ? "resuming" : "running", scene.origin.c_str(), methodName(scene).c_str(),
-                    sim.world().numGrains, sim.world().numWalls(), first, steps, omp_get_max_threads()));
-    if (from && from->version != MOREAU_VERSION) log.line("warning: " + versionWarning(*from));
-    log.line(kLogHeader);
-
-    const auto t0 = std::chrono::steady_clock::now();
-    const double wallBefore = totals.wallSeconds;
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     auto checkpoint = [&](CheckpointKind kind) {
-        series.flush();
-        totals.wallSeconds = wallBefore + elapsed();
-        writeCheckpoint(dir / "checkpoint", sim, totals, kind);
+        out.checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(sim, at, kind); });
     };
     auto summaryOf = [&](const char* status) {
-        nlohmann::json s = runSummary(status, scene, sim.world(), totals, sim.record().contacts, first, resumed,
-                                      wallBefore + elapsed());
+        nlohmann::json s = out.summary(status, sim.world(), totals, sim.record().contacts);
         if (scene.simulation.method == Method::MD) {
             s["md_pipeline"] = sim.fused() ? "fused" : "staged";
             const MdPairEngine* engine = sim.pairEngine();
             s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
         }
-        if (!exact) s["bit_exact_resume"] = false;
-        noteCheckpointVersion(s, from);
         return s;
     };
 
@@ -330,7 +109,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
     long lastGoodStep = -1;
     const std::string sceneText = canonicalSceneText(scene);
     auto keepGood = [&] {
-        totals.wallSeconds = wallBefore + elapsed();
+        totals.wallSeconds = out.wallSeconds();
         lastGood = checkpointBytes(sim, totals, CheckpointKind::Diverged, &sceneText);
         lastGoodStep = sim.world().step;
     };
@@ -340,14 +119,13 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             checkpoint(CheckpointKind::Diverged);
             lastGoodStep = sim.world().step;
         } else {
-            series.flush();
-            writeCheckpointBytes(dir / "checkpoint", lastGood);
+            out.writeCheckpoint(lastGood);
         }
         nlohmann::json summary = summaryOf("diverged");
         summary["divergence"] = why;
         summary["last_good_step"] = lastGoodStep;
-        writeJsonFile(dir / "summary.json", summary);
-        log.line("diverged: " + why);
+        out.writeSummary(summary);
+        out.log("diverged: " + why);
         throw DivergenceError(why + "; the last good step (" + std::to_string(lastGoodStep) + ") is in " +
                               (dir / "checkpoint").string() + ": resume it with a smaller step, e.g. " +
                               "moreau run --resume " + dir.string() + " --set simulation.dt=...");
@@ -355,11 +133,11 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
 
     StopSignals signals;
     std::string failure;
-    long s = first + 1;
+    long s = out.first() + 1;
     try {
-        if (!resumed) {
-            series.write(sim.world(), sim.measuredRecord());
-            if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
+        if (!from) {
+            out.row(sim.world(), sim.measuredRecord());
+            if (cadence.vtkEvery > 0) out.snapshot(sim.world(), sim.contacts(), 0);
         }
         const long fclibEvery = scene.output.fclibEvery;
         for (; s <= steps; ++s) {
@@ -368,12 +146,9 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             const CdStepStats r = sim.advance();  // observed below only where written
             if (dumpProblem) writeFclib(sim.cd().capturedProblem(), fclibPath(dir, s), &sim.cd().capturedReactions());
             countStep(totals, r, scene.cd);
-            if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.measuredRecord());
-            if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
-            if (s % logEvery == 0 || s == steps) {
-                const double wall = elapsed();
-                log.line(logRow(s, sim.record(), wallBefore + wall, wall, first, steps));
-            }
+            if (cadence.row(s)) out.row(sim.world(), sim.measuredRecord());
+            if (cadence.snapshot(s)) out.snapshot(sim.world(), sim.contacts(), s);
+            if (cadence.log(s)) out.logStep(s, sim.record());
             if (guard.active()) {
                 std::string why = guard.checkTravel(sim);
                 if (why.empty() && (s % guard.every() == 0 || s == steps)) why = guard.check(sim);
@@ -383,7 +158,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
                 }
                 if (s % guard.every() == 0 || s == steps) keepGood();
             }
-            if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
+            if (cadence.checkpoint(s)) checkpoint(CheckpointKind::Periodic);
             if (gSignal != 0 && s < steps) break;
         }
     } catch (const InputError& e) {
@@ -392,7 +167,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         nlohmann::json summary = summaryOf("failed");
         summary["error"] = e.what();
         try {
-            writeJsonFile(dir / "summary.json", summary);
+            out.writeSummary(summary);
         } catch (const InputError&) {
         }
         throw;
@@ -411,20 +186,13 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         status = "stopped";
         outcome.exitStatus = 128 + static_cast<int>(gSignal);
     }
-    series.flush();
+    out.flush();
     outcome.summary = summaryOf(status);
-    if (outcome.exitStatus != 0) outcome.summary["signal"] = gSignal == SIGINT ? "SIGINT" : "SIGTERM";
-    writeJsonFile(dir / "summary.json", outcome.summary);
+    const char* signal = gSignal == SIGINT ? "SIGINT" : "SIGTERM";
+    if (outcome.exitStatus != 0) outcome.summary["signal"] = signal;
+    out.writeSummary(outcome.summary);
     const long done = sim.world().step;
-    if (outcome.exitStatus != 0) {
-        const std::string line = format("stopped by %s after step %ld of %ld; resume with: moreau run --resume %s",
-                                        gSignal == SIGINT ? "SIGINT" : "SIGTERM", done, steps, dir.c_str());
-        log.line(line);
-        outcome.report = line + "\n";
-    } else {
-        log.line(format("completed step %ld in %.3g s", done, wallBefore + elapsed()));
-        outcome.report = completedReport(scene, outcome.summary, dir, vtk != nullptr);
-    }
+    outcome.report = outcome.exitStatus != 0 ? out.stopped(signal, done, "") : out.completed(done, outcome.summary);
     return outcome;
 }
 
@@ -452,6 +220,7 @@ StepRecord distributedRecord(const World& w, const std::vector<Contact>& contact
 
 }  // namespace
 
+
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
     if (!resumed) {
         checkMdStep(scene);
@@ -471,13 +240,11 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
     if (!failure.empty()) throw InputError(failure);
 
     const Scene settings = sceneWithoutWorld(scene);
-    const long steps = settings.simulation.steps, every = settings.output.every, vtkEvery = settings.output.vtkEvery;
-    const long logEvery = settings.output.logEvery > 0 ? settings.output.logEvery : std::max(1L, (steps + 19) / 20);
-    const long checkpointEvery = settings.output.checkpointEvery;
+    const RunCadence cadence(settings);  // the same on every rank
+    const long steps = cadence.steps;
     const GuardSettings& guard = settings.guard;
     const long first = scene.world.step;  // 0, or the checkpoint's step
     RunTotals totals = resumed ? resumed->totals : RunTotals{};
-    const double wallBefore = totals.wallSeconds;
     // A checkpoint's contact store, and a multi-step scheme's history (the
     // rest of its solver state adds nothing the ranks' schemes read).
     ContactStore startStore;
@@ -493,22 +260,16 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             startScheme->loadState(in, scene.world.numBodies());
         }
     }
-    auto keptUpTo = [&](long cadence) {
-        return !resumed ? -1 : first == 0 || first >= steps || (cadence > 0 && first % cadence == 0) ? first : first - 1;
-    };
     double rMin = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
     const std::size_t grains = scene.world.numGrains, walls = scene.world.numWalls();
     const auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
     // From here an error seen by one rank ends them all.
     try {
         DistributedSimulation run(std::move(scene), resumed ? &startStore : nullptr,
                                   startScheme ? &*startScheme : nullptr);
-        std::optional<SeriesWriter> series;
-        std::unique_ptr<VtkWriter> vtk;
-        std::optional<RunLog> log;
+        std::optional<RunOutputs> out;  // rank 0
         StepRecord last;
         const bool cd = settings.simulation.method == Method::CD;
         CdStepStats stats;  // CD: the last step's sweeps (the same on every rank)
@@ -532,26 +293,21 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 last.meanOverlap = diagnostics->overlaps.mean;
                 last.maxOverlap = diagnostics->overlaps.max;
             }
-            if (row) series->write(w, last);
-            if (snapshot) vtk->write(w, contacts, w.step, w.time, pieces ? comm::ranks() : 0);
+            if (row) out->row(w, last);
+            if (snapshot) out->snapshot(w, contacts, w.step, pieces ? comm::ranks() : 0);
         };
         const World& start = run.gatherWorld();  // the whole world's bodies name series.csv's columns
         if (root) {
-            series.emplace(dir / "series.csv", start, keptUpTo(every), false);
-            if (vtkEvery > 0) vtk = std::make_unique<VtkWriter>(dir / "vtk", keptUpTo(vtkEvery));
-            log.emplace(dir / "log.txt", !options.quiet, resumed != nullptr);
-            log->line(format("moreau %s: %s %s, %s on %d ranks (bricks %s), %zu grains, %zu walls, "
-                             "steps %ld to %ld, %d threads per rank",
-                             MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(),
-                             !cd ? "md" : settings.cd.distributed == CdDistributed::Exact ? "cd (exact)" : "cd (domains)",
-                             comm::ranks(),
-                             run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads()));
-            if (guard.energy)
-                log->line("guard.energy is not checked on MPI ranks yet");
-            if (resumed && resumed->version != MOREAU_VERSION) log->line("warning: " + versionWarning(*resumed));
-            log->line(kLogHeader);
+            std::vector<std::string> intro{format(
+                "moreau %s: %s %s, %s on %d ranks (bricks %s), %zu grains, %zu walls, steps %ld to %ld, %d threads "
+                "per rank",
+                MOREAU_VERSION, resumed ? "resuming" : "running", settings.origin.c_str(),
+                !cd ? "md" : settings.cd.distributed == CdDistributed::Exact ? "cd (exact)" : "cd (domains)",
+                comm::ranks(), run.grid().c_str(), grains, walls, first, steps, omp_get_max_threads())};
+            if (guard.energy) intro.push_back("guard.energy is not checked on MPI ranks yet");
+            out.emplace(settings, start, options, resumed, exact, false, intro, t0);
         }
-        if (!resumed) observe(true, vtkEvery > 0);
+        if (!resumed) observe(true, cadence.vtkEvery > 0);
         // A serial run's checkpoint, made on rank 0 from the gathered world
         // and contact store: any rank count resumes it.
         // Rank 0: the checkpoint's bytes from the gathered world and contact
@@ -586,9 +342,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             const ContactStore store = run.gatherStore();
             const SchemeState scheme = gatherScheme();
             if (!root) return;
-            series->flush();
-            totals.wallSeconds = wallBefore + elapsed();
-            writeCheckpointBytes(dir / "checkpoint", stateBytes(w, store, scheme, totals, kind));
+            out->checkpoint(totals, [&](const RunTotals& at) { return stateBytes(w, store, scheme, at, kind); });
         };
         // As a serial run: the last step the guards passed (rank 0: its world,
         // contact store and totals), the checkpoint a divergence writes.
@@ -608,7 +362,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             goodStore = std::move(store);
             goodScheme = std::move(scheme);
             goodTotals = totals;
-            goodTotals.wallSeconds = wallBefore + elapsed();
+            goodTotals.wallSeconds = out->wallSeconds();
         };
         if (guarded) keepGood();
 
@@ -663,10 +417,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 why = run.travelFailure(settings.simulation.dt, guard.maxTravel);
                 if (!why.empty()) why = format("step %ld: ", s) + why;
             }
-            const bool row = (every > 0 && s % every == 0) || s == steps;
-            const bool snapshot = vtkEvery > 0 && (s % vtkEvery == 0 || s == steps);  // the same on every rank
+            const bool row = cadence.row(s), snapshot = cadence.snapshot(s), logStep = cadence.log(s);
             const bool guardStep = guard.maxOverlap > 0.0 && (s % guard.every == 0 || s == steps);
-            const bool logStep = s % logEvery == 0 || s == steps;
             if (why.empty() && (row || snapshot || guardStep || logStep)) {
                 observe(row, snapshot);
                 if (root && guardStep && !(last.maxOverlap <= guard.maxOverlap * rMin))
@@ -679,11 +431,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 break;
             }
             if (guarded && (s % guard.every == 0 || s == steps)) keepGood();
-            if (root && logStep) {
-                const double wall = elapsed();
-                log->line(logRow(s, last, wallBefore + wall, wall, first, steps));
-            }
-            if (checkpointEvery > 0 && (s % checkpointEvery == 0 || s == steps)) checkpoint(CheckpointKind::Periodic);
+            if (root && logStep) out->logStep(s, last);
+            if (cadence.checkpoint(s)) checkpoint(CheckpointKind::Periodic);
             const double signal = run.flagMax();
             if (signal != 0.0 && s < steps) {
                 checkpoint(CheckpointKind::Stopped);
@@ -696,13 +445,10 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         RunOutcome outcome;
         outcome.exitStatus = !failure.empty() ? 3 : stopped.empty() ? 0 : 128 + (stopped == "SIGINT" ? SIGINT : SIGTERM);
         if (!root) return outcome;
-        if (series) series->flush();
-        nlohmann::json summary = runSummary(!failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed",
-                                            settings, w, totals, last.contacts, first, resumed != nullptr,
-                                            wallBefore + elapsed());
+        out->flush();
+        nlohmann::json summary = out->summary(
+            !failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed", w, totals, last.contacts);
         if (!stopped.empty()) summary["signal"] = stopped;
-        if (!exact) summary["bit_exact_resume"] = false;
-        noteCheckpointVersion(summary, resumed);
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["distributed"] = {{"grid", run.grid()},
                                   {"rebuilds", run.rebuilds()},
@@ -725,31 +471,22 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (!failure.empty()) {
             summary["divergence"] = failure;
             if (lastGoodStep >= 0) {
-                writeCheckpointBytes(dir / "checkpoint",
-                                     stateBytes(goodWorld, goodStore, goodScheme, goodTotals, CheckpointKind::Diverged));
+                out->writeCheckpoint(stateBytes(goodWorld, goodStore, goodScheme, goodTotals, CheckpointKind::Diverged));
                 summary["last_good_step"] = lastGoodStep;
             }
         }
-        writeJsonFile(dir / "summary.json", summary);
+        out->writeSummary(summary);
         outcome.summary = summary;
         if (!failure.empty()) {
-            log->line("diverged: " + failure);
+            out->log("diverged: " + failure);
             std::fprintf(stderr,
                          "moreau: the simulation diverged: %s; the last good step (%ld) is in %s: resume it with a "
                          "smaller step, e.g. mpirun ... moreau run --resume %s --set simulation.dt=...\n",
                          failure.c_str(), lastGoodStep, (dir / "checkpoint").c_str(), dir.c_str());
             return outcome;
         }
-        if (!stopped.empty()) {
-            const std::string line = format("stopped by %s after step %ld of %ld; resume with: mpirun ... moreau run "
-                                            "--resume %s",
-                                            stopped.c_str(), w.step, steps, dir.c_str());
-            log->line(line);
-            outcome.report = line + "\n";
-            return outcome;
-        }
-        log->line(format("completed step %ld in %.3g s", w.step, wallBefore + elapsed()));
-        outcome.report = completedReport(settings, summary, dir, vtk != nullptr);
+        outcome.report = !stopped.empty() ? out->stopped(stopped.c_str(), w.step, "mpirun ... ")
+                                          : out->completed(w.step, summary);
         return outcome;
     } catch (const DivergenceError& e) {
         if (root) std::fprintf(stderr, "moreau: the simulation diverged: %s\n", e.what());
@@ -759,6 +496,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         comm::abortAll(1);
     }
 }
+
 
 const std::vector<std::string>& resumableKeys() {
     // Every output.* and guard.* key but the two that change series.csv's
