@@ -17,14 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using moreau::test::readFile;
 using moreau::test::TempDir;
-
-std::string slurp(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 /// The InputError's message, or "" when `f` throws none.
 template <class F>
@@ -59,7 +53,7 @@ TEST_SUITE("io") {
         std::ofstream(lockFile) << "moreau pid 1 on elsewhere (started long ago)\n";
         {
             const OutDirLock taken(tmp.path, "--out");
-            CHECK(slurp(lockFile).find("moreau pid " + std::to_string(::getpid())) == 0);
+            CHECK(readFile(lockFile).find("moreau pid " + std::to_string(::getpid())) == 0);
         }
         // A planted link: never followed.
         const fs::path target = tmp.path / "target";
@@ -67,7 +61,7 @@ TEST_SUITE("io") {
         fs::create_symlink(target, lockFile);
         const std::string why = inputError([&] { OutDirLock planted(tmp.path, "--out"); });
         CHECK_MESSAGE(why.find("symbolic link") != std::string::npos, why);
-        CHECK(slurp(target) == "keep");
+        CHECK(readFile(target) == "keep");
     }
 
     TEST_CASE("writeFileAtomically: unique temporaries, links written through but never created through") {
@@ -78,8 +72,8 @@ TEST_SUITE("io") {
         std::ofstream(precious) << "keep";
         fs::create_symlink(precious, tmp.path / "summary.json.tmp");
         writeFileAtomically(file, "one\n");
-        CHECK(slurp(file) == "one\n");
-        CHECK(slurp(precious) == "keep");
+        CHECK(readFile(file) == "one\n");
+        CHECK(readFile(precious) == "keep");
         for (const auto& entry : fs::directory_iterator(tmp.path)) {
             const bool leftover = entry.path().filename().string().find(".tmp") != std::string::npos &&
                                   entry.path() != tmp.path / "summary.json.tmp";
@@ -91,7 +85,7 @@ TEST_SUITE("io") {
         fs::create_symlink(outside, linked);
         writeFileAtomically(linked, "new\n", true);
         CHECK(fs::is_symlink(linked));
-        CHECK(slurp(outside) == "new\n");
+        CHECK(readFile(outside) == "new\n");
         // A link to nothing: refused, its target not made.
         const fs::path dangling = tmp.path / "log.txt", nowhere = tmp.path / "nowhere";
         fs::create_symlink(nowhere, dangling);

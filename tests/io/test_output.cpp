@@ -21,15 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 using moreau::test::loadedContact;
+using moreau::test::readFile;
 using moreau::test::TempDir;
-
-
-std::string readText(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::vector<std::string> splitLines(const std::string& text) {
     std::vector<std::string> lines;
@@ -135,7 +128,7 @@ TEST_SUITE("io") {
             r2.step = 43;
             series.write(moved, r2);
         }
-        const auto lines = splitLines(readText(file));
+        const auto lines = splitLines(readFile(file));
         REQUIRE(lines.size() == 3);
         CHECK(lines[0] ==
               "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
@@ -182,7 +175,7 @@ TEST_SUITE("io") {
         world.addGrain({0, 0, 0}, 0.5, 1.0, 0.1);
         world.addWall("floor", WallShape{}, {0, 0, -1}, false, 0.0, {false, false, false});
         { SeriesWriter series(tmp.path / "series.csv", world); }
-        const auto lines = splitLines(readText(tmp.path / "series.csv"));
+        const auto lines = splitLines(readFile(tmp.path / "series.csv"));
         REQUIRE(lines.size() == 1);
         CHECK(splitCommas(lines[0]).size() == 27 + 6);
     }
@@ -224,7 +217,7 @@ TEST_SUITE("io") {
             CHECK_MESSAGE(entry.path().extension() != ".tmp", entry.path().string());
 
         SUBCASE("grains: points, vertices and arrays") {
-            const std::string xml = readText(dir / "grains_000010.vtp");
+            const std::string xml = readFile(dir / "grains_000010.vtp");
             CHECK(xml.find("type=\"PolyData\"") != std::string::npos);
             CHECK(attribute(xml, "NumberOfPoints") == 3);
             CHECK(attribute(xml, "NumberOfVerts") == 3);
@@ -257,7 +250,7 @@ TEST_SUITE("io") {
         }
 
         SUBCASE("contacts: one line per loaded contact, forces split along n") {
-            const std::string xml = readText(dir / "contacts_000000.vtp");
+            const std::string xml = readFile(dir / "contacts_000000.vtp");
             CHECK(attribute(xml, "NumberOfLines") == 2);
             CHECK(attribute(xml, "NumberOfPoints") == 4);
             CHECK(arrayValues(xml, "normal_force") == std::vector<double>{3, 0, 0, 0, 0, -2});
@@ -280,7 +273,7 @@ TEST_SUITE("io") {
         }
 
         SUBCASE("walls: a quad each over the grains' extent, with name, index, force and torque") {
-            const std::string xml = readText(dir / "walls_000000.vtp");
+            const std::string xml = readFile(dir / "walls_000000.vtp");
             CHECK(attribute(xml, "NumberOfPolys") == 2);
             CHECK(attribute(xml, "NumberOfPoints") == 8);
             // The grains span x 0..3, y 0..1, z 0..1: the floor (z = 0) and
@@ -299,7 +292,7 @@ TEST_SUITE("io") {
         }
 
         SUBCASE("run.pvd lists the three series with their times") {
-            const std::string pvd = readText(dir / "run.pvd");
+            const std::string pvd = readFile(dir / "run.pvd");
             CHECK(pvd.find("type=\"Collection\"") != std::string::npos);
             CHECK(count(pvd, "<DataSet ") == 6);
             CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"2\" file=\"walls_000010.vtp\"") !=
@@ -315,13 +308,13 @@ TEST_SUITE("io") {
 
         SUBCASE("writing a step again replaces its entry") {
             vtk.write(world, contacts, 10, 0.5);
-            CHECK(count(readText(dir / "run.pvd"), "<DataSet ") == 6);
+            CHECK(count(readFile(dir / "run.pvd"), "<DataSet ") == 6);
         }
 
         SUBCASE("steps beyond six digits keep all of them") {
             vtk.write(world, {}, 1234567, 2.0);
             CHECK(fs::exists(dir / "grains_1234567.vtp"));
-            const std::string xml = readText(dir / "contacts_1234567.vtp");
+            const std::string xml = readFile(dir / "contacts_1234567.vtp");
             CHECK(attribute(xml, "NumberOfLines") == 0);
             CHECK(arrayValues(xml, "normal_force").empty());
         }
@@ -337,11 +330,11 @@ TEST_SUITE("io") {
         world.addGrain({0.2, 0.5, 0.5}, 0.5, 1.0, 0.1);
         VtkWriter vtk(tmp.path);
         vtk.write(world, {loadedContact(0, 1, {1, 0, 0}, 0.0, {1, 0, 0})}, 3, 3.0);
-        const auto points = arrayValues(readText(tmp.path / "contacts_000003.vtp"), "Points");
+        const auto points = arrayValues(readFile(tmp.path / "contacts_000003.vtp"), "Points");
         REQUIRE(points.size() == 6);
         CHECK(points[0] == 9.7);
         CHECK(points[3] == doctest::Approx(10.2).epsilon(1e-12));
-        CHECK(arrayValues(readText(tmp.path / "contacts_000003.vtp"), "periodic") == std::vector<double>{1});
+        CHECK(arrayValues(readFile(tmp.path / "contacts_000003.vtp"), "periodic") == std::vector<double>{1});
     }
 
     TEST_CASE("VTK walls: a cylinder is a band of quads at its radius over the grains' extent along its axis") {
@@ -356,7 +349,7 @@ TEST_SUITE("io") {
         world.addWall("drum", drum, {0, 0, 7}, false, 0.0, {false, false, false});
         VtkWriter vtk(tmp.path);
         vtk.write(world, {}, 0, 0.0);
-        const std::string xml = readText(tmp.path / "walls_000000.vtp");
+        const std::string xml = readFile(tmp.path / "walls_000000.vtp");
         CHECK(attribute(xml, "NumberOfPolys") == 48);
         const auto points = arrayValues(xml, "Points");
         REQUIRE(points.size() == 48 * 4 * 3);
@@ -378,12 +371,12 @@ TEST_SUITE("io") {
                                     {"nested", {{"list", {1, 2, 3}}}}};
         const fs::path file = tmp.path / "out" / "summary.json";
         writeJsonFile(file, doc);
-        const std::string text = readText(file);
+        const std::string text = readFile(file);
         CHECK(nlohmann::json::parse(text) == doc);
         CHECK(text.find("\n  \"method\": \"cd\"") != std::string::npos);
         CHECK(!fs::exists(tmp.path / "out" / "summary.json.tmp"));
 
         writeJsonFile(file, nlohmann::json{{"steps", 1}});
-        CHECK(nlohmann::json::parse(readText(file)) == nlohmann::json{{"steps", 1}});
+        CHECK(nlohmann::json::parse(readFile(file)) == nlohmann::json{{"steps", 1}});
     }
 }

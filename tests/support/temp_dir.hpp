@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace moreau::test {
@@ -31,5 +32,13 @@ struct TempDir {
         return (path / name).string();
     }
 };
+
+/// The bytes of `file` ("" when it cannot be read).
+inline std::string readFile(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
 
 }  // namespace moreau::test
