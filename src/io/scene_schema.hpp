@@ -20,11 +20,12 @@
 
 namespace moreau::scene_io {
 
-constexpr double kMaxGrains = 1e8;  // BodyId is 32-bit; memory runs out long before
+/// The most grains a scene may ask for: BodyId is 32-bit, and memory runs out long before.
+inline constexpr double kMaxGrains = 1e8;
 /// Grain radii: a sphere's moment of inertia grows as r^5, which stays a
 /// normal double (2.2e-308 to 1.8e308) at unit density between these. A
 /// radius of 1e-300 gives mass 0 and an infinite inverse mass.
-constexpr double kMinRadius = 1e-60, kMaxRadius = 1e60;
+inline constexpr double kMinRadius = 1e-60, kMaxRadius = 1e60;
 
 /// Validation beyond the key type, for a few built-in keys.
 enum class Special {
@@ -35,6 +36,7 @@ enum class Special {
     Counts,     ///< two or three positive integers
 };
 
+/// A key of the schema: its KeySpec and the validation beyond its type.
 struct Rule {
     KeySpec spec;
     bool allowInfinity = false;  ///< Real: "inf" / "never" accepted (change times)
@@ -47,6 +49,8 @@ std::vector<Rule> fixedRules();
 /// relative ("grains" of [force.NAME]) (scene_keys.cpp).
 std::map<std::string, std::vector<Rule>> dynamicRules();
 
+/// Every key a scene may set: the fixed sections' keys by name, the dynamic
+/// sections' by section.
 struct Schema {
     std::vector<Rule> fixed;                   ///< reference order
     std::map<std::string, std::size_t> index;  ///< full key → position in fixed
