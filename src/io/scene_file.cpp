@@ -1,3 +1,7 @@
+// Loading a scene in three concepts: the INI reader's lines (ini_reader.hpp),
+// the key schema's values (scene_schema.hpp, the key table in scene_keys.cpp)
+// and the world builder's world (world_builder.hpp); here the settings of
+// the values and the public API (scene_file.hpp). docs/recipes.md: adding a key.
 #include "moreau/io/scene_file.hpp"
 
 #include <algorithm>

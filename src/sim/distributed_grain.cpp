@@ -2,8 +2,6 @@
 
 namespace moreau::distributed {
 
-/// Per grain of `w`: kNotDriven, kDrivenFree or the wall (body − numGrains)
-/// it is glued to (World::DrivenGrain); empty when no grain is driven.
 std::vector<std::int32_t> drivenOf(const World& w) {
     std::vector<std::int32_t> d;
     if (w.driven.empty()) return d;
@@ -14,7 +12,6 @@ std::vector<std::int32_t> drivenOf(const World& w) {
     return d;
 }
 
-/// Grain i of `w`; `driven`: drivenOf(w).
 DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven) {
     DistributedGrain g;
     g.gid = gid;
@@ -74,7 +71,6 @@ DistributedGrain getGrain(ByteReader& in) {
     return g;
 }
 
-/// The moving part of a grain's state, sent to its ghosts every step.
 void putMotion(ByteWriter& out, const World& w, std::size_t i) {
     out.put(w.x[i]);
     out.put(w.v[i]);

@@ -14,8 +14,6 @@ namespace moreau {
 
 // --- the folder ------------------------------------------------------------------
 
-/// Creates `dir` (a fresh run's) and holds it for the run (OutDirLock):
-/// before anything in it is written or removed.
 OutDirLock holdOutDir(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -25,8 +23,6 @@ OutDirLock holdOutDir(const std::filesystem::path& dir) {
     return OutDirLock(dir, "--out");
 }
 
-/// Holds the folder a run resumes in, if it is one (else readCheckpoint
-/// says what is missing). Collective: rank 0 holds it, every rank gets its error.
 OutDirLock holdResumedDir(const std::filesystem::path& dir) {
     OutDirLock lock;
     std::string failure;
@@ -41,13 +37,6 @@ OutDirLock holdResumedDir(const std::filesystem::path& dir) {
     return lock;
 }
 
-/// Checks that a file can be made in the held `dir` (a temporary of a unique
-/// name, never through a link, removed at once); a fresh run also removes
-/// what an earlier run left there (its series, summary, log, checkpoint, VTK
-/// snapshots and their temporaries), so that no stale file sits beside new
-/// ones. Only regular files go: a link or a special file of an output's name
-/// stays and is written through (docs/scenes.md), and a vtk/ that is a link
-/// is not entered.
 void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
     std::error_code ec;
     try {
@@ -105,7 +94,6 @@ void prepareOutDir(const std::filesystem::path& dir, bool fresh) {
 
 std::string methodName(const Scene& scene) { return scene.simulation.method == Method::CD ? "cd" : "md"; }
 
-/// A step's sweeps into the run's sums.
 void countStep(RunTotals& totals, const CdStepStats& r, const CdSettings& cd) {
     totals.sumIterations += r.iterations;
     totals.sumResidual += r.residual;
@@ -113,7 +101,6 @@ void countStep(RunTotals& totals, const CdStepStats& r, const CdSettings& cd) {
     if (r.iterations >= cd.maxIterations && cd.criterion != Criterion::Fixed) ++totals.unconverged;
 }
 
-/// The line a resume from another version's checkpoint prints and logs.
 std::string versionWarning(const Checkpoint& c) {
     std::string version = c.version.substr(0, 64);  // a file's bytes: nothing a terminal would act on
     for (char& ch : version)
@@ -122,7 +109,6 @@ std::string versionWarning(const Checkpoint& c) {
            MOREAU_VERSION + ": the run continues from it, but its bits may differ from an uninterrupted run's";
 }
 
-/// OUT/fclib/step_XXXXXX.hdf5 (at least 6 digits), its folder created.
 std::string fclibPath(const std::filesystem::path& dir, long step) {
     std::filesystem::create_directories(dir / "fclib");
     char name[48];
@@ -133,61 +119,6 @@ std::string fclibPath(const std::filesystem::path& dir, long step) {
 namespace {
 
 const char* kLogHeader = "      step          time  kinetic_energy  contacts  iterations     residual   wall_s     eta_s";
-
-/// The log's row of step s (wall: seconds since this part of the run began).
-std::string logRow(long s, const StepRecord& rec, double wallSoFar, double wall, long first, long steps) {
-    const double eta = wall / static_cast<double>(s - first) * static_cast<double>(steps - s);
-    return format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, rec.time, rec.kineticEnergy, rec.contacts,
-                  rec.iterations, rec.residual, wallSoFar, eta);
-}
-
-/// summary.json's keys that serial and distributed runs share.
-nlohmann::json runSummary(const char* status, const Scene& scene, const World& w, const RunTotals& totals,
-                          std::size_t contacts, long first, bool resumed, double wallSeconds) {
-    nlohmann::json s;
-    s["status"] = status;
-    s["method"] = methodName(scene);
-    const long done = w.step;
-    s["steps"] = scene.simulation.steps;
-    s["last_step"] = done;
-    if (resumed) s["resumed_from_step"] = first;
-    s["wall_seconds"] = wallSeconds;
-    s["particles"] = w.numGrains;
-    s["walls"] = w.numWalls();
-    s["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
-    s["max_iterations"] = totals.maxIterations;
-    s["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
-    s["unconverged_steps"] = totals.unconverged;
-    s["final_contacts"] = contacts;
-    s["final_kinetic_energy"] = kineticEnergy(w);
-    s["threads"] = omp_get_max_threads();
-    s["ranks"] = comm::ranks();
-    s["seed"] = scene.simulation.seed;
-    s["scene"] = scene.origin;
-    s["state_hash"] = hex64(stateHash(w));
-    s["settings"] = scene.values;
-    s["version"] = MOREAU_VERSION;
-    return s;
-}
-
-/// The two lines a completed run prints.
-std::string completedReport(const Scene& scene, const nlohmann::json& summary, const std::filesystem::path& dir,
-                            bool vtk) {
-    const std::string where = comm::ranks() > 1 ? format(" on %d ranks", comm::ranks()) : std::string();
-    return format("%s: %s%s, %zu grains, %ld steps in %.3g s; state_hash %s\n", scene.origin.c_str(),
-                  methodName(scene).c_str(), where.c_str(), summary["particles"].get<std::size_t>(),
-                  scene.simulation.steps, summary["wall_seconds"].get<double>(),
-                  summary["state_hash"].get<std::string>().c_str()) +
-           "outputs in " + dir.string() + "/ (summary.json, series.csv, log.txt" + (vtk ? ", vtk/run.pvd" : "") +
-           (scene.output.checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
-}
-
-/// summary.json of a run resumed from another version's checkpoint says so.
-void noteCheckpointVersion(nlohmann::json& summary, const Checkpoint* from) {
-    if (!from || from->version == MOREAU_VERSION) return;
-    summary["checkpoint_version"] = from->version;
-    summary["bit_exact_resume"] = false;
-}
 
 }  // namespace
 
@@ -239,8 +170,10 @@ void RunOutputs::snapshot(const World& w, const std::vector<Contact>& contacts, 
 }
 
 void RunOutputs::logStep(long s, const StepRecord& rec) {
-    const double wall = elapsed();
-    log_.line(logRow(s, rec, wallBefore_ + wall, wall, first_, cadence_.steps));
+    const double wall = elapsed();  // this part of the run's
+    const double eta = wall / static_cast<double>(s - first_) * static_cast<double>(cadence_.steps - s);
+    log_.line(format("%10ld %13.6g %15.6g %9zu %11d %12.4g %8.1f %9.1f", s, rec.time, rec.kineticEnergy, rec.contacts,
+                     rec.iterations, rec.residual, wallBefore_ + wall, eta));
 }
 
 void RunOutputs::checkpoint(RunTotals& totals, const std::function<std::string(const RunTotals&)>& state) {
@@ -256,9 +189,34 @@ void RunOutputs::writeCheckpoint(const std::string& bytes) {
 
 nlohmann::json RunOutputs::summary(const char* status, const World& w, const RunTotals& totals,
                                    std::size_t contacts) const {
-    nlohmann::json s = runSummary(status, scene_, w, totals, contacts, first_, from_ != nullptr, wallSeconds());
+    nlohmann::json s;
+    s["status"] = status;
+    s["method"] = methodName(scene_);
+    const long done = w.step;
+    s["steps"] = scene_.simulation.steps;
+    s["last_step"] = done;
+    if (from_) s["resumed_from_step"] = first_;
+    s["wall_seconds"] = wallSeconds();
+    s["particles"] = w.numGrains;
+    s["walls"] = w.numWalls();
+    s["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
+    s["max_iterations"] = totals.maxIterations;
+    s["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
+    s["unconverged_steps"] = totals.unconverged;
+    s["final_contacts"] = contacts;
+    s["final_kinetic_energy"] = kineticEnergy(w);
+    s["threads"] = omp_get_max_threads();
+    s["ranks"] = comm::ranks();
+    s["seed"] = scene_.simulation.seed;
+    s["scene"] = scene_.origin;
+    s["state_hash"] = hex64(stateHash(w));
+    s["settings"] = scene_.values;
+    s["version"] = MOREAU_VERSION;
     if (!exact_) s["bit_exact_resume"] = false;
-    noteCheckpointVersion(s, from_);
+    if (from_ && from_->version != MOREAU_VERSION) {  // a resume from another version's checkpoint
+        s["checkpoint_version"] = from_->version;
+        s["bit_exact_resume"] = false;
+    }
     return s;
 }
 
@@ -273,7 +231,13 @@ std::string RunOutputs::stopped(const char* signal, long step, const char* launc
 
 std::string RunOutputs::completed(long step, const nlohmann::json& summary) {
     log_.line(format("completed step %ld in %.3g s", step, wallSeconds()));
-    return completedReport(scene_, summary, dir_, vtk_ != nullptr);
+    const std::string where = comm::ranks() > 1 ? format(" on %d ranks", comm::ranks()) : std::string();
+    return format("%s: %s%s, %zu grains, %ld steps in %.3g s; state_hash %s\n", scene_.origin.c_str(),
+                  methodName(scene_).c_str(), where.c_str(), summary["particles"].get<std::size_t>(),
+                  scene_.simulation.steps, summary["wall_seconds"].get<double>(),
+                  summary["state_hash"].get<std::string>().c_str()) +
+           "outputs in " + dir_.string() + "/ (summary.json, series.csv, log.txt" + (vtk_ ? ", vtk/run.pvd" : "") +
+           (scene_.output.checkpointEvery > 0 ? ", checkpoint" : "") + ")\n";
 }
 
 }  // namespace moreau

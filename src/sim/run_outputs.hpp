@@ -33,8 +33,13 @@ OutDirLock holdOutDir(const std::filesystem::path& dir);
 /// says what is missing). Collective: rank 0 holds it, every rank gets its error.
 OutDirLock holdResumedDir(const std::filesystem::path& dir);
 
-/// Checks that a file can be made in the held `dir` and, for a fresh run,
-/// removes what an earlier run left there (see run_outputs.cpp).
+/// Checks that a file can be made in the held `dir` (a temporary of a unique
+/// name, never through a link, removed at once); a fresh run also removes
+/// what an earlier run left there (its series, summary, log, checkpoint, VTK
+/// snapshots and their temporaries), so that no stale file sits beside new
+/// ones. Only regular files go: a link or a special file of an output's name
+/// stays and is written through (docs/scenes.md), and a vtk/ that is a link
+/// is not entered.
 void prepareOutDir(const std::filesystem::path& dir, bool fresh);
 
 // --- small pieces ----------------------------------------------------------------
