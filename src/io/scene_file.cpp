@@ -18,7 +18,7 @@
 #include <string_view>
 #include <utility>
 
-#include "moreau/cd/local_problem.hpp"
+#include "moreau/io/fclib.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/model/generators.hpp"

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "moreau/analysis/observables.hpp"
-#include "moreau/cd/local_problem.hpp"
+#include "moreau/io/fclib.hpp"
 #include "moreau/cd/natural_map.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
@@ -319,6 +319,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
         }
         if (!exact) s["bit_exact_resume"] = false;
+        s["phase_seconds"] = phaseSeconds(sim.profile(), scene.simulation.method == Method::CD);
         noteCheckpointVersion(s, from);
         return s;
     };
@@ -362,11 +363,12 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             if (vtk) vtk->write(sim.world(), sim.contacts(), 0, sim.world().time);
         }
         const long fclibEvery = scene.output.fclibEvery;
+        LocalProblemCapture capture;  // the steps an FCLIB dump writes
         for (; s <= steps; ++s) {
             const bool dumpProblem = fclibEvery > 0 && s % fclibEvery == 0;
-            sim.cd().captureProblem(dumpProblem);
+            sim.cd().setStepObserver(dumpProblem ? &capture : nullptr);
             const CdStepStats r = sim.advance();  // observed below only where written
-            if (dumpProblem) writeFclib(sim.cd().capturedProblem(), fclibPath(dir, s), &sim.cd().capturedReactions());
+            if (dumpProblem) writeFclib(capture.problem, fclibPath(dir, s), &capture.reactions);
             countStep(totals, r, scene.cd);
             if ((every > 0 && s % every == 0) || s == steps) series.write(sim.world(), sim.measuredRecord());
             if (vtk && (s % vtkEvery == 0 || s == steps)) vtk->write(sim.world(), sim.contacts(), s, sim.world().time);
@@ -630,10 +632,11 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                     whole.world = w;
                     Simulation replay(std::move(whole));
                     replay.restoreContacts(store);
-                    replay.cd().captureProblem(true);
+                    LocalProblemCapture capture;
+                    replay.cd().setStepObserver(&capture);
                     replay.advance();
-                    problem = replay.cd().capturedProblem();
-                    reactions = replay.cd().capturedReactions();
+                    problem = std::move(capture.problem);
+                    reactions = std::move(capture.reactions);
                 }
             }
             stats = run.step();
