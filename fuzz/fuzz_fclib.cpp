@@ -10,6 +10,7 @@
 
 #include "moreau/cd/local_problem.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/fclib.hpp"
 #include "support/fclib_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

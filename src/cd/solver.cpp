@@ -64,14 +64,6 @@ inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, co
     kick(bodies[static_cast<std::size_t>(r.b)], r.b, masks, dP, ndP, +1.0, r.rb);
 }
 
-}  // namespace
-
-std::uint64_t sweepPriority(std::uint64_t seed, std::uint64_t step, int sweep, ContactKey key) {
-    return Rng::stream(seed, step, static_cast<std::uint64_t>(sweep), key ^ 0x510e527fade682d1ULL).next();
-}
-
-namespace {
-
 /// Relative velocity at a row's contact (eq. 3) with every impulse applied so
 /// far, the row's own included; ω × l = −r ω × n for both arms.
 [[gnu::always_inline]] inline Vec3 relativeVelocity(const SolverRow& r, const std::vector<SolverBody>& bodies,
@@ -124,21 +116,51 @@ namespace {
     setImpulse(r, lawImpulse(r, relativeVelocity(r, bodies, tables), r.mn, r.mt, tables), bodies, masks);
 }
 
-/// The shock law of the proximal problem (docs/convergence.md): the velocity
-/// u + η (P − P_anchor)/m_n, so the masses become (m⁻¹ + η/m_n)⁻¹ (an
-/// anisotropic tangential mass is kept: at the fixed point P = P_anchor).
-[[gnu::always_inline]] inline void proxLaw(SolverRow& r, std::vector<SolverBody>& bodies,
-                                           const std::vector<BodyMasks>& masks, const RowTables& tables) {
-    if (r.mn == 0.0) {  // a row within one body: no impulse
+/// The row solves of a pass (sweepRange's policy, fixed for the whole pass).
+/// The plain shock law (eq. 34).
+struct PlainLaw {
+    [[gnu::always_inline]] void operator()(SolverRow& r, std::vector<SolverBody>& bodies,
+                                           const std::vector<BodyMasks>& masks, const RowTables& tables) const {
         shockLaw(r, bodies, masks, tables);
-        return;
     }
-    const std::size_t k = static_cast<std::size_t>(&r - tables.rows);
-    const double eta = tables.eta / r.mn;  // η relative to the row's normal compliance
-    const Vec3 V = relativeVelocity(r, bodies, tables) + eta * (r.P - tables.anchor[k]);
-    const double mt = r.mt > 0.0 ? r.mt / (1.0 + eta * r.mt) : r.mt;
-    setImpulse(r, lawImpulse(r, V, r.mn / (1.0 + eta * r.mn), mt, tables), bodies, masks);
-}
+};
+
+/// The shock law of the proximal problem (cd.proximal, docs/convergence.md):
+/// the velocity u + η (P − P_anchor)/m_n, so the masses become
+/// (m⁻¹ + η/m_n)⁻¹ (an anisotropic tangential mass is kept: at the fixed
+/// point P = P_anchor).
+struct ProximalLaw {
+    const Vec3* anchor;  ///< per row, the anchor impulse P_k
+    double eta;
+    [[gnu::always_inline]] void operator()(SolverRow& r, std::vector<SolverBody>& bodies,
+                                           const std::vector<BodyMasks>& masks, const RowTables& tables) const {
+        if (r.mn == 0.0) {  // a row within one body: no impulse
+            shockLaw(r, bodies, masks, tables);
+            return;
+        }
+        const double e = eta / r.mn;  // η relative to the row's normal compliance
+        const Vec3 V = relativeVelocity(r, bodies, tables) + e * (r.P - anchor[&r - tables.rows]);
+        const double mt = r.mt > 0.0 ? r.mt / (1.0 + e * r.mt) : r.mt;
+        setImpulse(r, lawImpulse(r, V, r.mn / (1.0 + e * r.mn), mt, tables), bodies, masks);
+    }
+};
+
+/// The warm start: the row's impulse P (last step's reaction) applied.
+struct ApplyOwnImpulse {
+    void operator()(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                    const RowTables&) const {
+        applyImpulse(r, bodies, masks, r.P);
+    }
+};
+
+/// Jacobi's apply: each row's impulse computed beforehand, from the sweep's start.
+struct GivenImpulse {
+    const Vec3* impulse;  ///< per row
+    void operator()(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                    const RowTables& tables) const {
+        setImpulse(r, impulse[&r - tables.rows], bodies, masks);
+    }
+};
 
 /// Before updating entry k of idx[..end): the order is known, so rows are
 /// fetched 16 updates early and, once a row is in cache, its two bodies 8
@@ -159,24 +181,45 @@ namespace {
     }
 }
 
-/// Updates rows idx[begin..end) in that order, prefetching ahead.
+/// Updates rows idx[begin..end) in that order with the row solve `update`,
+/// prefetching ahead: the one loop of every pass (SweepSchedule runs its ranges).
+template <class Update>
 void sweepRange(const std::int32_t* idx, std::size_t begin, std::size_t end, std::vector<SolverRow>& rows,
-                std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                const RowTables& tables) {
-    if (tables.anchor) {
-        for (std::size_t k = begin; k < end; ++k) {
-            prefetchAhead(idx, k, end, rows, bodies);
-            proxLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
-        }
-        return;
-    }
+                std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks, const RowTables& tables,
+                Update update) {
     for (std::size_t k = begin; k < end; ++k) {
         prefetchAhead(idx, k, end, rows, bodies);
-        shockLaw(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
+        update(rows[static_cast<std::size_t>(idx[k])], bodies, masks, tables);
     }
 }
 
+/// A pass's ranges through sweepRange (one virtual call per range).
+template <class Update>
+class RangePass final : public RowPass {
+public:
+    RangePass(std::vector<SolverRow>& rows, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+              const RowTables& tables, Update update)
+        : rows_(rows), bodies_(bodies), masks_(masks), tables_(tables), update_(update) {}
+    void run(const std::int32_t* order, std::size_t begin, std::size_t end) override {
+        sweepRange(order, begin, end, rows_, bodies_, masks_, tables_, update_);
+    }
+
+private:
+    std::vector<SolverRow>& rows_;
+    std::vector<SolverBody>& bodies_;
+    const std::vector<BodyMasks>& masks_;
+    const RowTables& tables_;
+    Update update_;
+};
+
+/// This process's own schedule (stateless: one for every solver).
+SweepSchedule gLocalSchedule;
+
 }  // namespace
+
+CdSolver::CdSolver(const CdSettings& settings) : settings_(settings), schedule_(&gLocalSchedule) {}
+
+void CdSolver::setSchedule(SweepSchedule* schedule) { schedule_ = schedule ? schedule : &gLocalSchedule; }
 
 double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
                           const RowTables& tables) {
@@ -187,8 +230,7 @@ double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const 
 void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts, const StepContext& ctx) {
     const std::size_t nb = world.numBodies();
     const double tNew = world.time + ctx.dt;  // implicit Euler: forces at the end of the step
-    orderKeys_.clear();
-    if (partition_) partition_->begin(world, contacts, ownRows_, share_, orderKeys_);
+    schedule_->begin(world, contacts, ownRows_, share_, orderKeys_);
     if (orderKeys_.empty() && settings_.order == SweepOrder::RandomKeys)
         for (const Contact& c : contacts) orderKeys_.push_back(c.key);
     // A body several processes move has its inverse mass multiplied by their
@@ -289,44 +331,29 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.friction = world.isWall(k.b) ? static_cast<std::uint32_t>(1 + ib - world.numGrains) : 0u;
         r.P = Vec3::Zero();
         r.dP = 0.0f;
-        if (ia == ib || (partition_ && !ownRows_[c])) r.mn = r.mt = 0.0;  // no impulse here
+        if (ia == ib || (!ownRows_.empty() && !ownRows_[c])) r.mn = r.mt = 0.0;  // no impulse here
         if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? r.a : -1, mobile_[ib] && ib != ia ? r.b : -1};
     }
 }
 
 void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
     if (!settings_.warmStart) return;
-    if (partition_ && partition_->exact()) {
-        // In key order across the processes, as below.
-        std::vector<std::int32_t> order;
-        for (std::size_t c = 0; c < rows_.size(); ++c) {
-            if (rows_[c].mn == 0.0) continue;
-            rows_[c].P = contacts[c].history.reaction * dt;
-            order.push_back(static_cast<std::int32_t>(c));
-        }
-        partition_->orderedPass(
-            order, [](ContactKey key) { return static_cast<std::uint64_t>(key); },
-            [this](std::int32_t c) {
-                const SolverRow& r = rows_[static_cast<std::size_t>(c)];
-                applyImpulse(r, bodies_, masks_, r.P);
-            },
-            bodies_);
-        return;
-    }
-    // Serial and in key order: the same sums for any thread count.
+    // Serially in key order (across the processes): the same sums for any thread count.
+    SweepPlan plan;
     for (std::size_t c = 0; c < rows_.size(); ++c) {
-        SolverRow& r = rows_[c];
-        if (r.mn == 0.0) continue;
-        r.P = contacts[c].history.reaction * dt;
-        applyImpulse(r, bodies_, masks_, r.P);
+        if (rows_[c].mn == 0.0) continue;
+        rows_[c].P = contacts[c].history.reaction * dt;
+        plan.seq.push_back(static_cast<std::int32_t>(c));
     }
+    runPass(plan, PassOrder{}, ApplyOwnImpulse{});
 }
 
 void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const {
-    // The rows solved here: all of them, or a partition's own.
+    // The rows solved here: all of them, or the schedule's own.
     order.clear();
+    const bool subset = !ownRows_.empty();
     for (std::size_t i = 0; i < rows_.size(); ++i)
-        if (!partition_ || ownRows_[i]) order.push_back(static_cast<std::int32_t>(i));
+        if (!subset || ownRows_[i]) order.push_back(static_cast<std::int32_t>(i));
     const std::size_t m = order.size();
     const auto step = static_cast<std::uint64_t>(ctx.step);
     switch (settings_.order) {
@@ -343,11 +370,11 @@ void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& c
         }
         case SweepOrder::RandomSequential: {
             // Draws among the rows solved here (serially: all of them, no copy).
-            const std::vector<std::int32_t> rows = partition_ ? order : std::vector<std::int32_t>{};
+            const std::vector<std::int32_t> rows = subset ? order : std::vector<std::int32_t>{};
             Rng rng = Rng::stream(ctx.seed, step, static_cast<std::uint64_t>(sweep), 2);
             for (std::size_t i = 0; i < m; ++i) {
                 const std::uint32_t k = rng.below(static_cast<std::uint32_t>(m));
-                order[i] = partition_ ? rows[k] : static_cast<std::int32_t>(k);
+                order[i] = subset ? rows[k] : static_cast<std::int32_t>(k);
             }
             break;
         }
@@ -376,24 +403,14 @@ void CdSolver::planSweep(SweepPlan& plan, LevelScratch& scratch, const StepConte
     // contacts) leave the plan without levels: that sweep runs serially.
     if (levels)
         levelOrder(plan.seq, plan.levelStart, pairs_, bodies_.size(),
-                   settings_.order != SweepOrder::RandomSequential && !partition_,  // a partition's rows are a subset
+                   settings_.order != SweepOrder::RandomSequential && ownRows_.empty(),  // or a subset
                    scratch);
 }
 
-void CdSolver::sweepLevels(const SweepPlan& plan) {
-    const std::size_t nLevels = plan.levelStart.size() - 1;
-    constexpr std::int64_t kChunk = 512;
-#pragma omp parallel
-    for (std::size_t L = 0; L < nLevels; ++L) {
-        const std::int64_t begin = plan.levelStart[L], end = plan.levelStart[L + 1];
-        // Contacts of one level are independent: any split gives the same
-        // bits, so threads take chunks as they come free (the updates' costs
-        // vary with cache misses; an even static split idled ~5% at barriers).
-#pragma omp for schedule(dynamic, 1)
-        for (std::int64_t c = begin; c < end; c += kChunk)
-            sweepRange(plan.seq.data(), static_cast<std::size_t>(c), static_cast<std::size_t>(std::min(end, c + kChunk)),
-                       rows_, bodies_, masks_, tables_);
-    }
+template <class Update>
+void CdSolver::runPass(const SweepPlan& plan, const PassOrder& order, Update update) {
+    RangePass<Update> pass(rows_, bodies_, masks_, tables_, update);
+    schedule_->run(plan, order, pass, bodies_);
 }
 
 bool CdSolver::oneOrder() const {
@@ -415,7 +432,8 @@ void CdSolver::planSweeps(const StepContext& ctx, int sweep, int count, bool par
 #pragma omp parallel for schedule(static, 1) if (parallel && toBuild > 1)
     for (int s = 0; s < toBuild; ++s) {
         const auto me = static_cast<std::size_t>(omp_get_thread_num());
-        planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s, parallel);
+        planSweep(plans_[static_cast<std::size_t>(s)], scratch_[me], ctx, sweep + s,
+                  parallel && settings_.order != SweepOrder::Jacobi);  // (Jacobi applies in row order)
     }
 }
 
@@ -423,156 +441,89 @@ std::size_t CdSolver::runSweep(int s) {
     if (settings_.order == SweepOrder::Jacobi) {
         // Not Gauss–Seidel: every row's impulse from the velocities at the
         // sweep's start, then all applied together (the parallel update CD §2.5
-        // calls unstable). Applied in row order: the same bits for any threads.
+        // calls unstable). Applied in row (key) order: the same bits for any threads.
         jacobi_.resize(rows_.size());
         for (std::size_t c = 0; c < rows_.size(); ++c) {
             const SolverRow& r = rows_[c];
             jacobi_[c] = lawImpulse(r, relativeVelocity(r, bodies_, tables_), r.mn, r.mt, tables_);
         }
-        if (partition_ && partition_->exact()) {
-            // Replayed: each body takes its rows' impulses in key order, as
-            // the serial loop applies them.
-            const SweepPlan& plan = plans_[0];
-            partition_->orderedPass(
-                plan.seq, [](ContactKey key) { return static_cast<std::uint64_t>(key); },
-                [this](std::int32_t c) {
-                    const auto k = static_cast<std::size_t>(c);
-                    setImpulse(rows_[k], jacobi_[k], bodies_, masks_);
-                },
-                bodies_);
-            return 0;
-        }
-        for (std::size_t c = 0; c < rows_.size(); ++c) setImpulse(rows_[c], jacobi_[c], bodies_, masks_);
+        runPass(plans_[0], PassOrder{}, GivenImpulse{jacobi_.data()});
         return 0;
     }
-    const std::size_t k = oneOrder() ? 0 : static_cast<std::size_t>(s);
-    const SweepPlan& plan = plans_[k];
-    if (partition_ && partition_->exact()) {
-        const StepContext& ctx = planned_;
-        const int sweep = plannedSweep_ + s;
-        const bool fixed = settings_.order == SweepOrder::Fixed;
-        partition_->orderedPass(
-            plan.seq,
-            [&](ContactKey key) {
-                return fixed ? static_cast<std::uint64_t>(key)
-                             : sweepPriority(ctx.seed, static_cast<std::uint64_t>(ctx.step), sweep, key);
-            },
-            [this](std::int32_t c) {
-                SolverRow& r = rows_[static_cast<std::size_t>(c)];
-                if (tables_.anchor) proxLaw(r, bodies_, masks_, tables_);  // cd.proximal
-                else shockLaw(r, bodies_, masks_, tables_);
-            },
-            bodies_);
-        return 0;
-    }
+    const SweepPlan& plan = plans_[oneOrder() ? 0 : static_cast<std::size_t>(s)];
     if (settings_.order == SweepOrder::RandomSequential)
         for (SolverRow& r : rows_) r.dP = 0.0f;  // a row drawn no time in this sweep did not change
-    if (plan.levelStart.empty()) {
-        sweepRange(plan.seq.data(), 0, plan.seq.size(), rows_, bodies_, masks_, tables_);
-        return 0;
-    }
-    sweepLevels(plan);
-    return plan.levelStart.size() - 1;
+    const PassOrder order{settings_.order == SweepOrder::RandomKeys, planned_.seed,
+                          static_cast<std::uint64_t>(planned_.step), plannedSweep_ + s};
+    if (proximal_) runPass(plan, order, ProximalLaw{anchors_.data(), settings_.proximalEta});
+    else runPass(plan, order, PlainLaw{});
+    return plan.levelStart.empty() ? 0 : plan.levelStart.size() - 1;
 }
 
 void CdSolver::sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const {
     const double eps = settings_.epsilon;
-    const std::size_t m = rows_.size();
-    if (partition_ && partition_->exact()) {
-        std::vector<double> terms(3 * m);
-        for (std::size_t c = 0; c < m; ++c) {
-            const double p = rows_[c].P.norm(), dp = static_cast<double>(rows_[c].dP);
-            terms[3 * c] = dp;
-            terms[3 * c + 1] = p;
-            terms[3 * c + 2] = dp > eps * p + impulseFloor ? 1.0 : 0.0;
-        }
-        double all[3];
-        partition_->keyedSum(terms, 3, kSumBlock, all);
-        sumDP = all[0];
-        sumP = all[1];
-        violations = static_cast<std::int64_t>(all[2]);
-        return;
-    }
-    // Fixed blocks summed in block order: the same bits for any thread count.
-    const std::size_t nBlocks = (m + kSumBlock - 1) / kSumBlock;
-    std::vector<double> bdp(nBlocks, 0.0), bp(nBlocks, 0.0);
-    std::vector<std::int64_t> bv(nBlocks, 0);
-#pragma omp parallel for schedule(static) if (m > kParallelRows)
-    for (std::size_t blk = 0; blk < nBlocks; ++blk) {
-        double sdp = 0.0, sp = 0.0;
-        std::int64_t v = 0;
-        const std::size_t end = std::min(m, (blk + 1) * kSumBlock);
-        for (std::size_t c = blk * kSumBlock; c < end; ++c) {
-            const double p = rows_[c].P.norm();
-            sdp += static_cast<double>(rows_[c].dP);
-            sp += p;
-            if (static_cast<double>(rows_[c].dP) > eps * p + impulseFloor) ++v;  // eq. 35 with floor, in impulse units
-        }
-        bdp[blk] = sdp;
-        bp[blk] = sp;
-        bv[blk] = v;
-    }
-    sumDP = sumP = 0.0;
-    violations = 0;
-    for (std::size_t blk = 0; blk < nBlocks; ++blk) {
-        sumDP += bdp[blk];
-        sumP += bp[blk];
-        violations += bv[blk];
-    }
-    if (!partition_) return;
-    double all[3] = {sumDP, sumP, static_cast<double>(violations)};  // counts are exact below 2^53
-    reduce(all, 3);
+    const auto all = rowSums<3>(
+        [&](const SolverRow& r, std::array<double, 3>& acc) {
+            const double p = r.P.norm(), dp = static_cast<double>(r.dP);
+            acc[0] += dp;
+            acc[1] += p;
+            if (dp > eps * p + impulseFloor) acc[2] += 1.0;  // eq. 35 with floor, in impulse units
+        },
+        kSumBlock);
     sumDP = all[0];
     sumP = all[1];
-    violations = static_cast<std::int64_t>(all[2]);
+    violations = static_cast<std::int64_t>(all[2]);  // counts are exact below 2^53
 }
 
 Vec3 CdSolver::relativeVelocityOf(const SolverRow& r) const { return relativeVelocity(r, bodies_, tables_); }
 
-template <class Term>
-std::array<double, 3> CdSolver::blockSums(Term term) const {
+template <std::size_t N, class Term>
+std::array<double, N> CdSolver::rowSums(Term term, std::size_t block) const {
     const std::size_t m = rows_.size();
-    if (partition_ && partition_->exact()) {
-        std::vector<double> terms(3 * m, 0.0);
+    std::array<double, N> total{};
+    if (schedule_->keyedSums()) {
+        std::vector<double> terms(N * m, 0.0);
         for (std::size_t c = 0; c < m; ++c) {
-            std::array<double, 3> one{0.0, 0.0, 0.0};
-            if (rows_[c].mn > 0.0) term(rows_[c], one);
-            for (std::size_t k = 0; k < 3; ++k) terms[3 * c + k] = one[k];
+            std::array<double, N> one{};
+            term(rows_[c], one);
+            std::copy(one.begin(), one.end(), terms.begin() + static_cast<std::ptrdiff_t>(N * c));
         }
-        std::array<double, 3> total{};
-        partition_->keyedSum(terms, 3, kSumBlock, total.data());
+        schedule_->keyedSum(terms, N, block, total.data());
         return total;
     }
     // Fixed blocks summed in block order: the same bits for any thread count.
-    const std::size_t nBlocks = (m + kSumBlock - 1) / kSumBlock;
-    std::vector<std::array<double, 3>> part(nBlocks, {0.0, 0.0, 0.0});
+    const std::size_t nBlocks = m == 0 ? 0 : (m - 1) / block + 1;
+    std::vector<std::array<double, N>> part(nBlocks, std::array<double, N>{});
 #pragma omp parallel for schedule(static) if (m > kParallelRows)
     for (std::size_t blk = 0; blk < nBlocks; ++blk) {
-        const std::size_t end = std::min(m, (blk + 1) * kSumBlock);
-        for (std::size_t c = blk * kSumBlock; c < end; ++c)
-            if (rows_[c].mn > 0.0) term(rows_[c], part[blk]);
+        const std::size_t end = blk + 1 == nBlocks ? m : (blk + 1) * block;
+        for (std::size_t c = blk * block; c < end; ++c) term(rows_[c], part[blk]);
     }
-    std::array<double, 3> total{0.0, 0.0, 0.0};
     for (const auto& p : part)
-        for (int k = 0; k < 3; ++k) total[static_cast<std::size_t>(k)] += p[static_cast<std::size_t>(k)];
-    reduce(total.data(), total.size());
+        for (std::size_t k = 0; k < N; ++k) total[k] += p[k];
+    schedule_->sum(total.data(), N);
     return total;
 }
 
 double CdSolver::freeVelocityNorm2() const {
     // u with no impulse applied yet: q = H^T v_free (+ the gap term of eq. 33).
-    return blockSums([this](const SolverRow& r, std::array<double, 3>& acc) {
-        acc[0] += (relativeVelocity(r, bodies_, tables_) + r.bias * r.n).squaredNorm();
-    })[0];
+    return rowSums<1>(
+        [this](const SolverRow& r, std::array<double, 1>& acc) {
+            if (r.mn > 0.0) acc[0] += (relativeVelocity(r, bodies_, tables_) + r.bias * r.n).squaredNorm();
+        },
+        kSumBlock)[0];
 }
 
 double CdSolver::naturalError() const {
-    const auto s = blockSums([this](const SolverRow& r, std::array<double, 3>& acc) {
-        const Vec3 u = relativeVelocity(r, bodies_, tables_) + r.bias * r.n;
-        acc[0] += naturalMapResidual2(r.P, u, r.n, tables_.mu[r.friction]);
-        acc[1] += r.P.squaredNorm();
-        acc[2] += u.squaredNorm();
-    });
+    const auto s = rowSums<3>(
+        [this](const SolverRow& r, std::array<double, 3>& acc) {
+            if (r.mn == 0.0) return;
+            const Vec3 u = relativeVelocity(r, bodies_, tables_) + r.bias * r.n;
+            acc[0] += naturalMapResidual2(r.P, u, r.n, tables_.mu[r.friction]);
+            acc[1] += r.P.squaredNorm();
+            acc[2] += u.squaredNorm();
+        },
+        kSumBlock);
     return moreau::naturalError(s[0], qNorm2_, s[1], s[2]);
 }
 
@@ -583,18 +534,32 @@ CdStepStats CdSolver::step(World& world, std::vector<Contact>& contacts, const S
 }
 
 CdStepStats CdSolver::solve(World& world, std::vector<Contact>& contacts, const StepContext& ctx) {
+    StepProfile& t = stageSeconds_;
+    t = StepProfile{};
+    auto clock = std::chrono::steady_clock::now();
     prepare(world, contacts, ctx);         // free velocities (eq. 23); rows: m_n, M_t (eqs. 17-18), g_pos/dt (eq. 33)
     qNorm2_ = needsError() ? freeVelocityNorm2() : 0.0;  // ‖q‖ of the natural-map error
-    if (capture_) problem_ = localProblem();  // the step as a local problem (FCLIB), before any impulse
-    if (partition_) partition_->start(bodies_);
+    if (stepObserver_) stepObserver_->posed(*this);  // before any impulse
+    lap(clock, t.cdPrepare);
+    schedule_->start(bodies_);
     warmStart(contacts, ctx.dt);           // last step's reactions applied
-    if (partition_) partition_->synchronize(bodies_);  // ... by every process
+    schedule_->synchronize(bodies_);       // ... by every process
+    lap(clock, t.cdWarmStart);
     const CdStepStats stats = iterate(ctx);  // sweeps of the shock law (eq. 34) until the criterion (eqs. 35-37)
-    if (capture_) problemReactions_ = frameReactions();
+    lap(clock, t.cdSweeps);
+    if (stepObserver_) stepObserver_->solved(*this);
     checkFinite(world, ctx);               // a diverged step writes nothing back
     store(world, contacts, ctx.dt);        // reactions into the contacts, new velocities into the world (eq. 2)
     releaseBuffers();
+    lap(clock, t.cdStore);
     return stats;
+}
+
+void CdSolver::addStageSeconds(StepProfile& profile) const {
+    profile.cdPrepare += stageSeconds_.cdPrepare;
+    profile.cdWarmStart += stageSeconds_.cdWarmStart;
+    profile.cdSweeps += stageSeconds_.cdSweeps;
+    profile.cdStore += stageSeconds_.cdStore;
 }
 
 /// The stopping rule of the sweeps: fixed N_I (eq. 37), local (eq. 35 with
@@ -616,16 +581,9 @@ struct CdSolver::StopRule {
           impulseFloor(s.settings_.delta * ctx.dt),
           needSums((s.settings_.criterion != Criterion::Fixed && s.settings_.criterion != Criterion::Natural) ||
                    s.recordHistory_) {
-        if (s.settings_.criterion == Criterion::Global) {
-            if (s.partition_ && s.partition_->exact()) {
-                std::vector<double> terms;
-                for (const SolverRow& r : s.rows_) terms.push_back(r.P.norm());
-                s.partition_->keyedSum(terms, 1, terms.size() + 1, &prevSumP);  // one block: a plain running sum
-                return;
-            }
-            for (const SolverRow& r : s.rows_) prevSumP += r.P.norm();
-            s.reduce(&prevSumP, 1);
-        }
+        if (s.settings_.criterion == Criterion::Global)  // one block: a plain running sum
+            prevSumP = s.rowSums<1>([](const SolverRow& r, std::array<double, 1>& acc) { acc[0] += r.P.norm(); },
+                                    std::numeric_limits<std::size_t>::max())[0];
     }
     /// Whether the natural criterion evaluates its error after `sweeps` sweeps.
     bool checks(int sweeps, bool last) const {
@@ -674,9 +632,9 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
     StopRule criterion(*this, ctx);
     const auto sweepStart = std::chrono::steady_clock::now();
     levelsPerSweep_ = 0.0;
-    if (m > 0 || partition_) {  // every process sweeps as often as the others: their exchanges pair up
+    if (m > 0 || schedule_->shared()) {  // every process sweeps as often as the others: their exchanges pair up
         // (A replayed serial sweep keeps its order: no levels.)
-        const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows && !(partition_ && partition_->exact());
+        const bool parallel = omp_get_max_threads() > 1 && m > kParallelRows && schedule_->levels();
         const int batch = parallel ? std::min(maxSweeps, omp_get_max_threads()) : 1;
         bool done = false;
         int sweep = 0;
@@ -686,10 +644,9 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
         // cd.proximal_every sweeps its anchor moves to the current impulses.
         int proxStart = settings_.proximal == Proximal::On ? 0 : -1;
         auto anchor = [&] {
-            tables_.anchors.resize(m);
-            for (std::size_t c = 0; c < m; ++c) tables_.anchors[c] = rows_[c].P;
-            tables_.anchor = tables_.anchors.data();
-            tables_.eta = settings_.proximalEta;
+            anchors_.resize(m);
+            for (std::size_t c = 0; c < m; ++c) anchors_[c] = rows_[c].P;
+            proximal_ = true;
         };
         if (proxStart == 0) anchor();
         while (!done && sweep < maxSweeps) {
@@ -697,7 +654,7 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
             planSweeps(ctx, sweep, count, parallel);
             for (int s = 0; s < count && !done; ++s, ++sweep) {
                 levels += runSweep(s);
-                if (partition_) partition_->synchronize(bodies_);  // the shared bodies from every process's sweep
+                schedule_->synchronize(bodies_);  // the shared bodies from every process's sweep
                 if (proxStart >= 0 && (sweep + 1 - proxStart) % std::max(1, settings_.proximalEvery) == 0) anchor();
                 done = criterion.met(stats, residualHistory_, sweep + 1, sweep + 1 == maxSweeps);
                 if (proxStart < 0 && settings_.proximal == Proximal::Stall && criterion.stalled(sweep + 1)) {
@@ -707,7 +664,7 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
                 if (observer_ && observer_(sweep + 1, rows_)) done = true;
             }
         }
-        tables_.anchor = nullptr;
+        proximal_ = false;
         stats.proximalFrom = proxStart;
         stats.iterations = sweep;
         stats.converged = fixed || done;
@@ -731,7 +688,7 @@ void CdSolver::checkFinite(const World& world, const StepContext& ctx) {
     for (std::size_t i = 0; i < bodies_.size() && bad == bodies_.size(); ++i)
         if (!bodies_[i].v.allFinite() || !bodies_[i].w.allFinite()) bad = i;
     const bool here = bad < bodies_.size();
-    if (!(partition_ ? partition_->any(here) : here)) return;
+    if (!schedule_->any(here)) return;
     // (A grain's number is local to a rank's part in a distributed run.)
     const std::string what = !here ? std::string("a body of another rank")
                              : world.isWall(static_cast<BodyId>(bad)) ? "wall '" + world.wallName[bad - world.numGrains] + "'"

@@ -91,4 +91,7 @@ std::vector<double> CdSolver::frameReactions() const {
     return r;
 }
 
+void LocalProblemCapture::posed(const CdSolver& solver) { problem = solver.localProblem(); }
+void LocalProblemCapture::solved(const CdSolver& solver) { reactions = solver.frameReactions(); }
+
 }  // namespace moreau

@@ -17,6 +17,7 @@
 #include "moreau/cd/solver.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
+#include "moreau/io/fclib.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/generators.hpp"
 

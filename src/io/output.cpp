@@ -591,4 +591,16 @@ void writeJsonFile(const std::filesystem::path& file, const nlohmann::json& doc)
     writeFileAtomically(file, doc.dump(2) + "\n");
 }
 
+nlohmann::json phaseSeconds(const StepProfile& p, bool cd) {
+    nlohmann::json s = {{"controls", p.controls}, {"detect", p.detect},       {"match", p.match},
+                        {"solve", p.solve},       {"integrate", p.integrate}, {"observe", p.observe}};
+    if (cd) {
+        s["solve_prepare"] = p.cdPrepare;
+        s["solve_warm_start"] = p.cdWarmStart;
+        s["solve_sweeps"] = p.cdSweeps;
+        s["solve_store"] = p.cdStore;
+    }
+    return s;
+}
+
 }  // namespace moreau

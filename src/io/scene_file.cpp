@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "ini_reader.hpp"
-#include "moreau/cd/local_problem.hpp"
+#include "moreau/io/fclib.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/model/integrator_table.hpp"

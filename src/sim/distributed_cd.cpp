@@ -316,9 +316,13 @@ void CdRanks::sum(double* values, std::size_t n) {
         for (std::size_t k = 0; k < n; ++k) values[k] += u.get<double>("sum");
 }
 
-void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
-                          const std::function<std::uint64_t(ContactKey)>& priority,
-                          const std::function<void(std::int32_t)>& update, std::vector<SolverBody>& bodies) {
+void CdRanks::run(const SweepPlan& plan, const PassOrder& order, RowPass& pass, std::vector<SolverBody>& bodies) {
+    if (exact_) orderedPass(plan.seq, order, pass, bodies);
+    else SweepSchedule::run(plan, order, pass, bodies);
+}
+
+void CdRanks::orderedPass(const std::vector<std::int32_t>& order, const PassOrder& priority, RowPass& pass,
+                          std::vector<SolverBody>& bodies) {
     // Dataflow over the ranks: a row runs once each of its shared bodies
     // has seen every earlier row on it (the body's `next` names it) and no
     // earlier row of this rank on one of its other bodies waits. After each
@@ -329,7 +333,7 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
     const int me = run_.rank_;
     for (Shared& sb : sharedBodies_) {
         sb.seq.clear();
-        for (const auto& [key, r] : sb.rows) sb.seq.emplace_back(priority(key), key, r);
+        for (const auto& [key, r] : sb.rows) sb.seq.emplace_back(priority.priority(key), key, r);
         std::sort(sb.seq.begin(), sb.seq.end());
         sb.next = 0;
     }
@@ -365,6 +369,7 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
     while (true) {
         ++scan_;
         left.clear();
+        ready_.clear();
         for (const std::int32_t c : pending) {
             bool ready = true;
             for (const std::int32_t b : bodiesOf_[static_cast<std::size_t>(c)]) {
@@ -384,7 +389,7 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
                 left.push_back(c);
                 continue;
             }
-            update(c);
+            ready_.push_back(c);  // run after the scan: readiness reads no velocity
             for (const std::int32_t b : bodiesOf_[static_cast<std::size_t>(c)]) {
                 if (b < 0) continue;
                 const std::int32_t k = sharedOf_[static_cast<std::size_t>(b)];
@@ -396,6 +401,7 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order,
                 }
             }
         }
+        pass.run(ready_.data(), 0, ready_.size());
         pending.swap(left);
         // Each shared body this scan moved goes to the rank of its next row.
         std::vector<ByteWriter> out(ranks);

@@ -307,7 +307,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     if (template_.cellServo.any()) sim_->setCellStress([this] { return cellStress(); });
     if (cdRanks_) {
         // CD: the ranks share each step's sweeps (mobile walls included).
-        sim_->cd().setPartition(cdRanks_.get());
+        sim_->cd().setSchedule(cdRanks_.get());
     } else {
         if (mobileWalls && template_.md.integrator == Integrator::CD) sim_->setAfterSolve([this] { sumWallForces(); });
         // Substeps: the ghosts take their owners' state before each.

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "moreau/analysis/observables.hpp"
-#include "moreau/cd/local_problem.hpp"
+#include "moreau/io/fclib.hpp"
 #include "moreau/cd/natural_map.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/bytes.hpp"
@@ -99,6 +99,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             const MdPairEngine* engine = sim.pairEngine();
             s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
         }
+        s["phase_seconds"] = phaseSeconds(sim.profile(), scene.simulation.method == Method::CD);
         return s;
     };
 
@@ -140,11 +141,12 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
             if (cadence.vtkEvery > 0) out.snapshot(sim.world(), sim.contacts(), 0);
         }
         const long fclibEvery = scene.output.fclibEvery;
+        LocalProblemCapture capture;  // the steps an FCLIB dump writes
         for (; s <= steps; ++s) {
             const bool dumpProblem = fclibEvery > 0 && s % fclibEvery == 0;
-            sim.cd().captureProblem(dumpProblem);
+            sim.cd().setStepObserver(dumpProblem ? &capture : nullptr);
             const CdStepStats r = sim.advance();  // observed below only where written
-            if (dumpProblem) writeFclib(sim.cd().capturedProblem(), fclibPath(dir, s), &sim.cd().capturedReactions());
+            if (dumpProblem) writeFclib(capture.problem, fclibPath(dir, s), &capture.reactions);
             countStep(totals, r, scene.cd);
             if (cadence.row(s)) out.row(sim.world(), sim.measuredRecord());
             if (cadence.snapshot(s)) out.snapshot(sim.world(), sim.contacts(), s);
@@ -384,10 +386,11 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                     whole.world = w;
                     Simulation replay(std::move(whole));
                     replay.restoreContacts(store);
-                    replay.cd().captureProblem(true);
+                    LocalProblemCapture capture;
+                    replay.cd().setStepObserver(&capture);
                     replay.advance();
-                    problem = replay.cd().capturedProblem();
-                    reactions = replay.cd().capturedReactions();
+                    problem = std::move(capture.problem);
+                    reactions = std::move(capture.reactions);
                 }
             }
             stats = run.step();

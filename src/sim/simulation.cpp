@@ -141,7 +141,9 @@ Vec3 Simulation::contactForce(BodyId b) const {
 
 StepRecord Simulation::measuredRecord() const {
     StepRecord r = record();
+    auto clock = std::chrono::steady_clock::now();
     measureInto(r, scene_.world, contacts(), scene_.output);
+    lap(clock, profile_.observe);
     return r;
 }
 
@@ -176,6 +178,7 @@ Scene sceneWithoutWorld(const Scene& scene) {
 
 const StepRecord& Simulation::record() const {
     if (recordStale_) {
+        auto clock = std::chrono::steady_clock::now();
         const int iterations = record_.iterations;
         const double residual = record_.residual, naturalError = record_.naturalError;
         record_ = observe();
@@ -183,6 +186,7 @@ const StepRecord& Simulation::record() const {
         record_.residual = residual;
         record_.naturalError = naturalError;
         recordStale_ = false;
+        lap(clock, profile_.observe);
     }
     return record_;
 }
@@ -404,15 +408,23 @@ CdStepStats Simulation::advance() {
     const double t0 = w.time;
     stats_ = CdStepStats{};  // MD: no iterations, no residual
     const int substeps = scene_.simulation.method == Method::MD ? scene_.md.substeps : 1;
+    StepProfile& p = profile_;
+    auto clock = std::chrono::steady_clock::now();
     applyControls();
+    lap(clock, p.controls);
     for (int k = 0; k < substeps; ++k) {
         if (k > 0 && betweenSubsteps_) betweenSubsteps_();
         detect();
+        lap(clock, p.detect);
         match();
+        lap(clock, p.match);
         solve();
         if (afterSolve_) afterSolve_();
+        lap(clock, p.solve);
         integrate();
+        lap(clock, p.integrate);
     }
+    if (scene_.simulation.method == Method::CD) cd_.addStageSeconds(p);
     if (scene_.simulation.method == Method::MD) {
         // The world counts simulation steps, not substeps.
         w.step = step + 1;

@@ -13,6 +13,7 @@
 #include "moreau/cd/solver.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/rng.hpp"
+#include "moreau/io/fclib.hpp"
 #include "support/cd_steps.hpp"
 #include "support/temp_dir.hpp"
 
@@ -106,14 +107,15 @@ TEST_SUITE("cd") {
         cd.measureError = true;
         Simulation sim = test::cdSimulation(thrownLattice(), 0.01, cd);
         for (int s = 0; s < 5; ++s) sim.advance();
-        sim.cd().captureProblem(true);
+        LocalProblemCapture capture;
+        sim.cd().setStepObserver(&capture);
         const CdStepStats stats = sim.advance();
-        const LocalProblem& p = sim.cd().capturedProblem();
+        const LocalProblem& p = capture.problem;
         REQUIRE(p.contacts() > 100);
         REQUIRE(std::isfinite(stats.error));
         CHECK(stats.error > 1e-8);  // 30 sweeps do not converge: the check is not of zeros
         // Matrix-free (the sweeps' velocities) and assembled (W = H^T M⁻¹ H) agree.
-        CHECK(naturalError(p, sim.cd().capturedReactions()) == Approx(stats.error).epsilon(1e-9));
+        CHECK(naturalError(p, capture.reactions) == Approx(stats.error).epsilon(1e-9));
         // W is symmetric, its diagonal blocks positive definite.
         double asym = 0.0;
         for (std::size_t i = 0; i < p.contacts(); ++i)
@@ -222,10 +224,11 @@ TEST_SUITE("cd") {
         cd.criterion = Criterion::Fixed;
         cd.iterations = 20;
         Simulation sim = test::cdSimulation(thrownLattice(), 0.01, cd);
-        sim.cd().captureProblem(true);
+        LocalProblemCapture capture;
+        sim.cd().setStepObserver(&capture);
         sim.advance();
-        const LocalProblem& p = sim.cd().capturedProblem();
-        const std::vector<double>& r = sim.cd().capturedReactions();
+        const LocalProblem& p = capture.problem;
+        const std::vector<double>& r = capture.reactions;
         test::TempDir tmp;
         const std::string file = (tmp.path / "step.hdf5").string();
         writeFclib(p, file, &r);

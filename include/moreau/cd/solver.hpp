@@ -23,10 +23,11 @@
 #include <limits>
 #include <vector>
 
+#include "moreau/core/profile.hpp"
 #include "moreau/core/step_context.hpp"
 #include "moreau/cd/local_problem.hpp"
-#include "moreau/cd/partition.hpp"
 #include "moreau/cd/sweep_levels.hpp"
+#include "moreau/cd/sweep_schedule.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
@@ -95,16 +96,34 @@ struct RowTables {
     const Vec3* imageVelocity = nullptr;
     const SolverRow* rows = nullptr;
     std::vector<Vec3> imageVelocities;
-    /// Under the proximal term: per row the anchor impulse P_k, and η
-    /// (docs/convergence.md); null for the plain shock law.
-    const Vec3* anchor = nullptr;
-    std::vector<Vec3> anchors;
-    double eta = 0.0;
+};
+
+class CdSolver;
+
+/// Watches a step from outside its stages, as Box2D's contact listener
+/// (pre- and post-solve): posed() once the rows are built, before any
+/// impulse; solved() after the sweeps, before anything is written back.
+class CdStepObserver {
+public:
+    virtual void posed(const CdSolver& solver) = 0;
+    virtual void solved(const CdSolver& solver) = 0;
+
+protected:
+    ~CdStepObserver() = default;
+};
+
+/// Keeps the observed steps as local problems with their impulses (what an
+/// FCLIB dump writes: io/fclib.hpp).
+struct LocalProblemCapture final : CdStepObserver {
+    LocalProblem problem;
+    std::vector<double> reactions;  ///< in the contact frames, 3 per contact
+    void posed(const CdSolver& solver) override;
+    void solved(const CdSolver& solver) override;
 };
 
 class CdSolver {
 public:
-    explicit CdSolver(const CdSettings& settings) : settings_(settings) {}
+    explicit CdSolver(const CdSettings& settings);
 
     /// Advance the world by one step. `contacts` hold this step's geometry
     /// (detected at the start of the step) and last step's reactions; on
@@ -126,6 +145,8 @@ public:
     /// Wall seconds the last step spent in its sweeps (orders, levels and
     /// shock-law updates; not prepare/store/integrate). For `moreau bench`.
     double lastSweepSeconds() const { return sweepSeconds_; }
+    /// Wall seconds of the last step's stages, added to `profile` (its cd* parts).
+    void addStageSeconds(StepProfile& profile) const;
     /// Mean number of dependency levels per sweep in the last step (0 when the
     /// sweeps ran serially).
     double levelsPerSweep() const { return levelsPerSweep_; }
@@ -133,13 +154,16 @@ public:
     /// valid between prepare and releaseBuffers (an observer may call it).
     double naturalError() const;
 
-    /// Pose each following step as a local problem (W = H^T M⁻¹ H in the
-    /// contact frames of cd/natural_map.hpp, q from the free velocities and
-    /// the gap term, μ per contact) and keep it with the step's impulses in
-    /// those frames: capturedProblem(), capturedReactions() (for FCLIB dumps).
-    void captureProblem(bool on) { capture_ = on; }
-    const LocalProblem& capturedProblem() const { return problem_; }
-    const std::vector<double>& capturedReactions() const { return problemReactions_; }
+    /// Watches each following step from outside its stages (null: none):
+    /// see CdStepObserver.
+    void setStepObserver(CdStepObserver* observer) { stepObserver_ = observer; }
+    /// The step posed as a local problem (W = H^T M⁻¹ H in the contact
+    /// frames of cd/natural_map.hpp, q from the free velocities and the gap
+    /// term, μ per contact): valid in CdStepObserver::posed.
+    LocalProblem localProblem() const;
+    /// The rows' impulses in their contact frames, 3 per row: valid in
+    /// CdStepObserver::solved.
+    std::vector<double> frameReactions() const;
 
     /// Number of rows (contacts) of the last step.
     std::size_t rows() const { return rows_.size(); }
@@ -158,11 +182,12 @@ public:
     using SweepObserver = std::function<bool(int sweeps, const std::vector<SolverRow>& rows)>;
     void setSweepObserver(SweepObserver observer) { observer_ = std::move(observer); }
 
-    /// Share each step with other processes (cd/partition.hpp): only the
-    /// contacts the partition names are solved here, the shared bodies are
-    /// synchronised after the warm start and every sweep, and the criteria
-    /// sum over the processes. Null (the default): a serial solve.
-    void setPartition(CdPartition* partition) { partition_ = partition; }
+    /// The schedule of every pass from now on (cd/sweep_schedule.hpp): a
+    /// distributed run installs its own (only the contacts it names are
+    /// solved here, the shared bodies are synchronised after the warm start
+    /// and every sweep, the criteria sum over the processes). Null (the
+    /// default): this process's own, serial or by dependency levels.
+    void setSchedule(SweepSchedule* schedule);
 
     /// Update one row with the shock law (eq. 34) against the current body
     /// velocities; returns |ΔP|. Public for the unit tests.
@@ -183,44 +208,32 @@ private:
     /// Runs the s-th sweep of the last planSweeps(); returns its dependency levels (0: not by levels).
     std::size_t runSweep(int s);
 
-    /// One sweep's order; on the parallel path regrouped by dependency level
-    /// (see sweep_levels.hpp). No levels: the sweep runs serially in seq order.
-    struct SweepPlan {
-        std::vector<std::int32_t> seq;         ///< rows in update order (level by level)
-        std::vector<std::int32_t> levelStart;  ///< level L is seq[levelStart[L], levelStart[L+1])
-    };
     /// The rows of one sweep in the order of cd.order (sweep_orders: a fresh
     /// permutation, one per step, key order, or draws with replacement).
     void buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const;
     void planSweep(SweepPlan& plan, LevelScratch& scratch, const StepContext& ctx, int sweep, bool levels) const;
-    void sweepLevels(const SweepPlan& plan);
+    /// Runs the row solve `update` over `plan` as the schedule says.
+    template <class Update>
+    void runPass(const SweepPlan& plan, const PassOrder& order, Update update);
     void sums(double impulseFloor, double& sumDP, double& sumP, std::int64_t& violations) const;
-    /// Three sums of term(row, acc) over the rows with a mass, in fixed blocks.
-    template <class Term>
-    std::array<double, 3> blockSums(Term term) const;
+    /// N sums of term(row, acc) over the rows, in fixed blocks of `block`
+    /// rows (or in key order across the processes, as the schedule says).
+    template <std::size_t N, class Term>
+    std::array<double, N> rowSums(Term term, std::size_t block) const;
     /// ‖q‖² of the natural-map error: the relative velocities before any impulse.
     double freeVelocityNorm2() const;
     /// A row's relative velocity (eq. 3) with the impulses applied so far.
     Vec3 relativeVelocityOf(const SolverRow& r) const;
-    /// The prepared rows as a local problem (valid before the warm start).
-    LocalProblem localProblem() const;
-    /// The rows' impulses in their contact frames, 3 per row.
-    std::vector<double> frameReactions() const;
     bool needsError() const { return settings_.criterion == Criterion::Natural || settings_.measureError; }
     void checkFinite(const World& world, const StepContext& ctx);
     void releaseBuffers();
     void store(World& world, std::vector<Contact>& contacts, double dt) const;
 
-    /// The sums of the criteria over the partition's processes (in place).
-    void reduce(double* values, std::size_t n) const {
-        if (partition_) partition_->sum(values, n);
-    }
-
     CdSettings settings_;
-    CdPartition* partition_ = nullptr;
-    std::vector<char> ownRows_;           ///< with a partition: the rows solved here
-    std::vector<double> share_;           ///< with a partition: each body's inverse-mass factor (empty: 1)
-    std::vector<ContactKey> orderKeys_;   ///< random-keys: each row's key (in the whole world, with a partition)
+    SweepSchedule* schedule_;             ///< the constructor's: this process's own
+    std::vector<char> ownRows_;           ///< the rows solved here (empty: all)
+    std::vector<double> share_;           ///< each body's inverse-mass factor (empty: 1)
+    std::vector<ContactKey> orderKeys_;   ///< random-keys: each row's key (in the whole world)
     StepContext planned_{};               ///< the step of the last planSweeps()
     int plannedSweep_ = 0;                ///< its first sweep
     std::vector<SolverBody> bodies_;
@@ -233,6 +246,7 @@ private:
     bool recordHistory_ = false;
     SweepObserver observer_;
     double sweepSeconds_ = 0.0;
+    StepProfile stageSeconds_;  ///< the last step's (its cd* parts)
     /// Bodies of each row, −1 where the solver never moves the body (fixed
     /// walls): the dependency levels read this instead of the rows.
     std::vector<std::array<std::int32_t, 2>> pairs_;
@@ -241,9 +255,9 @@ private:
     double levelsPerSweep_ = 0.0;
     double qNorm2_ = 0.0;  ///< ‖q‖² of this step (natural-map error)
     std::vector<Vec3> jacobi_;  ///< the Jacobi order's impulses of a sweep
-    bool capture_ = false;
-    LocalProblem problem_;
-    std::vector<double> problemReactions_;
+    std::vector<Vec3> anchors_; ///< the proximal term's anchor impulses, per row
+    bool proximal_ = false;     ///< the sweeps solve the proximal problem (cd.proximal)
+    CdStepObserver* stepObserver_ = nullptr;
 };
 
 }  // namespace moreau

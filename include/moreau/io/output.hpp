@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "moreau/contact/contact.hpp"
+#include "moreau/core/profile.hpp"
 #include "moreau/io/out_dir.hpp"
 #include "moreau/model/world.hpp"
 
@@ -121,5 +122,9 @@ void writeVtkPiece(const std::filesystem::path& dir, const World& world, std::sp
 /// Write a JSON document atomically (temporary file, then rename), indented by
 /// 2. Throws InputError naming the path if it cannot be written.
 void writeJsonFile(const std::filesystem::path& file, const nlohmann::json& doc);
+
+/// summary.json's phase_seconds: the seconds of each stage of the steps
+/// (core/profile.hpp), with CD's solve in parts where `cd`.
+nlohmann::json phaseSeconds(const StepProfile& profile, bool cd);
 
 }  // namespace moreau

@@ -1,6 +1,6 @@
 #pragma once
 /// The CD step over MPI ranks (docs/distributed.md, "Contact dynamics"):
-/// the partition a rank's CdSolver works with (cd/partition.hpp).
+/// the schedule a rank's CdSolver runs its passes with (cd/sweep_schedule.hpp).
 ///
 /// cd.distributed = domains (after Shojaaee et al., J. Comput. Phys. 231,
 /// 612, 2012): each rank sweeps the contacts whose first grain it owns, in
@@ -14,7 +14,6 @@
 /// the masses it is solved with); the path to them differs, so a rank count
 /// gives its own bits, and extra sweeps where a tolerance is asked for.
 #include <array>
-#include <functional>
 #include <string>
 #include <tuple>
 #include <cstdint>
@@ -22,12 +21,12 @@
 
 #include "moreau/core/bytes.hpp"  // ByteWriter whole: CdRanks holds vectors of them
 #include "moreau/core/comm.hpp"
-#include "moreau/cd/partition.hpp"
+#include "moreau/cd/sweep_schedule.hpp"
 #include "moreau/sim/distributed_simulation.hpp"
 
 namespace moreau {
 
-class CdRanks final : public CdPartition {
+class CdRanks final : public SweepSchedule {
 public:
     CdRanks(DistributedSimulation& run, bool exact) : run_(run), exact_(exact) {}
     void begin(const World& world, const std::vector<Contact>& contacts, std::vector<char>& own,
@@ -36,9 +35,13 @@ public:
     void synchronize(std::vector<SolverBody>& bodies) override;
     void sum(double* values, std::size_t n) override;
     bool any(bool flag) override;
-    bool exact() const override { return exact_; }
-    void orderedPass(const std::vector<std::int32_t>& order, const std::function<std::uint64_t(ContactKey)>& priority,
-                     const std::function<void(std::int32_t)>& update, std::vector<SolverBody>& bodies) override;
+    bool shared() const override { return true; }
+    /// exact (cd.distributed = exact): the serial solve replayed, its
+    /// passes through orderedPass, its sums through keyedSum; no levels, no
+    /// mass splitting, nothing to synchronise.
+    bool levels() const override { return !exact_; }
+    bool keyedSums() const override { return exact_; }
+    void run(const SweepPlan& plan, const PassOrder& order, RowPass& pass, std::vector<SolverBody>& bodies) override;
     void keyedSum(const std::vector<double>& terms, std::size_t n, std::size_t block, double* totals) override;
     /// This rank's synchronisations (domains) and passes and rounds (exact);
     /// its messages and bytes count in the run's traffic.
@@ -53,6 +56,12 @@ private:
     std::size_t ownedGrain(ByteReader& in, const World& w) const;
     /// exact: the begin() of the replayed solve.
     void beginExact(const World& w, const std::vector<Contact>& contacts);
+    /// exact: runs `pass` on this rank's rows `order` as one serial pass over
+    /// every rank's rows in ascending (priority, key) would: each body sees
+    /// its rows' updates in that order, so every rank holding it ends with
+    /// the serial bits. The rows found ready in a scan run as one range.
+    void orderedPass(const std::vector<std::int32_t>& order, const PassOrder& priority, RowPass& pass,
+                     std::vector<SolverBody>& bodies);
 
     DistributedSimulation& run_;
     bool exact_ = false;
@@ -73,6 +82,7 @@ private:
     std::vector<Shared> sharedBodies_;
     std::vector<std::int32_t> sharedOf_;  ///< per local body: its index in sharedBodies_, −1 if none
     std::vector<long> blocked_;           ///< per local body: the scan that last found it waiting
+    std::vector<std::int32_t> ready_;     ///< the rows a scan found ready, in order
     long scan_ = 0;
     /// Per rank r: the ghosts (local ids) this rank's rows move whose owner is
     /// r, and the owned bodies r's rows move, in the order the messages list them.

@@ -99,6 +99,9 @@ public:
     bool betweenSteps() const { return next_ == Stage::Detect; }
     /// The CD iterations and residual of the last solve() (MD: zeros).
     const CdStepStats& solveStats() const { return stats_; }
+    /// Seconds in each stage of the steps advance() took, and in the
+    /// records made of them (summary.json's phase_seconds).
+    const StepProfile& profile() const { return profile_; }
 
     World& world() { return scene_.world; }
     const World& world() const { return scene_.world; }
@@ -193,6 +196,7 @@ private:
     ContactSlots slots_, previousSlots_;
     mutable StepRecord record_;
     mutable bool recordStale_ = true;  ///< record_ not yet observed for the last step (or the start)
+    mutable StepProfile profile_;
 };
 
 /// cellStress() from the contacts' part Σ f ⊗ branch: plus Σ m u uᵀ over

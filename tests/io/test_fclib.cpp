@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "moreau/cd/local_problem.hpp"
 #include "moreau/cd/natural_map.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/fclib.hpp"
 #include "support/temp_dir.hpp"
 #ifdef MOREAU_TEST_FCLIB
 #include "support/fclib_file.hpp"
