@@ -295,8 +295,8 @@ void MdSolver::stageIncrements(const World& world, const std::vector<Vec6>& X, d
     const std::size_t m = stage_.size();
     stageIncrement_.resize(m);
     stageTwirl_.assign(m, 0.0);
-    const TangentialLaw law = settings_.tangential;
-    const bool velocity = law == TangentialLaw::Spring && settings_.springVelocityIncrement;
+    const ForceLawRow& law = lawRow(settings_.tangential);
+    const bool velocity = law.velocityIncrement && settings_.springVelocityIncrement;
     // At the step start itself (τ = 0) the increment vanishes, and the laws
     // that tell sliding from sticking by the direction of the increment
     // (walton-braun's "moving along its force", Kuhn's slip test, the sliding
@@ -311,7 +311,7 @@ void MdSolver::stageIncrements(const World& world, const std::vector<Vec6>& X, d
             const Vec3 V = world.v[ib] - world.v[ia] -
                            (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
             const double overlap = std::max(-k.gap, 0.0);
-            if (law == TangentialLaw::Kuhn) {
+            if (law.stageTwirl) {
                 stageIncrement_[c] = tauEps * (V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(k.n));
                 stageTwirl_[c] = tauEps * (world.w[ia] + world.w[ib]).dot(k.n);
             } else {
@@ -321,7 +321,7 @@ void MdSolver::stageIncrements(const World& world, const std::vector<Vec6>& X, d
             const Vec3 V = world.v[ib] - world.v[ia] -
                            (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
             stageIncrement_[c] = tau * (V - k.n.dot(V) * k.n);
-        } else if (law == TangentialLaw::Kuhn) {
+        } else if (law.stageTwirl) {
             const Vec3 sum = n0_[c] + k.n;
             const Vec3 mean = sum.norm() > 0.0 ? Vec3(sum.normalized()) : k.n;
             const Vec3 ta = X[ia].tail<3>(), tb = X[ib].tail<3>();
@@ -337,7 +337,7 @@ void MdSolver::stageIncrements(const World& world, const std::vector<Vec6>& X, d
 
 void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double tau) {
     const std::size_t nb = world.numBodies();
-    if (settings_.tangential == TangentialLaw::Pena)
+    if (lawRow(settings_.tangential).stageOrientations)
         for (std::size_t i = 0; i < nb; ++i) {
             // Peña's reference is the orientation at the step start: the stage's is needed.
             const Vec3 theta = X[i].tail<3>();
@@ -349,7 +349,7 @@ void MdSolver::historyForces(World& world, const std::vector<Vec6>& X, double ta
     stageIncrements(world, X, tau);
     const StageIncrements increments{stageIncrement_.data(), stageTwirl_.data(), tau == 0.0};
     computeForces(world, stage_, base_.data(), 0.0, &increments);
-    if (settings_.tangential == TangentialLaw::Pena)
+    if (lawRow(settings_.tangential).stageOrientations)
         for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
 }
 

@@ -184,11 +184,11 @@ void MdSolver::commitContacts(std::vector<Contact>& contacts, ContactSlots& slot
 
 std::vector<double> MdSolver::kuhnContactDissipation(const ContactSlots& slots) const {
     std::vector<double> out;
-    if (settings_.tangential != TangentialLaw::Kuhn || slots.stride == 0) return out;
+    const int slot = lawRow(settings_.tangential).dissipatedWorkSlot;
+    if (slot < 0 || slots.stride == 0) return out;
     const std::size_t m = slots.records();
     out.resize(m);
-    // Kuhn's memory: f^{t,t} (3 slots), f^{n,t}, then the dissipated work.
-    for (std::size_t c = 0; c < m; ++c) out[c] = slots.at(c)[layout_.tangential + 4];
+    for (std::size_t c = 0; c < m; ++c) out[c] = slots.at(c)[layout_.tangential + static_cast<std::size_t>(slot)];
     return out;
 }
 
@@ -531,7 +531,7 @@ MdSolver::MdSolver(const MdSettings& settings) : settings_(settings) {
     rollingMoment_ = rollingMoment(settings_.rolling);
     historyMode_ = settings_.integrator != Integrator::CD &&
                    (t.historyStages || settings_.muStaticRatio != 1.0 ||
-                    (settings_.tangential == TangentialLaw::Spring && settings_.springVelocityIncrement));
+                    (t.velocityIncrement && settings_.springVelocityIncrement));
     layout_ = lawSlots(settings_, historyMode_);
 }
 

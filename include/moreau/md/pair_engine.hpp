@@ -77,7 +77,7 @@ public:
     /// which it clears.
     void integrate(World& world, const StepContext& ctx);
 
-    /// Σ ½ k_n ξ² + ½ k_t |s|² (Hertz family: 0.4 k̃ ξ^{5/2}) at the last evaluation.
+    /// The laws' elastic energy (normal law's, ½ k_t |s|² of the springs) at the last evaluation.
     /// This and overlapStats() are made from the pairs' memory when first
     /// asked for after a step (a pass over the list; steps whose diagnostics
     /// nobody reads cost nothing), with the bits a per-step sum would have.
