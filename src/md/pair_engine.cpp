@@ -168,8 +168,8 @@ void MdPairEngine::rebuild(const World& world, double margin) {
         byB_);
 }
 
-template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
-void MdPairEngine::forcePass(const World& world, double dt, double margin) {
+template <NormalLaw N, TangentialLaw T>
+void MdPairEngine::forcePass(const World& world, double dt, double margin, bool split) {
     const MdSettings& s = settings_;
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
     chunkWork_.assign(numChunks, 0.0);
@@ -190,10 +190,10 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     double* __restrict chunkWork = chunkWork_.data();
     const double muGrain = world.muGrain;
     const bool trackWork = trackWork_;
-    [[maybe_unused]] const bool deforming = world.deforming();
+    const bool periodic = world.anyPeriodic(), deforming = world.deforming();
     // The block kernel's view of the same data (non-periodic worlds).
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
-    const bool useBlocks = !Periodic && blockKernel_ != nullptr;
+    const bool useBlocks = !periodic && blockKernel_ != nullptr;
     const auto blockKernel = blockKernel_;
     const int lanes = blockPairs_;
     md_block::BlockContext blockContext{};
@@ -226,11 +226,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     // sum in the serial order.
     Vec3* __restrict bodyF = bodyForce_.data();
     Vec3* __restrict bodyT = bodyTorque_.data();
-    const std::uint32_t* __restrict owner = Split ? owner_.data() : nullptr;
-    auto own = [owner](std::size_t i, std::size_t range) {
-        if constexpr (Split) return owner[i] == range;
-        else return (void)owner, (void)i, (void)range, true;
-    };
+    const std::uint32_t* __restrict owner = split ? owner_.data() : nullptr;
+    auto own = [owner](std::size_t i, std::size_t range) { return owner == nullptr || owner[i] == range; };
     // The helpers take the chunk's state (work sum, spill cursor)
     // explicitly and capture only pointers, by value: the loop over the
     // kernel's lanes keeps its state and pointers in registers, and hands
@@ -275,7 +272,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         bool touching;
         if (ib < grains) {
             Vec3 d = X[ib] - X[ia];
-            if constexpr (Periodic) d = world.minimumImageNear(d);
+            if (periodic) d = world.minimumImageNear(d);
             const double d2 = d.squaredNorm();
             const double reach = ra + rb, slack = 1e-9 * reach + reach;
             if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)
@@ -308,7 +305,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                     }
                     if (gap < margin) {
                         Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                        if constexpr (Periodic)
+                        if (periodic)
                             if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);
                         st.work += -0.5 * lastForce.dot(V) * dt;
                     }
@@ -322,7 +319,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         overlaps[k] = overlap;
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
         Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-        if constexpr (Periodic)
+        if (periodic)
             if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);  // the image's, in a deforming cell
         const double Vn = n.dot(V);
         // The laws' arithmetic (md/laws), as the staged loop and the lane
@@ -384,7 +381,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         chunkWork[chunk] = st.work;
         return st.spill;
     };
-    if constexpr (Split) {
+    if (split) {
         // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
         // Should the runtime give fewer threads, each takes several ranges:
         // the bodies a range owns are still summed in place by one thread,
@@ -610,19 +607,10 @@ void MdPairEngine::forces(const World& world, const StepContext& ctx, double mar
         bodyTorque_.assign(nb, Vec3::Zero());
     }
     forcesClear_ = false;
-    auto pass = [&]<NormalLaw N, TangentialLaw T>() {
-        if (world.anyPeriodic()) {
-            if (split) forcePass<N, T, true, true>(world, ctx.dt, margin);
-            else forcePass<N, T, true, false>(world, ctx.dt, margin);
-        } else {
-            if (split) forcePass<N, T, false, true>(world, ctx.dt, margin);
-            else forcePass<N, T, false, false>(world, ctx.dt, margin);
-        }
-    };
     // The law pair, among those whose rows the fused schedule takes (supports()).
     withNormalLaw<&ForceLawRow::fused>(settings_.normal, [&]<NormalLaw N>() {
-        withTangentialLaw<&ForceLawRow::fused>(settings_.tangential,
-                                               [&]<TangentialLaw T>() { pass.template operator()<N, T>(); });
+        withTangentialLaw<&ForceLawRow::fused>(
+            settings_.tangential, [&]<TangentialLaw T>() { forcePass<N, T>(world, ctx.dt, margin, split); });
     });
     if (split && omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
     // The pass checked the sums; the first bad body, for the report, only

@@ -161,8 +161,10 @@ public:
     void restoreMemory(const ContactStore& store, const std::string& origin);
 
 private:
-    template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
-    void forcePass(const World& world, double dt, double margin);
+    /// The pass for the law pair (N, T); `split`: over ranges of the list,
+    /// one per thread (planSplit). Periodic worlds take the scalar pass only.
+    template <NormalLaw N, TangentialLaw T>
+    void forcePass(const World& world, double dt, double margin, bool split);
     /// Verlet list (cell grid within margin + skin) into outer_.
     void rebuildOuter(const World& world, double margin);
     /// Working list: the pairs of outer_ within margin + innerSkin, and every
