@@ -97,7 +97,9 @@ bool tangentialLawPositionJacobian(TangentialLaw law) { return lawRow(law).posit
 
 void checkIntegratorLaws(const MdSettings& md) {
     const IntegratorInfo& info = integratorInfo(md.integrator);
-    if (md.rolling != RollingLaw::None && md.integrator != Integrator::CD)
+    // The stages carry the tangential law's memory only: a rolling law that
+    // keeps memory (its spring moment) runs with cd's single evaluation.
+    if (lawRow(md.rolling).extraSlots > 0 && md.integrator != Integrator::CD)
         throw InputError("md.rolling '" + std::string(lawRow(md.rolling).name) + "' runs with md.integrator = cd only, not '" +
                          std::string(info.name) + "' (allowed with it: md.integrator cd; or md.rolling none)");
     const int need = info.timeDerivatives;
