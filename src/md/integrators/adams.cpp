@@ -38,8 +38,7 @@ public:
         const std::vector<Field>&pastV = s.state.pastV, &pastA = s.state.pastA;
         const std::size_t nb = V0.size();
         const int k = step.info.historySteps + 1;
-        const Field zero(nb, Vec6::Zero());
-        s.evaluate(world, zero, V0, t, A0, true);
+        s.evaluate(world, step.zero, V0, t, A0, true);
         const std::vector<double> d = adamsBashforth(k);
         X1.assign(nb, Vec6::Zero());
         V1 = V0;

@@ -27,8 +27,7 @@ public:
         const int g = step.info.timeDerivatives - 1;  // gpc3, gpc4, gear5
         if (g5.gearA.size() != nb) {
             // Start-up: the higher derivatives from the force laws.
-            const Field zero(nb, Vec6::Zero());
-            s.evaluate(world, zero, V0, t, A0, false);
+            s.evaluate(world, step.zero, V0, t, A0, false);
             g5.gearA = A0;
             s.forceDerivative(world, &V0, &A0, g5.gearB);
             g5.gearC.assign(nb, Vec6::Zero());

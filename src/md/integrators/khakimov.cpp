@@ -15,9 +15,8 @@ public:
         const double h = step.h, t = step.t;
         Field& V0 = step.V0;
         Field &A0 = step.A0, &X1 = step.X1, &V1 = step.V1;
-        const Field zero(V0.size(), Vec6::Zero());
         if (step.scheme == Integrator::T16) {
-            s.evaluate(world, zero, V0, t, A0, true);
+            s.evaluate(world, step.zero, V0, t, A0, true);
             Field &JV = s.scratch(4), &y = s.scratch(5);
             s.forceDerivative(world, &V0, nullptr, JV);  // (da/dr) v_t
             combine(X1, {{h, &V0}, {0.5 * h * h, &A0}, {h * h * h / 6.0, &JV}});
@@ -28,7 +27,7 @@ public:
             return;
         }
         // D12, T12.
-        s.implicitKick(world, zero, V0, step.kick, h, t, A0);  // completes v_t of the AM3 velocity (5/12 a_t)
+        s.implicitKick(world, step.zero, V0, step.kick, h, t, A0);  // completes v_t of the AM3 velocity (5/12 a_t)
         const Field& Am1 = s.state.pastA[0];
         const Field& pastDX = s.state.pastDX;
         Field& y = s.scratch(4);

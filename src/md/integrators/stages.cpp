@@ -388,7 +388,8 @@ void SchemeStages::step(World& world, std::vector<Contact>& contacts, ContactSlo
     if (needHistory > state.history || kink) {
         rungeKutta(world, V0, A0, t, h, X1, V1);
     } else {
-        SchemeStep one{world, scheme, info, t, h, kick, V0, A0, X1, V1};
+        const Field zero(nb, Vec6::Zero());
+        SchemeStep one{world, scheme, info, t, h, kick, V0, A0, X1, V1, zero};
         integrator.advance(*this, one);
         state.pendingKick = one.owe;
         recordHistory = recordHistory && one.recordHistory;

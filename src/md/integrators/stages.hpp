@@ -67,6 +67,7 @@ struct SchemeStep {
     Field& A0;             ///< the accelerations at the step start, where the scheme has them
     Field& X1;             ///< out: displacement over the step
     Field& V1;             ///< out: velocities at the step's end
+    const Field& zero;     ///< zeros, one per body: the step start's displacement
     double owe = 0.0;      ///< out: c of the implicit kick this step leaves owed
     bool recordHistory = true;  ///< out: (V0, A0) enter the multi-step history
 };

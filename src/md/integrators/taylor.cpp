@@ -13,8 +13,7 @@ public:
         const double h = step.h;
         const Field& V0 = step.V0;
         Field &A0 = step.A0, &X1 = step.X1, &V1 = step.V1;
-        const Field zero(V0.size(), Vec6::Zero());
-        s.evaluate(step.world, zero, V0, step.t, A0, true);
+        s.evaluate(step.world, step.zero, V0, step.t, A0, true);
         const double p2 = step.scheme == Integrator::FE ? 0.0 : 0.5 * h * h;
         combine(X1, {{h, &V0}, {p2, &A0}});
         combine(V1, {{1.0, &V0}, {h, &A0}});

@@ -29,7 +29,6 @@ public:
         const double h = step.h, t = step.t;
         Field& V0 = step.V0;
         Field &A0 = step.A0, &X1 = step.X1, &V1 = step.V1;
-        const Field zero(V0.size(), Vec6::Zero());
         switch (step.scheme) {
             case Integrator::PV: {
                 Field& Xm = s.scratch(4);
@@ -41,7 +40,7 @@ public:
             }
             case Integrator::BABAB: {
                 const double e = kBababEps;
-                s.implicitKick(world, zero, V0, step.kick, h, t, A0);  // completes v_t = v_2 + ε Δt a_t
+                s.implicitKick(world, step.zero, V0, step.kick, h, t, A0);  // completes v_t = v_2 + ε Δt a_t
                 Field &Va = s.scratch(4), &Xa = s.scratch(5), &Aa = s.scratch(6);
                 combine(Va, {{1.0, &V0}, {e * h, &A0}});
                 combine(Xa, {{0.5 * h, &Va}});
@@ -53,7 +52,7 @@ public:
             }
             case Integrator::BABABAB: {
                 const double e = kForestRuthEps;
-                s.implicitKick(world, zero, V0, step.kick, h, t, A0);
+                s.implicitKick(world, step.zero, V0, step.kick, h, t, A0);
                 Field &Va = s.scratch(4), &Xa = s.scratch(5), &Aa = s.scratch(6), &Vb = s.scratch(7),
                       &Xb = s.scratch(8), &Ab = s.scratch(9);
                 combine(Va, {{1.0, &V0}, {(e + 0.5) * h, &A0}});
@@ -69,7 +68,7 @@ public:
             }
             case Integrator::VE: {
                 const Field& pastDX = s.state.pastDX;
-                s.evaluate(world, zero, V0, t, A0, true);
+                s.evaluate(world, step.zero, V0, t, A0, true);
                 combine(X1, {{1.0, &pastDX}, {h * h, &A0}});        // eq. 14
                 combine(V1, {{1.5 / h, &X1}, {-0.5 / h, &pastDX}});  // (3r₊ − 4r + r₋)/(2Δt)
                 break;
