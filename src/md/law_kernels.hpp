@@ -1,9 +1,10 @@
 #pragma once
 /// What MD's two schedules of the force stage share besides the law
-/// kernels (md/laws/): the staged loop of MdSolver (every law, every
-/// integrator, md_solver.cpp) and the fused pair loop of MdPairEngine
+/// kernels (md/laws/): the staged loop of MdForceStage (every law, every
+/// integrator, force_stage.cpp) and the fused pair loop of MdPairEngine
 /// (md/pair_engine.hpp) — the contact constants, the per-body sums, the
-/// finiteness checks and the leapfrog kick and drift. Internal to src/md.
+/// finiteness checks and the leapfrog kick and drift (integrators/verlet.cpp).
+/// Internal to src/md.
 #include <algorithm>
 #include <cmath>
 #include <limits>

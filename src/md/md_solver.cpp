@@ -1,539 +1,43 @@
-#include "moreau/core/parallel.hpp"
 #include "moreau/md/md_solver.hpp"
 
-#include <omp.h>
-
-#include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-#include "moreau/core/error.hpp"
-#include "moreau/md/force_laws.hpp"
+#include "moreau/core/bytes.hpp"
+#include "moreau/md/force_stage.hpp"
+#include "integrators/stages.hpp"
 #include "law_kernels.hpp"
 
 namespace moreau {
 
-namespace {
-
-constexpr std::size_t kParallelContacts = 4096;
-constexpr std::size_t kEnergyChunk = 256;  ///< contacts per partial sum of energy and work
-constexpr int kScatterThreads = 4;  ///< up to this many threads gather() scatters by body range, beyond it through a CSR
-/// Slots a normal law may declare (model/law_table.hpp).
-constexpr std::size_t kMaxNormalSlots = 4;
-static_assert([] {
-    for (const auto& law : kNormalLaws)
-        if (law.row.extraSlots > static_cast<int>(kMaxNormalSlots)) return false;
-    return true;
-}());
-
-}  // namespace
-
-
-namespace {
-
-using namespace md_kernels;
-
-/// Relative motion of b's contact point against a's for per-body 6-vectors P
-/// (translation, rotation), as CD eq. 3 does for velocities.
-inline Vec3 relativeAtContact(const std::vector<MdSolver::Vec6>& P, const World& world, const Contact& k) {
-    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-    const Vec3 ta = P[ia].head<3>(), tb = P[ib].head<3>(), ra = P[ia].tail<3>(), rb = P[ib].tail<3>();
-    return tb - ta - (world.radius[ia] * ra + world.radius[ib] * rb).cross(k.n);
-}
-
-}  // namespace
-
-template <NormalLaw N, TangentialLaw T, bool Stage>
-void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed,
-                         double dt, const StageIncrements* stage) {
-    using Normal = NormalKernel<N>;
-    const std::size_t m = contacts.size();
-    const MdSettings& s = settings_;
-    const LawSlots L = layout_;
-    const std::size_t stride = L.stride;
-    // Energy and work are summed per fixed chunk of contacts (then over the
-    // chunks in order): the same bits for any thread count, and no
-    // per-contact arrays for diagnostics.
-    const std::size_t chunks = (m + kEnergyChunk - 1) / kEnergyChunk;
-    chunkElastic_.assign(chunks, 0.0);
-    chunkWork_.assign(chunks, 0.0);
-    // Stage evaluations of the general schemes (src/md/integrators.cpp): the
-    // increment since the step start replaces V_t dt (dt is 0 there).
-    const Vec3* stageInc = Stage ? stage->increment : nullptr;
-    const double* stageTwirl = Stage ? stage->twirl : nullptr;
-    const bool atStart = Stage && stage->atStepStart;
-    const bool lawWork = lawRow(T).ownWork;
-    const RollingMoment rolling = rollingMoment_;
-    const bool deforming = world.deforming();
-    double* next = next_.data();
-    forEachIndex(chunks, m > 4096, [&](std::size_t chunk) {
-        double elasticSum = 0.0, workSum = 0.0;
-        const std::size_t chunkEnd = std::min(m, (chunk + 1) * kEnergyChunk);
-        for (std::size_t c = chunk * kEnergyChunk; c < chunkEnd; ++c) {
-            const Contact& k = contacts[c];
-            const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-            // The contact's memory: its committed record, updated in place by the laws.
-            double none[1] = {0.0};
-            double* mem = stride > 0 ? next + c * stride : none;
-            if (stride > 0) std::copy_n(committed + c * stride, stride, mem);
-            contactForce_[c] = contactTorque_[c] = Vec3::Zero();
-            if (lawWork) lawWorkStep_[c] = Vec3::Zero();
-            if (rolling) contactCouple_[c] = Vec3::Zero();
-            const double overlap = -k.gap;
-            if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
-                if (stride > 0) std::fill_n(mem, stride, 0.0);
-                if (k.history.reaction.squaredNorm() > 0.0) {
-                    // Last step's force did work while the contact opened.
-                    Vec3 V = world.v[ib] - world.v[ia] -
-                             (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
-                    if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);
-                    workSum += -0.5 * k.history.reaction.dot(V) * dt;
-                }
-                continue;
-            }
-            const Constants cst = contactConstants(s, world, k.a, k.b);
-            const double ra = world.radius[ia], rb = world.radius[ib];
-            const Vec3& n = k.n;
-            // Relative velocity of b's contact point against a's (CD eq. 3 with
-            // l_a = r_a n, l_b = −r_b n).
-            Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
-            if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);  // the image's
-            const double Vn = n.dot(V);
-            const Vec3 Vt = V - Vn * n;
-            // The whole contact as the laws written for the staged loop see it.
-            auto state = [&] {
-                return ContactState{world, s, ia, ib, n, overlap, V, Vn, Vt, dt, Stage, atStart,
-                                    Stage ? stageInc[c] : Vec3::Zero(), Stage ? stageTwirl[c] : 0.0};
-            };
-            double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
-            if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
-            bool sliding = L.sliding >= 0 && mem[L.sliding] != 0.0;
-            LawOutput out;
-            Vec3 Ft;
-            if constexpr (lawRow(T).lanes)
-                Ft = laneLawForce<T>(cst, n, Vt, Vn, Fn, Stage ? stageInc[c] : Vec3(Vt * dt),
-                                     committed + c * stride + L.tangential, mem + L.tangential, sliding, out);
-            else
-                Ft = TangentialKernel<T>::force(state(), cst, Fn, mem + L.tangential, sliding, out);
-            if (L.sliding >= 0) mem[L.sliding] = sliding ? 1.0 : 0.0;
-            contactForce_[c] = Fn * n + Ft;
-            contactTorque_[c] = n.cross(Ft);
-            elasticSum += Normal::energy(cst, overlap, Fn, mem + L.normal) + out.energy;
-            // Work delivered to the contact over the step, trapezoidal in the
-            // force (history.reaction holds last step's force on b), or the
-            // normal force's trapezoid and the law's own tangential work.
-            if (out.ownWork) {
-                const double fnPrev = k.history.reaction.dot(n);
-                workSum += -0.5 * (fnPrev + Fn) * Vn * dt + out.work;
-                lawWorkStep_[c] = out.workParts;
-            } else {
-                workSum += -0.5 * (k.history.reaction + contactForce_[c]).dot(V) * dt;
-            }
-            if (rolling) {
-                // The rolling law's moment on a (−M on b), which scales with
-                // the normal law's elastic stiffness.
-                LawOutput roll;
-                contactCouple_[c] = rolling(state(), cst, Fn, Normal::stiffness(cst, overlap, mem + L.normal),
-                                            mem + L.rolling, roll);
-                elasticSum += roll.energy;
-                workSum += roll.work;
-            }
-        }
-        chunkElastic_[chunk] = elasticSum;
-        chunkWork_[chunk] = workSum;
-    });
-}
-
-void MdSolver::computeForces(const World& world, const std::vector<Contact>& contacts, const double* committed,
-                             double dt, const StageIncrements* stage) {
-    const std::size_t m = contacts.size();
-    next_.resize(m * layout_.stride);
-    contactForce_.resize(m);
-    contactTorque_.resize(m);
-    if (lawRow(settings_.tangential).ownWork) lawWorkStep_.resize(m);
-    if (rollingMoment_) contactCouple_.resize(m);
-    // The law pair is chosen once per step; the loop is compiled for it.
-    withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
-        withTangentialLaw(settings_.tangential, [&]<TangentialLaw T>() {
-            if (stage) forceLoop<N, T, true>(world, contacts, committed, dt, stage);
-            else forceLoop<N, T, false>(world, contacts, committed, dt, nullptr);
-        });
-    });
-    elastic_ = 0.0;
-    for (double e : chunkElastic_) elastic_ += e;
-}
-
-void MdSolver::commitContacts(std::vector<Contact>& contacts, ContactSlots& slots) {
-    // The work of the step counts once, when its forces are committed
-    // (sums in contact order: the same bits for any thread count).
-    for (double w : chunkWork_) workIn_ += w;
-    if (lawRow(settings_.tangential).ownWork)
-        for (const Vec3& w : lawWorkStep_) {
-            lawWork_.total += w[0];
-            lawWork_.elastic += w[1];
-            lawWork_.dissipated += w[2];
-        }
-    const std::size_t m = contacts.size();
-    forEachIndex(m, m > kParallelContacts, [&](std::size_t c) { contacts[c].history.reaction = contactForce_[c]; });
-    slots.stride = layout_.stride;
-    slots.values.swap(next_);
-}
-
-std::vector<double> MdSolver::kuhnContactDissipation(const ContactSlots& slots) const {
-    std::vector<double> out;
-    if (settings_.tangential != TangentialLaw::Kuhn || slots.stride == 0) return out;
-    const std::size_t m = slots.records();
-    out.resize(m);
-    // Kuhn's memory: f^{t,t} (3 slots), f^{n,t}, then the dissipated work.
-    for (std::size_t c = 0; c < m; ++c) out[c] = slots.at(c)[layout_.tangential + 4];
-    return out;
-}
-
-void MdSolver::gather(const World& world, const std::vector<Contact>& contacts) {
-    gatherForces(world, contacts);
-    world.addGluedForces(force_);
-    if (!rollingMoment_) return;
-    // The rolling moments, M on a and −M on b, in contact order (one thread:
-    // the same bits for any thread count).
-    for (std::size_t c = 0; c < contacts.size(); ++c) {
-        torque_[static_cast<std::size_t>(contacts[c].a)] += contactCouple_[c];
-        torque_[static_cast<std::size_t>(contacts[c].b)] -= contactCouple_[c];
-    }
-}
-
-void MdSolver::gatherForces(const World& world, const std::vector<Contact>& contacts) {
-    // Per-body sums in one fixed order, no atomics on doubles (STYLE.md §8):
-    // the contacts in key order. For body i the keys (j, i), j < i, come
-    // before (i, j), so its sum is: contacts where it is b, then where it is
-    // a, each in key order. One thread scatters in that order directly; more
-    // threads gather per body through a CSR in the same order: the same bits.
-    const std::size_t nb = world.numBodies(), m = contacts.size();
-    const int threads = omp_get_max_threads();
-    if (threads > 1 && threads <= kScatterThreads && nb > kParallelContacts) {
-        force_.resize(nb);
-        torque_.resize(nb);
-    } else {
-        force_.assign(nb, Vec3::Zero());
-        torque_.assign(nb, Vec3::Zero());
-    }
-    if (threads == 1 || nb <= kParallelContacts) {
-        for (std::size_t c = 0; c < m; ++c) {
-            const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
-            force_[ib] += contactForce_[c];
-            torque_[ib] -= world.radius[ib] * contactTorque_[c];
-            force_[ia] -= contactForce_[c];
-            torque_[ia] -= world.radius[ia] * contactTorque_[c];
-        }
-        return;
-    }
-    if (threads <= kScatterThreads) {
-        // Few threads: each owns a fixed range of bodies and scatters every
-        // contact into the bodies it owns, in contact order — the serial
-        // order for each body, with no per-step index to build.
-#pragma omp parallel num_threads(threads)
-        {
-            const auto t = static_cast<std::size_t>(omp_get_thread_num());
-            const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-            const std::size_t lo = nb * t / nt, hi = nb * (t + 1) / nt;
-            std::fill(force_.begin() + static_cast<std::ptrdiff_t>(lo), force_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
-            std::fill(torque_.begin() + static_cast<std::ptrdiff_t>(lo), torque_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
-            for (std::size_t c = 0; c < m; ++c) {
-                const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
-                if (ib - lo < hi - lo) {
-                    force_[ib] += contactForce_[c];
-                    torque_[ib] -= world.radius[ib] * contactTorque_[c];
-                }
-                if (ia - lo < hi - lo) {
-                    force_[ia] -= contactForce_[c];
-                    torque_[ia] -= world.radius[ia] * contactTorque_[c];
-                }
-            }
-        }
-        return;
-    }
-    buildByBodyIndex(
-        nb, m, [&contacts](std::size_t c) { return std::pair{contacts[c].a, contacts[c].b}; }, aStart_, bStart_, byB_);
-#pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < nb; ++i) {
-        Vec3 f = Vec3::Zero(), t = Vec3::Zero();
-        const double r = world.radius[i];
-        for (auto k = bStart_[i]; k < bStart_[i + 1]; ++k) {
-            const auto c = static_cast<std::size_t>(byB_[static_cast<std::size_t>(k)]);
-            f += contactForce_[c];
-            t -= r * contactTorque_[c];
-        }
-        // Contacts are sorted by a, so those where i is a are contiguous.
-        for (auto c = aStart_[i]; c < aStart_[i + 1]; ++c) {
-            f -= contactForce_[static_cast<std::size_t>(c)];
-            t -= r * contactTorque_[static_cast<std::size_t>(c)];
-        }
-        force_[i] = f;
-        torque_[i] = t;
-    }
-}
-
-bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::vector<Vec3>& torque, double dt,
-                                 const std::vector<Vec3>* builtAt, double limit2, md_block::DriftKernel drift,
-                                 int lanes, bool clearForces) {
-    const std::size_t nb = world.numBodies();
-    const double tNow = world.time;
-    const bool periodic = world.anyPeriodic();
-    const bool applied = !world.force.empty();
-    const Vec3 g = world.gravity;
-    // Raw pointers: the stores must not make the compiler reload the vectors' data pointers.
-    Vec3* __restrict X = world.x.data();
-    Vec3* __restrict V = world.v.data();
-    Vec3* __restrict W = world.w.data();
-    Quat* __restrict Q = world.q.data();
-    const Vec3* __restrict invMass = world.invMass.data();
-    const Vec3* __restrict invInertia = world.invInertia.data();
-    Vec3* __restrict F = force.data();
-    Vec3* __restrict T = torque.data();
-    const Vec3* __restrict built = builtAt ? builtAt->data() : nullptr;
-    // Body i; true when it moved beyond √limit2 since the build.
-    auto advance = [&](std::size_t i) {
-        const Vec3& im = invMass[i];
-        const Vec3& ii = invInertia[i];
-        const Vec3 Fb = F[i], Tb = T[i];
-        if (clearForces) F[i] = T[i] = Vec3::Zero();
-        if (im.squaredNorm() + ii.squaredNorm() == 0.0 && !world.prescribed[i]) return false;
-        const Vec3 Fi = applied ? Vec3(Fb + world.appliedForce(static_cast<BodyId>(i), tNow)) : Fb;
-        for (int k = 0; k < 3; ++k)
-            if (im[k] > 0.0) V[i][k] += dt * (im[k] * Fi[k] + g[k]);
-        W[i] += dt * ii.cwiseProduct(Tb);
-        if (periodic) {
-            world.advancePose(i, dt);
-        } else {
-            X[i] += dt * V[i];
-            World::rotate(Q[i], W[i], dt);
-        }
-        if (!built) return false;
-        const Vec3 d = X[i] - built[i];
-        return (periodic ? world.minimumImage(d) : d).squaredNorm() > limit2;
-    };
-    // The grains L at a time through the drift kernel, where it applies
-    // (Quat is 4 packed doubles: x, y, z, w); the rest one by one.
-    static_assert(sizeof(Quat) == 4 * sizeof(double));
-    const auto L = static_cast<std::size_t>(lanes);
-    // (Not with driven grains: the kernel leaves a grain without mass in place.)
-    const std::size_t blocks = drift && L > 0 && !periodic && !applied && world.driven.empty() ? world.numGrains / L : 0;
-    const md_block::DriftContext ctx{X->data(), V->data(), W->data(), Q->coeffs().data(),
-                                     invMass->data(), invInertia->data(), F->data(), T->data(),
-                                     built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2,
-                                     clearForces};
-    auto driftBlock = [&](std::size_t q) {
-        const md_block::DriftResult r = drift(ctx, q * L);
-        for (unsigned slow = r.slowRotation; slow != 0; slow &= slow - 1) {
-            const std::size_t i = q * L + static_cast<std::size_t>(std::countr_zero(slow));
-            World::rotate(Q[i], W[i], dt);
-        }
-        return r.moved != 0 ? 1 : 0;
-    };
-    int moved = 0;
-    if (nb <= kParallelContacts) {  // no team of one (core/parallel.hpp)
-        for (std::size_t q = 0; q < blocks; ++q) moved |= driftBlock(q);
-        for (std::size_t i = blocks * L; i < nb; ++i) moved |= advance(i) ? 1 : 0;
-    } else {
-#pragma omp parallel reduction(| : moved)
-        {
-#pragma omp for schedule(static) nowait
-            for (std::size_t q = 0; q < blocks; ++q) moved |= driftBlock(q);
-#pragma omp for schedule(static) nowait
-            for (std::size_t i = blocks * L; i < nb; ++i) moved |= advance(i) ? 1 : 0;
-        }
-    }
-    world.time += dt;
-    ++world.step;
-    return moved != 0;
-}
-
-namespace {
-/// Whether n doubles are all finite: x · 0 is 0 for a finite x and NaN
-/// otherwise, and a NaN stays in a sum. Eight running sums, so that the
-/// compiler can keep them in vector registers.
-bool allFinite(const double* p, std::size_t n) {
-    double sum[8] = {};
-    std::size_t k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (std::size_t j = 0; j < 8; ++j) sum[j] += p[k + j] * 0.0;
-    for (; k < n; ++k) sum[0] += p[k] * 0.0;
-    double total = 0.0;
-    for (double s : sum) total += s;
-    return total == 0.0;
-}
-}  // namespace
-
-bool md_kernels::forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last) {
-    if (last <= first) return true;
-    const std::size_t n = 3 * (last - first);
-    return allFinite(force[first].data(), n) && allFinite(torque[first].data(), n);
-}
-
-void md_kernels::checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& torque, long step) {
-    const std::size_t nb = force.size();
-    // The common case in one streaming pass (an equal share of the bodies per
-    // thread); the first bad body only when there is one.
-    int anyBad = 0;
-    parallelRegion(nb > kParallelContacts, [&] {
-        const auto t = static_cast<std::size_t>(omp_get_thread_num());
-        const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-        const int bad = forcesFinite(force.data(), torque.data(), t * nb / nt, (t + 1) * nb / nt) ? 0 : 1;
-#pragma omp atomic
-        anyBad |= bad;
-    });
-    if (!anyBad) return;
-    std::size_t bad = nb;
-    for (std::size_t i = 0; i < nb; ++i)
-        if (!(force[i].allFinite() && torque[i].allFinite())) {
-            bad = i;
-            break;
-        }
-    if (bad < nb)
-        throw DivergenceError("step " + std::to_string(step + 1) + ": the contact force on body " +
-                              std::to_string(bad) +
-                              " became non-finite; the time step may be too large for md.kn (keep dt below t_n/20, "
-                              "eq. 4)");
-}
-
-template <NormalLaw N, TangentialLaw T>
-void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts,
-                                   const std::vector<Vec6>* dU, const std::vector<Vec6>* dV,
-                                   std::vector<Vec3>& dF) const {
-    const MdSettings& s = settings_;
-    const std::size_t m = contacts.size();
-    forEachIndex(m, m > kParallelContacts, [&](std::size_t c) {
-        const Contact& k = contacts[c];
-        dF[c] = Vec3::Zero();
-        const double overlap = -k.gap;
-        if (overlap < 0.0) return;
-        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-        const Vec3& n = k.n;
-        const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
-        // Exactly touching: the derivative the step ahead sees is the closing side's.
-        if (overlap == 0.0 && !(n.dot(V) < 0.0)) return;
-        const Constants cst = contactConstants(s, world, k.a, k.b);
-        const Vec3 F = contactForce_[c];
-        const double Fn = n.dot(F);
-        double kU = 0.0, kV = 0.0;
-        // The normal law's memory after the last evaluation (a copy: force() may update it).
-        double mem[kMaxNormalSlots] = {};
-        std::copy_n(next_.data() + c * layout_.stride + layout_.normal, lawRow(N).extraSlots, mem);
-        NormalKernel<N>::rates(cst, overlap, -n.dot(V), mem, kU, kV);
-        if (s.clipAttractive && NormalKernel<N>::force(cst, overlap, -n.dot(V), mem) < 0.0)
-            kU = kV = 0.0;  // clipped: no force, no rate
-        const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();
-        const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
-        const double dFn = -kU * n.dot(u) - kV * n.dot(v);  // ξ = −gap, so δξ = −n·δu
-        Vec3 d = dFn * n;
-        if (dU) {
-            // The normal turns with the centres: δn = ±P(δx_b − δx_a)/ρ, ρ the
-            // centre distance (sphere–sphere) or the centre's distance from a
-            // cylinder's axis (planes: ρ = ∞). Gives F_n δn (first derivative
-            // exact, geometric stiffness in da/dr).
-            Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
-            double rho = 0.0, sign = 1.0;
-            if (!world.isWall(k.b)) {
-                rho = world.radius[ia] + world.radius[ib] + k.gap;
-            } else if (world.wall(k.b).kind == ShapeKind::Cylinder) {
-                const WallShape& w = world.wall(k.b);
-                dx -= w.direction.dot(dx) * w.direction;
-                rho = w.inside ? w.radius - world.radius[ia] - k.gap : w.radius + world.radius[ia] + k.gap;
-                sign = w.inside ? -1.0 : 1.0;
-            }
-            if (rho > 0.0) d += (sign * Fn / rho) * (dx - n.dot(dx) * n);
-        }
-        const Vec3 Ft = F - Fn * n;
-        const double ft = Ft.norm(), limit = cst.mu * std::abs(Fn);
-        if constexpr (lawRow(T).timeDerivatives > 0 || lawRow(T).positionJacobian) {
-            // The tangential law's own linearisation (laws without one are
-            // refused by checkIntegratorLaws where it is needed).
-            Vec3 centres = Vec3::Zero();
-            if (dU) {
-                const Vec3 dx = (*dU)[ib].head<3>() - (*dU)[ia].head<3>();
-                centres = dx - n.dot(dx) * n;
-            }
-            const TangentialRate rate{cst,
-                                      s,
-                                      u - n.dot(u) * n,
-                                      v - n.dot(v) * n,
-                                      limit > 0.0 && ft < limit * (1.0 - 1e-12),
-                                      ft > 0.0 ? Vec3(Ft / ft * (cst.mu * (Fn < 0.0 ? -dFn : dFn))) : Vec3::Zero(),
-                                      dU != nullptr,
-                                      centres,
-                                      world.radius[ia],
-                                      world.radius[ib]};
-            TangentialKernel<T>::rate(rate, d);
-        }
-        dF[c] = d;
-    });
-}
-
-void MdSolver::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
-                               const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
-    if (fieldRanks_.ghosts) {  // a distributed run: the ghosts' entries from their owners
-        if (dU) {
-            syncU_ = *dU;
-            fieldRanks_.ghosts(syncU_);
-            dU = &syncU_;
-        }
-        if (dV) {
-            syncV_ = *dV;
-            fieldRanks_.ghosts(syncV_);
-            dV = &syncV_;
-        }
-    }
-    std::vector<Vec3> dF(contacts.size());
-    withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
-        withTangentialLaw(settings_.tangential,
-                          [&]<TangentialLaw T>() { forceDerivativeLoop<N, T>(world, contacts, dU, dV, dF); });
-    });
-    // One thread, contacts in key order: the same bits for any thread count.
-    const std::size_t nb = world.numBodies();
-    std::vector<Vec3> f(nb, Vec3::Zero()), t(nb, Vec3::Zero());
-    for (std::size_t c = 0; c < contacts.size(); ++c) {
-        const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
-        const Vec3 nxF = contacts[c].n.cross(dF[c]);
-        f[ib] += dF[c];
-        t[ib] -= world.radius[ib] * nxF;
-        f[ia] -= dF[c];
-        t[ia] -= world.radius[ia] * nxF;
-    }
-    out.resize(nb);
-    for (std::size_t i = 0; i < nb; ++i) {
-        out[i].head<3>() = world.invMass[i].cwiseProduct(f[i]);
-        out[i].tail<3>() = world.invInertia[i].cwiseProduct(t[i]);
-    }
-}
-
-bool MdSolver::normalForcePulls(const World& world, const Contact& k, const double* memory) const {
-    const double overlap = -k.gap;
-    if (overlap <= 0.0) return false;
-    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-    const Vec3 V =
-        world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
-    bool pulls = false;
-    withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
-        double mem[kMaxNormalSlots] = {};
-        if (memory) std::copy_n(memory, lawRow(N).extraSlots, mem);
-        pulls = NormalKernel<N>::force(contactConstants(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
-    });
-    return pulls;
-}
-
 MdSolver::MdSolver(const MdSettings& settings) : settings_(settings) {
+    integrator_ = makeIntegrator(settings_.integrator);
+    centralDifference_ = integrator_->centralDifference();
     // Multi-stage schemes evaluate the laws that keep memory beyond a
     // spring (and the spring with Cundall's velocity increment) from the
     // committed memory with the stage's increment since the step start.
     const ForceLawRow& t = lawRow(settings_.tangential);
-    rollingMoment_ = rollingMoment(settings_.rolling);
-    historyMode_ = settings_.integrator != Integrator::CD &&
-                   (t.historyStages || settings_.muStaticRatio != 1.0 ||
-                    (settings_.tangential == TangentialLaw::Spring && settings_.springVelocityIncrement));
-    layout_ = lawSlots(settings_, historyMode_);
+    const bool historyMode = !centralDifference_ && (t.historyStages || settings_.muStaticRatio != 1.0 ||
+                                                     (t.velocityIncrement && settings_.springVelocityIncrement));
+    forces_ = std::make_unique<MdForceStage>(settings_, historyMode);
+    stages_ = std::make_unique<SchemeStages>(*forces_, historyMode);
 }
+
+MdSolver::~MdSolver() = default;
+MdSolver::MdSolver(const MdSolver& other)
+    : settings_(other.settings_),
+      forces_(std::make_unique<MdForceStage>(*other.forces_)),
+      stages_(std::make_unique<SchemeStages>(*other.stages_, *forces_)),
+      integrator_(makeIntegrator(settings_.integrator)),
+      centralDifference_(other.centralDifference_) {}
+MdSolver& MdSolver::operator=(const MdSolver& other) {
+    if (this != &other) *this = MdSolver(other);
+    return *this;
+}
+MdSolver::MdSolver(MdSolver&&) noexcept = default;
+MdSolver& MdSolver::operator=(MdSolver&&) noexcept = default;
 
 void MdSolver::step(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
     forces(world, contacts, slots, ctx);
@@ -542,29 +46,165 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, ContactSlots& 
 
 void MdSolver::forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots,
                       const StepContext& ctx) {
-    if (settings_.integrator != Integrator::CD) return;  // the scheme evaluates its own stages (integrate)
+    if (!centralDifference_) return;  // the scheme evaluates its own stages (integrate)
     checkSlots(contacts, slots);
-    computeForces(world, contacts, slots.values.data(), ctx.dt);
-    gather(world, contacts);
-    checkFiniteForces(force_, torque_, ctx.step);
-    commitContacts(contacts, slots);
+    forces_->evaluate(world, contacts, slots.values.data(), ctx.dt);
+    forces_->gather(world, contacts);
+    forces_->checkFinite(ctx.step);
+    forces_->commit(contacts, slots);
 }
 
 void MdSolver::integrate(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
-    if (settings_.integrator != Integrator::CD) {
-        checkSlots(contacts, slots);
-        stepScheme(world, contacts, slots, ctx);
+    if (centralDifference_) {
+        md_kernels::advanceLeapfrog(world, forces_->force(), forces_->torque(), ctx.dt);
         return;
     }
-    advanceLeapfrog(world, force_, torque_, ctx.dt);
+    checkSlots(contacts, slots);
+    stages_->step(world, contacts, slots, ctx, *integrator_);
 }
 
+void MdSolver::overrideContactForce(std::size_t i, const Vec3& f) { forces_->force()[i] = f; }
+const Vec3& MdSolver::contactForce(std::size_t i) const { return forces_->force()[i]; }
+const LawSlots& MdSolver::slotLayout() const { return forces_->layout(); }
+double MdSolver::elasticEnergy() const { return forces_->elastic(); }
+double MdSolver::contactWork() const { return forces_->workIn(); }
+const MdSolver::TangentialWork& MdSolver::kuhnWork() const { return forces_->lawWork(); }
+
+void MdSolver::setKuhnSwitches(bool onset, bool slipOnset, bool slipRotation, bool projection, bool twirl) {
+    for (MdSettings* s : {&settings_, &forces_->settings()}) {
+        s->kuhnOnset = onset;
+        s->kuhnSlipOnset = slipOnset;
+        s->kuhnSlipRotation = slipRotation;
+        s->kuhnProjection = projection;
+        s->kuhnTwirl = twirl;
+    }
+}
+
+void MdSolver::setContactChanges(ContactChanges changes) { stages_->changes = std::move(changes); }
+void MdSolver::setStageHook(std::function<void(World&, std::vector<Vec6>&)> hook) { stages_->stageHook = std::move(hook); }
+void MdSolver::setForceHook(ForceHook hook) { stages_->forceHook = std::move(hook); }
+void MdSolver::setFieldRanks(FieldRanks ranks) {
+    forces_->setGhosts(ranks.ghosts);
+    stages_->fieldRanks = std::move(ranks);
+}
+
+std::vector<double> MdSolver::kuhnContactDissipation(const ContactSlots& slots) const {
+    std::vector<double> out;
+    const int slot = lawRow(settings_.tangential).dissipatedWorkSlot;
+    if (slot < 0 || slots.stride == 0) return out;
+    const std::size_t m = slots.records();
+    out.resize(m);
+    for (std::size_t c = 0; c < m; ++c) out[c] = slots.at(c)[forces_->layout().tangential + static_cast<std::size_t>(slot)];
+    return out;
+}
+
+void MdSolver::reset() { stages_->state.reset(); }
+
+void MdSolver::saveState(ByteWriter& out) const {
+    const SchemeState& S = stages_->state;
+    out.put(std::uint32_t{1});  // the layout of this block
+    out.put(forces_->workIn());
+    out.put(forces_->lawWork());
+    out.put(forces_->elastic());
+    out.put(S.elasticBase);
+    out.put(S.pendingKick);
+    out.put(static_cast<std::int64_t>(S.history));
+    out.put(static_cast<std::int64_t>(S.stepNumber));
+    out.put(static_cast<std::uint8_t>(S.haveSignature));
+    out.put(S.touchingSignature);
+    out.put(static_cast<std::uint64_t>(S.pastV.size()));
+    for (std::size_t k = 0; k < S.pastV.size(); ++k) {
+        out.putDense(S.pastV[k]);
+        out.putDense(S.pastA[k]);
+    }
+    for (const Field* f : {&S.pastDX, &S.gearA, &S.gearB, &S.gearC, &S.gearD}) out.putDense(*f);
+}
+
+void MdSolver::loadState(ByteReader& in, std::size_t bodies) {
+    SchemeState& S = stages_->state;
+    if (in.get<std::uint32_t>("MD solver state") != 1) in.fail("MD solver state of another layout");
+    forces_->setWorkIn(in.get<double>("MD work"));
+    forces_->lawWork() = in.get<TangentialWork>("MD law work");
+    forces_->setElastic(in.get<double>("MD elastic energy"));
+    S.elasticBase = in.get<double>("MD elastic energy");
+    S.pendingKick = in.get<double>("MD pending kick");
+    S.history = static_cast<long>(in.get<std::int64_t>("MD history length"));
+    S.stepNumber = static_cast<long>(in.get<std::int64_t>("MD step"));
+    S.haveSignature = in.getBool("MD contact signature");
+    S.touchingSignature = in.get<std::uint64_t>("MD contact signature");
+    const std::size_t past = in.count(16, "MD history");
+    if (past != 0 && past != 4) in.fail("MD history of " + std::to_string(past) + " steps (allowed: 0 or 4)");
+    S.pastV.assign(past, Field());
+    S.pastA.assign(past, Field());
+    for (std::size_t k = 0; k < past; ++k) {
+        S.pastV[k] = in.getDense<Vec6>("MD history velocities");
+        S.pastA[k] = in.getDense<Vec6>("MD history accelerations");
+    }
+    for (Field* f : {&S.pastDX, &S.gearA, &S.gearB, &S.gearC, &S.gearD}) *f = in.getDense<Vec6>("MD scheme state");
+    if (S.history < 0 || S.history > 4) in.fail("MD history length " + std::to_string(S.history) + " (allowed: 0 to 4)");
+    auto check = [&](const Field& f) {
+        if (!f.empty() && f.size() != bodies)
+            in.fail("MD scheme state of " + std::to_string(f.size()) + " bodies, the world has " + std::to_string(bodies));
+    };
+    for (std::size_t k = 0; k < past; ++k) {
+        check(S.pastV[k]);
+        check(S.pastA[k]);
+    }
+    for (const Field* f : {&S.pastDX, &S.gearA, &S.gearB, &S.gearC, &S.gearD}) check(*f);
+}
+
+MdSolver::SchemeCarry MdSolver::schemeCarry() const {
+    SchemeState& S = stages_->state;
+    SchemeCarry c;
+    c.history = S.history;
+    c.pendingKick = S.pendingKick;
+    c.haveSignature = S.haveSignature;
+    c.signature = S.touchingSignature;
+    c.past = S.pastV.size() == 4;
+    const auto fields = S.fields();
+    for (std::size_t j = 0; j < fields.size(); ++j)
+        if (!fields[j]->empty()) c.fields |= 1u << j;
+    return c;
+}
+
+void MdSolver::bodyScheme(std::size_t i, Vec6* out) const {
+    SchemeState& S = stages_->state;
+    for (const Field* f : S.fields())
+        if (!f->empty()) *out++ = (*f)[i];
+}
+
+void MdSolver::adoptScheme(const SchemeCarry& carry, std::size_t bodies,
+                           const std::function<void(std::size_t, Vec6*)>& entry) {
+    SchemeState& S = stages_->state;
+    S.history = carry.history;
+    S.pendingKick = carry.pendingKick;
+    S.haveSignature = carry.haveSignature;
+    S.touchingSignature = carry.signature;
+    S.pastV.assign(carry.past ? 4 : 0, Field());
+    S.pastA.assign(carry.past ? 4 : 0, Field());
+    for (Field* f : {&S.pastDX, &S.gearA, &S.gearB, &S.gearC, &S.gearD}) f->clear();
+    const auto fields = S.fields();
+    std::vector<Field*> held;
+    for (std::size_t j = 0; j < fields.size(); ++j)
+        if (carry.fields & (1u << j)) {
+            fields[j]->assign(bodies, Vec6::Zero());
+            held.push_back(fields[j]);
+        }
+    std::vector<Vec6> one(held.size());
+    for (std::size_t i = 0; i < bodies && !held.empty(); ++i) {
+        entry(i, one.data());
+        for (std::size_t j = 0; j < held.size(); ++j) (*held[j])[i] = one[j];
+    }
+}
+
+
 void MdSolver::checkSlots(const std::vector<Contact>& contacts, const ContactSlots& slots) const {
-    if (slots.stride != layout_.stride || slots.values.size() != contacts.size() * layout_.stride)
+    const std::size_t stride = forces_->layout().stride;
+    if (slots.stride != stride || slots.values.size() != contacts.size() * stride)
         throw std::logic_error("MdSolver: the contact slots hold " + std::to_string(slots.values.size()) +
                                " doubles of stride " + std::to_string(slots.stride) + " for " +
                                std::to_string(contacts.size()) + " contacts; the laws need stride " +
-                               std::to_string(layout_.stride) + " (carry them with matchContactMemory)");
+                               std::to_string(stride) + " (carry them with matchContactMemory)");
 }
 
 double contactDuration(const MdSettings& s, double meff, double speed) {

@@ -60,7 +60,7 @@ void MdPairEngine::setBlockLanes(int maxLanes) {
 }
 
 ContactStore MdPairEngine::memory() const {
-    const bool spring = settings_.tangential == TangentialLaw::Spring;
+    const bool spring = lawRow(settings_.tangential).spring;
     ContactStore store;
     store.slots.stride = spring ? 3 : 0;
     for (std::size_t k = 0; k < pairs_.size(); ++k) {
@@ -76,7 +76,7 @@ ContactStore MdPairEngine::memory() const {
 }
 
 void MdPairEngine::restoreMemory(const ContactStore& store, const std::string& origin) {
-    const bool spring = settings_.tangential == TangentialLaw::Spring;
+    const bool spring = lawRow(settings_.tangential).spring;
     const std::size_t stride = spring ? 3 : 0, m = store.records.size();
     if (store.slots.stride != stride || store.slots.values.size() != m * stride)
         throw InputError(origin + ": contact store of " + std::to_string(store.slots.stride) +
@@ -124,7 +124,7 @@ void MdPairEngine::rebuild(const World& world, double margin) {
     // pair of the Verlet list is kept.
     const bool filter = innerSkin_ < skin_;
     const double reach = margin + innerSkin_;
-    const bool spring = settings_.tangential == TangentialLaw::Spring;
+    const bool spring = lawRow(settings_.tangential).spring;
     std::vector<CellGridDetector::Pair> fresh;
     fresh.reserve(filter ? outer_.size() / 2 : outer_.size());
     std::vector<Vec3> freshSpring, freshForce;
@@ -168,8 +168,8 @@ void MdPairEngine::rebuild(const World& world, double margin) {
         byB_);
 }
 
-template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
-void MdPairEngine::forcePass(const World& world, double dt, double margin) {
+template <NormalLaw N, TangentialLaw T>
+void MdPairEngine::forcePass(const World& world, double dt, double margin, bool split) {
     const MdSettings& s = settings_;
     const std::size_t m = pairs_.size(), numChunks = (m + kChunk - 1) / kChunk;
     chunkWork_.assign(numChunks, 0.0);
@@ -190,15 +190,15 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     double* __restrict chunkWork = chunkWork_.data();
     const double muGrain = world.muGrain;
     const bool trackWork = trackWork_;
-    [[maybe_unused]] const bool deforming = world.deforming();
+    const bool periodic = world.anyPeriodic(), deforming = world.deforming();
     // The block kernel's view of the same data (non-periodic worlds).
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
-    const bool useBlocks = !Periodic && blockKernel_ != nullptr;
+    const bool useBlocks = !periodic && blockKernel_ != nullptr;
     const auto blockKernel = blockKernel_;
     const int lanes = blockPairs_;
     md_block::BlockContext blockContext{};
     if (useBlocks) {
-        const bool spring = T == TangentialLaw::Spring;
+        const bool spring = lawRow(T).spring;
         // Vec3 is three packed doubles (asserted above): casts, not ->data(),
         // so that an empty list (null pointers) is no member access.
         using CD = const double*;
@@ -226,11 +226,8 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     // sum in the serial order.
     Vec3* __restrict bodyF = bodyForce_.data();
     Vec3* __restrict bodyT = bodyTorque_.data();
-    const std::uint32_t* __restrict owner = Split ? owner_.data() : nullptr;
-    auto own = [owner](std::size_t i, std::size_t range) {
-        if constexpr (Split) return owner[i] == range;
-        else return (void)owner, (void)i, (void)range, true;
-    };
+    const std::uint32_t* __restrict owner = split ? owner_.data() : nullptr;
+    auto own = [owner](std::size_t i, std::size_t range) { return owner == nullptr || owner[i] == range; };
     // The helpers take the chunk's state (work sum, spill cursor)
     // explicitly and capture only pointers, by value: the loop over the
     // kernel's lanes keeps its state and pointers in registers, and hands
@@ -244,7 +241,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
     auto forget = [=](std::size_t k) {
         if (touched[k]) {
             touched[k] = 0;
-            if constexpr (T == TangentialLaw::Spring) springs[k] = Vec3::Zero();
+            if constexpr (lawRow(T).spring) springs[k] = Vec3::Zero();
         }
     };
     // A touching pair's force F on b and n × F_t onto the per-body sums:
@@ -275,7 +272,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         bool touching;
         if (ib < grains) {
             Vec3 d = X[ib] - X[ia];
-            if constexpr (Periodic) d = world.minimumImageNear(d);
+            if (periodic) d = world.minimumImageNear(d);
             const double d2 = d.squaredNorm();
             const double reach = ra + rb, slack = 1e-9 * reach + reach;
             if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)
@@ -308,7 +305,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
                     }
                     if (gap < margin) {
                         Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                        if constexpr (Periodic)
+                        if (periodic)
                             if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);
                         st.work += -0.5 * lastForce.dot(V) * dt;
                     }
@@ -322,7 +319,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         overlaps[k] = overlap;
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
         Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-        if constexpr (Periodic)
+        if (periodic)
             if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);  // the image's, in a deforming cell
         const double Vn = n.dot(V);
         // The laws' arithmetic (md/laws), as the staged loop and the lane
@@ -332,7 +329,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
         bool sliding = false;
         Vec3 none = Vec3::Zero();
-        Vec3& spring = T == TangentialLaw::Spring ? springs[k] : none;
+        Vec3& spring = lawRow(T).spring ? springs[k] : none;
         const Vec3 Ft = TangentialKernel<T>::apply(cst, n, Vt, Vn, Fn, Vec3(Vt * dt), spring, sliding);
         const Vec3 F = Fn * n + Ft;
         if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
@@ -384,7 +381,7 @@ void MdPairEngine::forcePass(const World& world, double dt, double margin) {
         chunkWork[chunk] = st.work;
         return st.spill;
     };
-    if constexpr (Split) {
+    if (split) {
         // One range of chunks per thread (split_ has splitRanges_ + 1 bounds).
         // Should the runtime give fewer threads, each takes several ranges:
         // the bodies a range owns are still summed in place by one thread,
@@ -610,30 +607,11 @@ void MdPairEngine::forces(const World& world, const StepContext& ctx, double mar
         bodyTorque_.assign(nb, Vec3::Zero());
     }
     forcesClear_ = false;
-    auto pass = [&]<NormalLaw N, TangentialLaw T>() {
-        if (world.anyPeriodic()) {
-            if (split) forcePass<N, T, true, true>(world, ctx.dt, margin);
-            else forcePass<N, T, true, false>(world, ctx.dt, margin);
-        } else {
-            if (split) forcePass<N, T, false, true>(world, ctx.dt, margin);
-            else forcePass<N, T, false, false>(world, ctx.dt, margin);
-        }
-    };
-    auto withTangential = [&]<NormalLaw N>() {
-        switch (settings_.tangential) {
-            case TangentialLaw::None: pass.template operator()<N, TangentialLaw::None>(); break;
-            case TangentialLaw::Coulomb: pass.template operator()<N, TangentialLaw::Coulomb>(); break;
-            case TangentialLaw::Viscous: pass.template operator()<N, TangentialLaw::Viscous>(); break;
-            case TangentialLaw::ViscousCoulomb: pass.template operator()<N, TangentialLaw::ViscousCoulomb>(); break;
-            default: pass.template operator()<N, TangentialLaw::Spring>(); break;
-        }
-    };
-    switch (settings_.normal) {
-        case NormalLaw::Hertz: withTangential.template operator()<NormalLaw::Hertz>(); break;
-        case NormalLaw::HertzDamped: withTangential.template operator()<NormalLaw::HertzDamped>(); break;
-        case NormalLaw::HertzKuwabaraKono: withTangential.template operator()<NormalLaw::HertzKuwabaraKono>(); break;
-        default: withTangential.template operator()<NormalLaw::Linear>(); break;
-    }
+    // The law pair, among those whose rows the fused schedule takes (supports()).
+    withNormalLaw<&ForceLawRow::fused>(settings_.normal, [&]<NormalLaw N>() {
+        withTangentialLaw<&ForceLawRow::fused>(
+            settings_.tangential, [&]<TangentialLaw T>() { forcePass<N, T>(world, ctx.dt, margin, split); });
+    });
     if (split && omp_get_max_threads() >= static_cast<int>(splitRanges_)) rebalance();
     // The pass checked the sums; the first bad body, for the report, only
     // when one is not finite.
@@ -672,28 +650,30 @@ void MdPairEngine::integrate(World& world, const StepContext& ctx) {
 }
 
 std::vector<PairDiagnostic> MdPairEngine::pairDiagnostics() const {
-    // Each touching pair's elastic energy as the force pass has it (the
-    // scalar pass's expressions; the kernel's lanes give the same bits),
-    // and its overlap, counted where it carries force.
+    // Each touching pair's elastic energy as the laws give it (md/laws: the
+    // fused laws keep no normal memory, so their energy is the overlap's;
+    // the spring's is ½ k_t |s|², as laneLawForce has it), and its overlap,
+    // counted where it carries force.
     const MdSettings& s = settings_;
-    const bool spring = s.tangential == TangentialLaw::Spring;
-    const bool linear = s.normal == NormalLaw::Linear;
     std::vector<std::size_t> touching;
     for (std::size_t k = 0; k < pairs_.size(); ++k)
         if (touched_[k]) touching.push_back(k);
     const std::size_t m = touching.size();
     std::vector<PairDiagnostic> out(m);
+    withNormalLaw<&ForceLawRow::fused>(s.normal, [&]<NormalLaw N>() {
+        const bool spring = lawRow(s.tangential).spring;
 #pragma omp parallel for schedule(static) if (m > kParallelPairs)
-    for (std::size_t t = 0; t < m; ++t) {
-        const std::size_t k = touching[t];
-        const auto ia = static_cast<std::size_t>(pairs_[k].a), ib = static_cast<std::size_t>(pairs_[k].b);
-        const Constants cst = contactConstants(s, invMass_[ia], invMass_[ib], 0.0);
-        const double overlap = overlap_[k];
-        const double normal = linear ? 0.5 * cst.kn * overlap * overlap
-                                     : 0.4 * cst.kn * overlap * overlap * std::sqrt(overlap);
-        const double tangential = spring ? 0.5 * cst.kt * spring_[k].squaredNorm() : 0.0;
-        out[t] = {makeContactKey(pairs_[k].a, pairs_[k].b), normal + tangential, overlap, force_[k].squaredNorm() > 0.0};
-    }
+        for (std::size_t t = 0; t < m; ++t) {
+            const std::size_t k = touching[t];
+            const auto ia = static_cast<std::size_t>(pairs_[k].a), ib = static_cast<std::size_t>(pairs_[k].b);
+            const Constants cst = contactConstants(s, invMass_[ia], invMass_[ib], 0.0);
+            const double overlap = overlap_[k];
+            const double normal = NormalKernel<N>::energy(cst, overlap, 0.0, nullptr);
+            const double tangential = spring ? 0.5 * cst.kt * spring_[k].squaredNorm() : 0.0;
+            out[t] = {makeContactKey(pairs_[k].a, pairs_[k].b), normal + tangential, overlap,
+                      force_[k].squaredNorm() > 0.0};
+        }
+    });
     return out;
 }
 

@@ -41,7 +41,7 @@ inline LawSlots lawSlots(const MdSettings& s, bool stages) {
     l.normal = 0;
     l.tangential = static_cast<std::size_t>(n.extraSlots);
     l.stride = l.tangential + (t.spring ? 3 : 0) + static_cast<std::size_t>(t.extraSlots);
-    const bool flag = s.muStaticRatio != 1.0 || (stages && s.tangential == TangentialLaw::Kuhn);
+    const bool flag = s.muStaticRatio != 1.0 || (stages && t.stageSlidingFlag);
     if (t.slidingFlag && flag) l.sliding = static_cast<int>(l.stride++);
     l.rolling = l.stride;
     l.stride += static_cast<std::size_t>(lawRow(s.rolling).extraSlots);
@@ -67,22 +67,35 @@ template <TangentialLaw T>
 }
 
 namespace detail {
-template <class Law, class F, std::size_t... I>
-void dispatchLaw(Law law, F& f, std::index_sequence<I...>) {
-    (void)((static_cast<std::size_t>(law) == I ? (f.template operator()<static_cast<Law>(I)>(), true) : false) || ...);
+/// Calls f<law>() where the law's row has `Admits` set (every law with
+/// null); returns false for a law without it, which is then not compiled.
+template <bool ForceLawRow::*Admits, class Law, class F, std::size_t... I>
+bool dispatchLaw(Law law, F& f, std::index_sequence<I...>) {
+    bool called = false;
+    auto one = [&]<Law L>() {
+        if constexpr (Admits == nullptr || lawRow(L).*Admits) {
+            f.template operator()<L>();
+            called = true;
+        }
+    };
+    (void)((static_cast<std::size_t>(law) == I ? (one.template operator()<static_cast<Law>(I)>(), true) : false) || ...);
+    return called;
 }
 }  // namespace detail
 
 /// f.template operator()<N>() for the normal law `law` (every law of the
-/// table is compiled: a law without a kernel does not build).
-template <class F>
-void withNormalLaw(NormalLaw law, F&& f) {
-    detail::dispatchLaw(law, f, std::make_index_sequence<kNormalLaws.size()>{});
+/// table is compiled: a law without a kernel does not build). With `Admits`
+/// (a row flag, e.g. &ForceLawRow::fused) only the laws whose row sets it
+/// are compiled; for another law nothing is called and it returns false
+/// (a schedule's admission, MdPairEngine::supports, keeps it out first).
+template <bool ForceLawRow::*Admits = nullptr, class F>
+bool withNormalLaw(NormalLaw law, F&& f) {
+    return detail::dispatchLaw<Admits>(law, f, std::make_index_sequence<kNormalLaws.size()>{});
 }
-/// f.template operator()<T>() for the tangential law `law`.
-template <class F>
-void withTangentialLaw(TangentialLaw law, F&& f) {
-    detail::dispatchLaw(law, f, std::make_index_sequence<kTangentialLaws.size()>{});
+/// f.template operator()<T>() for the tangential law `law` (as withNormalLaw).
+template <bool ForceLawRow::*Admits = nullptr, class F>
+bool withTangentialLaw(TangentialLaw law, F&& f) {
+    return detail::dispatchLaw<Admits>(law, f, std::make_index_sequence<kTangentialLaws.size()>{});
 }
 
 /// The rolling law's kernel; null for no rolling resistance.
@@ -91,7 +104,7 @@ inline RollingMoment rollingMoment(RollingLaw law) {
     auto pick = [&]<RollingLaw R>() {
         if constexpr (R != RollingLaw::None) kernel = &RollingKernel<R>::moment;
     };
-    detail::dispatchLaw(law, pick, std::make_index_sequence<kRollingLaws.size()>{});
+    detail::dispatchLaw<nullptr>(law, pick, std::make_index_sequence<kRollingLaws.size()>{});
     return kernel;
 }
 

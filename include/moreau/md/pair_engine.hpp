@@ -77,7 +77,7 @@ public:
     /// which it clears.
     void integrate(World& world, const StepContext& ctx);
 
-    /// Σ ½ k_n ξ² + ½ k_t |s|² (Hertz family: 0.4 k̃ ξ^{5/2}) at the last evaluation.
+    /// The laws' elastic energy (normal law's, ½ k_t |s|² of the springs) at the last evaluation.
     /// This and overlapStats() are made from the pairs' memory when first
     /// asked for after a step (a pass over the list; steps whose diagnostics
     /// nobody reads cost nothing), with the bits a per-step sum would have.
@@ -161,8 +161,10 @@ public:
     void restoreMemory(const ContactStore& store, const std::string& origin);
 
 private:
-    template <NormalLaw N, TangentialLaw T, bool Periodic, bool Split>
-    void forcePass(const World& world, double dt, double margin);
+    /// The pass for the law pair (N, T); `split`: over ranges of the list,
+    /// one per thread (planSplit). Periodic worlds take the scalar pass only.
+    template <NormalLaw N, TangentialLaw T>
+    void forcePass(const World& world, double dt, double margin, bool split);
     /// Verlet list (cell grid within margin + skin) into outer_.
     void rebuildOuter(const World& world, double margin);
     /// Working list: the pairs of outer_ within margin + innerSkin, and every

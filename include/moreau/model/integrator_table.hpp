@@ -3,8 +3,8 @@
 /// et al. 2008, §3, Table 4) plus Gear's fifth-order predictor–corrector of the
 /// geometrical-friction paper (Peña et al., appendix): one record per scheme,
 /// read by the scene parser (md.integrator) and by `moreau list integrators`.
-/// How each scheme is stepped is in md/md_solver.hpp (src/md/integrators.cpp)
-/// and docs/md-integrators.md.
+/// How each scheme is stepped is its family's object in src/md/integrators/
+/// (docs/md-integrators.md).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +13,16 @@
 #include "moreau/model/scene.hpp"
 
 namespace moreau {
+
+/// The family object that steps a scheme (src/md/integrators/: one file each).
+enum class IntegratorFamily {
+    Taylor,      ///< fe, ty2, ty3, ty4
+    RungeKutta,  ///< rk
+    Verlet,      ///< cd (leapfrog), pv, babab, bababab, ve
+    Adams,       ///< ab2-ab5, ab2-am3, ab3-am4, ab4-am5
+    Khakimov,    ///< d12, t12, t16
+    Gear,        ///< gpc3, gpc4, gear5
+};
 
 struct IntegratorInfo {
     Integrator id;
@@ -26,6 +36,7 @@ struct IntegratorInfo {
     int timeDerivatives;     ///< highest d^k a/dt^k the scheme needs (0: none; Gear: at start-up)
     bool needsPositionJacobian;  ///< needs da/dr (Khakimov schemes)
     const char* description;
+    IntegratorFamily family;     ///< which family object steps it
 };
 
 /// Every scheme, in the order of Table 4, then gear5.
@@ -43,9 +54,10 @@ bool normalLawPositionJacobian(NormalLaw law);
 bool tangentialLawPositionJacobian(TangentialLaw law);
 
 /// Whether the general schemes' stages carry this tangential law's history
-/// (the spring and plastic memory, remapped per contact in stepScheme). A law
-/// with other per-contact state must be added to stepScheme first; until then
-/// every scheme but cd refuses it.
+/// (the spring and plastic memory, remapped per contact by the stages of
+/// src/md/integrators/). A law with other per-contact state must say in its
+/// row what a stage must carry for it first; until then every scheme but cd
+/// refuses it.
 bool tangentialLawStagesSupported(TangentialLaw law);
 
 /// Throws InputError naming md.integrator, md.normal / md.tangential and

@@ -105,6 +105,27 @@ struct ForceLawRow {
     bool ownWork = false;
     /// The scene keys of its parameters beyond the common ones.
     std::span<const LawKey> keys = {};
+
+    // --- What the MD engines ask of a tangential law beyond its kernel ---
+    // (md-core's block: the multi-stage schemes and the force stage read
+    // these instead of the law's name.)
+    /// A multi-stage scheme's increment for it is the contact points'
+    /// movement in the middle of the overlap plus the twirl angle about n
+    /// (Kuhn et al. Fig. 1), not the contact point's displacement.
+    bool stageTwirl = false;
+    /// Its increment comes from the orientations against the step start's
+    /// (Peña's reference): a stage puts its orientations into the world
+    /// while it is evaluated.
+    bool stageOrientations = false;
+    /// It keeps its sliding flag in multi-stage schemes whatever μ_s/μ_d
+    /// (it reads the flag at the step start).
+    bool stageSlidingFlag = false;
+    /// md.spring_increment = velocity applies to it: a stage's increment is
+    /// Cundall's V_t τ instead of the contact point's displacement.
+    bool velocityIncrement = false;
+    /// It counts its own work (ownWork): the slot, within its tangential
+    /// memory, of the dissipated work accumulated over a contact's life; −1: none.
+    int dissipatedWorkSlot = -1;
 };
 
 template <class Law>
@@ -149,7 +170,7 @@ inline constexpr std::array<ForceLaw<TangentialLaw>, 10> kTangentialLaws{{
       .summary = "Cundall-Strack spring, eqs. 16-17, kept in the tangent plane; md.kt, md.gamma_t, mu, "
                  "md.mu_static_ratio (default)",
       .spring = true, .slidingFlag = true, .timeDerivatives = kAnyDerivative, .positionJacobian = true,
-      .fused = true, .lanes = true}},
+      .fused = true, .lanes = true, .velocityIncrement = true}},
     {TangentialLaw::Coulomb,
      {.name = "coulomb", .summary = "Coulomb, eq. 13; contact.mu, wall.NAME.mu", .timeDerivatives = kAnyDerivative,
       .positionJacobian = true, .fused = true, .lanes = true}},
@@ -169,7 +190,8 @@ inline constexpr std::array<ForceLaw<TangentialLaw>, 10> kTangentialLaws{{
      {.name = "kuhn",
       .summary = "Kuhn et al. refined 3D linear-frictional algorithm (Fig. 1) with work increments; md.kt, mu, "
                  "md.kuhn_onset, md.kuhn_slip_onset, md.kuhn_slip_rotation, md.kuhn_projection, md.kuhn_twirl",
-      .spring = true, .extraSlots = 2, .slidingFlag = true, .historyStages = true, .ownWork = true}},
+      .spring = true, .extraSlots = 2, .slidingFlag = true, .historyStages = true, .ownWork = true,
+      .stageTwirl = true, .stageSlidingFlag = true, .dissipatedWorkSlot = 4}},
     // Peña's geometric increment is the spring's to first order in the
     // displacements, w (Δx_b − Δx_a)_t − (r_a Δθ_a + r_b Δθ_b) × n: declared
     // like the spring (the curvature of composing finite rotations enters
@@ -177,7 +199,7 @@ inline constexpr std::array<ForceLaw<TangentialLaw>, 10> kTangentialLaws{{
     {TangentialLaw::Pena,
      {.name = "pena", .summary = "Pena et al. spring from positions and angles, eqs. 14-15; md.kt, md.pena_translation",
       .spring = true, .extraSlots = 11, .slidingFlag = true, .timeDerivatives = kAnyDerivative,
-      .positionJacobian = true, .historyStages = true}},
+      .positionJacobian = true, .historyStages = true, .stageOrientations = true}},
     // The spring of the Hertz–Mindlin no-slip solution (Mindlin 1949): the
     // tangential stiffness of a Hertzian contact of radius a; the default
     // tangential model of LIGGGHTS and LAMMPS's granular "mindlin".

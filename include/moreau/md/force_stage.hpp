@@ -1,0 +1,116 @@
+#pragma once
+/// MD's force stage (the `computeForces` of detect → match → computeForces →
+/// integrate): the force laws of every contact at the world's current state,
+/// from the contacts' committed memory advanced over dt (central difference)
+/// or by a stage's increments since the step start (multi-stage schemes),
+/// into per-contact forces, torques and rolling couples; the chunked energy
+/// and work sums; the per-body gather in key order; the finiteness check;
+/// and the laws' linearisation (forceDerivative) the Taylor, Gear and
+/// Khakimov schemes and the implicit kicks need.
+///
+/// Reads: the world's positions, velocities, radii, masses and walls; the
+/// contacts' geometry and last force (history.reaction); the committed memory.
+/// Writes: only its own arrays, until commit() hands the new memory and the
+/// forces to the contact store. The integrators (src/md/integrators/) call it
+/// and never loop over contacts themselves. The law pair is chosen once per
+/// evaluation and the contact loop is compiled for it (no branch on the law
+/// per contact). The fused pipeline (md/pair_engine.hpp) is a second
+/// schedule of the same laws for the pairs it admits.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "moreau/contact/contact.hpp"
+#include "moreau/contact/contact_store.hpp"
+#include "moreau/md/md_solver.hpp"
+
+namespace moreau {
+
+class MdForceStage {
+public:
+    using Vec6 = MdSolver::Vec6;
+    explicit MdForceStage(const MdSettings& settings, bool historyMode);
+
+    /// What a stage evaluation of a multi-stage scheme advances the memory
+    /// by, per contact, instead of V_t dt: the tangential movement since the
+    /// step start, Kuhn's twirl angle; and whether the stage is the step start.
+    struct StageIncrements {
+        const Vec3* increment;
+        const double* twirl;
+        bool atStepStart;
+    };
+    /// The forces of every contact at the world's state from its memory
+    /// `committed` (stride() doubles per contact), advanced over dt or by a
+    /// stage's increments; the updated memory is kept (memory()) until commit().
+    void evaluate(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
+                  const StageIncrements* stage = nullptr);
+    /// The per-body sums of the last evaluation's forces and torques (and
+    /// rolling couples, glued grains' forces on their walls), in key order.
+    void gather(const World& world, const std::vector<Contact>& contacts);
+    /// Throws DivergenceError naming the first body whose sum is not finite.
+    void checkFinite(long step) const;
+    /// Makes the last evaluation's memory the committed one (into `slots`),
+    /// its forces the contacts' history.reaction, and counts its law work
+    /// (and, with `work`, the trapezoidal work of the step).
+    void commit(std::vector<Contact>& contacts, ContactSlots& slots, bool work = true);
+    /// history.reaction of each contact: the last evaluation's force on b.
+    void setReactions(std::vector<Contact>& contacts) const;
+
+    /// out = M⁻¹ Σ_contacts δF for relative contact displacement rates from
+    /// dU (stiffness part) and dV (damping part), linearised at the last
+    /// evaluation (with `ghosts`: the ghosts' entries synced first).
+    void forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
+                         const std::vector<Vec6>* dV, std::vector<Vec6>& out) const;
+    void setGhosts(std::function<void(std::vector<Vec6>&)> ghosts) { ghosts_ = std::move(ghosts); }
+    /// Whether contact k's normal law, at the world's state and with its
+    /// committed normal memory `memory` (null: none), gives a pulling force,
+    /// which md.clip_attractive sets to zero.
+    bool normalForcePulls(const World& world, const Contact& k, const double* memory) const;
+
+    const MdSettings& settings() const { return settings_; }
+    MdSettings& settings() { return settings_; }
+    const LawSlots& layout() const { return layout_; }
+    /// The memory the last evaluation left (layout().stride per contact).
+    std::vector<double>& memory() { return next_; }
+    /// Per body, after gather().
+    std::vector<Vec3>& force() { return force_; }
+    std::vector<Vec3>& torque() { return torque_; }
+    /// Per contact: the force on b of the last evaluation.
+    const std::vector<Vec3>& contactForces() const { return contactForce_; }
+
+    double elastic() const { return elastic_; }
+    void setElastic(double e) { elastic_ = e; }
+    double workIn() const { return workIn_; }
+    void setWorkIn(double w) { workIn_ = w; }
+    MdSolver::TangentialWork& lawWork() { return lawWork_; }
+    const MdSolver::TangentialWork& lawWork() const { return lawWork_; }
+
+private:
+    template <NormalLaw N, TangentialLaw T>
+    void forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
+                   const StageIncrements* stage);
+    template <NormalLaw N, TangentialLaw T>
+    void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
+                             const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
+    void gatherForces(const World& world, const std::vector<Contact>& contacts);
+    void countLawWork();
+
+    MdSettings settings_;
+    LawSlots layout_;                        ///< where each law's memory lies in a contact's slots
+    RollingMoment rollingMoment_ = nullptr;  ///< the rolling law's kernel (null: none)
+    std::vector<double> next_;               ///< the memory an evaluation leaves, stride per contact
+    std::vector<double> chunkWork_;          ///< work delivered to the contacts in the step, per chunk of contacts
+    std::vector<double> chunkElastic_;       ///< elastic energy per chunk of contacts
+    std::vector<Vec3> lawWorkStep_;          ///< laws that count their own work (Kuhn), per contact: (ΔW^t, rev, irrev)
+    std::vector<Vec3> contactForce_;         ///< force on b per contact
+    std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
+    std::vector<Vec3> contactCouple_;        ///< the rolling moment on a per contact (b: its opposite)
+    std::vector<Vec3> force_, torque_;       ///< per body
+    std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
+    double elastic_ = 0.0, workIn_ = 0.0;
+    MdSolver::TangentialWork lawWork_;
+    std::function<void(std::vector<Vec6>&)> ghosts_;
+    mutable std::vector<Vec6> syncU_, syncV_;  ///< forceDerivative's inputs with the ghosts' entries synced
+};
+
+}  // namespace moreau
