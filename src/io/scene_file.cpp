@@ -613,6 +613,12 @@ std::vector<Rule> wallRules() {
     r.push_back(typedKey(K::Choice, "side", "inside", "Cylinder: grains live inside or outside.",
                          {"inside", "outside"}));
     r.push_back(realKey("mu", "", "Coulomb friction of grain-wall contacts (empty: contact.mu).", 0.0));
+    r.push_back(realKey("youngs_modulus", "",
+                        "Young's modulus E of the wall for md.normal = hertz-material (Pa; empty: md.youngs_modulus).",
+                        0.0, true));
+    r.push_back(realKey("poisson_ratio", "",
+                        "Poisson's ratio of the wall for md.normal = hertz-material (empty: md.poisson_ratio).", -1.0,
+                        true, 0.5));
     r.push_back(typedKey(K::Bool, "mobile", "false",
                          "A mobile wall moves along its free axes under contact forces and its force; a fixed wall "
                          "never moves unless given a velocity."));
@@ -1820,6 +1826,19 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
     if (!given) checkPeriodicLengths(v, scene);
     parseServos(scene, v, instances["wall"]);
+    {
+        // The walls' materials (the laws from material constants, md/laws/hertz_material.hpp):
+        // wall.NAME.youngs_modulus and wall.NAME.poisson_ratio, the grains' where empty.
+        const ElasticMaterial grains{v.real("md.youngs_modulus"), v.real("md.poisson_ratio")};
+        const std::vector<std::string>& names = scene.world.wallName;
+        scene.md.wallMaterials.assign(names.size(), grains);
+        for (std::size_t k = 0; k < names.size(); ++k) {
+            const std::string p = "wall." + names[k] + ".";
+            if (!instances["wall"].count(names[k])) continue;  // a given world's wall without a section
+            if (!v.empty(p + "youngs_modulus")) scene.md.wallMaterials[k].youngsModulus = v.real(p + "youngs_modulus");
+            if (!v.empty(p + "poisson_ratio")) scene.md.wallMaterials[k].poissonRatio = v.real(p + "poisson_ratio");
+        }
+    }
     {
         CellServo& cs = scene.cellServo;
         cs.axes = axesOf(v.text("periodic.stress_axes"));

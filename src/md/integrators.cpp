@@ -537,7 +537,7 @@ void MdSolver::stepScheme(World& world, std::vector<Contact>& contacts, ContactS
             const double* memory = slots.stride > 0 ? slots.values.data() + (&k - contacts.data()) * slots.stride +
                                                           layout_.normal
                                                     : nullptr;
-            const bool clipped = settings_.clipAttractive && overlap > 0.0 && normalForcePulls(world, k, memory);
+            const bool clipped = settings_.clipsAttraction() && overlap > 0.0 && normalForcePulls(world, k, memory);
             const ContactKey key = changes_.key ? changes_.key(k) : k.key;
             if (overlap > 0.0 && !clipped) signature += (key * 0x9e3779b97f4a7c15ULL) | 1u;
         }

@@ -50,6 +50,7 @@ template <NormalLaw N, TangentialLaw T, bool Stage>
 void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed,
                          double dt, const StageIncrements* stage) {
     using Normal = NormalKernel<N>;
+    static_assert(!lawRow(N).beyondContact, "the loop evaluates a contact only while it overlaps");
     const std::size_t m = contacts.size();
     const MdSettings& s = settings_;
     const LawSlots L = layout_;
@@ -94,7 +95,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                 }
                 continue;
             }
-            const Constants cst = contactConstants(s, world, k.a, k.b);
+            const Constants cst = contactConstants<N>(s, world, k.a, k.b);
             const double ra = world.radius[ia], rb = world.radius[ib];
             const Vec3& n = k.n;
             // Relative velocity of b's contact point against a's (CD eq. 3 with
@@ -109,7 +110,7 @@ void MdSolver::forceLoop(const World& world, const std::vector<Contact>& contact
                                     Stage ? stageInc[c] : Vec3::Zero(), Stage ? stageTwirl[c] : 0.0};
             };
             double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
-            if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
+            if (s.clipsAttraction() && Fn < 0.0) Fn = 0.0;
             bool sliding = L.sliding >= 0 && mem[L.sliding] != 0.0;
             LawOutput out;
             Vec3 Ft;
@@ -414,7 +415,7 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
         // Exactly touching: the derivative the step ahead sees is the closing side's.
         if (overlap == 0.0 && !(n.dot(V) < 0.0)) return;
-        const Constants cst = contactConstants(s, world, k.a, k.b);
+        const Constants cst = contactConstants<N>(s, world, k.a, k.b);
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
@@ -422,7 +423,7 @@ void MdSolver::forceDerivativeLoop(const World& world, const std::vector<Contact
         double mem[kMaxNormalSlots] = {};
         std::copy_n(next_.data() + c * layout_.stride + layout_.normal, lawRow(N).extraSlots, mem);
         NormalKernel<N>::rates(cst, overlap, -n.dot(V), mem, kU, kV);
-        if (s.clipAttractive && NormalKernel<N>::force(cst, overlap, -n.dot(V), mem) < 0.0)
+        if (s.clipsAttraction() && NormalKernel<N>::force(cst, overlap, -n.dot(V), mem) < 0.0)
             kU = kV = 0.0;  // clipped: no force, no rate
         const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();
         const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
@@ -518,7 +519,7 @@ bool MdSolver::normalForcePulls(const World& world, const Contact& k, const doub
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         double mem[kMaxNormalSlots] = {};
         if (memory) std::copy_n(memory, lawRow(N).extraSlots, mem);
-        pulls = NormalKernel<N>::force(contactConstants(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
+        pulls = NormalKernel<N>::force(contactConstants<N>(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
     });
     return pulls;
 }
@@ -565,21 +566,6 @@ void MdSolver::checkSlots(const std::vector<Contact>& contacts, const ContactSlo
                                " doubles of stride " + std::to_string(slots.stride) + " for " +
                                std::to_string(contacts.size()) + " contacts; the laws need stride " +
                                std::to_string(layout_.stride) + " (carry them with matchContactMemory)");
-}
-
-double contactDuration(const MdSettings& s, double meff, double speed) {
-    const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
-    double t = std::numeric_limits<double>::infinity();
-    if (s.tn > 0.0) {
-        t = s.tn;
-    } else if (s.normal == NormalLaw::Linear || s.normal == NormalLaw::WaltonBraun) {
-        t = M_PI * std::sqrt(meff / (kScale * s.kn));
-    } else if (speed > 0.0) {
-        t = 3.21 * std::pow(meff / (kScale * s.kn), 0.4) * std::pow(speed, -0.2);
-    }
-    if (lawRow(s.tangential).spring && s.tangential != TangentialLaw::Mindlin && s.kt > 0.0)
-        t = std::min(t, M_PI * std::sqrt(2.0 / 7.0 * meff / (kScale * s.kt)));
-    return t;
 }
 
 }  // namespace moreau
