@@ -338,7 +338,8 @@ int cmdList(const std::vector<std::string>& args) {
             if (row.fused) schedules += ", fused";
             if (row.lanes) schedules += ", lanes";
             std::string keys;
-            for (const LawKey& k : row.keys) keys.append(keys.empty() ? "; keys: " : ", ").append(k.name);
+            if (row.cohesive) keys = "; cohesive: pulls, md.clip_attractive does not apply";
+            for (const LawKey& k : row.keys) keys.append(k.name == row.keys[0].name ? "; keys: " : ", ").append(k.name);
             laws.emplace_back(std::string(key) + std::string(row.name),
                               std::string(row.summary) + " [memory: " + (memory.empty() ? "none" : memory) +
                                   "; derivatives: " + derivatives + "; pipelines: " + schedules + keys + "]");

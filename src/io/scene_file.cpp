@@ -90,7 +90,7 @@ void readMd(MdSettings& md, const Values& v, Method method) {
         throw InputError(std::string("key '") + (md.en > 0.0 ? "md.tn" : "md.en") +
                          "': md.en and md.tn go together (eqs. 3-4); set both or neither");
     if (md.tn > 0.0) {
-        if (md.normal != NormalLaw::Linear)
+        if (!lawRow(md.normal).fromRestitution)
             throw InputError("key 'md.en': (e_n, t_n) define the linear law only; md.normal is '" + normal + "'");
         // Per unit effective mass, with m_eff on both constants: every pair
         // gets this e_n and t_n whatever its masses.
@@ -175,6 +175,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
     if (!given) checkPeriodicLengths(v, scene);
     parseServos(scene, v, instances["wall"]);
+    parseWallMaterials(scene, v, instances["wall"]);
     parseCellServo(scene, v);
     parseStressRegion(scene, v);
 

@@ -454,6 +454,12 @@ std::map<std::string, std::vector<Rule>> dynamicRules() {
         choiceKey("side", "inside", "Cylinder: grains live inside or outside.",
                   {"inside", "outside"}),
         realKey("mu", "", "Coulomb friction of grain-wall contacts (empty: contact.mu).", 0.0),
+        realKey("youngs_modulus", "",
+                "Young's modulus E of the wall for md.normal = hertz-material (Pa; empty: md.youngs_modulus).", 0.0,
+                true),
+        realKey("poisson_ratio", "",
+                "Poisson's ratio of the wall for md.normal = hertz-material (empty: md.poisson_ratio).", -1.0, true,
+                0.5),
         boolKey("mobile", "false",
                 "A mobile wall moves along its free axes under contact forces and its force; a fixed wall "
                 "never moves unless given a velocity."),

@@ -477,6 +477,20 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
 
 /// The servos of the scene's walls (WallServo), into scene.servos; marks
 /// their walls as moved kinematically.
+void parseWallMaterials(Scene& scene, const Values& v, const std::set<std::string>& wallNames) {
+    // The laws from material constants (md/laws/hertz_material.hpp): each wall's
+    // wall.NAME.youngs_modulus and wall.NAME.poisson_ratio, the grains' where empty.
+    const ElasticMaterial grains{v.real("md.youngs_modulus"), v.real("md.poisson_ratio")};
+    const std::vector<std::string>& names = scene.world.wallName;
+    scene.md.wallMaterials.assign(names.size(), grains);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        const std::string p = "wall." + names[k] + ".";
+        if (!wallNames.count(names[k])) continue;  // a given world's wall without a section
+        if (!v.empty(p + "youngs_modulus")) scene.md.wallMaterials[k].youngsModulus = v.real(p + "youngs_modulus");
+        if (!v.empty(p + "poisson_ratio")) scene.md.wallMaterials[k].poissonRatio = v.real(p + "poisson_ratio");
+    }
+}
+
 void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wallNames) {
     World& world = scene.world;
     const int dimension = world.dimension;

@@ -24,6 +24,8 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
 /// The servos of the scene's walls (WallServo), into scene.servos; marks
 /// their walls as moved kinematically.
 void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wallNames);
+/// Each wall's elastic material (hertz-material): its wall.NAME keys, the grains' where empty.
+void parseWallMaterials(Scene& scene, const Values& v, const std::set<std::string>& wallNames);
 
 /// Refuses a periodic box too short for the minimum image: the cell grid
 /// finds the one image of a pair within reach only when each periodic length

@@ -46,6 +46,7 @@ template <NormalLaw N, TangentialLaw T>
 void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed,
                              double dt, const StageIncrements* stage) {
     using Normal = NormalKernel<N>;
+    static_assert(!lawRow(N).beyondContact, "the loop evaluates a contact only while it overlaps");
     const std::size_t m = contacts.size();
     const MdSettings& s = settings_;
     const LawSlots L = layout_;
@@ -91,7 +92,7 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
                 }
                 continue;
             }
-            const Constants cst = contactConstants(s, world, k.a, k.b);
+            const Constants cst = contactConstants<N>(s, world, k.a, k.b);
             const double ra = world.radius[ia], rb = world.radius[ib];
             const Vec3& n = k.n;
             // Relative velocity of b's contact point against a's (CD eq. 3 with
@@ -106,7 +107,7 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
                                     staged ? stageInc[c] : Vec3::Zero(), staged ? stageTwirl[c] : 0.0};
             };
             double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
-            if (s.clipAttractive && Fn < 0.0) Fn = 0.0;
+            if (s.clipsAttraction() && Fn < 0.0) Fn = 0.0;
             bool sliding = L.sliding >= 0 && mem[L.sliding] != 0.0;
             LawOutput out;
             Vec3 Ft;
@@ -335,7 +336,7 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
         const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
         // Exactly touching: the derivative the step ahead sees is the closing side's.
         if (overlap == 0.0 && !(n.dot(V) < 0.0)) return;
-        const Constants cst = contactConstants(s, world, k.a, k.b);
+        const Constants cst = contactConstants<N>(s, world, k.a, k.b);
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
@@ -343,7 +344,7 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
         double mem[kMaxNormalSlots] = {};
         std::copy_n(next_.data() + c * layout_.stride + layout_.normal, lawRow(N).extraSlots, mem);
         NormalKernel<N>::rates(cst, overlap, -n.dot(V), mem, kU, kV);
-        if (s.clipAttractive && NormalKernel<N>::force(cst, overlap, -n.dot(V), mem) < 0.0)
+        if (s.clipsAttraction() && NormalKernel<N>::force(cst, overlap, -n.dot(V), mem) < 0.0)
             kU = kV = 0.0;  // clipped: no force, no rate
         const Vec3 u = dU ? relativeAtContact(*dU, world, k) : Vec3::Zero();
         const Vec3 v = dV ? relativeAtContact(*dV, world, k) : Vec3::Zero();
@@ -439,7 +440,7 @@ bool MdForceStage::normalForcePulls(const World& world, const Contact& k, const 
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         double mem[kMaxNormalSlots] = {};
         if (memory) std::copy_n(memory, lawRow(N).extraSlots, mem);
-        pulls = NormalKernel<N>::force(contactConstants(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
+        pulls = NormalKernel<N>::force(contactConstants<N>(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
     });
     return pulls;
 }

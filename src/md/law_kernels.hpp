@@ -78,5 +78,18 @@ inline Constants contactConstants(const MdSettings& s, const World& world, BodyI
     return contactConstants(s, inverseMass(world, ia), inverseMass(world, ib),
                             world.isWall(b) ? world.wall(b).mu : world.muGrain);
 }
+/// The constants of contact (a, b) under the normal law N: those above,
+/// the law values for the kernels that read their own keys, and the
+/// normal law's per-pair constants where its kernel computes them from the
+/// pair (hertz-material: k̃ and Tsuji's η from E*, R*, m_eff).
+template <NormalLaw N>
+inline Constants contactConstants(const MdSettings& s, const World& world, BodyId a, BodyId b) {
+    Constants c = contactConstants(s, world, a, b);
+    c.lawValues = &s.lawValues;
+    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    if constexpr (requires { NormalKernel<N>::pairConstants(c, s, world, ia, ib); })
+        NormalKernel<N>::pairConstants(c, s, world, ia, ib);
+    return c;
+}
 
 }  // namespace moreau::md_kernels

@@ -207,19 +207,4 @@ void MdSolver::checkSlots(const std::vector<Contact>& contacts, const ContactSlo
                                std::to_string(stride) + " (carry them with matchContactMemory)");
 }
 
-double contactDuration(const MdSettings& s, double meff, double speed) {
-    const double kScale = s.meff == EffectiveMass::Both ? meff : 1.0;
-    double t = std::numeric_limits<double>::infinity();
-    if (s.tn > 0.0) {
-        t = s.tn;
-    } else if (s.normal == NormalLaw::Linear || s.normal == NormalLaw::WaltonBraun) {
-        t = M_PI * std::sqrt(meff / (kScale * s.kn));
-    } else if (speed > 0.0) {
-        t = 3.21 * std::pow(meff / (kScale * s.kn), 0.4) * std::pow(speed, -0.2);
-    }
-    if (lawRow(s.tangential).spring && s.tangential != TangentialLaw::Mindlin && s.kt > 0.0)
-        t = std::min(t, M_PI * std::sqrt(2.0 / 7.0 * meff / (kScale * s.kt)));
-    return t;
-}
-
 }  // namespace moreau

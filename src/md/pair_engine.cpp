@@ -25,13 +25,16 @@ constexpr std::size_t kChunk = 256;
 }  // namespace
 
 bool MdPairEngine::supports(const MdSettings& s, std::string* why) {
-    auto no = [&](const char* reason) {
+    auto no = [&](const std::string& reason) {
         if (why) *why = reason;
         return false;
     };
     if (s.integrator != Integrator::CD) return no("md.integrator is not cd");
-    if (!lawRow(s.normal).fused) return no("md.normal = walton-braun keeps a plastic memory per contact");
-    if (!lawRow(s.tangential).fused) return no("md.tangential keeps memory beyond the spring");
+    const auto notFused = [&](const char* key, std::string_view law) {
+        return no(std::string(key) + " = " + std::string(law) + " is not among the fused pass's laws");
+    };
+    if (!lawRow(s.normal).fused) return notFused("md.normal", lawRow(s.normal).name);
+    if (!lawRow(s.tangential).fused) return notFused("md.tangential", lawRow(s.tangential).name);
     if (s.muStaticRatio != 1.0) return no("md.mu_static_ratio != 1 keeps a sliding flag per contact");
     if (!lawRow(s.rolling).fused) return no("md.rolling keeps a rolling spring per contact");
     return true;

@@ -8,7 +8,7 @@
 
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
-#include "moreau/md/force_laws.hpp"
+#include "moreau/md/laws/duration.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -41,18 +41,20 @@ void checkMdStep(const Scene& scene) {
     if (scene.simulation.method != Method::MD || scene.guard.contactSteps <= 0) return;
     const World& w = scene.world;
     if (w.numGrains == 0) return;
-    // The smallest effective mass of any pair: the two lightest grains, or
-    // the lightest against a wall (a fixed wall counts as infinitely heavy).
-    double m1 = kInfinity, m2 = kInfinity, wallMass = kInfinity, speed = 0.0, accel = w.gravity.norm();
+    // The lightest collisions: the two lightest grains, and the lightest
+    // against each wall (a fixed wall counts as infinitely heavy); each law
+    // gives its duration for a probe (md/laws/duration.hpp).
+    std::size_t g1 = w.numGrains, g2 = w.numGrains;
+    double speed = 0.0, accel = w.gravity.norm();
     Vec3 lo = Vec3::Constant(kInfinity), hi = -lo;
     double rMax = 0.0;
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         const double m = w.mass[i];
-        if (m < m1) {
-            m2 = m1;
-            m1 = m;
-        } else if (m < m2) {
-            m2 = m;
+        if (g1 == w.numGrains || m < w.mass[g1]) {
+            g2 = g1;
+            g1 = i;
+        } else if (g2 == w.numGrains || m < w.mass[g2]) {
+            g2 = i;
         }
         speed = std::max(speed, 2.0 * w.v[i].norm());
         const Vec3 f = w.appliedForce(static_cast<BodyId>(i), 0.0);
@@ -62,14 +64,25 @@ void checkMdStep(const Scene& scene) {
         hi = hi.cwiseMax(w.x[i]);
         rMax = std::max(rMax, w.radius[i]);
     }
-    for (std::size_t k = 0; k < w.numWalls(); ++k)
-        if (w.wallMobile[k]) wallMass = std::min(wallMass, w.mass[w.numGrains + k]);
-    double meff = m1;
-    if (w.numGrains > 1) meff = std::min(meff, m1 * m2 / (m1 + m2));
-    if (std::isfinite(wallMass)) meff = std::min(meff, m1 * wallMass / (m1 + wallMass));
     const double height = (hi - lo).maxCoeff() + 2.0 * rMax;
     speed += std::sqrt(2.0 * accel * height);
-    const double tn = contactDuration(scene.md, meff, speed);
+    const double m1 = w.mass[g1], r1 = w.radius[g1];
+    // A lone grain without walls still gets its own mass as a scale.
+    std::vector<CollisionProbe> probes{{m1, speed, r1, -1}};
+    if (g2 < w.numGrains) {
+        const double m2 = w.mass[g2], r2 = w.radius[g2];
+        probes[0] = {m1 * m2 / (m1 + m2), speed, r1 * r2 / (r1 + r2), -1};
+    }
+    for (std::size_t k = 0; k < w.numWalls(); ++k) {
+        const double mw = w.wallMobile[k] ? w.mass[w.numGrains + k] : kInfinity;
+        probes.push_back({std::isfinite(mw) ? m1 * mw / (m1 + mw) : m1, speed, r1, static_cast<int>(k)});
+    }
+    double tn = kInfinity, meff = m1;
+    for (const CollisionProbe& p : probes)
+        if (const double t = contactDuration(scene.md, p); t < tn || (!(t > tn) && p.meff < meff)) {
+            tn = t;
+            meff = p.meff;
+        }
     const double step = scene.simulation.dt / scene.md.substeps;
     const double limit = tn / static_cast<double>(scene.guard.contactSteps);
     if (!(step > limit)) return;

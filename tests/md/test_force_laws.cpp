@@ -491,6 +491,7 @@ TEST_SUITE("md") {
         CHECK(pclose(pipe) == 0);
         for (const char* name :
              {"md.normal=linear", "md.normal=hertz", "md.normal=hertz-damped", "md.normal=hkk", "md.normal=walton-braun",
+              "md.normal=luding", "md.normal=hertz-material",
               "md.tangential=coulomb", "md.tangential=viscous", "md.tangential=viscous-coulomb", "md.tangential=spring",
               "md.tangential=walton-braun", "md.tangential=saw-tooth", "md.tangential=kuhn", "md.tangential=pena",
               "md.tangential=none", "md.meff"}) {

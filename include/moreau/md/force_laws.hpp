@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <utility>
 
+#include "moreau/md/laws/hertz_material.hpp"
 #include "moreau/md/laws/kernel.hpp"
 #include "moreau/md/laws/kuhn.hpp"
+#include "moreau/md/laws/luding.hpp"
 #include "moreau/md/laws/mindlin.hpp"
 #include "moreau/md/laws/normal.hpp"
 #include "moreau/md/laws/pena.hpp"
@@ -107,16 +109,5 @@ inline RollingMoment rollingMoment(RollingLaw law) {
     detail::dispatchLaw<nullptr>(law, pick, std::make_index_sequence<kRollingLaws.size()>{});
     return kernel;
 }
-
-/// The time an MD step must resolve for a pair of effective mass `meff`
-/// meeting at relative speed `speed` (undamped, so an upper bound on what
-/// damping leaves): the normal law's contact duration — π √(m_eff/k_n) for
-/// the linear law and Walton–Braun's loading branch (eq. 4 without
-/// damping), 3.21 (m_eff/k̃)^{2/5} v^{-1/5} for the Hertz family (eq. 7),
-/// md.tn where (md.en, md.tn) set the law — and, for the laws with a
-/// tangential spring of stiffness md.kt, the period π √(2/7 m_eff/k_t) of a
-/// sphere's tangential oscillation, whichever is shorter. Infinity where
-/// nothing sets a scale (a Hertz law at speed 0).
-double contactDuration(const MdSettings& s, double meff, double speed);
 
 }  // namespace moreau

@@ -23,6 +23,8 @@ enum class NormalLaw {
     HertzDamped,        ///< eq. 8: k̃ ξ^{3/2} + γ_n ξ̇
     HertzKuwabaraKono,  ///< eq. 9: k̃ ξ^{3/2} + γ̃ ξ^{1/2} ξ̇
     WaltonBraun,        ///< eq. 10: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, k₂ = k₁ + s F_max
+    Luding,             ///< Luding (2008) eq. 3: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, −k_c ξ adhesive branch
+    HertzMaterial,      ///< Hertz from E and ν of each pair, 4/3 E* √R* ξ^{3/2}, with Tsuji's damping
 };
 
 /// Tangential force laws (force schemes §3, Kuhn et al., Peña et al.).
@@ -71,6 +73,14 @@ struct LawKey {
     double max = std::numeric_limits<double>::infinity();  ///< largest value allowed
 };
 
+/// The elastic constants of a material, for the laws that take them
+/// (hertz-material): the grains' from md.youngs_modulus and
+/// md.poisson_ratio, each wall's from its own keys.
+struct ElasticMaterial {
+    double youngsModulus = 0.0;  ///< E (Pa)
+    double poissonRatio = 0.0;   ///< ν
+};
+
 /// Derivative order of laws linear in the contact kinematics: any.
 inline constexpr int kAnyDerivative = 99;
 
@@ -103,6 +113,18 @@ struct ForceLawRow {
     /// It counts its own work per step (Kuhn's ΔW^t), which the force stage
     /// adds instead of the trapezoid of F · ΔU for the tangential part.
     bool ownWork = false;
+    // --- what the force stage and the guards ask of a normal law -----------
+    /// Its normal force may pull (LAMMPS GRANULAR's allow_cohesion): the
+    /// force stage then leaves md.clip_attractive aside for it.
+    bool cohesive = false;
+    /// It acts at a gap > 0 (LAMMPS GRANULAR's beyond_contact, JKR's neck).
+    /// No law of the table does: the force stage evaluates a contact only
+    /// while it overlaps and forgets its memory at separation, and refuses
+    /// at compile time a row that sets it (src/md/force_stage.cpp).
+    bool beyondContact = false;
+    /// md.en and md.tn may set its constants instead of md.kn and md.gamma_n
+    /// (eqs. 3-4, linearFromRestitution).
+    bool fromRestitution = false;
     /// The scene keys of its parameters beyond the common ones.
     std::span<const LawKey> keys = {};
 
@@ -134,12 +156,34 @@ struct ForceLaw {
     ForceLawRow row;
 };
 
+/// Keys shared by the laws from material constants (hertz-material,
+/// mindlin): declared once here, listed by each row that reads them.
+inline constexpr LawKey kPoissonRatioKey{
+    "md.poisson_ratio", 0.3,
+    "Poisson's ratio nu of the grains (hertz-material, mindlin; hertz-material's walls: wall.NAME.poisson_ratio, default this)", -1.0,
+    true, 0.5};
+
+inline constexpr LawKey kLudingKeys[] = {
+    {"md.k2_ratio", 5.0, "Luding: unloading stiffness over loading stiffness, k_2/k_1 (k_1 = md.kn)", 1.0},
+    {"md.kc_ratio", 1.0, "Luding: adhesive (tensile) stiffness over loading stiffness, k_c/k_1", 0.0},
+};
+
+inline constexpr LawKey kHertzMaterialKeys[] = {
+    {"md.youngs_modulus", 2.6e9,
+     "hertz-material: Young's modulus E of the grains (Pa; walls: wall.NAME.youngs_modulus, default this)", 0.0,
+     true},
+    kPoissonRatioKey,
+    {"md.tsuji_en", 0.9, "hertz-material: restitution coefficient e of Tsuji's damping (0 < e <= 1)", 0.0, true,
+     1.0},
+};
+
 /// The normal laws, in the order the key reference lists them.
-inline constexpr std::array<ForceLaw<NormalLaw>, 5> kNormalLaws{{
+inline constexpr std::array<ForceLaw<NormalLaw>, 7> kNormalLaws{{
     {NormalLaw::Linear,
      {.name = "linear",
       .summary = "linear spring-dashpot, force schemes eq. 2; md.kn, md.gamma_n, md.meff, or md.en and md.tn (eqs. 3-4)",
-      .timeDerivatives = kAnyDerivative, .positionJacobian = true, .fused = true, .lanes = true}},
+      .timeDerivatives = kAnyDerivative, .positionJacobian = true, .fused = true, .lanes = true,
+      .fromRestitution = true}},
     // The Hertz family and Walton–Braun give the first derivative, dF/dt =
     // (∂F/∂ξ) ξ̇ + (∂F/∂ξ̇) ξ̈; the second would need the curvature terms in ξ̇².
     {NormalLaw::Hertz,
@@ -155,13 +199,30 @@ inline constexpr std::array<ForceLaw<NormalLaw>, 5> kNormalLaws{{
      {.name = "walton-braun",
       .summary = "Walton-Braun, eq. 10, k2 = k1 + s F_max, xi_0 kept per contact; md.kn = k1, md.s",
       .extraSlots = 1, .timeDerivatives = 1, .positionJacobian = true}},
+    // Walton–Braun's linear hysteresis with an adhesive branch: the only
+    // law that pulls (cohesive), so it is kept from the fused pass, which
+    // clips or drops what pulls.
+    {NormalLaw::Luding,
+     {.name = "luding",
+      .summary = "Luding (2008) linear hysteretic adhesive law, eq. 3: k1 xi loading, k2 (xi - xi_0) unloading, "
+                 "-kc xi adhesive branch, xi_max kept per contact, plus gamma_n xi'; md.kn = k1, md.k2_ratio, "
+                 "md.kc_ratio, md.gamma_n",
+      .extraSlots = 1, .timeDerivatives = 1, .positionJacobian = true, .cohesive = true, .keys = kLudingKeys}},
+    // k and Tsuji's damping per pair, from the materials of its two bodies.
+    {NormalLaw::HertzMaterial,
+     {.name = "hertz-material",
+      .summary = "Hertz from material constants, 4/3 E* sqrt(R*) xi^1.5, E* of the pair's two materials, with "
+                 "Tsuji's damping alpha(e) sqrt(2 m_eff k_n) xi', k_n = 4/3 E* sqrt(R* xi) (LAMMPS granular "
+                 "hertz/material, damping tsuji); md.youngs_modulus, md.poisson_ratio, md.tsuji_en, "
+                 "wall.NAME.youngs_modulus, wall.NAME.poisson_ratio",
+      .timeDerivatives = 1, .positionJacobian = true, .keys = kHertzMaterialKeys}},
 }};
 
 /// The tangential laws, in the order the key reference lists them.
 inline constexpr LawKey kMindlinKeys[] = {
     {"md.shear_modulus", 1e9, "Hertz-Mindlin: shear modulus G of the grains and walls (Pa; G* = G/(2(2 - nu)))", 0.0,
      true},
-    {"md.poisson_ratio", 0.3, "Hertz-Mindlin: Poisson's ratio nu of the grains and walls", -1.0, true, 0.5},
+    kPoissonRatioKey,
 };
 
 inline constexpr std::array<ForceLaw<TangentialLaw>, 10> kTangentialLaws{{
@@ -259,17 +320,18 @@ inline constexpr auto kNormalLawNames = lawNameTable(kNormalLaws);
 inline constexpr auto kTangentialLawNames = lawNameTable(kTangentialLaws);
 inline constexpr auto kRollingLawNames = lawNameTable(kRollingLaws);
 
-/// Every key the laws declare, in table order (normal, tangential, rolling
-/// laws): MdSettings::lawValues holds their values in this order.
-inline constexpr std::size_t kLawKeyCount = [] {
+namespace detail {
+/// Every key the rows list, in table order (normal, tangential, rolling
+/// laws); a shared material constant appears once per row that lists it.
+inline constexpr std::size_t kListedKeyCount = [] {
     std::size_t n = 0;
     for (const auto& e : kNormalLaws) n += e.row.keys.size();
     for (const auto& e : kTangentialLaws) n += e.row.keys.size();
     for (const auto& e : kRollingLaws) n += e.row.keys.size();
     return n;
 }();
-inline constexpr std::array<LawKey, kLawKeyCount> kLawKeys = [] {
-    std::array<LawKey, kLawKeyCount> all{};
+inline constexpr std::array<LawKey, kListedKeyCount> kListedKeys = [] {
+    std::array<LawKey, kListedKeyCount> all{};
     std::size_t n = 0;
     for (const auto& e : kNormalLaws)
         for (const LawKey& k : e.row.keys) all[n++] = k;
@@ -277,6 +339,40 @@ inline constexpr std::array<LawKey, kLawKeyCount> kLawKeys = [] {
         for (const LawKey& k : e.row.keys) all[n++] = k;
     for (const auto& e : kRollingLaws)
         for (const LawKey& k : e.row.keys) all[n++] = k;
+    return all;
+}();
+/// Whether listed key i is the first of its name.
+constexpr bool firstOfItsName(std::size_t i) {
+    for (std::size_t j = 0; j < i; ++j)
+        if (kListedKeys[j].name == kListedKeys[i].name) return false;
+    return true;
+}
+/// Rows that list one key list the same declaration.
+constexpr bool sharedKeysAgree() {
+    for (std::size_t i = 0; i < kListedKeyCount; ++i)
+        for (std::size_t j = 0; j < i; ++j) {
+            const LawKey &a = kListedKeys[i], &b = kListedKeys[j];
+            if (a.name == b.name && (a.fallback != b.fallback || a.min != b.min || a.max != b.max ||
+                                     a.minExclusive != b.minExclusive || a.description != b.description))
+                return false;
+        }
+    return true;
+}
+static_assert(sharedKeysAgree(), "a key several laws list has one declaration");
+}  // namespace detail
+
+/// Every key the laws declare, in table order (normal, tangential, rolling
+/// laws), once each: MdSettings::lawValues holds their values in this order.
+inline constexpr std::size_t kLawKeyCount = [] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < detail::kListedKeyCount; ++i) n += detail::firstOfItsName(i) ? 1 : 0;
+    return n;
+}();
+inline constexpr std::array<LawKey, kLawKeyCount> kLawKeys = [] {
+    std::array<LawKey, kLawKeyCount> all{};
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < detail::kListedKeyCount; ++i)
+        if (detail::firstOfItsName(i)) all[n++] = detail::kListedKeys[i];
     return all;
 }();
 /// The index of a law key in kLawKeys (a compile error when none has that name).

@@ -126,6 +126,12 @@ struct MdSettings {
     /// The values of the keys the laws declare (LawKey, kLawKeys order);
     /// a kernel reads its own with lawValues[lawKeyIndex("md.NAME")].
     LawValues lawValues = kLawDefaults;
+    /// Young's modulus and Poisson's ratio of each wall, by wall index
+    /// (wall.NAME.youngs_modulus, wall.NAME.poisson_ratio): what the laws
+    /// from material constants (hertz-material) take for a grain–wall
+    /// contact. A wall beyond the list is of the grains' material
+    /// (md.youngs_modulus, md.poisson_ratio).
+    std::vector<ElasticMaterial> wallMaterials;
     double gammaT = 25.0;     ///< tangential damping γ_t (spring) or γ_s (viscous laws)
     EffectiveMass meff = EffectiveMass::None;
     /// Linear law from eqs. 3–4: when tn > 0, k_n and γ_n follow from (e_n,
@@ -139,6 +145,9 @@ struct MdSettings {
     bool kuhnProjection = true, kuhnTwirl = true;                         ///< Kuhn's refinement 4 (eqs. 22–23)
     PenaTranslation penaTranslation = PenaTranslation::Slip;
     bool clipAttractive = true;  ///< a normal force that would pull is set to zero
+    /// Whether the force stage sets a pulling normal force to zero:
+    /// md.clip_attractive, unless the normal law is cohesive (its row).
+    bool clipsAttraction() const { return clipAttractive && !lawRow(normal).cohesive; }
     /// MD steps per simulation step: MD resolves each collision (Δt ≪ t_n),
     /// CD does not need to, so one scene serves both with output on the same clock.
     int substeps = 1;

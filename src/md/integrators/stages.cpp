@@ -323,7 +323,7 @@ bool SchemeStages::contactsChange(const World& world, const std::vector<Contact>
         const double* memory = slots.stride > 0 ? slots.values.data() + (&k - contacts.data()) * slots.stride +
                                                       forces_->layout().normal
                                                 : nullptr;
-        const bool clipped = forces_->settings().clipAttractive && overlap > 0.0 && forces_->normalForcePulls(world, k, memory);
+        const bool clipped = forces_->settings().clipsAttraction() && overlap > 0.0 && forces_->normalForcePulls(world, k, memory);
         const ContactKey key = changes.key ? changes.key(k) : k.key;
         if (overlap > 0.0 && !clipped) signature += (key * 0x9e3779b97f4a7c15ULL) | 1u;
     }

@@ -25,6 +25,10 @@ struct ConstantsOf {
     R mu;        ///< dynamic (sliding) friction coefficient μ_d
     R muStatic;  ///< static friction coefficient μ_s ≥ μ_d
     R kScale;    ///< what multiplies the scene's stiffnesses: 1, or m_eff where md.meff = both
+    /// The values of the keys the laws declare (MdSettings::lawValues), for
+    /// a kernel that reads its own: set by the staged loop, null in the
+    /// fused pass (whose laws declare none).
+    const LawValues* lawValues = nullptr;
 };
 using Constants = ConstantsOf<double>;
 

@@ -63,6 +63,30 @@ struct ContactState {
     }
 };
 
+/// A collision the run guard sizes the MD step by (sim/guards.cpp): the
+/// pair's effective mass, the closing speed, its reduced radius R*, and the
+/// wall (index among the walls) for a grain–wall pair, −1 for two grains.
+/// Each law's kernel gives the time its contact needs resolved,
+/// `duration(settings, probe)` (md/laws/duration.hpp sums them up).
+struct CollisionProbe {
+    double meff = 0.0;
+    double speed = 0.0;
+    double reducedRadius = 0.0;
+    int wall = -1;
+};
+
+/// What multiplies the scene's stiffnesses for a pair of effective mass
+/// `meff` (md.meff = both: per unit m_eff).
+inline double stiffnessScale(const MdSettings& s, double meff) { return s.meff == EffectiveMass::Both ? meff : 1.0; }
+
+/// The period π √(2/7 m_eff/k_t) of a sphere's tangential oscillation on a
+/// spring of stiffness md.kt: the duration the tangential laws with that
+/// spring give the guard (infinity for k_t = 0).
+inline double tangentialSpringPeriod(const MdSettings& s, const CollisionProbe& p) {
+    if (!(s.kt > 0.0)) return std::numeric_limits<double>::infinity();
+    return M_PI * std::sqrt(2.0 / 7.0 * p.meff / (stiffnessScale(s, p.meff) * s.kt));
+}
+
 /// What a tangential (or rolling) kernel gives besides its force.
 struct LawOutput {
     double energy = 0.0;  ///< elastic energy stored in the law's springs

@@ -151,6 +151,8 @@ inline KuhnOutput kuhnStep(const KuhnInput& in, const KuhnSwitches& sw) {
 
 template <>
 struct TangentialKernel<TangentialLaw::Kuhn> {
+    /// The period of a sphere's tangential oscillation on k_t (the run guard's contact duration).
+    static double duration(const MdSettings& s, const CollisionProbe& p) { return tangentialSpringPeriod(s, p); }
     static Vec3 force(const ContactState& k, const Constants& c, double Fn, double* mem, bool& sliding,
                       LawOutput& out) {
         const MdSettings& s = k.settings;

@@ -3,13 +3,17 @@
 /// the force on b along +n from the overlap ξ and its rate ξ̇ = −V_n.
 /// Each kernel gives the force, the elastic energy it stores, its
 /// linearisation (∂F/∂ξ, ∂F/∂ξ̇: what the integrators use for da/dt, da/dr
-/// and implicit kicks) and its elastic stiffness (what the rolling law
-/// scales with). `mem` is the law's memory (model/law_table.hpp: only
-/// Walton–Braun keeps one slot, F_max). The forces of the laws the lane
-/// schedule takes are written for any number type (arithmetic.hpp; sqrt is
-/// found by argument-dependent lookup for a lane pack).
+/// and implicit kicks), its elastic stiffness (what the rolling law
+/// scales with) and the contact duration the run guard wants resolved
+/// (`duration(settings, probe)`: a template, so that this header needs
+/// neither MdSettings nor CollisionProbe, md/laws/kernel.hpp). `mem` is the
+/// law's memory (model/law_table.hpp: only Walton–Braun keeps one slot,
+/// F_max). The forces of the laws the lane schedule takes are written for
+/// any number type (arithmetic.hpp; sqrt is found by argument-dependent
+/// lookup for a lane pack).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "moreau/md/laws/arithmetic.hpp"
 
@@ -28,14 +32,31 @@ struct NormalKernel<NormalLaw::Linear> {
         kV = c.gn;
     }
     static double stiffness(const Constants& c, double, const double*) { return c.kn; }
+    /// π √(m_eff/k_n) (eq. 4 without damping), or md.tn where (md.en, md.tn) set the law.
+    template <class Settings, class Probe>
+    static double duration(const Settings& s, const Probe& p) {
+        return s.tn > 0.0 ? s.tn : M_PI * std::sqrt(p.meff / (stiffnessScale(s, p.meff) * s.kn));
+    }
 };
 
-/// The Hertz family's elastic part k̃ ξ^{3/2}, its energy 0.4 k̃ ξ^{5/2} and stiffness 1.5 k̃ ξ^{1/2}.
+/// The duration of an undamped Hertz collision k̃ ξ^{3/2} at closing speed
+/// v (eq. 7): 3.21 (m_eff/k̃)^{2/5} v^{−1/5}; infinity at v = 0 (nothing sets a scale).
+inline double hertzDuration(double meff, double kTilde, double speed) {
+    if (!(speed > 0.0)) return std::numeric_limits<double>::infinity();
+    return 3.21 * std::pow(meff / kTilde, 0.4) * std::pow(speed, -0.2);
+}
+
+/// The Hertz family's elastic part k̃ ξ^{3/2}, its energy 0.4 k̃ ξ^{5/2},
+/// stiffness 1.5 k̃ ξ^{1/2} and contact duration (eq. 7, undamped).
 struct HertzElastic {
     static double energy(const Constants& c, double xi, double, const double*) {
         return 0.4 * c.kn * xi * xi * std::sqrt(xi);
     }
     static double stiffness(const Constants& c, double xi, const double*) { return 1.5 * c.kn * std::sqrt(xi); }
+    template <class Settings, class Probe>
+    static double duration(const Settings& s, const Probe& p) {
+        return hertzDuration(p.meff, stiffnessScale(s, p.meff) * s.kn, p.speed);
+    }
 };
 
 /// Eq. 6: k̃ ξ^{3/2}.
@@ -119,6 +140,11 @@ struct NormalKernel<NormalLaw::WaltonBraun> {
         double kU, kV;
         rates(c, xi, 0.0, mem, kU, kV);
         return kU;
+    }
+    /// The loading branch's π √(m_eff/k₁) (eq. 4 without damping).
+    template <class Settings, class Probe>
+    static double duration(const Settings& s, const Probe& p) {
+        return M_PI * std::sqrt(p.meff / (stiffnessScale(s, p.meff) * s.kn));
     }
 };
 

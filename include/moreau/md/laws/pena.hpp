@@ -32,6 +32,8 @@ inline Vec3 penaIncrement(const Vec3& dR, const Quat& qaOld, const Quat& qaNew, 
 
 template <>
 struct TangentialKernel<TangentialLaw::Pena> {
+    /// The period of a sphere's tangential oscillation on k_t (the run guard's contact duration).
+    static double duration(const MdSettings& s, const CollisionProbe& p) { return tangentialSpringPeriod(s, p); }
     static Vec3 force(const ContactState& k, const Constants& c, double Fn, double* mem, bool& sliding,
                       LawOutput& out) {
         const World& world = k.world;

@@ -8,6 +8,12 @@ namespace moreau {
 
 template <>
 struct TangentialKernel<TangentialLaw::Spring> {
+    /// The period of a sphere's tangential oscillation on the spring (the
+    /// run guard's contact duration, kernel.hpp); a template, as normal.hpp's.
+    template <class Settings, class Probe>
+    static double duration(const Settings& s, const Probe& p) {
+        return tangentialSpringPeriod(s, p);
+    }
     /// The force on b; `spring` in: the committed ζ, out: the new one.
     template <class V, class R, class M>
     [[gnu::always_inline]] static V apply(const ConstantsOf<R>& c, const V& n, const V& Vt, R, R Fn,

@@ -65,6 +65,8 @@ inline Vec3 mindlinStep(const Vec3& T, const Vec3& dxi, double k0, double mu, do
 
 template <>
 struct TangentialKernel<TangentialLaw::WaltonBraun> {
+    /// The period of a sphere's tangential oscillation on k_s⁰ (the run guard's contact duration).
+    static double duration(const MdSettings& s, const CollisionProbe& p) { return tangentialSpringPeriod(s, p); }
     static Vec3 force(const ContactState& k, const Constants& c, double Fn, double* mem, bool& sliding,
                       LawOutput& out) {
         const Vec3& n = k.n;

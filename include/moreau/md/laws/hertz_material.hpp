@@ -1,0 +1,79 @@
+#pragma once
+/// Hertz from material constants with Tsuji's damping, per pair:
+///   F = 4/3 E* √R* ξ^{3/2} + η_n ξ̇,   η_n = α(e) √(2 m_eff k_n),  k_n = 4/3 E* a,  a = √(R* ξ),
+/// with 1/E* = (1 − ν_a²)/E_a + (1 − ν_b²)/E_b over the pair's two
+/// materials (Johnson, Contact Mechanics, 1985, §4.2: the
+/// grains' md.youngs_modulus and md.poisson_ratio; a wall's
+/// wall.NAME.youngs_modulus and wall.NAME.poisson_ratio), R* = r_a r_b/(r_a +
+/// r_b) (r_a against a wall) and m_eff of the pair (a fixed wall counts as
+/// infinitely heavy). So grain–grain and grain–wall contacts both follow
+/// Hertz with their own k̃ = 4/3 E* √R*, which one md.kn per run cannot give.
+///
+/// Damping: Tsuji, Tanaka & Ishida, Powder Technology 71 (1992) 239–250,
+/// η = α √(m k) ξ^{1/4}, with e independent of the impact speed. α(e) is the
+/// polynomial fit LAMMPS's pair granular "damping tsuji" uses,
+///   α = 1.2728 − 4.2783 e + 11.087 e² − 22.348 e³ + 27.467 e⁴ − 18.022 e⁵ + 4.8218 e⁶,
+/// which fits the exact restitution of this law (the dimensionless
+/// ẍ = −x^{3/2} − α √2 x^{1/4} ẋ, solved numerically) to 1.2e-3 in e for
+/// 0.1 ≤ e ≤ 0.99 with the mass 2 m_eff (Tsuji's particle mass of an equal
+/// pair) under the root. LAMMPS puts m_eff there, so its collisions come
+/// out more elastic than the e it is given (0.616 for e = 0.5, 0.853 for
+/// 0.8); tools/compare/lammps/hertz_material.py maps one onto the other.
+/// md.meff does not apply: the constants are physical. No memory.
+#include <cmath>
+
+#include "moreau/md/laws/kernel.hpp"
+#include "moreau/md/laws/normal.hpp"
+
+namespace moreau {
+
+/// The grains' material (md.youngs_modulus, md.poisson_ratio).
+inline ElasticMaterial grainMaterial(const MdSettings& s) {
+    return {s.lawValues[lawKeyIndex("md.youngs_modulus")], s.lawValues[lawKeyIndex("md.poisson_ratio")]};
+}
+/// Wall k's material (wall.NAME.*; the grains' where the scene gives none).
+inline ElasticMaterial wallMaterial(const MdSettings& s, std::size_t k) {
+    return k < s.wallMaterials.size() ? s.wallMaterials[k] : grainMaterial(s);
+}
+/// E* of two materials (Johnson §4.2).
+inline double effectiveModulus(const ElasticMaterial& a, const ElasticMaterial& b) {
+    return 1.0 / ((1.0 - a.poissonRatio * a.poissonRatio) / a.youngsModulus +
+                  (1.0 - b.poissonRatio * b.poissonRatio) / b.youngsModulus);
+}
+/// Tsuji's α for the restitution e (LAMMPS's fit, above).
+inline double tsujiAlpha(double e) {
+    return 1.2728 + e * (-4.2783 + e * (11.087 + e * (-22.348 + e * (27.467 + e * (-18.022 + e * 4.8218)))));
+}
+
+template <>
+struct NormalKernel<NormalLaw::HertzMaterial> : HertzElastic {
+    /// The pair's k̃ = 4/3 E* √R* into c.kn and Tsuji's α √(2 m_eff k̃)
+    /// into c.gn (what multiplies ξ^{1/4} ξ̇), from the two bodies.
+    static void pairConstants(Constants& c, const MdSettings& s, const World& world, std::size_t ia, std::size_t ib) {
+        const bool wall = world.isWall(static_cast<BodyId>(ib));
+        const ElasticMaterial grain = grainMaterial(s);
+        const double eStar = effectiveModulus(grain, wall ? wallMaterial(s, ib - world.numGrains) : grain);
+        const double ra = world.radius[ia], rb = world.radius[ib];
+        const double rStar = wall ? ra : ra * rb / (ra + rb);
+        const double inverseMass = 1.0 / world.mass[ia] + (world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0);
+        c.kn = 4.0 / 3.0 * eStar * std::sqrt(rStar);
+        c.gn = tsujiAlpha(s.lawValues[lawKeyIndex("md.tsuji_en")]) * std::sqrt(2.0 * c.kn / inverseMass);
+    }
+    static double force(const Constants& c, double xi, double xiDot, double*) {
+        const double r = std::sqrt(xi);
+        return c.kn * xi * r + c.gn * std::sqrt(r) * xiDot;
+    }
+    static void rates(const Constants& c, double xi, double xiDot, const double*, double& kU, double& kV) {
+        const double q = std::sqrt(std::sqrt(xi));
+        kU = 1.5 * c.kn * q * q + (q > 0.0 ? 0.25 * c.gn * xiDot / (q * q * q) : 0.0);  // ∝ ξ^{-3/4}: singular at first touch
+        kV = c.gn * q;
+    }
+    /// The undamped Hertz duration (eq. 7) with the probe's k̃ = 4/3 E* √R*.
+    static double duration(const MdSettings& s, const CollisionProbe& p) {
+        const ElasticMaterial grain = grainMaterial(s);
+        const ElasticMaterial other = p.wall >= 0 ? wallMaterial(s, static_cast<std::size_t>(p.wall)) : grain;
+        return hertzDuration(p.meff, 4.0 / 3.0 * effectiveModulus(grain, other) * std::sqrt(p.reducedRadius), p.speed);
+    }
+};
+
+}  // namespace moreau
