@@ -107,7 +107,7 @@ TEST_SUITE("md") {
         CHECK(wallMaterial(s, 0).poissonRatio == kNu);
     }
 
-    TEST_CASE("hertz-material: nearly elastic, the Hertz overlap and duration; damped, Tsuji's e at every speed") {
+    TEST_CASE("hertz-material: nearly elastic, the Hertz overlap and duration, and damped, Tsuji's e at every speed") {
         const double meffPair = kMass * 2.0 / 3.0;  // masses 1 and 2
         for (double v : {0.1, 1.0, 10.0}) {
             CAPTURE(v);
