@@ -23,7 +23,7 @@ enum class NormalLaw {
     HertzDamped,        ///< eq. 8: k̃ ξ^{3/2} + γ_n ξ̇
     HertzKuwabaraKono,  ///< eq. 9: k̃ ξ^{3/2} + γ̃ ξ^{1/2} ξ̇
     WaltonBraun,        ///< eq. 10: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, k₂ = k₁ + s F_max
-    Luding,             ///< Luding (2008) eq. 3: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, −k_c ξ adhesive branch
+    Luding,             ///< Luding (2008), f^hys: k₁ ξ loading, k₂ (ξ − ξ₀) unloading, −k_c ξ adhesive branch
     HertzMaterial,      ///< Hertz from E and ν of each pair, 4/3 E* √R* ξ^{3/2}, with Tsuji's damping
 };
 
@@ -204,7 +204,7 @@ inline constexpr std::array<ForceLaw<NormalLaw>, 7> kNormalLaws{{
     // clips or drops what pulls.
     {NormalLaw::Luding,
      {.name = "luding",
-      .summary = "Luding (2008) linear hysteretic adhesive law, eq. 3: k1 xi loading, k2 (xi - xi_0) unloading, "
+      .summary = "Luding (2008) linear hysteretic adhesive law: k1 xi loading, k2 (xi - xi_0) unloading, "
                  "-kc xi adhesive branch, xi_max kept per contact, plus gamma_n xi'; md.kn = k1, md.k2_ratio, "
                  "md.kc_ratio, md.gamma_n",
       .extraSlots = 1, .timeDerivatives = 1, .positionJacobian = true, .cohesive = true, .keys = kLudingKeys}},

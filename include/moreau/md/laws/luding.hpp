@@ -1,8 +1,8 @@
 #pragma once
 /// Luding's linear hysteretic adhesive normal law: S. Luding, "Cohesive,
 /// frictional powders: contact models for tension", Granular Matter 10
-/// (2008) 235–246, §2.2, the hysteretic force f^hys (his eq. 3) plus his
-/// viscous term γ₀ v_n:
+/// (2008) 235–246: the hysteretic adhesive force f^hys plus the viscous
+/// term γ₀ v_n:
 ///   k₁ ξ            while k₂ (ξ − ξ₀) ≥ k₁ ξ          (loading),
 ///   k₂ (ξ − ξ₀)     while k₁ ξ > k₂ (ξ − ξ₀) > −k_c ξ   (unloading, reloading),
 ///   −k_c ξ          while −k_c ξ ≥ k₂ (ξ − ξ₀)          (adhesive branch),
