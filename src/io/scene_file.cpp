@@ -21,6 +21,7 @@
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "scene_schema.hpp"
+#include "scene_controls.hpp"
 #include "world_builder.hpp"
 
 namespace moreau {
