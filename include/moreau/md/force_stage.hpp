@@ -14,8 +14,16 @@
 /// forces to the contact store. The integrators (src/md/integrators/) call it
 /// and never loop over contacts themselves. The law pair is chosen once per
 /// evaluation and the contact loop is compiled for it (no branch on the law
-/// per contact). The fused pipeline (md/pair_engine.hpp) is a second
-/// schedule of the same laws for the pairs it admits.
+/// per contact).
+///
+/// Two schedules run the laws: evaluate() over the contact list that
+/// detect and match made (every law, every integrator), and
+/// evaluatePairs() over a persistent pair list with each pair's memory in
+/// place (md/pair_list.hpp: the laws whose memory is at most a spring,
+/// with the central-difference scheme; MdPairEngine runs it), which does the
+/// narrow phase, the laws and the per-body sums in one pass and sends the
+/// touching grain–grain pairs through a lane kernel. Both leave the per-body
+/// sums in force() and torque(), in key order: the same bits.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -23,8 +31,16 @@
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/md/md_solver.hpp"
+#include "moreau/md/pair_list.hpp"
 
 namespace moreau {
+
+namespace md_block {
+struct BlockContext;
+struct BlockResult;
+struct DriftContext;
+struct DriftResult;
+}  // namespace md_block
 
 class MdForceStage {
 public:
@@ -67,6 +83,30 @@ public:
     /// which md.clip_attractive sets to zero.
     bool normalForcePulls(const World& world, const Contact& k, const double* memory) const;
 
+    /// The pair schedule: the laws over `list` (updated for the world's
+    /// positions) at the world's state, each pair's memory advanced over
+    /// ctx.dt in place, the per-body sums (glued grains' forces on their
+    /// walls) in force() and torque(). Throws DivergenceError naming the
+    /// first body whose sum is not finite. With trackWork, the step's work
+    /// delivered to the pairs adds to workIn().
+    void evaluatePairs(const World& world, MdPairList& list, const StepContext& ctx, double margin, bool trackWork);
+    /// The lane kernel of evaluatePairs for the touching grain–grain pairs
+    /// (src/md/pair_block.hpp), with the scalar pass's bits. `maxLanes`
+    /// caps its width: 8 (AVX-512), 4 (AVX2), 2 (SSE2), 0 (scalar pass
+    /// only); −1 (md.simd = auto): AVX-512 where the CPU has it, else none.
+    void setPairLanes(int maxLanes);
+    /// Lanes of the kernel chosen (0: none) and its ISA ("none" when none).
+    int pairLanes() const { return blockLanes_; }
+    const char* pairIsa() const { return blockIsa_; }
+    /// The kick–drift kernel of the same width (null: none).
+    md_block::DriftResult (*driftKernel() const)(const md_block::DriftContext&, std::size_t) { return driftKernel_; }
+    /// The kick–drift read and zeroed force() and torque(): evaluatePairs
+    /// need not clear them.
+    void sumsCleared() { sumsClear_ = true; }
+    /// Each pair of `list` touching at the last evaluation: its key, the
+    /// laws' elastic energy and its overlap, in key order.
+    std::vector<PairDiagnostic> pairDiagnostics(const MdPairList& list) const;
+
     const MdSettings& settings() const { return settings_; }
     MdSettings& settings() { return settings_; }
     const LawSlots& layout() const { return layout_; }
@@ -74,6 +114,7 @@ public:
     std::vector<double>& memory() { return next_; }
     /// Per body, after gather().
     std::vector<Vec3>& force() { return force_; }
+    const std::vector<Vec3>& force() const { return force_; }
     std::vector<Vec3>& torque() { return torque_; }
     /// Per contact: the force on b of the last evaluation.
     const std::vector<Vec3>& contactForces() const { return contactForce_; }
@@ -89,6 +130,10 @@ private:
     template <NormalLaw N, TangentialLaw T>
     void forceLoop(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
                    const StageIncrements* stage);
+    /// evaluatePairs' pass for the law pair; `split`: over the list's
+    /// ranges, one per thread. Returns whether every per-body sum is finite.
+    template <NormalLaw N, TangentialLaw T>
+    bool pairLoop(const World& world, MdPairList& list, double dt, double margin, bool split, bool trackWork);
     template <NormalLaw N, TangentialLaw T>
     void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                              const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
@@ -111,6 +156,13 @@ private:
     MdSolver::TangentialWork lawWork_;
     std::function<void(std::vector<Vec6>&)> ghosts_;
     mutable std::vector<Vec6> syncU_, syncV_;  ///< forceDerivative's inputs with the ghosts' entries synced
+    // The pair schedule's lane kernels (setPairLanes).
+    void (*blockKernel_)(const md_block::BlockContext&, std::size_t, std::size_t, md_block::BlockResult*) = nullptr;
+    md_block::DriftResult (*driftKernel_)(const md_block::DriftContext&, std::size_t) = nullptr;
+    int blockLanes_ = 0;
+    int blockPairs_ = 0;  ///< pairs per kernel block (lanes × interleave)
+    const char* blockIsa_ = "none";
+    bool sumsClear_ = false;  ///< force_ and torque_ are all zero (cleared by the last kick–drift)
 };
 
 }  // namespace moreau
