@@ -78,10 +78,17 @@ inline Constants contactConstants(const MdSettings& s, const World& world, BodyI
     return contactConstants(s, inverseMass(world, ia), inverseMass(world, ib),
                             world.isWall(b) ? world.wall(b).mu : world.muGrain);
 }
+/// Once per run: what the normal law's kernel derives from the settings
+/// alone (its runConstants, where it declares one) into s.normalRunConstants.
+inline void prepareRunConstants(MdSettings& s) {
+    withNormalLaw(s.normal, [&]<NormalLaw N>() {
+        if constexpr (requires { NormalKernel<N>::runConstants(s); }) s.normalRunConstants = NormalKernel<N>::runConstants(s);
+    });
+}
 /// The constants of contact (a, b) under the normal law N: those above,
 /// the law values for the kernels that read their own keys, and the
 /// normal law's per-pair constants where its kernel computes them from the
-/// pair (hertz-material: k̃ and Tsuji's η from E*, R*, m_eff).
+/// pair and the run's constants (hertz-material: k̃ and Tsuji's η from E*, R*, m_eff).
 template <NormalLaw N>
 inline Constants contactConstants(const MdSettings& s, const World& world, BodyId a, BodyId b) {
     Constants c = contactConstants(s, world, a, b);

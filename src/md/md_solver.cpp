@@ -13,6 +13,7 @@
 namespace moreau {
 
 MdSolver::MdSolver(const MdSettings& settings) : settings_(settings) {
+    md_kernels::prepareRunConstants(settings_);
     integrator_ = makeIntegrator(settings_.integrator);
     centralDifference_ = integrator_->centralDifference();
     // Multi-stage schemes evaluate the laws that keep memory beyond a

@@ -132,6 +132,10 @@ struct MdSettings {
     /// contact. A wall beyond the list is of the grains' material
     /// (md.youngs_modulus, md.poisson_ratio).
     std::vector<ElasticMaterial> wallMaterials;
+    /// What the normal law's kernel derives from the settings alone, once
+    /// per run (its runConstants: hertz-material's α and E*), set by the MD
+    /// solver when it starts; empty for the laws that derive nothing.
+    std::vector<double> normalRunConstants;
     double gammaT = 25.0;     ///< tangential damping γ_t (spring) or γ_s (viscous laws)
     EffectiveMass meff = EffectiveMass::None;
     /// Linear law from eqs. 3–4: when tn > 0, k_n and γ_n follow from (e_n,

@@ -21,6 +21,7 @@
 /// 0.8); tools/compare/lammps/hertz_material.py maps one onto the other.
 /// md.meff does not apply: the constants are physical. No memory.
 #include <cmath>
+#include <vector>
 
 #include "moreau/md/laws/kernel.hpp"
 #include "moreau/md/laws/normal.hpp"
@@ -44,20 +45,34 @@ inline double effectiveModulus(const ElasticMaterial& a, const ElasticMaterial& 
 inline double tsujiAlpha(double e) {
     return 1.2728 + e * (-4.2783 + e * (11.087 + e * (-22.348 + e * (27.467 + e * (-18.022 + e * 4.8218)))));
 }
+/// k̃/√R* = 4/3 E* of a grain against a grain (wall < 0) or against wall `wall`.
+inline double hertzMaterialFactor(const MdSettings& s, long wall) {
+    const ElasticMaterial grain = grainMaterial(s);
+    return 4.0 / 3.0 * effectiveModulus(grain, wall >= 0 ? wallMaterial(s, static_cast<std::size_t>(wall)) : grain);
+}
 
 template <>
 struct NormalKernel<NormalLaw::HertzMaterial> : HertzElastic {
+    /// Once per run (MdSettings::normalRunConstants, as LAMMPS mixes its
+    /// coefficients per pair of types once): Tsuji's α(e), then 4/3 E* of a
+    /// grain against a grain and against each listed wall.
+    static std::vector<double> runConstants(const MdSettings& s) {
+        std::vector<double> run{tsujiAlpha(s.lawValues[lawKeyIndex("md.tsuji_en")]), hertzMaterialFactor(s, -1)};
+        for (long k = 0; k < static_cast<long>(s.wallMaterials.size()); ++k) run.push_back(hertzMaterialFactor(s, k));
+        return run;
+    }
     /// The pair's k̃ = 4/3 E* √R* into c.kn and Tsuji's α √(2 m_eff k̃)
-    /// into c.gn (what multiplies ξ^{1/4} ξ̇), from the two bodies.
+    /// into c.gn (what multiplies ξ^{1/4} ξ̇), from the run's constants and
+    /// the two bodies.
     static void pairConstants(Constants& c, const MdSettings& s, const World& world, std::size_t ia, std::size_t ib) {
+        const std::vector<double>& run = s.normalRunConstants;
         const bool wall = world.isWall(static_cast<BodyId>(ib));
-        const ElasticMaterial grain = grainMaterial(s);
-        const double eStar = effectiveModulus(grain, wall ? wallMaterial(s, ib - world.numGrains) : grain);
+        const std::size_t material = wall ? 2 + (ib - world.numGrains) : 1;  // a wall beyond the list: the grains'
         const double ra = world.radius[ia], rb = world.radius[ib];
         const double rStar = wall ? ra : ra * rb / (ra + rb);
         const double inverseMass = 1.0 / world.mass[ia] + (world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0);
-        c.kn = 4.0 / 3.0 * eStar * std::sqrt(rStar);
-        c.gn = tsujiAlpha(s.lawValues[lawKeyIndex("md.tsuji_en")]) * std::sqrt(2.0 * c.kn / inverseMass);
+        c.kn = run[material < run.size() ? material : 1] * std::sqrt(rStar);
+        c.gn = run[0] * std::sqrt(2.0 * c.kn / inverseMass);
     }
     static double force(const Constants& c, double xi, double xiDot, double*) {
         const double r = std::sqrt(xi);
@@ -70,9 +85,7 @@ struct NormalKernel<NormalLaw::HertzMaterial> : HertzElastic {
     }
     /// The undamped Hertz duration (eq. 7) with the probe's k̃ = 4/3 E* √R*.
     static double duration(const MdSettings& s, const CollisionProbe& p) {
-        const ElasticMaterial grain = grainMaterial(s);
-        const ElasticMaterial other = p.wall >= 0 ? wallMaterial(s, static_cast<std::size_t>(p.wall)) : grain;
-        return hertzDuration(p.meff, 4.0 / 3.0 * effectiveModulus(grain, other) * std::sqrt(p.reducedRadius), p.speed);
+        return hertzDuration(p.meff, hertzMaterialFactor(s, p.wall) * std::sqrt(p.reducedRadius), p.speed);
     }
 };
 
