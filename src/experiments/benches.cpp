@@ -538,7 +538,7 @@ void reportSplitWaits(nlohmann::json& results, std::vector<double> waits, double
 
 }  // namespace
 
-/// The MD bench's state: a Simulation (the fused pair engine, or the
+/// The MD bench's state: a Simulation (the fused pair schedule, or the
 /// staged pipeline); a copy of it is an independent bench.
 struct MdBenchRun {
     Simulation sim;
@@ -549,9 +549,9 @@ struct MdBenchRun {
     void advance(long steps) {
         for (long s = 0; s < steps; ++s) {
             sim.advance();
-            const MdPairEngine* engine = sim.pairEngine();
-            if (!engine || !splitWaits) continue;
-            const std::vector<double>& r = engine->lastRangeSeconds();
+            const MdPairList* pairs = sim.md().pairList();
+            if (!pairs || !splitWaits) continue;
+            const std::vector<double>& r = pairs->split.lastRangeSeconds;
             if (!r.empty())
                 splitWaits->push_back(*std::max_element(r.begin(), r.end()) -
                                       std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size()));
@@ -614,7 +614,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     run.advance(sceneInteger(scene, "bench.warmup"));
     std::vector<MdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
     const World& world = run.sim.world();
-    const MdPairEngine* engine = run.sim.pairEngine();
+    const MdPairList* pairs = run.sim.md().pairList();
     auto timed = [](MdBenchRun& r, long n) {
         const auto t0 = std::chrono::steady_clock::now();
         r.advance(n);
@@ -641,11 +641,11 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"steps", steps},
         {"seconds", alt.seconds[1]},
         {"particle_steps_per_second", alt.done[1] / alt.seconds[1]},
-        {"pipeline", engine ? "fused" : "staged"},
-        {"simd", engine ? engine->blockIsa(world) : "none"},
-        {"list_builds", engine ? engine->builds() : run.sim.detector().builds()},
-        {"inner_list_builds", engine ? engine->innerBuilds() : 0},
-        {"list_pairs_per_particle", static_cast<double>(engine ? engine->pairs() : run.sim.detector().listPairs()) / n},
+        {"pipeline", pairs ? "fused" : "staged"},
+        {"simd", pairs ? run.sim.md().pairIsa(world) : "none"},
+        {"list_builds", pairs ? pairs->builds() : run.sim.detector().builds()},
+        {"inner_list_builds", pairs ? pairs->innerBuilds() : 0},
+        {"list_pairs_per_particle", static_cast<double>(pairs ? pairs->size() : run.sim.detector().listPairs()) / n},
         {"contacts_per_particle", static_cast<double>(touching) / n},
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},

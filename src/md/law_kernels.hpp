@@ -1,8 +1,8 @@
 #pragma once
 /// What MD's two schedules of the force stage share besides the law
 /// kernels (md/laws/): the staged loop of MdForceStage (every law, every
-/// integrator, force_stage.cpp) and the fused pair loop of MdPairEngine
-/// (md/pair_engine.hpp) — the contact constants, the per-body sums, the
+/// integrator, force_stage.cpp) and the pair schedule (pair_schedule.cpp)
+/// (src/md/pair_schedule.cpp) — the contact constants, the per-body sums, the
 /// finiteness checks and the leapfrog kick and drift (integrators/verlet.cpp).
 /// Internal to src/md.
 #include <algorithm>

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "moreau/core/bytes.hpp"
+#include "moreau/core/error.hpp"
 #include "moreau/md/force_stage.hpp"
 #include "integrators/stages.hpp"
 #include "law_kernels.hpp"
@@ -32,13 +33,69 @@ MdSolver::MdSolver(const MdSolver& other)
       forces_(std::make_unique<MdForceStage>(*other.forces_)),
       stages_(std::make_unique<SchemeStages>(*other.stages_, *forces_)),
       integrator_(makeIntegrator(settings_.integrator)),
-      centralDifference_(other.centralDifference_) {}
+      centralDifference_(other.centralDifference_),
+      pairs_(other.pairs_),
+      margin_(other.margin_),
+      trackWork_(other.trackWork_),
+      diagnostics_(other.diagnostics_),
+      diagnosticsDone_(other.diagnosticsDone_) {}
 MdSolver& MdSolver::operator=(const MdSolver& other) {
     if (this != &other) *this = MdSolver(other);
     return *this;
 }
 MdSolver::MdSolver(MdSolver&&) noexcept = default;
 MdSolver& MdSolver::operator=(MdSolver&&) noexcept = default;
+
+bool MdSolver::pairListAdmits(const MdSettings& s, std::string* why) {
+    auto no = [&](const std::string& reason) {
+        if (why) *why = reason;
+        return false;
+    };
+    if (s.integrator != Integrator::CD) return no("md.integrator is not cd");
+    const auto notFused = [&](const char* key, std::string_view law) {
+        return no(std::string(key) + " = " + std::string(law) + " is not among the fused pass's laws");
+    };
+    if (!lawRow(s.normal).fused) return notFused("md.normal", lawRow(s.normal).name);
+    if (!lawRow(s.tangential).fused) return notFused("md.tangential", lawRow(s.tangential).name);
+    if (s.muStaticRatio != 1.0) return no("md.mu_static_ratio != 1 keeps a sliding flag per contact");
+    if (!lawRow(s.rolling).fused) return no("md.rolling keeps a rolling spring per contact");
+    return true;
+}
+
+void MdSolver::usePairList(double skin, double innerSkin, double margin) {
+    std::string why;
+    if (!pairListAdmits(settings_, &why)) throw InputError("md.pipeline = fused: " + why + "; use md.pipeline = staged");
+    pairs_.emplace(lawRow(settings_.tangential).spring, skin, innerSkin);
+    margin_ = margin;
+    forces_->setPairLanes(settings_.simdLanes);
+}
+
+void MdSolver::restorePairMemory(const ContactStore& store, const std::string& origin) {
+    pairs_->restoreMemory(store, origin);
+    diagnostics_ = PairDiagnostics{};
+    diagnosticsDone_ = true;
+}
+
+void MdSolver::setPairLanes(int maxLanes) { forces_->setPairLanes(maxLanes); }
+int MdSolver::pairLanes() const { return forces_->pairLanes(); }
+const char* MdSolver::pairIsa(const World& world) const { return world.anyPeriodic() ? "none" : forces_->pairIsa(); }
+
+void MdSolver::trackWork(bool on) {
+    if (!pairs_) return;  // the contact list schedule always sums it
+    trackWork_ = on;
+    forces_->setWorkIn(0.0);
+}
+
+std::vector<PairDiagnostic> MdSolver::pairDiagnostics() const {
+    return pairs_ ? forces_->pairDiagnostics(*pairs_) : std::vector<PairDiagnostic>{};
+}
+
+const PairDiagnostics& MdSolver::diagnostics() const {
+    if (diagnosticsDone_) return diagnostics_;
+    diagnostics_ = sumPairDiagnostics(pairDiagnostics());
+    diagnosticsDone_ = true;
+    return diagnostics_;
+}
 
 void MdSolver::step(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
     forces(world, contacts, slots, ctx);
@@ -47,6 +104,12 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, ContactSlots& 
 
 void MdSolver::forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots,
                       const StepContext& ctx) {
+    if (pairs_) {  // the pair schedule: the list brought up to date, then the laws over it
+        pairs_->update(world, margin_);
+        forces_->evaluatePairs(world, *pairs_, ctx, margin_, trackWork_);
+        diagnosticsDone_ = false;
+        return;
+    }
     if (!centralDifference_) return;  // the scheme evaluates its own stages (integrate)
     checkSlots(contacts, slots);
     forces_->evaluate(world, contacts, slots.values.data(), ctx.dt);
@@ -56,6 +119,13 @@ void MdSolver::forces(const World& world, std::vector<Contact>& contacts, Contac
 }
 
 void MdSolver::integrate(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx) {
+    if (pairs_) {  // the kick–drift reads the sums, clears them and tests the list's travel
+        pairs_->setMoved(md_kernels::advanceLeapfrog(world, forces_->force(), forces_->torque(), ctx.dt, &pairs_->builtAt(),
+                                                     pairs_->travelLimit2(), forces_->driftKernel(), forces_->pairLanes(),
+                                                     true));
+        forces_->sumsCleared();
+        return;
+    }
     if (centralDifference_) {
         md_kernels::advanceLeapfrog(world, forces_->force(), forces_->torque(), ctx.dt);
         return;
@@ -67,8 +137,10 @@ void MdSolver::integrate(World& world, std::vector<Contact>& contacts, ContactSl
 void MdSolver::overrideContactForce(std::size_t i, const Vec3& f) { forces_->force()[i] = f; }
 const Vec3& MdSolver::contactForce(std::size_t i) const { return forces_->force()[i]; }
 const LawSlots& MdSolver::slotLayout() const { return forces_->layout(); }
-double MdSolver::elasticEnergy() const { return forces_->elastic(); }
-double MdSolver::contactWork() const { return forces_->workIn(); }
+double MdSolver::elasticEnergy() const { return pairs_ ? diagnostics().elastic : forces_->elastic(); }
+double MdSolver::contactWork() const {
+    return pairs_ && !trackWork_ ? std::numeric_limits<double>::quiet_NaN() : forces_->workIn();
+}
 const MdSolver::TangentialWork& MdSolver::kuhnWork() const { return forces_->lawWork(); }
 
 void MdSolver::setKuhnSwitches(bool onset, bool slipOnset, bool slipRotation, bool projection, bool twirl) {

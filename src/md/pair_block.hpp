@@ -1,5 +1,5 @@
 #pragma once
-/// Lane-parallel contact kernel of the fused MD pass (MdPairEngine): the
+/// Lane-parallel contact kernel of the fused MD pass (MdForceStage::evaluatePairs): the
 /// touching grain–grain path of L consecutive pairs of the list at once,
 /// in the vector width of the CPU (L = 2 with SSE2, 4 with AVX2, 8 with
 /// AVX-512). The laws are the laws' own arithmetic (md/laws/arithmetic.hpp,
@@ -47,7 +47,7 @@ struct BlockContext {
     double kn, gn, kt, gt, mu;
     bool scaleK, scaleG;  ///< the effective-mass convention: k's and γ's times m_eff
     bool clip;            ///< clip attractive normal forces
-    bool work;            ///< compute BlockResult::work (MdPairEngine::trackWork)
+    bool work;            ///< compute BlockResult::work (MdSolver::trackWork)
     double dt;
 };
 

@@ -1,7 +1,7 @@
 // MD's pair schedule: the force stage's laws run over a persistent pair
 // list (md/pair_list.hpp) with the narrow phase, each pair's memory and the
 // per-body sums in one pass, the touching grain–grain pairs through a lane
-// kernel (pair_block.hpp). The fused pipeline (MdPairEngine) runs it.
+// kernel (pair_block.hpp). MdSolver runs it after usePairList().
 #include <omp.h>
 
 #include <algorithm>
@@ -320,7 +320,7 @@ void MdForceStage::evaluatePairs(const World& world, MdPairList& list, const Ste
         torque_.assign(nb, Vec3::Zero());
     }
     sumsClear_ = false;
-    // The law pair, among those whose rows the pair schedule takes (MdPairEngine::supports()).
+    // The law pair, among those whose rows the pair schedule takes (MdSolver::pairListAdmits()).
     bool finite = true;
     withNormalLaw<&ForceLawRow::fused>(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw<&ForceLawRow::fused>(settings_.tangential, [&]<TangentialLaw T>() {

@@ -136,11 +136,10 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
     return all;
 }
 
-std::optional<MdPairEngine::Diagnostics> DistributedSimulation::gatherDiagnostics() {
-    const MdPairEngine* engine = sim_->pairEngine();
-    if (!engine) return std::nullopt;  // the same on every rank
+std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
+    if (!sim_->fused()) return std::nullopt;  // the same on every rank
     ByteWriter mine;
-    for (PairDiagnostic d : engine->pairDiagnostics()) {
+    for (PairDiagnostic d : sim_->md().pairDiagnostics()) {
         const BodyId a = keyBodyA(d.key), b = keyBodyB(d.key);
         if (!owned_[static_cast<std::size_t>(a)]) continue;
         d.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),

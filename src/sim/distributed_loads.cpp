@@ -17,7 +17,7 @@ std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
     const std::vector<Vec3> sums = afterSolve || !sim_->world().anyGlued() ? std::vector<Vec3>{} : sim_->contactForces();
     return sumWallLoads(
         [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
-            if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);  // no narrow phase again
+            if (const MdPairList* pairs = sim_->md().pairList()) pairs->forEachTouchingPair(add);  // no narrow phase again
             else
                 for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
         },
@@ -93,7 +93,7 @@ Mat3 DistributedSimulation::cellStress() {
         contacts.put(force);
         contacts.put(w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i]));
     };
-    if (const MdPairEngine* engine = sim_->pairEngine()) engine->forEachTouchingPair(add);
+    if (const MdPairList* pairs = sim_->md().pairList()) pairs->forEachTouchingPair(add);
     else
         for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
     for (std::size_t i = 0; i < w.numGrains; ++i) {

@@ -96,8 +96,7 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         nlohmann::json s = out.summary(status, sim.world(), totals, sim.record().contacts);
         if (scene.simulation.method == Method::MD) {
             s["md_pipeline"] = sim.fused() ? "fused" : "staged";
-            const MdPairEngine* engine = sim.pairEngine();
-            s["md_simd"] = engine ? engine->blockIsa(sim.world()) : "none";
+            s["md_simd"] = sim.fused() ? sim.md().pairIsa(sim.world()) : "none";
         }
         s["phase_seconds"] = phaseSeconds(sim.profile(), scene.simulation.method == Method::CD);
         return s;

@@ -47,24 +47,24 @@ Simulation::Simulation(Scene scene)
     // The staged solver's laws declare the memory each contact carries.
     slots_.stride = previousSlots_.stride = md_.slotStride();
     std::string why;
-    const bool fusable = MdPairEngine::supports(md, &why);
+    const bool fusable = MdSolver::pairListAdmits(md, &why);
     if (md.pipeline == MdPipeline::Fused && !fusable)
         throw InputError(scene_.origin + ": key 'md.pipeline': 'fused' cannot run this scene: " + why +
                          " (allowed: auto, staged)");
     if (md.pipeline == MdPipeline::Fused || (md.pipeline == MdPipeline::Auto && fusable))
-        pairs_.emplace(md, scene_.simulation.skin, scene_.simulation.innerSkin);
+        md_.usePairList(scene_.simulation.skin, scene_.simulation.innerSkin, scene_.simulation.margin);
 }
 
 const std::vector<Contact>& Simulation::contacts() const {
-    if (pairs_ && contactsStale_) {
-        pairs_->contacts(scene_.world, scene_.simulation.margin, contacts_);
+    if (fused() && contactsStale_) {
+        md_.pairList()->contacts(scene_.world, scene_.simulation.margin, contacts_);
         contactsStale_ = false;
     }
     return contacts_;
 }
 
 ContactStore Simulation::contactStore() const {
-    if (pairs_) return pairs_->memory();
+    if (fused()) return md_.pairList()->memory();
     ContactStore store;
     rememberContacts(contacts_, store.records);
     store.slots = slots_;
@@ -73,8 +73,8 @@ ContactStore Simulation::contactStore() const {
 
 void Simulation::restoreContacts(const ContactStore& store) {
     checkContactStore(store, scene_.origin);
-    if (pairs_) {
-        pairs_->restoreMemory(store, scene_.origin);
+    if (fused()) {
+        md_.restorePairMemory(store, scene_.origin);
         contactsStale_ = true;
         return;
     }
@@ -97,15 +97,15 @@ void Simulation::saveState(ByteWriter& out) const {
     std::ostringstream store;
     writeContactStore(store, contactStore());
     out.putString(store.str());
-    out.put(static_cast<std::uint8_t>(scene_.simulation.method == Method::MD && !pairs_));
-    if (scene_.simulation.method == Method::MD && !pairs_) md_.saveState(out);
+    out.put(static_cast<std::uint8_t>(scene_.simulation.method == Method::MD && !fused()));
+    if (scene_.simulation.method == Method::MD && !fused()) md_.saveState(out);
 }
 
 void Simulation::loadState(ByteReader& in) {
     std::istringstream store(in.getString("contact store"));
     restoreContacts(readContactStore(store, scene_.origin));
     const bool staged = in.getBool("solver state");
-    if (staged != (scene_.simulation.method == Method::MD && !pairs_))
+    if (staged != (scene_.simulation.method == Method::MD && !fused()))
         in.fail(std::string("solver state of ") + (staged ? "the staged MD solver" : "no staged MD solver") +
                 ", the scene's is not");
     if (staged) md_.loadState(in, scene_.world.numBodies());
@@ -118,25 +118,24 @@ StepRecord Simulation::observe() const {
     r.time = w.time;
     r.kineticEnergy = kineticEnergy(w);
     r.rotationalEnergy = rotationalEnergy(w);
-    const OverlapStats o = pairs_ ? pairs_->overlapStats() : overlapStats(contacts_);
+    const OverlapStats o = fused() ? md_.pairOverlapStats() : overlapStats(contacts_);
     r.contacts = o.contacts;
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
-    if (scene_.simulation.method == Method::MD) r.elasticEnergy = pairs_ ? pairs_->elasticEnergy() : md_.elasticEnergy();
+    if (scene_.simulation.method == Method::MD) r.elasticEnergy = md_.elasticEnergy();
     return r;
 }
 
 void Simulation::overrideContactForce(BodyId b, const Vec3& f) {
     if (scene_.simulation.method != Method::MD || scene_.md.integrator != Integrator::CD || next_ != Stage::Integrate)
         throw std::logic_error("Simulation::overrideContactForce: MD with the integrator cd, between solve and integrate");
-    if (pairs_) pairs_->overrideContactForce(static_cast<std::size_t>(b), f);
-    else md_.overrideContactForce(static_cast<std::size_t>(b), f);
+    md_.overrideContactForce(static_cast<std::size_t>(b), f);
 }
 
 Vec3 Simulation::contactForce(BodyId b) const {
     if (scene_.simulation.method != Method::MD || scene_.md.integrator != Integrator::CD || next_ != Stage::Integrate)
         throw std::logic_error("Simulation::contactForce: MD with the integrator cd, between solve and integrate");
-    return pairs_ ? pairs_->contactForce(static_cast<std::size_t>(b)) : md_.contactForce(static_cast<std::size_t>(b));
+    return md_.contactForce(static_cast<std::size_t>(b));
 }
 
 StepRecord Simulation::measuredRecord() const {
@@ -211,7 +210,7 @@ void Simulation::detect() {
     // they, not last step's contacts, become the memory (all clean).
     const bool matched = next_ != Stage::Match;
     next_ = Stage::Match;
-    if (pairs_) return;  // the fused pipeline's pair pass finds its contacts itself
+    if (fused()) return;  // the fused pipeline's pair list finds its contacts itself
     // This step's contacts replace last step's, whose records (key, history,
     // the laws' slots) the match carries over.
     if (matched) previousSlots_.values.swap(slots_.values);
@@ -222,7 +221,7 @@ void Simulation::detect() {
 void Simulation::match() {
     expectStage(Stage::Match, "match");
     next_ = Stage::Solve;
-    if (pairs_) return;
+    if (fused()) return;
     matchContactMemory(previous_, previousSlots_, contacts_, slots_);
     // CD: free last step's memory before the solve, whose own arrays are large.
     if (scene_.simulation.method == Method::CD) std::vector<ContactMemory>().swap(previous_);
@@ -234,11 +233,9 @@ void Simulation::solve() {
     const StepContext ctx = stageContext();
     if (scene_.simulation.method == Method::CD) {
         stats_ = cd_.solve(w, contacts_, ctx);
-    } else if (pairs_) {
-        pairs_->forces(w, ctx, scene_.simulation.margin);
-        contactsStale_ = true;
     } else {
         md_.forces(w, contacts_, slots_, ctx);
+        contactsStale_ = fused();
     }
     next_ = Stage::Integrate;
 }
@@ -258,12 +255,12 @@ void Simulation::integrate() {
     // A deforming cell first: the positions at the end of the step wrap
     // into the cell of that time (World::advanceCell).
     w.advanceCell(ctx.dt);
-    if (scene_.simulation.method == Method::CD) cd_.integrate(w, ctx.dt);
-    else if (pairs_) {
-        pairs_->integrate(w, ctx);
-        contactsStale_ = true;  // contacts() asked for between the stages had the positions before the drift
+    if (scene_.simulation.method == Method::CD) {
+        cd_.integrate(w, ctx.dt);
     } else {
         md_.integrate(w, contacts_, slots_, ctx);
+        // Fused: contacts() asked for between the stages had the positions before the drift.
+        contactsStale_ = fused();
     }
     if (!glued) return;
     // Glued grains translate with their walls, whatever the scheme did
@@ -281,8 +278,8 @@ void Simulation::integrate() {
 
 std::vector<Vec3> Simulation::contactForces() const {
     std::vector<Vec3> force(scene_.world.numBodies(), Vec3::Zero());
-    if (pairs_) {
-        pairs_->addPairForces(force);
+    if (fused()) {
+        md_.pairList()->addPairForces(force);
     } else {
         for (const Contact& c : contacts_) {
             force[static_cast<std::size_t>(c.b)] += c.history.reaction;
@@ -337,8 +334,8 @@ void Simulation::setCellRates(const Vec3& strainRate, double shearRate, const st
 Mat3 Simulation::cellStress() const {
     const World& w = scene_.world;
     Mat3 sum = Mat3::Zero();
-    if (pairs_) {
-        sum = pairs_->pairStressSum(w);
+    if (fused()) {
+        sum = md_.pairList()->pairStressSum(w);
     } else {
         for (const Contact& c : contacts_) {
             if (w.isWall(c.b) || c.history.reaction == Vec3::Zero()) continue;

@@ -11,7 +11,7 @@
 #include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/md/laws/duration.hpp"
-#include "moreau/md/pair_engine.hpp"
+#include "moreau/md/md_solver.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 #include "support/md_collision.hpp"
@@ -136,7 +136,7 @@ TEST_SUITE("md") {
         const MdSettings s = material(0.5);
         const CollisionProbe wall{kMass, 1.0, kRadius, 0};
         CHECK(contactDuration(s, wall) == Approx(3.21 * std::pow(kMass / kTilde(true), 0.4)).epsilon(1e-12));
-        CHECK_FALSE(MdPairEngine::supports(s));
+        CHECK_FALSE(MdSolver::pairListAdmits(s));
         const Scene scene =
             loadBuiltinScene("box_3d.ini", {"simulation.method=md", "md.normal=hertz-material", "md.youngs_modulus=2e6",
                                             "md.poisson_ratio=0.25", "wall.floor.youngs_modulus=7e6",

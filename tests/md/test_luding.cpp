@@ -13,7 +13,7 @@
 
 #include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
-#include "moreau/md/pair_engine.hpp"
+#include "moreau/md/md_solver.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 #include "support/md_collision.hpp"
@@ -115,7 +115,7 @@ TEST_SUITE("md") {
         CHECK_FALSE(s.clipsAttraction());
         s.normal = NormalLaw::Linear;
         CHECK(s.clipsAttraction());
-        CHECK_FALSE(MdPairEngine::supports(luding(1e4, 2.0, 0.5)));
+        CHECK_FALSE(MdSolver::pairListAdmits(luding(1e4, 2.0, 0.5)));
         const Scene scene = loadBuiltinScene(
             "box_3d.ini", {"simulation.method=md", "md.normal=luding", "md.k2_ratio=4", "md.kc_ratio=0.25"});
         CHECK(scene.md.normal == NormalLaw::Luding);

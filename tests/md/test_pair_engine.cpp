@@ -1,4 +1,5 @@
-// The fused MD pipeline (MdPairEngine) against the staged one (MdSolver):
+// The fused MD pipeline (MdSolver's force stage over its pair list) against
+// the staged one (over the contact list):
 // the same trajectory bits, for every law pair it runs, with walls, periodic
 // axes and list rebuilds, for 1 and 2 threads.
 #include <doctest/doctest.h>
@@ -80,16 +81,16 @@ struct RunResult {
 RunResult run(const std::string& text, std::vector<std::string> sets, const std::string& pipeline, int steps) {
     sets.push_back("md.pipeline=" + pipeline);
     Simulation sim(loadSceneText(text, "<pair-engine test>", sets));
-    if (sim.pairEngine()) sim.pairEngine()->trackWork(true);
+    sim.md().trackWork(true);
     for (int k = 0; k < steps; ++k) sim.step();
     RunResult r;
-    r.work = sim.pairEngine() ? sim.pairEngine()->contactWork() : sim.md().contactWork();
+    r.work = sim.md().contactWork();
     r.hash = stateHash(sim.world());
     r.elastic = sim.record().elasticEnergy;
     r.contacts = sim.record().contacts;
     r.meanOverlap = sim.record().meanOverlap;
     r.fused = sim.fused();
-    r.pairs = sim.pairEngine() ? sim.pairEngine()->pairs() : 0;
+    r.pairs = sim.fused() ? sim.md().pairList()->size() : 0;
     return r;
 }
 
@@ -157,19 +158,19 @@ TEST_SUITE("md pair engine") {
         });
         // The kernel is in use (every x86-64 has at least SSE2) and honours the cap.
         Simulation sim(loadSceneText(text, "<pair-engine test>", {"md.simd=sse2"}));
-        REQUIRE(sim.pairEngine() != nullptr);
+        REQUIRE(sim.fused());
 #if defined(__x86_64__)
-        CHECK(sim.pairEngine()->blockLanes() == 2);
-        CHECK(std::string(sim.pairEngine()->blockIsa(sim.world())) == "sse2");
+        CHECK(sim.md().pairLanes() == 2);
+        CHECK(std::string(sim.md().pairIsa(sim.world())) == "sse2");
 #endif
         Simulation off(loadSceneText(text, "<pair-engine test>", {"md.simd=off"}));
-        CHECK(off.pairEngine()->blockLanes() == 0);
+        CHECK(off.md().pairLanes() == 0);
         // auto: the 8-lane kernel where the CPU has AVX-512, else the scalar pass.
         Simulation autoWidth(loadSceneText(text, "<pair-engine test>", {}));
 #if defined(__x86_64__)
-        CHECK(autoWidth.pairEngine()->blockLanes() == (__builtin_cpu_supports("avx512f") ? 8 : 0));
+        CHECK(autoWidth.md().pairLanes() == (__builtin_cpu_supports("avx512f") ? 8 : 0));
 #else
-        CHECK(autoWidth.pairEngine()->blockLanes() == 0);
+        CHECK(autoWidth.md().pairLanes() == 0);
 #endif
     }
 
@@ -201,7 +202,7 @@ TEST_SUITE("md pair engine") {
             world.invMass[6].z() = 0.0;
             const Vec3 fixedFrom = world.x[5];
             for (int k = 0; k < 400; ++k) sim.step();
-            return State{world.x, world.v, world.w, world.q, sim.pairEngine()->blockLanes(), fixedFrom};
+            return State{world.x, world.v, world.w, world.q, sim.md().pairLanes(), fixedFrom};
         };
         const State scalar = runWidth("off");
         CHECK(scalar.lanes == 0);
@@ -238,9 +239,9 @@ TEST_SUITE("md pair engine") {
         Simulation wide(loadSceneText(cylinderScene(300), "<pair-engine test>", {"contact.inner_skin=0"}));
         Simulation thin(loadSceneText(cylinderScene(300), "<pair-engine test>", {"contact.inner_skin=0.02"}));
         for (int k = 0; k < 800; ++k) wide.step(), thin.step();
-        CHECK(thin.pairEngine()->pairs() < wide.pairEngine()->pairs());
-        CHECK(thin.pairEngine()->innerBuilds() > wide.pairEngine()->innerBuilds());
-        CHECK(thin.pairEngine()->builds() >= wide.pairEngine()->builds());
+        CHECK(thin.md().pairList()->size() < wide.md().pairList()->size());
+        CHECK(thin.md().pairList()->innerBuilds() > wide.md().pairList()->innerBuilds());
+        CHECK(thin.md().pairList()->builds() >= wide.md().pairList()->builds());
         CHECK(stateHash(thin.world()) == stateHash(wide.world()));
     }
 
@@ -332,11 +333,11 @@ TEST_SUITE("md pair engine") {
             Simulation fused(loadSceneText(text, "<pair-engine test>", sets));
             sets.back() = "md.pipeline=staged";
             Simulation staged(loadSceneText(text, "<pair-engine test>", sets));
-            REQUIRE(fused.pairEngine() != nullptr);
-            CHECK(std::isnan(fused.pairEngine()->contactWork()));  // not tracked unless asked for
-            fused.pairEngine()->trackWork(true);
+            REQUIRE(fused.fused());
+            CHECK(std::isnan(fused.md().contactWork()));  // not tracked unless asked for
+            fused.md().trackWork(true);
             for (int k = 0; k < 1200; ++k) fused.advance(), staged.advance();
-            const MdPairEngine& engine = *fused.pairEngine();
+            const MdSolver& engine = fused.md();
             CHECK(stateHash(fused.world()) == stateHash(staged.world()));
             CHECK(staged.md().contactWork() > 0.0);
             // The same terms, summed by chunk of pairs instead of by contact.

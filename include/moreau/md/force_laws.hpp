@@ -89,7 +89,7 @@ bool dispatchLaw(Law law, F& f, std::index_sequence<I...>) {
 /// table is compiled: a law without a kernel does not build). With `Admits`
 /// (a row flag, e.g. &ForceLawRow::fused) only the laws whose row sets it
 /// are compiled; for another law nothing is called and it returns false
-/// (a schedule's admission, MdPairEngine::supports, keeps it out first).
+/// (a schedule's admission, MdSolver::pairListAdmits, keeps it out first).
 template <bool ForceLawRow::*Admits = nullptr, class F>
 bool withNormalLaw(NormalLaw law, F&& f) {
     return detail::dispatchLaw<Admits>(law, f, std::make_index_sequence<kNormalLaws.size()>{});

@@ -20,7 +20,7 @@
 /// detect and match made (every law, every integrator), and
 /// evaluatePairs() over a persistent pair list with each pair's memory in
 /// place (md/pair_list.hpp: the laws whose memory is at most a spring,
-/// with the central-difference scheme; MdPairEngine runs it), which does the
+/// with the central-difference scheme; MdSolver::usePairList), which does the
 /// narrow phase, the laws and the per-body sums in one pass and sends the
 /// touching grain–grain pairs through a lane kernel. Both leave the per-body
 /// sums in force() and torque(), in key order: the same bits.

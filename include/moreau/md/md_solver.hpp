@@ -23,7 +23,18 @@
 /// evaluation sets the world to the stage's positions and velocities,
 /// refreshes the geometry of the step's contact list there, and evaluates
 /// the laws from the step-start contact history (src/md/integrators/stages.hpp).
+///
+/// The force stage runs in one of two schedules (MdForceStage): over the
+/// contact list that the step's detect and match made (every law, every
+/// integrator), or, after usePairList(), over a persistent pair list that
+/// holds each pair's memory (md/pair_list.hpp; the fused pipeline, for the
+/// central-difference scheme and the laws whose memory is at most a spring:
+/// pairListAdmits()), where MD finds its own contacts and detect and match
+/// have nothing to do. Both give the same bits.
 #include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
 #include <bit>
 #include <functional>
 #include <memory>
@@ -33,6 +44,7 @@
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/md/force_laws.hpp"
+#include "moreau/md/pair_list.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
 
@@ -53,6 +65,37 @@ public:
     MdSolver& operator=(const MdSolver& other);
     MdSolver(MdSolver&&) noexcept;
     MdSolver& operator=(MdSolver&&) noexcept;
+
+    /// Whether `settings` run in the pair schedule (integrator cd, the laws
+    /// whose rows are `fused`, no rolling law, μ_s = μ_d). When not, `why`
+    /// (if given) says which setting needs the contact list.
+    static bool pairListAdmits(const MdSettings& settings, std::string* why = nullptr);
+    /// From now on the force stage runs over a pair list of its own
+    /// (MdPairList with these skins; `margin`: the detection margin), and
+    /// forces() and integrate() ignore their contacts and slots. Throws
+    /// InputError when the settings are not admitted.
+    void usePairList(double skin, double innerSkin, double margin);
+    /// The pair list (null: the contact list schedule).
+    const MdPairList* pairList() const { return pairs_ ? &*pairs_ : nullptr; }
+    /// Pair schedule: makes `store` the pairs' memory (MdPairList::restoreMemory);
+    /// until the next step the diagnostics are zeros.
+    void restorePairMemory(const ContactStore& store, const std::string& origin);
+    /// Pair schedule: its lane kernel's width (MdForceStage::setPairLanes),
+    /// the lanes chosen and the ISA that steps `world` ("none": the scalar pass).
+    void setPairLanes(int maxLanes);
+    int pairLanes() const;
+    const char* pairIsa(const World& world) const;
+    /// Pair schedule: whether the steps sum the work delivered to the
+    /// contacts (off unless asked for: a running sum must see every step,
+    /// and no output of a run reads it; the contact list schedule always
+    /// sums it). Turning it on starts the sum at zero.
+    void trackWork(bool on);
+    /// Pair schedule: the touching pairs' parts of elasticEnergy() and
+    /// pairOverlapStats() in key order, and their sums (made from the pairs'
+    /// memory when first asked for after a step: steps whose diagnostics
+    /// nobody reads cost nothing).
+    std::vector<PairDiagnostic> pairDiagnostics() const;
+    const OverlapStats& pairOverlapStats() const { return diagnostics().overlaps; }
 
     /// One step. `contacts` hold this step's geometry and `slots` their
     /// committed memory (slotStride() doubles each, carried from last step
@@ -95,6 +138,7 @@ public:
     /// Work delivered to the contacts since the solver started (trapezoidal
     /// in each step: −½ (F_prev + F) · ΔU, ΔU the relative displacement of
     /// the contact points; Kuhn's law uses its own tangential increments).
+    /// Pair schedule: since trackWork(true); NaN when the work is not tracked.
     double contactWork() const;
     /// Energy the contacts have dissipated so far: contactWork() minus what
     /// they store now (damping, friction, plastic set, springs of ended contacts).
@@ -180,6 +224,9 @@ public:
     void setForceHook(ForceHook hook);
 
 private:
+    /// The pair schedule's elastic energy and overlap statistics of the last
+    /// evaluation: sumPairDiagnostics(pairDiagnostics()), made once per step.
+    const PairDiagnostics& diagnostics() const;
     /// Throws std::logic_error unless `slots` holds this solver's layout for `contacts`.
     void checkSlots(const std::vector<Contact>& contacts, const ContactSlots& slots) const;
 
@@ -188,6 +235,11 @@ private:
     std::unique_ptr<SchemeStages> stages_;       ///< the stages of every scheme but cd (src/md/integrators/)
     std::unique_ptr<MdIntegrator> integrator_;  ///< md.integrator's family object
     bool centralDifference_ = true;              ///< cd: forces() evaluates, integrate() kicks and drifts
+    std::optional<MdPairList> pairs_;            ///< the pair schedule's list (usePairList)
+    double margin_ = 0.0;                        ///< the pair list's detection margin
+    bool trackWork_ = false;                     ///< the pair schedule sums the work
+    mutable PairDiagnostics diagnostics_;
+    mutable bool diagnosticsDone_ = true;        ///< diagnostics_ is the last evaluation's (none yet: zeros)
 };
 
 }  // namespace moreau

@@ -1,6 +1,6 @@
 #pragma once
 /// The contacts of MD's pair schedule (MdForceStage::evaluatePairs, run by
-/// MdPairEngine): a persistent Verlet list of candidate pairs, in key order,
+/// MdSolver::usePairList): a persistent Verlet list of candidate pairs, in key order,
 /// with each pair's memory beside it — its tangential spring, its last force
 /// (for the work diagnostics), whether it touched and its overlap at the last
 /// evaluation. For the laws that schedule takes this is a contact's whole
@@ -11,6 +11,15 @@
 /// and the working list filtered from it (within margin + innerSkin, and
 /// every pair with memory); and the list's split into ranges per thread,
 /// each body owned by the range of its first pair.
+///
+/// The laws per contact and the order of every per-body sum are the contact
+/// list schedule's (key order), so both give the same bits for any thread
+/// count (tests/md/test_pair_engine.cpp); only the energy and work sums are
+/// grouped differently (last-bit differences). By design, contacts() gives
+/// the geometry at the current positions (after the step) with the force of
+/// the step's evaluation, where the contact list keeps the evaluation's
+/// geometry; and after a DivergenceError the springs have advanced (the run
+/// is over anyway: Simulation writes a checkpoint).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +38,17 @@ struct PairDiagnostic {
     double elastic = 0.0, overlap = 0.0;
     bool loaded = false;
 };
+
+/// The pair schedule's diagnostics: the laws' elastic energy and the
+/// overlaps of the pairs carrying force.
+struct PairDiagnostics {
+    double elastic = 0.0;
+    OverlapStats overlaps;
+};
+/// The diagnostics of a list of pairs' parts in key order (every rank's,
+/// for a distributed run): partial sums over chunks of a fixed size, then
+/// over the chunks, with the same bits for any thread count.
+PairDiagnostics sumPairDiagnostics(const std::vector<PairDiagnostic>& terms);
 
 class MdPairList {
 public:

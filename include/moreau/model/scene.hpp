@@ -105,7 +105,7 @@ enum class PenaTranslation { Slip, Paper };
 /// 4, plus Gear's fifth order); names, orders and costs in model/integrator_table.hpp.
 /// How an MD step is organised: staged (detect → match → forces → gather,
 /// every law and integrator: MdSolver) or fused (one pass over a persistent
-/// pair list: MdPairEngine, for the laws without memory beyond the spring and
+/// pair list: MdSolver::usePairList, for the laws without memory beyond the spring and
 /// integrator cd); auto takes fused where it applies.
 enum class MdPipeline { Auto, Fused, Staged };
 

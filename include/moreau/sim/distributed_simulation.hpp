@@ -83,7 +83,7 @@ public:
     /// Rank 0: the fused pipeline's elastic energy and overlaps at the last
     /// evaluation from every rank's touching pairs, with the serial bits
     /// (collective; nullopt for the staged pipeline, and on the other ranks).
-    std::optional<MdPairEngine::Diagnostics> gatherDiagnostics();
+    std::optional<PairDiagnostics> gatherDiagnostics();
     /// This rank's piece of a VTK snapshot of the current step in `dir`
     /// (output.vtk_pieces; collective): its owned grains and the contacts
     /// it owns, with global ids (writeVtkPiece in io/output.hpp).

@@ -13,7 +13,6 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/io/output.hpp"
 #include "moreau/md/md_solver.hpp"
-#include "moreau/md/pair_engine.hpp"
 #include "moreau/model/scene.hpp"
 
 namespace moreau {
@@ -108,12 +107,12 @@ public:
     const Scene& scene() const { return scene_; }
     /// This step's contacts (gap < margin) with their last force as
     /// history.reaction. The fused MD pipeline computes them on demand at the
-    /// current positions (see MdPairEngine::contacts).
+    /// current positions (see MdPairList::contacts).
     const std::vector<Contact>& contacts() const;
     CdSolver& cd() { return cd_; }
     /// Every contact's memory after the last step (key, last force, age and
     /// the laws' slots), sorted by key: what restoreContacts() takes back
-    /// (the fused MD pipeline: its pairs' memory, MdPairEngine::memory()).
+    /// (the fused MD pipeline: its pairs' memory, MdPairList::memory()).
     ContactStore contactStore() const;
     /// Makes `store` the memory the next step's match carries (the world is
     /// the caller's to set): a run continued from a world and its contact
@@ -127,13 +126,12 @@ public:
     /// sim/checkpoint.hpp). loadState throws InputError through `in`.
     void saveState(ByteWriter& out) const;
     void loadState(ByteReader& in);
-    /// The staged MD solver; it steps only when fused() is false.
+    /// The MD solver (the method MD).
     MdSolver& md() { return md_; }
-    /// Whether MD runs in the fused pipeline (md.pipeline, MdPairEngine).
-    bool fused() const { return pairs_.has_value(); }
-    /// The fused pipeline (null when MD is staged or the method is CD).
-    const MdPairEngine* pairEngine() const { return pairs_ ? &*pairs_ : nullptr; }
-    MdPairEngine* pairEngine() { return pairs_ ? &*pairs_ : nullptr; }
+    const MdSolver& md() const { return md_; }
+    /// Whether MD runs in the fused pipeline (md.pipeline): its force stage
+    /// over a pair list of its own (MdSolver::usePairList).
+    bool fused() const { return md_.pairList() != nullptr; }
     /// The contact detection of the staged pipelines (its list builds and pairs).
     const VerletListDetector& detector() const { return detector_; }
     /// The last step's record (observed when first asked for after advance()).
@@ -187,7 +185,6 @@ private:
     std::vector<ContactMemory> previous_;
     CdSolver cd_;
     MdSolver md_;
-    std::optional<MdPairEngine> pairs_;  ///< MD in the fused pipeline
     /// Positions of the glued grains and of the walls before integrate():
     /// afterwards each glued grain is moved by its wall's displacement.
     std::vector<Vec3> gluedFrom_, wallsFrom_;

@@ -7,7 +7,7 @@
 /// as the committed values and updated in place) in; the force, its
 /// stored energy and the new memory out. One kernel per law, specialised on
 /// the law's enumerator; the force stage's schedules (the staged contact
-/// loop of MdSolver, the fused pair pass of MdPairEngine) call the same
+/// loop of MdSolver, the pair schedule, MdForceStage::evaluatePairs) call the same
 /// kernel. Vectors are in world coordinates; n points from body a to body
 /// b; forces are on b (a feels the opposite).
 #include <cmath>
