@@ -85,19 +85,15 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
                 if (stride > 0) std::fill_n(mem, stride, 0.0);
                 if (k.history.reaction.squaredNorm() > 0.0) {
                     // Last step's force did work while the contact opened.
-                    Vec3 V = world.v[ib] - world.v[ia] -
-                             (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+                    Vec3 V = contactVelocity(world, k);
                     if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);
                     workSum += -0.5 * k.history.reaction.dot(V) * dt;
                 }
                 continue;
             }
             const Constants cst = contactConstants<N>(s, world, k.a, k.b);
-            const double ra = world.radius[ia], rb = world.radius[ib];
             const Vec3& n = k.n;
-            // Relative velocity of b's contact point against a's (CD eq. 3 with
-            // l_a = r_a n, l_b = −r_b n).
-            Vec3 V = world.v[ib] - world.v[ia] - (ra * world.w[ia] + rb * world.w[ib]).cross(n);
+            Vec3 V = contactVelocity(world, k);
             if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);  // the image's
             const double Vn = n.dot(V);
             const Vec3 Vt = V - Vn * n;
@@ -333,7 +329,7 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
         if (overlap < 0.0) return;
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
         const Vec3& n = k.n;
-        const Vec3 V = world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
+        const Vec3 V = contactVelocity(world, k);
         // Exactly touching: the derivative the step ahead sees is the closing side's.
         if (overlap == 0.0 && !(n.dot(V) < 0.0)) return;
         const Constants cst = contactConstants<N>(s, world, k.a, k.b);
@@ -433,9 +429,7 @@ void MdForceStage::forceDerivative(const World& world, const std::vector<Contact
 bool MdForceStage::normalForcePulls(const World& world, const Contact& k, const double* memory) const {
     const double overlap = -k.gap;
     if (overlap <= 0.0) return false;
-    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-    const Vec3 V =
-        world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+    const Vec3 V = contactVelocity(world, k);
     bool pulls = false;
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         double mem[kMaxNormalSlots] = {};

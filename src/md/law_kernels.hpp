@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "moreau/contact/contact.hpp"
 #include "moreau/md/force_laws.hpp"
 #include "moreau/model/scene.hpp"
 #include "moreau/model/world.hpp"
@@ -61,6 +62,16 @@ void checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& 
 /// Whether the forces and torques of bodies [first, last) are all finite
 /// (one streaming pass, serial: for a range of a parallel region).
 bool forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last);
+
+/// Velocity of b's contact point relative to a's at a contact of normal n
+/// (CD eq. 3 with l_a = r_a n, l_b = −r_b n; a deforming cell's image
+/// velocity is the caller's to add).
+inline Vec3 contactVelocity(const World& world, std::size_t ia, std::size_t ib, const Vec3& n) {
+    return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
+}
+inline Vec3 contactVelocity(const World& world, const Contact& k) {
+    return contactVelocity(world, static_cast<std::size_t>(k.a), static_cast<std::size_t>(k.b), k.n);
+}
 
 /// The constants of contact k after the effective-mass convention: walls (fixed
 /// or mobile) count with their own mass, fixed ones as infinite.

@@ -8,6 +8,7 @@
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/parallel.hpp"
+#include "../law_kernels.hpp"
 
 namespace moreau {
 
@@ -149,8 +150,7 @@ void SchemeStages::stageIncrements(const World& world, const Field& X, double ta
         const Contact& k = stage_[c];
         const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
         if (atStart) {
-            const Vec3 V = world.v[ib] - world.v[ia] -
-                           (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+            const Vec3 V = md_kernels::contactVelocity(world, k);
             const double overlap = std::max(-k.gap, 0.0);
             if (law.stageTwirl) {
                 stageIncrement_[c] = tauEps * (V + 0.5 * overlap * (world.w[ia] + world.w[ib]).cross(k.n));
@@ -159,8 +159,7 @@ void SchemeStages::stageIncrements(const World& world, const Field& X, double ta
                 stageIncrement_[c] = tauEps * (V - k.n.dot(V) * k.n);
             }
         } else if (velocity) {
-            const Vec3 V = world.v[ib] - world.v[ia] -
-                           (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+            const Vec3 V = md_kernels::contactVelocity(world, k);
             stageIncrement_[c] = tau * (V - k.n.dot(V) * k.n);
         } else if (law.stageTwirl) {
             const Vec3 sum = n0_[c] + k.n;
@@ -312,9 +311,7 @@ bool SchemeStages::contactsChange(const World& world, const std::vector<Contact>
     std::uint64_t signature = 0;
     for (const Contact& k : contacts) {
         if (changes.counts && !changes.counts(k)) continue;  // another process's
-        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-        const Vec3 V = world.v[ib] - world.v[ia] -
-                       (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+        const Vec3 V = md_kernels::contactVelocity(world, k);
         const double overlap = -k.gap, next = overlap - h * k.n.dot(V);
         if ((overlap > 0.0) != (next > 0.0)) kink = true;
         // With md.clip_attractive the force also has a kink where the law
