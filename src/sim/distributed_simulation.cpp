@@ -66,21 +66,11 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     const std::vector<std::int32_t> driven = drivenOf(global);
     // The MD scheme's state to start from (a checkpoint's): every rank
     // takes its bodies' entries from the whole world's.
-    if (scheme) {
-        scheme_ = scheme->schemeCarry();
-        const std::size_t per = scheme_->perBody();
-        wallScheme_.assign(global.numWalls() * per, MdSolver::Vec6::Zero());
-        for (std::size_t k = 0; k < global.numWalls() && per > 0; ++k)
-            scheme->bodyScheme(global.numGrains + k, wallScheme_.data() + k * per);
-    }
+    if (scheme) takeScheme(*scheme, global);
     for (std::size_t i = 0; i < global.numGrains; ++i) {
         const int r = ownerOf(global.x[i]);
         if (r != rank_ && !nearBrick(global.x[i], rank_)) continue;
-        mine.push_back(grainOf(global, i, i, driven));
-        if (scheme_ && r == rank_ && scheme_->perBody() > 0) {
-            mine.back().scheme.resize(scheme_->perBody());
-            scheme->bodyScheme(i, mine.back().scheme.data());
-        }
+        mine.push_back(grainOf(global, i, i, driven, r == rank_ ? scheme : nullptr, scheme_ ? scheme_->perBody() : 0));
         owner.push_back(r);
     }
     if (!scheme && scene.simulation.method == Method::MD && scene.md.integrator != Integrator::CD)
@@ -90,6 +80,13 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
     if (rank_ == 0) whole_ = std::move(template_.world);
     template_.world = World{};
+}
+
+void DistributedSimulation::takeScheme(const MdSolver& md, const World& w) {
+    scheme_ = md.schemeCarry();
+    const std::size_t per = scheme_->perBody();
+    wallScheme_.assign(w.numWalls() * per, MdSolver::Vec6::Zero());
+    for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k) md.bodyScheme(w.numGrains + k, wallScheme_.data() + k * per);
 }
 
 std::array<int, 3> DistributedSimulation::chooseGrid(const Vec3& extent) const {

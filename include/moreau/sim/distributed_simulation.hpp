@@ -125,6 +125,8 @@ private:
     ContactStore globalStore(std::vector<std::array<BodyId, 2>>* ends = nullptr) const;
     void rebuild();
     void rebalance();
+    /// scheme_ and wallScheme_ from `md`'s MD scheme state of the world `w`.
+    void takeScheme(const MdSolver& md, const World& w);
     /// out[r] to rank r (comm::exchange), counted in traffic_.
     std::vector<std::string> send(const std::vector<ByteWriter>& out);
     /// As send, into `box` (kept by the caller): what arrived is valid until
