@@ -221,12 +221,11 @@ const std::vector<ByteWriter>& DistributedSimulation::ghostParts(const std::func
 }
 
 void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
-    const World& w = sim_->world();
+    World& mine = sim_->world();
     const std::vector<ByteWriter>& out = ghostParts([&](ByteWriter& b, std::size_t k) {
-        putMotion(b, w, k);
+        putMotion(b, mine, k);
         if (X) b.put((*X)[k]);
     });
-    World& mine = sim_->world();
     // Between rebuilds the same ghosts go to the same ranks: after the first
     // update, only neighbours talk.
     const std::size_t kind = X ? 1 : 0;
