@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -19,15 +18,6 @@ namespace {
 constexpr char kMagic[] = "moreau-checkpoint\n";
 constexpr std::size_t kMagicLength = sizeof(kMagic) - 1;
 
-void putVec3(ByteWriter& out, const Vec3& v) {
-    for (int k = 0; k < 3; ++k) out.put(v[k]);
-}
-Vec3 getVec3(ByteReader& in, const char* what) {
-    Vec3 v;
-    for (int k = 0; k < 3; ++k) v[k] = in.get<double>(what);
-    return v;
-}
-
 void writeWorld(ByteWriter& out, const World& w) {
     out.put(static_cast<std::int32_t>(w.dimension));
     out.put(static_cast<std::uint64_t>(w.numGrains));
@@ -38,15 +28,15 @@ void writeWorld(ByteWriter& out, const World& w) {
     out.putVector(w.inertia);
     out.put(static_cast<std::uint64_t>(w.force.size()));
     for (const ForceSchedule& f : w.force) {
-        putVec3(out, f.before);
-        putVec3(out, f.after);
+        out.put(f.before);
+        out.put(f.after);
         out.put(f.switchTime);
     }
     out.putBools(w.prescribed);
     out.put(static_cast<std::uint64_t>(w.wallShape.size()));
     for (const WallShape& s : w.wallShape) {
         out.put(static_cast<std::uint8_t>(s.kind));
-        putVec3(out, s.direction);
+        out.put(s.direction);
         out.put(s.radius);
         out.put(static_cast<std::uint8_t>(s.inside));
         out.put(s.mu);
@@ -54,17 +44,17 @@ void writeWorld(ByteWriter& out, const World& w) {
     out.put(static_cast<std::uint64_t>(w.wallName.size()));
     for (const std::string& name : w.wallName) out.putString(name);
     out.putBools(w.wallMobile);
-    putVec3(out, w.gravity);
+    out.put(w.gravity);
     out.put(w.muGrain);
     for (const bool p : w.periodic) out.put(static_cast<std::uint8_t>(p));
-    putVec3(out, w.boxMin);
-    putVec3(out, w.boxMax);
+    out.put(w.boxMin);
+    out.put(w.boxMax);
     out.put(w.time);
     out.put(static_cast<std::int64_t>(w.step));
-    putVec3(out, w.strainRate);  // format 2: the deforming cell, the driven grains
+    out.put(w.strainRate);  // format 2: the deforming cell, the driven grains
     out.put(w.shearRate);
     out.put(w.shift);
-    putVec3(out, w.stressErrorIntegral);
+    out.put(w.stressErrorIntegral);
     out.putVector(w.wallErrorIntegral);
     out.put(static_cast<std::uint64_t>(w.driven.size()));
     for (const World::DrivenGrain& d : w.driven) {
@@ -85,8 +75,8 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     w.inertia = in.getVector<double>("inertias");
     w.force.resize(in.count(7 * sizeof(double), "force schedules"));
     for (ForceSchedule& f : w.force) {
-        f.before = getVec3(in, "force schedules");
-        f.after = getVec3(in, "force schedules");
+        f.before = in.get<Vec3>("force schedules");
+        f.after = in.get<Vec3>("force schedules");
         f.switchTime = in.get<double>("force schedules");
     }
     w.prescribed = in.getBools("prescribed flags");
@@ -95,7 +85,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         const auto kind = in.get<std::uint8_t>("wall shapes");
         if (kind > static_cast<std::uint8_t>(ShapeKind::Cylinder)) in.fail("wall shape kind " + std::to_string(kind));
         s.kind = static_cast<ShapeKind>(kind);
-        s.direction = getVec3(in, "wall shapes");
+        s.direction = in.get<Vec3>("wall shapes");
         s.radius = in.get<double>("wall shapes");
         s.inside = in.getBool("wall shapes");
         s.mu = in.get<double>("wall shapes");
@@ -103,18 +93,18 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     w.wallName.resize(in.count(8, "wall names"));
     for (std::string& name : w.wallName) name = in.getString("wall names");
     w.wallMobile = in.getBools("wall mobility");
-    w.gravity = getVec3(in, "gravity");
+    w.gravity = in.get<Vec3>("gravity");
     w.muGrain = in.get<double>("grain friction");
     for (bool& p : w.periodic) p = in.getBool("periodic axes");
-    w.boxMin = getVec3(in, "periodic box");
-    w.boxMax = getVec3(in, "periodic box");
+    w.boxMin = in.get<Vec3>("periodic box");
+    w.boxMax = in.get<Vec3>("periodic box");
     w.time = in.get<double>("time");
     w.step = static_cast<long>(in.get<std::int64_t>("step"));
     if (format >= 2) {
-        w.strainRate = getVec3(in, "cell strain rate");
+        w.strainRate = in.get<Vec3>("cell strain rate");
         w.shearRate = in.get<double>("cell shear rate");
         w.shift = in.get<double>("cell shift");
-        w.stressErrorIntegral = getVec3(in, "cell servo integral");
+        w.stressErrorIntegral = in.get<Vec3>("cell servo integral");
         w.wallErrorIntegral = in.getVector<double>("wall servo integrals");
         w.driven.resize(in.count(2 * sizeof(BodyId), "driven grains"));
         for (World::DrivenGrain& d : w.driven) {

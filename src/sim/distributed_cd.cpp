@@ -220,16 +220,12 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     const auto ranks = static_cast<std::size_t>(run_.ranks_), me = static_cast<std::size_t>(run_.rank_);
     auto change = [&](std::size_t i) { return Motion{bodies[i].v - base_[i].v, bodies[i].w - base_[i].w}; };
     // The changes this rank's rows made to other ranks' grains, to their
-    // owners (the writers kept from sweep to sweep).
+    // owners (the writers kept from sweep to sweep; a Motion goes as v, then w).
     std::vector<ByteWriter>& out = changesOut_;
     out.resize(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
         out[r].clear();
-        for (const std::size_t i : ghostsTo_[r]) {
-            const Motion d = change(i);
-            out[r].put(d.v);
-            out[r].put(d.w);
-        }
+        for (const std::size_t i : ghostsTo_[r]) out[r].put(change(i));
     }
     // The same parts every sync of the step: after the first, only neighbours talk.
     const comm::Mailbox& in = run_.post(out, changesBox_, syncedThisStep_);
@@ -264,18 +260,14 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     back.resize(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
         back[r].clear();
-        for (const std::size_t i : movedBy_[r]) {
-            back[r].put(base_[i].v);
-            back[r].put(base_[i].w);
-        }
+        for (const std::size_t i : movedBy_[r]) back[r].put(base_[i]);
     }
     const comm::Mailbox& again = run_.post(back, backBox_, syncedThisStep_);
     syncedThisStep_ = true;
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(again.from(r), kMessage);
         for (const std::size_t i : ghostsTo_[r]) {
-            base_[i].v = u.get<Vec3>("velocity");
-            base_[i].w = u.get<Vec3>("velocity");
+            base_[i] = u.get<Motion>("velocity");
             bodies[i].v = base_[i].v;
             bodies[i].w = base_[i].w;
         }
@@ -283,11 +275,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     if (walls_.empty()) return;
     // Mobile walls: every rank's change, in rank order.
     ByteWriter mine;
-    for (const std::size_t i : walls_) {
-        const Motion d = change(i);
-        mine.put(d.v);
-        mine.put(d.w);
-    }
+    for (const std::size_t i : walls_) mine.put(change(i));
     run_.traffic_.bytes += mine.bytes().size() * (ranks - 1);
     run_.traffic_.messages += ranks - 1;
     const std::string all = comm::gatherToAll(mine.bytes());

@@ -59,20 +59,9 @@ void DistributedSimulation::rebuild() {
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     const std::vector<std::int32_t> driven = drivenOf(w);
     // The MD scheme's state (multi-step history) goes with the grains.
-    if (scheme_) {
-        const MdSolver& md = sim_->md();
-        scheme_ = md.schemeCarry();
-        const std::size_t per = scheme_->perBody();
-        wallScheme_.assign(w.numWalls() * per, MdSolver::Vec6::Zero());
-        for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k) md.bodyScheme(w.numGrains + k, wallScheme_.data() + k * per);
-    }
+    if (scheme_) takeScheme(sim_->md(), w);
     auto grainHere = [&](std::size_t i) {
-        DistributedGrain g = grainOf(w, i, gid_[i], driven);
-        if (scheme_ && scheme_->perBody() > 0) {
-            g.scheme.resize(scheme_->perBody());
-            sim_->md().bodyScheme(i, g.scheme.data());
-        }
-        return g;
+        return grainOf(w, i, gid_[i], driven, scheme_ ? &sim_->md() : nullptr, scheme_ ? scheme_->perBody() : 0);
     };
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
@@ -232,12 +221,11 @@ const std::vector<ByteWriter>& DistributedSimulation::ghostParts(const std::func
 }
 
 void DistributedSimulation::exchangeGhosts(std::vector<MdSolver::Vec6>* X) {
-    const World& w = sim_->world();
+    World& mine = sim_->world();
     const std::vector<ByteWriter>& out = ghostParts([&](ByteWriter& b, std::size_t k) {
-        putMotion(b, w, k);
+        putMotion(b, mine, k);
         if (X) b.put((*X)[k]);
     });
-    World& mine = sim_->world();
     // Between rebuilds the same ghosts go to the same ranks: after the first
     // update, only neighbours talk.
     const std::size_t kind = X ? 1 : 0;

@@ -17,6 +17,22 @@ namespace moreau {
 
 using namespace distributed;
 
+namespace {
+
+/// Rank 0: every rank's `mine` (values of T, one after another), in key order.
+template <class T>
+std::vector<T> gatherByKey(const ByteWriter& mine) {
+    std::vector<T> all;
+    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
+        ByteReader u(b, kMessage);
+        while (u.left() > 0) all.push_back(u.get<T>("value"));
+    }
+    std::sort(all.begin(), all.end(), [](const T& p, const T& q) { return p.key < q.key; });
+    return all;
+}
+
+}  // namespace
+
 std::string DistributedSimulation::travelFailure(double dt, double maxTravel) const {
     // The serial guard's test and report: the first grain, by id, that
     // moves more than maxTravel radii in a step (each rank its own first).
@@ -117,7 +133,6 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
     // first, so that a contact with a ghost has the serial geometry. Then
     // each contact once: from the rank that owns its first body.
     exchangeGhosts();
-    const World& w = sim_->world();
     ByteWriter mine;
     for (Contact c : sim_->contacts()) {
         if (!owned_[static_cast<std::size_t>(c.a)]) continue;
@@ -126,14 +141,7 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
         c.key = makeContactKey(c.a, c.b, static_cast<std::uint32_t>(c.key & 0xFu));
         mine.put(c);
     }
-    (void)w;
-    std::vector<Contact> all;
-    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) all.push_back(u.get<Contact>("value"));
-    }
-    std::sort(all.begin(), all.end(), [](const Contact& p, const Contact& q) { return p.key < q.key; });
-    return all;
+    return gatherByKey<Contact>(mine);
 }
 
 std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
@@ -146,13 +154,8 @@ std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
                                static_cast<std::uint32_t>(d.key & 0xFu));
         mine.put(d);
     }
-    std::vector<PairDiagnostic> all;
-    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) all.push_back(u.get<PairDiagnostic>("value"));
-    }
+    const std::vector<PairDiagnostic> all = gatherByKey<PairDiagnostic>(mine);
     if (rank_ != 0) return std::nullopt;
-    std::sort(all.begin(), all.end(), [](const PairDiagnostic& p, const PairDiagnostic& q) { return p.key < q.key; });
     return sumPairDiagnostics(all);
 }
 

@@ -12,7 +12,8 @@ std::vector<std::int32_t> drivenOf(const World& w) {
     return d;
 }
 
-DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven) {
+DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven,
+                         const MdSolver* scheme, std::size_t per) {
     DistributedGrain g;
     g.gid = gid;
     g.x = w.x[i];
@@ -28,6 +29,8 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
     g.scheduled = i < w.force.size();
     if (g.scheduled) g.force = w.force[i];
     if (!driven.empty()) g.driven = driven[i];
+    g.scheme.resize(scheme ? per : 0);
+    if (!g.scheme.empty()) scheme->bodyScheme(i, g.scheme.data());
     return g;
 }
 

@@ -34,8 +34,9 @@ inline constexpr std::int32_t kNotDriven = -2, kDrivenFree = -1;
 /// it is glued to (World::DrivenGrain); empty when no grain is driven.
 std::vector<std::int32_t> drivenOf(const World& w);
 
-/// Grain i of `w`; `driven`: drivenOf(w).
-DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven);
+/// Grain i of `w`; `driven`: drivenOf(w); with `scheme`, its `per` entries of that MD scheme's state.
+DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven,
+                         const MdSolver* scheme = nullptr, std::size_t per = 0);
 
 void putGrain(ByteWriter& out, const DistributedGrain& g);
 DistributedGrain getGrain(ByteReader& in);

@@ -85,13 +85,16 @@ Mat3 DistributedSimulation::cellStress() {
     // which adds them in key and grain order, as the serial loops do. One
     // gather of O(grains) per step: a cell servo's price on ranks.
     const World& w = sim_->world();
+    struct Term {
+        ContactKey key;
+        Vec3 f, branch;
+    };
     ByteWriter contacts, grains;
     auto add = [&](BodyId a, BodyId b, const Vec3& force) {
         const auto i = static_cast<std::size_t>(a);
         if (w.isWall(b) || !owned_[i] || force == Vec3::Zero()) return;
-        contacts.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
-        contacts.put(force);
-        contacts.put(w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i]));
+        contacts.put(Term{makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))), force,
+                          w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i])});
     };
     if (const MdPairList* pairs = sim_->md().pairList()) pairs->forEachTouchingPair(add);
     else
@@ -102,20 +105,10 @@ Mat3 DistributedSimulation::cellStress() {
         grains.put(w.mass[i]);
         grains.put(Vec3(w.v[i] - w.meanFlow(w.x[i])));
     }
-    struct Term {
-        ContactKey key;
-        Vec3 f, branch;
-    };
     std::vector<Term> terms;
     const std::string allContacts = comm::gatherToAll(contacts.bytes()), allGrains = comm::gatherToAll(grains.bytes());
     ByteReader u(allContacts, kMessage);
-    while (u.left() > 0) {
-        Term t;
-        t.key = u.get<ContactKey>("value");
-        t.f = u.get<Vec3>("value");
-        t.branch = u.get<Vec3>("value");
-        terms.push_back(t);
-    }
+    while (u.left() > 0) terms.push_back(u.get<Term>("value"));
     std::sort(terms.begin(), terms.end(), [](const Term& p, const Term& q) { return p.key < q.key; });
     Mat3 sum = Mat3::Zero();
     for (const Term& t : terms) sum += t.f * t.branch.transpose();

@@ -8,6 +8,7 @@
 
 #include "distributed_grain.hpp"
 #include "moreau/core/comm.hpp"
+#include "moreau/core/profile.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/sim/distributed_cd.hpp"
 
@@ -66,21 +67,11 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     const std::vector<std::int32_t> driven = drivenOf(global);
     // The MD scheme's state to start from (a checkpoint's): every rank
     // takes its bodies' entries from the whole world's.
-    if (scheme) {
-        scheme_ = scheme->schemeCarry();
-        const std::size_t per = scheme_->perBody();
-        wallScheme_.assign(global.numWalls() * per, MdSolver::Vec6::Zero());
-        for (std::size_t k = 0; k < global.numWalls() && per > 0; ++k)
-            scheme->bodyScheme(global.numGrains + k, wallScheme_.data() + k * per);
-    }
+    if (scheme) takeScheme(*scheme, global);
     for (std::size_t i = 0; i < global.numGrains; ++i) {
         const int r = ownerOf(global.x[i]);
         if (r != rank_ && !nearBrick(global.x[i], rank_)) continue;
-        mine.push_back(grainOf(global, i, i, driven));
-        if (scheme_ && r == rank_ && scheme_->perBody() > 0) {
-            mine.back().scheme.resize(scheme_->perBody());
-            scheme->bodyScheme(i, mine.back().scheme.data());
-        }
+        mine.push_back(grainOf(global, i, i, driven, r == rank_ ? scheme : nullptr, scheme_ ? scheme_->perBody() : 0));
         owner.push_back(r);
     }
     if (!scheme && scene.simulation.method == Method::MD && scene.md.integrator != Integrator::CD)
@@ -90,6 +81,13 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
     if (rank_ == 0) whole_ = std::move(template_.world);
     template_.world = World{};
+}
+
+void DistributedSimulation::takeScheme(const MdSolver& md, const World& w) {
+    scheme_ = md.schemeCarry();
+    const std::size_t per = scheme_->perBody();
+    wallScheme_.assign(w.numWalls() * per, MdSolver::Vec6::Zero());
+    for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k) md.bodyScheme(w.numGrains + k, wallScheme_.data() + k * per);
 }
 
 std::array<int, 3> DistributedSimulation::chooseGrid(const Vec3& extent) const {
@@ -255,7 +253,9 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     for (WallServo& servo : s.servos)  // the part's walls follow its n grains
         servo.wall = static_cast<BodyId>(n + (static_cast<std::size_t>(servo.wall) - globalGrains_));
     s.world = std::move(w);
+    const StepProfile seconds = sim_ ? sim_->profile() : StepProfile{};
     sim_.emplace(std::move(s));
+    sim_->continueProfile(seconds);
     if (local.slots.stride == 0) local.slots.stride = sim_->contactStore().slots.stride;
     sim_->restoreContacts(local);
     if (scheme_) {
@@ -311,7 +311,12 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     } else {
         if (mobileWalls && template_.md.integrator == Integrator::CD) sim_->setAfterSolve([this] { sumWallForces(); });
         // Substeps: the ghosts take their owners' state before each.
-        if (template_.md.substeps > 1) sim_->setBetweenSubsteps([this] { exchangeGhosts(); });
+        if (template_.md.substeps > 1)
+            sim_->setBetweenSubsteps([this] {
+                auto clock = std::chrono::steady_clock::now();
+                exchangeGhosts();
+                lap(clock, times_.ghosts);
+            });
         if (template_.md.integrator != Integrator::CD) {
             sim_->md().setStageHook([this](World&, std::vector<MdSolver::Vec6>& X) { exchangeGhosts(&X); });
             // Mobile walls: each evaluation's force on them summed over the ranks.
@@ -401,16 +406,12 @@ void DistributedSimulation::fitCutsToCell() {
 
 CdStepStats DistributedSimulation::step() {
     // A rebuild once any owned grain has moved half the skin since the last.
-    using Clock = std::chrono::steady_clock;
-    const auto seconds = [](Clock::time_point a, Clock::time_point b) {
-        return std::chrono::duration<double>(b - a).count();
-    };
-    const auto t0 = Clock::now();
+    auto clock = std::chrono::steady_clock::now();
     const World& w = sim_->world();
     double moved = 0.0;
     for (std::size_t k = 0; k < w.numGrains; ++k)
         if (owned_[k]) moved = std::max(moved, w.minimumImage(w.x[k] - builtAt_[k]).norm());
-    const auto t1 = Clock::now();
+    lap(clock, times_.rebuild);
     // One allreduce per step: the rebuild test and the caller's flag.
     std::vector<double> most{moved, flag_};
     comm::maxOverRanks(most);
@@ -423,16 +424,15 @@ CdStepStats DistributedSimulation::step() {
     for (int a = 0; a < 3; ++a)
         if (periodic_[static_cast<std::size_t>(a)]) cellChange += std::abs(w.boxMax[a] - w.boxMin[a] - builtLength_[a]);
     const bool again = !(most[0] <= 0.5 * (skin_ - cellChange));
-    const auto t2 = Clock::now();
+    lap(clock, times_.wait);
     if (again) rebuild();
     else exchangeGhosts();
-    const auto t3 = Clock::now();
+    lap(clock, again ? times_.rebuild : times_.ghosts);
+    const double ghosts = times_.ghosts;  // and those between substeps (assemble)
     const CdStepStats stats = sim_->advance();
     sweeps_ += stats.iterations;
-    const auto t4 = Clock::now();
-    times_.wait += seconds(t1, t2);
-    (again ? times_.rebuild : times_.ghosts) += seconds(t2, t3);
-    times_.solve += seconds(t0, t1) + seconds(t3, t4);
+    lap(clock, times_.solve);
+    times_.solve -= times_.ghosts - ghosts;
     return stats;
 }
 

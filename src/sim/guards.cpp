@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -10,18 +9,13 @@
 #include "moreau/core/error.hpp"
 #include "moreau/md/laws/duration.hpp"
 #include "moreau/sim/simulation.hpp"
+#include "run_outputs.hpp"
 
 namespace moreau {
 
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-std::string format(const char* fmt, auto... args) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf, fmt, args...);
-    return buf;
-}
 
 /// −Σ m g·x over the axes gravity moves a body along (those it is free on).
 double potential(const World& w) {

@@ -1,13 +1,12 @@
 #include "moreau/sim/run.hpp"
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -199,24 +198,28 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
 
 // --- on MPI ranks (docs/distributed.md) ---------------------------------------
 
-/// A series row from the whole world and its contacts, as rank 0 has them
-/// after the gathers: the world's columns have the serial bits; overlaps and
-/// measurements come from the contacts at the step's end positions; the
-/// elastic energy is NaN (the fused pipeline's diagnostics replace both:
-/// DistributedSimulation::gatherDiagnostics).
-StepRecord distributedRecord(const World& w, const std::vector<Contact>& contacts, const Scene& scene) {
-    StepRecord r;
-    r.step = w.step;
-    r.time = w.time;
-    r.kineticEnergy = kineticEnergy(w);
-    r.rotationalEnergy = rotationalEnergy(w);
-    const OverlapStats o = overlapStats(contacts);
-    r.contacts = o.contacts;
-    r.meanOverlap = o.mean;
-    r.maxOverlap = o.max;
-    r.elasticEnergy = std::numeric_limits<double>::quiet_NaN();
-    measureInto(r, w, contacts, scene.output);
-    return r;
+/// summary.json's phase_seconds on ranks and the slowest rank's
+/// (collective): each rank's part's stages (phaseSeconds), its steps'
+/// exchange, rebuild and wait, and `gather`, the seconds between its steps;
+/// per phase the mean over the ranks, and the largest.
+std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation& run, bool cd, double gather) {
+    const DistributedTimes& t = run.times();
+    nlohmann::json mean = phaseSeconds(run.part().profile(), cd), max;
+    mean.update(nlohmann::json{{"exchange", t.ghosts}, {"rebuild", t.rebuild}, {"wait", t.wait}, {"gather", gather}});
+    std::vector<double> most;
+    std::vector<std::uint64_t> nanoseconds;  // comm sums integers
+    for (const double x : mean) {
+        most.push_back(x);
+        nanoseconds.push_back(static_cast<std::uint64_t>(std::llround(x * 1e9)));
+    }
+    comm::maxOverRanks(most);
+    comm::sumOverRanks(nanoseconds);
+    std::size_t k = 0;
+    for (auto it = mean.begin(); it != mean.end(); ++it, ++k) {
+        max[it.key()] = most[k];
+        *it = 1e-9 * static_cast<double>(nanoseconds[k]) / comm::ranks();
+    }
+    return {mean, max};
 }
 
 }  // namespace
@@ -281,9 +284,15 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             const auto diagnostics = run.gatherDiagnostics();
             if (snapshot && pieces) run.writeVtkPiece(dir / "vtk");
             if (!root) return;
-            last = distributedRecord(w, contacts, settings);
+            // The row from the whole world and its contacts: the world's
+            // columns have the serial bits; overlaps and measurements come
+            // from the contacts at the step's end positions; the elastic
+            // energy 0 (CD: rigid grains) or NaN (MD: the fused pipeline's
+            // diagnostics replace both).
+            last = worldRecord(w, overlapStats(contacts));
+            measureInto(last, w, contacts, settings.output);
+            last.elasticEnergy = cd ? 0.0 : std::numeric_limits<double>::quiet_NaN();
             if (cd) {
-                last.elasticEnergy = 0.0;  // rigid grains
                 last.iterations = stats.iterations;
                 last.residual = stats.residual;
                 last.naturalError = stats.error;
@@ -308,62 +317,57 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             if (guard.energy) intro.push_back("guard.energy is not checked on MPI ranks yet");
             out.emplace(settings, start, options, resumed, exact, false, intro, t0);
         }
+        // Between the steps: the gathers for the outputs, guards and
+        // checkpoints, and rank 0's records and files (phase_seconds' gather).
+        double gatherSeconds = 0.0;
+        auto clock = std::chrono::steady_clock::now();
         if (!resumed) observe(true, cadence.vtkEvery > 0);
-        // A serial run's checkpoint, made on rank 0 from the gathered world
-        // and contact store: any rank count resumes it.
-        // Rank 0: the checkpoint's bytes from the gathered world and contact
-        // store (collective; empty on the other ranks).
-        // With a multi-step scheme, its history gathered too.
-        struct SchemeState {
+        // Rank 0: the whole world, its contact store and, with a multi-step
+        // scheme, its history, gathered (collective; empty on the other
+        // ranks); as a serial run's Simulation, its checkpoint's bytes (any
+        // rank count resumes them) or an FCLIB dump's step.
+        struct Whole {
+            World world;
+            ContactStore store;
             bool held = false;
             MdSolver::SchemeCarry carry;
             std::vector<MdSolver::Vec6> entries;
+            RunTotals totals;  ///< the last good step's (keepGood)
         };
-        auto gatherScheme = [&] {
-            SchemeState state;
-            state.held = run.gatherScheme(state.carry, state.entries);
-            return state;
+        auto gather = [&] {
+            Whole s;
+            s.world = run.gatherWorld();
+            s.store = run.gatherStore();
+            s.held = run.gatherScheme(s.carry, s.entries);
+            return s;
         };
-        auto stateBytes = [&](const World& w, const ContactStore& store, const SchemeState& scheme,
-                              const RunTotals& at, CheckpointKind kind) {
+        auto serial = [&](const Whole& s) {
             Scene whole = sceneWithoutWorld(settings);
-            whole.world = w;
-            Simulation sim(std::move(whole));
-            sim.restoreContacts(store);
-            if (scheme.held) {
-                const std::size_t per = scheme.carry.perBody();
-                sim.md().adoptScheme(scheme.carry, w.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
-                    std::copy_n(scheme.entries.data() + i * per, per, e);
+            whole.world = s.world;
+            auto sim = std::make_unique<Simulation>(std::move(whole));
+            sim->restoreContacts(s.store);
+            const std::size_t per = s.carry.perBody();
+            if (s.held)
+                sim->md().adoptScheme(s.carry, s.world.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
+                    std::copy_n(s.entries.data() + i * per, per, e);
                 });
-            }
-            return checkpointBytes(sim, at, kind);
+            return sim;
         };
         auto checkpoint = [&](CheckpointKind kind) {
-            const World& w = run.gatherWorld();
-            const ContactStore store = run.gatherStore();
-            const SchemeState scheme = gatherScheme();
-            if (!root) return;
-            out->checkpoint(totals, [&](const RunTotals& at) { return stateBytes(w, store, scheme, at, kind); });
+            const Whole s = gather();
+            if (root)
+                out->checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(*serial(s), at, kind); });
         };
         // As a serial run: the last step the guards passed (rank 0: its world,
         // contact store and totals), the checkpoint a divergence writes.
         const bool guarded = guard.maxOverlap > 0.0 || guard.maxTravel > 0.0;
-        World goodWorld;
-        ContactStore goodStore;
-        SchemeState goodScheme;
-        RunTotals goodTotals;
+        Whole good;
         long lastGoodStep = -1;
         auto keepGood = [&] {
-            const World& w = run.gatherWorld();
-            ContactStore store = run.gatherStore();
-            SchemeState scheme = gatherScheme();
+            good = gather();
             lastGoodStep = run.part().world().step;
-            if (!root) return;
-            goodWorld = w;
-            goodStore = std::move(store);
-            goodScheme = std::move(scheme);
-            goodTotals = totals;
-            goodTotals.wallSeconds = out->wallSeconds();
+            good.totals = totals;
+            if (root) good.totals.wallSeconds = out->wallSeconds();
         };
         if (guarded) keepGood();
 
@@ -371,6 +375,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         std::string stopped;
         long s = first + 1;
         for (; s <= steps; ++s) {
+            lap(clock, gatherSeconds);
             run.flag(static_cast<double>(gSignal));  // any rank's, reduced with the step's rebuild test
             // An FCLIB dump: rank 0 steps the gathered world as a serial run
             // would, for the step's problem (dumps are rare: a whole serial step).
@@ -378,21 +383,18 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             LocalProblem problem;
             std::vector<double> reactions;
             if (dumpProblem) {
-                const World& w = run.gatherWorld();
-                const ContactStore store = run.gatherStore();
+                const Whole s = gather();
                 if (root) {
-                    Scene whole = sceneWithoutWorld(settings);
-                    whole.world = w;
-                    Simulation replay(std::move(whole));
-                    replay.restoreContacts(store);
+                    const auto replay = serial(s);
                     LocalProblemCapture capture;
-                    replay.cd().setStepObserver(&capture);
-                    replay.advance();
+                    replay->cd().setStepObserver(&capture);
+                    replay->advance();
                     problem = std::move(capture.problem);
                     reactions = std::move(capture.reactions);
                 }
             }
             stats = run.step();
+            clock = std::chrono::steady_clock::now();
             if (dumpProblem) {
                 // The run's own impulses (exact: the serial ones, which the
                 // replay has already), in the contact frames.
@@ -442,6 +444,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 break;
             }
         }
+        lap(clock, gatherSeconds);
+        const auto [phases, slowest] = rankPhases(run, cd, gatherSeconds);
         const World& w = run.gatherWorld();
         const DistributedTraffic traffic = run.traffic();
         RunOutcome outcome;
@@ -459,7 +463,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                                   {"messages", traffic.messages},
                                   {"bytes", traffic.bytes},
                                   {"ghosts", traffic.ghosts},
-                                  {"migrations", traffic.migrations}};
+                                  {"migrations", traffic.migrations},
+                                  {"phase_seconds_max", slowest}};
+        summary["phase_seconds"] = phases;
         if (cd) {
             const bool exact = settings.cd.distributed == CdDistributed::Exact;
             summary["distributed"]["cd"] = {{"mode", exact ? "exact" : "domains"}, {"sweeps", run.sweeps()}};
@@ -473,7 +479,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (!failure.empty()) {
             summary["divergence"] = failure;
             if (lastGoodStep >= 0) {
-                out->writeCheckpoint(stateBytes(goodWorld, goodStore, goodScheme, goodTotals, CheckpointKind::Diverged));
+                out->writeCheckpoint(checkpointBytes(*serial(good), good.totals, CheckpointKind::Diverged));
                 summary["last_good_step"] = lastGoodStep;
             }
         }

@@ -1,14 +1,8 @@
 #include "moreau/sim/simulation.hpp"
 
-#include <omp.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <iomanip>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -111,17 +105,20 @@ void Simulation::loadState(ByteReader& in) {
     if (staged) md_.loadState(in, scene_.world.numBodies());
 }
 
-StepRecord Simulation::observe() const {
-    const World& w = scene_.world;
+StepRecord worldRecord(const World& w, const OverlapStats& o) {
     StepRecord r;
     r.step = w.step;
     r.time = w.time;
     r.kineticEnergy = kineticEnergy(w);
     r.rotationalEnergy = rotationalEnergy(w);
-    const OverlapStats o = fused() ? md_.pairOverlapStats() : overlapStats(contacts_);
     r.contacts = o.contacts;
     r.meanOverlap = o.mean;
     r.maxOverlap = o.max;
+    return r;
+}
+
+StepRecord Simulation::observe() const {
+    StepRecord r = worldRecord(scene_.world, fused() ? md_.pairOverlapStats() : overlapStats(contacts_));
     if (scene_.simulation.method == Method::MD) r.elasticEnergy = md_.elasticEnergy();
     return r;
 }
@@ -410,7 +407,10 @@ CdStepStats Simulation::advance() {
     applyControls();
     lap(clock, p.controls);
     for (int k = 0; k < substeps; ++k) {
-        if (k > 0 && betweenSubsteps_) betweenSubsteps_();
+        if (k > 0 && betweenSubsteps_) {
+            betweenSubsteps_();
+            clock = std::chrono::steady_clock::now();  // the hook's seconds are no stage's
+        }
         detect();
         lap(clock, p.detect);
         match();

@@ -10,7 +10,8 @@ on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
 ranks with a checkpoint that resumes on another rank count; a SIGINT (to
 mpirun, or to the ranks) stops them too, summary.json naming the signal; a
 divergence leaves the serial run's last-good checkpoint. Every MD scheme steps on
-ranks. Bad input gives one line and exit 2.
+ranks. summary.json's phase_seconds: the mean over the ranks and the slowest
+rank's. Bad input gives one line and exit 2.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
@@ -225,6 +226,15 @@ with tempfile.TemporaryDirectory() as tmp:
             d = summary["distributed"]
             check(d["rebuilds"] > 0 and d["migrations"] > 0 and d["ghosts"] > 0,
                   f"{name}: {n} ranks rebuilt, migrated grains and held ghosts ({d})")
+            # phase_seconds: the mean over the ranks (solve's parts are in solve), and the slowest rank's.
+            mean, most = summary.get("phase_seconds", {}), d.get("phase_seconds_max", {})
+            total = sum(v for k, v in mean.items() if not k.startswith("solve_"))
+            names = {"detect", "solve", "integrate", "exchange", "rebuild", "wait", "gather"}
+            check(names <= mean.keys() == most.keys()
+                  and all(v >= 0 and most[k] >= v - 1e-9 for k, v in mean.items())
+                  and total <= 1.01 * summary["wall_seconds"] + 0.01,
+                  f"{name}: {n} ranks: phase_seconds each non-negative, at most the slowest rank's, summing to at "
+                  f"most wall_seconds {summary['wall_seconds']} ({mean})")
             if summary["md_pipeline"] == "fused":
                 same = open(os.path.join(out, "series.csv")).read() == open(os.path.join(serial_dir, "series.csv")).read()
                 check(same, f"{name}: {n} ranks write the serial series.csv, byte for byte")

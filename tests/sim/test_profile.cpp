@@ -6,38 +6,76 @@
 #include <vector>
 
 #include "moreau/io/scene_file.hpp"
+#include "moreau/sim/distributed.hpp"
 #include "moreau/sim/run.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace moreau;
 
+namespace {
+
+/// chain_1d for 30 steps with `method` through `run` (runScene, or the
+/// distributed loop on this one rank: runDistributed).
+RunOutcome chainRun(const std::string& method, RunOutcome (*run)(Scene, const RunOptions&)) {
+    test::TempDir tmp;
+    RunOptions options;
+    options.outDir = tmp.path / "out";
+    options.quiet = true;
+    return run(loadBuiltinScene("chain_1d.ini", {"simulation.method=" + method, "simulation.steps=30",
+                                                 "output.vtk_every=0"}),
+               options);
+}
+
+/// Checks that `p` holds exactly the serial stages, CD's solve parts and
+/// `extra`, each non-negative and at least `below`'s (where given); returns
+/// the sum of the stages (solve's parts are in solve).
+double checkPhases(const nlohmann::json& p, const std::string& method, std::vector<std::string> stages,
+                   const nlohmann::json* below = nullptr) {
+    for (const char* stage : {"controls", "detect", "match", "solve", "integrate", "observe"}) stages.push_back(stage);
+    if (method == "cd")
+        for (const char* part : {"solve_prepare", "solve_warm_start", "solve_sweeps", "solve_store"})
+            stages.push_back(part);
+    CHECK(p.size() == stages.size());
+    double sum = 0.0;
+    for (const std::string& stage : stages) {
+        CAPTURE(stage);
+        REQUIRE(p.contains(stage));
+        CHECK(p[stage].get<double>() >= 0.0);
+        if (below) CHECK(p[stage].get<double>() >= (*below)[stage].get<double>() - 1e-9);
+        if (stage.rfind("solve_", 0) != 0) sum += p[stage].get<double>();
+    }
+    return sum;
+}
+
+}  // namespace
+
 TEST_SUITE("profile") {
     TEST_CASE("summary.json's phase_seconds names every stage, each non-negative, for CD and MD") {
         for (const std::string method : {"cd", "md"}) {
             CAPTURE(method);
-            test::TempDir tmp;
-            const std::vector<std::string> sets = {"simulation.method=" + method, "simulation.steps=30",
-                                                   "output.vtk_every=0"};
-            RunOptions options;
-            options.outDir = tmp.path / "out";
-            options.quiet = true;
-            const RunOutcome run = runScene(loadBuiltinScene("chain_1d.ini", sets), options);
+            const RunOutcome run = chainRun(method, runScene);
             REQUIRE(run.summary.contains("phase_seconds"));
-            const nlohmann::json& p = run.summary["phase_seconds"];
-            std::vector<std::string> stages = {"controls", "detect", "match", "solve", "integrate", "observe"};
-            if (method == "cd")
-                for (const char* part : {"solve_prepare", "solve_warm_start", "solve_sweeps", "solve_store"})
-                    stages.push_back(part);
-            CHECK(p.size() == stages.size());
-            double sum = 0.0;
-            for (const std::string& stage : stages) {
-                CAPTURE(stage);
-                REQUIRE(p.contains(stage));
-                CHECK(p[stage].get<double>() >= 0.0);
-                sum += p[stage].get<double>();
-            }
+            const double sum = checkPhases(run.summary["phase_seconds"], method, {});
             CHECK(sum > 0.0);
+            CHECK(sum <= run.summary["wall_seconds"].get<double>());
+        }
+    }
+
+    TEST_CASE("a distributed run's phase_seconds: the serial stages and the ranks' own, the mean and the max") {
+        // The distributed loop on one rank (as bench.decomposed): the same
+        // code and keys as on many, tests/mpi/run_distributed.py checks those.
+        for (const std::string method : {"cd", "md"}) {
+            CAPTURE(method);
+            const RunOutcome run = chainRun(method, [](Scene scene, const RunOptions& options) {
+                return runDistributed(std::move(scene), options);
+            });
+            const nlohmann::json& mean = run.summary["phase_seconds"];
+            const std::vector<std::string> own = {"exchange", "rebuild", "wait", "gather"};
+            const double sum = checkPhases(mean, method, own);
+            checkPhases(run.summary["distributed"]["phase_seconds_max"], method, own, &mean);
+            CHECK(mean["solve"].get<double>() > 0.0);
+            CHECK(sum <= run.summary["wall_seconds"].get<double>() + 1e-6);
         }
     }
 

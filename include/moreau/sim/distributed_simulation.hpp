@@ -38,9 +38,9 @@ struct DistributedTraffic {
 
 /// Seconds this rank spent in each part of its steps so far.
 struct DistributedTimes {
-    double rebuild = 0.0;  ///< migration, rebalancing and the new part at the rebuilds
+    double rebuild = 0.0;  ///< the test whether one is due, and migration, rebalancing, the new part
     double ghosts = 0.0;   ///< ghost updates between rebuilds
-    double solve = 0.0;    ///< the part's own step (CD: with the sweeps' exchanges)
+    double solve = 0.0;    ///< the part's step, its stages in part().profile() (CD: with the sweeps' exchanges)
     double wait = 0.0;     ///< the allreduce deciding a rebuild: waiting for the slowest rank
 };
 
@@ -125,6 +125,8 @@ private:
     ContactStore globalStore(std::vector<std::array<BodyId, 2>>* ends = nullptr) const;
     void rebuild();
     void rebalance();
+    /// scheme_ and wallScheme_ from `md`'s MD scheme state of the world `w`.
+    void takeScheme(const MdSolver& md, const World& w);
     /// out[r] to rank r (comm::exchange), counted in traffic_.
     std::vector<std::string> send(const std::vector<ByteWriter>& out);
     /// As send, into `box` (kept by the caller): what arrived is valid until

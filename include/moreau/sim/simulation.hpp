@@ -77,7 +77,8 @@ public:
     /// a distributed run sums the mobile walls' forces over its ranks here.
     void setAfterSolve(std::function<void()> hook) { afterSolve_ = std::move(hook); }
     /// Called by advance() before each MD substep but the first (none:
-    /// nothing): a distributed run updates its ghosts here.
+    /// nothing): a distributed run updates its ghosts here. Its seconds count
+    /// in no stage of profile().
     void setBetweenSubsteps(std::function<void()> hook) { betweenSubsteps_ = std::move(hook); }
     /// MD with the integrator cd, between solve() and integrate(): makes `f`
     /// the summed contact force on body `b` that integrate() kicks with.
@@ -101,6 +102,8 @@ public:
     /// Seconds in each stage of the steps advance() took, and in the
     /// records made of them (summary.json's phase_seconds).
     const StepProfile& profile() const { return profile_; }
+    /// Continues the seconds of `p` (a distributed run's part made afresh at a rebuild).
+    void continueProfile(const StepProfile& p) { profile_ = p; }
 
     World& world() { return scene_.world; }
     const World& world() const { return scene_.world; }
@@ -202,6 +205,8 @@ private:
 Mat3 kineticStress(Mat3 contactSum, std::span<const double> mass, std::span<const Vec3> flow, const World& world);
 /// The scene's settings with an empty world (a copy that costs nothing per grain).
 Scene sceneWithoutWorld(const Scene& scene);
+/// A record's start: the world's step, time and energies of motion, and the overlaps `o`.
+StepRecord worldRecord(const World& w, const OverlapStats& o);
 /// Fills `r`'s granular measurements (stress, pressure, packing fraction,
 /// coordination, fabric, wall loads; analysis::measure) from the world and
 /// its contacts, over `output.stress_region` where set.
