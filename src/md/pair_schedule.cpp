@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <type_traits>
 
 #include "law_kernels.hpp"
 #include "pair_block.hpp"
@@ -97,7 +98,14 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
     Vec3* __restrict bodyF = force_.data();
     Vec3* __restrict bodyT = torque_.data();
     const std::uint32_t* __restrict owner = split ? list.split.owner.data() : nullptr;
-    auto own = [owner](std::size_t i, std::size_t range) { return owner == nullptr || owner[i] == range; };
+    // The split pass and the serial one, and the pass over a periodic world
+    // and over one without, are compiled apart (`split`, `wraps`: a
+    // std::bool_constant each; not law axes): the serial pass tests no owner
+    // per term, the plain one no periodic seam per pair.
+    auto own = [owner](auto split, std::size_t i, std::size_t range) {
+        if constexpr (decltype(split)::value) return owner[i] == range;
+        return true;
+    };
     // The helpers take the chunk's state (work sum, spill cursor)
     // explicitly and capture only pointers, by value: the loop over the
     // kernel's lanes keeps its state and pointers in registers, and hands
@@ -117,14 +125,15 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
     // A touching pair's force F on b and n × F_t onto the per-body sums:
     // in place for the bodies this range owns, spilled otherwise (x − y is
     // x + (−y) exactly, so a spilled term adds the same bits later).
-    auto deliver = [=](std::size_t range, ChunkState& st, std::size_t ia, std::size_t ib, const Vec3& F, const Vec3& tq) {
-        if (own(ib, range)) {
+    auto deliver = [=](auto split, std::size_t range, ChunkState& st, std::size_t ia, std::size_t ib, const Vec3& F,
+                       const Vec3& tq) {
+        if (own(split, ib, range)) {
             bodyF[ib] += F;
             bodyT[ib] -= R[ib] * tq;
         } else {
             *st.spill++ = MdPairList::SpillTerm{F, -(R[ib] * tq), static_cast<std::int32_t>(ib)};
         }
-        if (own(ia, range)) {
+        if (own(split, ia, range)) {
             bodyF[ia] -= F;
             bodyT[ia] -= R[ia] * tq;
         } else {
@@ -132,7 +141,8 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
         }
     };
     // One pair, all cases (the block kernel's lanes it does not take).
-    auto scalarPair = [=, &world, &s](std::size_t k, std::size_t range, ChunkState& st) {
+    auto scalarPair = [=, &world, &s](auto split, auto wraps, std::size_t k, std::size_t range, ChunkState& st) {
+        constexpr bool periodicSeams = decltype(wraps)::value;
         const BodyId a = pairs[k].a, b = pairs[k].b;
         const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
         const double ra = R[ia], rb = R[ib];
@@ -142,7 +152,7 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
         bool touching;
         if (ib < grains) {
             Vec3 d = X[ib] - X[ia];
-            if (periodic) d = world.minimumImageNear(d);
+            if constexpr (periodicSeams) d = world.minimumImageNear(d);
             const double d2 = d.squaredNorm();
             const double reach = ra + rb, slack = 1e-9 * reach + reach;
             if (!(d2 <= slack * slack)) {  // far apart: no overlap (conservative, as the detector's)
@@ -175,7 +185,7 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
                     }
                     if (gap < margin) {
                         Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-                        if (periodic)
+                        if constexpr (periodicSeams)
                             if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);
                         st.work += -0.5 * lastForce.dot(V) * dt;
                     }
@@ -189,7 +199,7 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
         overlaps[k] = overlap;
         const Constants cst = contactConstants(s, invMass[ia], invMass[ib], ib < grains ? muGrain : world.wall(b).mu);
         Vec3 V = Vb[ib] - Vb[ia] - (ra * W[ia] + rb * W[ib]).cross(n);
-        if (periodic)
+        if constexpr (periodicSeams)
             if (deforming && ib < grains) V += world.imageVelocity(X[ib] - X[ia]);  // the image's, in a deforming cell
         const double Vn = n.dot(V);
         // The laws' arithmetic (md/laws), as the staged loop and the lane
@@ -204,15 +214,15 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
         const Vec3 F = Fn * n + Ft;
         if (trackWork) st.work += -0.5 * (lastForce + F).dot(V) * dt;
         lastForce = F;
-        deliver(range, st, ia, ib, F, n.cross(Ft));
+        deliver(split, range, st, ia, ib, F, n.cross(Ft));
     };
     // Chunk `chunk` of range `range`, spilling from `spill` on; returns the
     // spill's new end.
-    auto doChunk = [=](std::size_t chunk, std::size_t range, MdPairList::SpillTerm* spill) {
+    auto doChunk = [=](auto split, auto wraps, std::size_t chunk, std::size_t range, MdPairList::SpillTerm* spill) {
         ChunkState st{0.0, spill};  // its address is never taken: kept in registers
         auto viaScalar = [&](std::size_t k) {
             ChunkState handed = st;
-            scalarPair(k, range, handed);
+            scalarPair(split, wraps, k, range, handed);
             st = handed;
         };
         const std::size_t end = std::min(m, (chunk + 1) * kChunk);
@@ -241,7 +251,7 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
                         const auto ia = static_cast<std::size_t>(pairs[kj].a);
                         const auto ib = static_cast<std::size_t>(pairs[kj].b);
                         if (trackWork) st.work += rq.work[j];
-                        deliver(range, st, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
+                        deliver(split, range, st, ia, ib, Vec3(rq.F[0][j], rq.F[1][j], rq.F[2][j]),
                                 Vec3(rq.tq[0][j], rq.tq[1][j], rq.tq[2][j]));
                     }
                 }
@@ -278,7 +288,9 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
                 const double start = omp_get_wtime();
                 MdPairList::SpillTerm* const first = spills[t].data();
                 MdPairList::SpillTerm* spill = first;
-                for (std::size_t chunk = bounds[t]; chunk < bounds[t + 1]; ++chunk) spill = doChunk(chunk, t, spill);
+                for (std::size_t chunk = bounds[t]; chunk < bounds[t + 1]; ++chunk)
+                    spill = periodic ? doChunk(std::true_type{}, std::true_type{}, chunk, t, spill)
+                                     : doChunk(std::true_type{}, std::false_type{}, chunk, t, spill);
                 spilled[t] = static_cast<std::size_t>(spill - first);
                 lastRange[t] = omp_get_wtime() - start;
                 rangeTime[t] += lastRange[t];
@@ -297,7 +309,9 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
         return bad == 0;
     }
     list.split.lastRangeSeconds.clear();
-    for (std::size_t chunk = 0; chunk < numChunks; ++chunk) doChunk(chunk, 0, nullptr);
+    for (std::size_t chunk = 0; chunk < numChunks; ++chunk)
+        periodic ? doChunk(std::false_type{}, std::true_type{}, chunk, 0, nullptr)
+                 : doChunk(std::false_type{}, std::false_type{}, chunk, 0, nullptr);
     return forcesFinite(bodyF, bodyT, 0, force_.size());
 }
 
