@@ -279,23 +279,6 @@ void MdPairList::rebalance() {
     timedPasses_ = 0;
 }
 
-void MdPairList::addPairForces(std::vector<Vec3>& sums) const {
-    for (std::size_t k = 0; k < pairs.size(); ++k) {
-        sums[static_cast<std::size_t>(pairs[k].b)] += force[k];
-        sums[static_cast<std::size_t>(pairs[k].a)] -= force[k];
-    }
-}
-
-Mat3 MdPairList::pairStressSum(const World& world) const {
-    Mat3 sum = Mat3::Zero();
-    for (std::size_t k = 0; k < pairs.size(); ++k) {
-        const auto a = static_cast<std::size_t>(pairs[k].a), b = static_cast<std::size_t>(pairs[k].b);
-        if (b >= world.numGrains || force[k] == Vec3::Zero()) continue;
-        sum += force[k] * world.minimumImage(world.x[b] - world.x[a]).transpose();
-    }
-    return sum;
-}
-
 void MdPairList::contacts(const World& world, double margin, std::vector<Contact>& out) const {
     out.clear();
     Contact c;

@@ -17,9 +17,7 @@ std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
     const std::vector<Vec3> sums = afterSolve || !sim_->world().anyGlued() ? std::vector<Vec3>{} : sim_->contactForces();
     return sumWallLoads(
         [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
-            if (const MdPairList* pairs = sim_->md().pairList()) pairs->forEachTouchingPair(add);  // no narrow phase again
-            else
-                for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+            sim_->forEachContactForce(add);
         },
         [&](BodyId grain) { return afterSolve ? sim_->contactForce(grain) : sums[static_cast<std::size_t>(grain)]; });
 }
@@ -96,9 +94,7 @@ Mat3 DistributedSimulation::cellStress() {
         contacts.put(Term{makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))), force,
                           w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i])});
     };
-    if (const MdPairList* pairs = sim_->md().pairList()) pairs->forEachTouchingPair(add);
-    else
-        for (const Contact& c : sim_->contacts()) add(c.a, c.b, c.history.reaction);
+    sim_->forEachContactForce(add);
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
         grains.put(gid_[i]);

@@ -275,14 +275,10 @@ void Simulation::integrate() {
 
 std::vector<Vec3> Simulation::contactForces() const {
     std::vector<Vec3> force(scene_.world.numBodies(), Vec3::Zero());
-    if (fused()) {
-        md_.pairList()->addPairForces(force);
-    } else {
-        for (const Contact& c : contacts_) {
-            force[static_cast<std::size_t>(c.b)] += c.history.reaction;
-            force[static_cast<std::size_t>(c.a)] -= c.history.reaction;
-        }
-    }
+    forEachContactForce([&](BodyId a, BodyId b, const Vec3& f) {
+        force[static_cast<std::size_t>(b)] += f;
+        force[static_cast<std::size_t>(a)] -= f;
+    });
     return force;
 }
 
@@ -331,15 +327,10 @@ void Simulation::setCellRates(const Vec3& strainRate, double shearRate, const st
 Mat3 Simulation::cellStress() const {
     const World& w = scene_.world;
     Mat3 sum = Mat3::Zero();
-    if (fused()) {
-        sum = md_.pairList()->pairStressSum(w);
-    } else {
-        for (const Contact& c : contacts_) {
-            if (w.isWall(c.b) || c.history.reaction == Vec3::Zero()) continue;
-            const auto a = static_cast<std::size_t>(c.a), b = static_cast<std::size_t>(c.b);
-            sum += c.history.reaction * w.minimumImage(w.x[b] - w.x[a]).transpose();
-        }
-    }
+    forEachContactForce([&](BodyId a, BodyId b, const Vec3& f) {
+        if (w.isWall(b) || f == Vec3::Zero()) return;
+        sum += f * w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[static_cast<std::size_t>(a)]).transpose();
+    });
     std::vector<Vec3> flow(w.numGrains);
     for (std::size_t i = 0; i < w.numGrains; ++i) flow[i] = w.v[i] - w.meanFlow(w.x[i]);
     return kineticStress(sum, {w.mass.data(), w.numGrains}, flow, w);

@@ -89,11 +89,6 @@ public:
     /// The pairs with gap < margin at the world's current positions, in key
     /// order, with the last evaluation's force on b as history.reaction.
     void contacts(const World& world, double margin, std::vector<Contact>& out) const;
-    /// Adds each pair's last force to its bodies, f to b and −f to a, in key order.
-    void addPairForces(std::vector<Vec3>& force) const;
-    /// Σ f ⊗ ℓ over the grain pairs' last forces, ℓ the minimum image of
-    /// x_b − x_a now (the Love–Weber sum; walls left out).
-    Mat3 pairStressSum(const World& world) const;
     /// f(a, b, force on b) for each pair touching at the last evaluation, in key order.
     template <class F>
     void forEachTouchingPair(F&& f) const {

@@ -148,6 +148,14 @@ public:
     /// last step's reactions), f to b and −f to a in key order, before the
     /// glued grains' part goes to their walls: wallLoads() from it.
     std::vector<Vec3> contactForces() const;
+    /// f(a, b, force on b) for each contact of the last evaluation (CD: the
+    /// last step's reactions; the fused MD pipeline: its touching pairs, no
+    /// narrow phase again), in key order.
+    template <class F>
+    void forEachContactForce(F&& f) const {
+        if (const MdPairList* pairs = md_.pairList()) return pairs->forEachTouchingPair(f);
+        for (const Contact& c : contacts_) f(c.a, c.b, c.history.reaction);
+    }
     /// The grains' stress over the periodic cell from the last evaluation's
     /// contact forces (Love–Weber) plus the kinetic part about the mean
     /// flow, compression positive: what the cell's stress servo reads
