@@ -18,6 +18,13 @@ namespace {
 constexpr char kMagic[] = "moreau-checkpoint\n";
 constexpr std::size_t kMagicLength = sizeof(kMagic) - 1;
 
+/// The count of `items`, then each as `put` writes it.
+template <class T, class Put>
+void putEach(ByteWriter& out, const std::vector<T>& items, Put put) {
+    out.put(static_cast<std::uint64_t>(items.size()));
+    for (const T& item : items) put(item);
+}
+
 void writeWorld(ByteWriter& out, const World& w) {
     out.put(static_cast<std::int32_t>(w.dimension));
     out.put(static_cast<std::uint64_t>(w.numGrains));
@@ -26,23 +33,20 @@ void writeWorld(ByteWriter& out, const World& w) {
     out.putDense(w.q);
     out.putVector(w.mass);
     out.putVector(w.inertia);
-    out.put(static_cast<std::uint64_t>(w.force.size()));
-    for (const ForceSchedule& f : w.force) {
+    putEach(out, w.force, [&](const ForceSchedule& f) {
         out.put(f.before);
         out.put(f.after);
         out.put(f.switchTime);
-    }
+    });
     out.putBools(w.prescribed);
-    out.put(static_cast<std::uint64_t>(w.wallShape.size()));
-    for (const WallShape& s : w.wallShape) {
+    putEach(out, w.wallShape, [&](const WallShape& s) {
         out.put(static_cast<std::uint8_t>(s.kind));
         out.put(s.direction);
         out.put(s.radius);
         out.put(static_cast<std::uint8_t>(s.inside));
         out.put(s.mu);
-    }
-    out.put(static_cast<std::uint64_t>(w.wallName.size()));
-    for (const std::string& name : w.wallName) out.putString(name);
+    });
+    putEach(out, w.wallName, [&](const std::string& name) { out.putString(name); });
     out.putBools(w.wallMobile);
     out.put(w.gravity);
     out.put(w.muGrain);
@@ -56,11 +60,10 @@ void writeWorld(ByteWriter& out, const World& w) {
     out.put(w.shift);
     out.put(w.stressErrorIntegral);
     out.putVector(w.wallErrorIntegral);
-    out.put(static_cast<std::uint64_t>(w.driven.size()));
-    for (const World::DrivenGrain& d : w.driven) {
+    putEach(out, w.driven, [&](const World::DrivenGrain& d) {
         out.put(d.grain);
         out.put(d.wall);
-    }
+    });
 }
 
 World readWorld(ByteReader& in, std::uint32_t format) {
