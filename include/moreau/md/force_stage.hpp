@@ -11,7 +11,8 @@
 /// Reads: the world's positions, velocities, radii, masses and walls; the
 /// contacts' geometry and last force (history.reaction); the committed memory.
 /// Writes: only its own arrays, until commit() hands the new memory and the
-/// forces to the contact store. The integrators (src/md/integrators/) call it
+/// forces to the contact store (the pair schedule: each pair's memory in
+/// the pair list, in place). The integrators (src/md/integrators/) call it
 /// and never loop over contacts themselves. The law pair is chosen once per
 /// evaluation and the contact loop is compiled for it (no branch on the law
 /// per contact).
