@@ -4,7 +4,7 @@
 /// in the vector width of the CPU (L = 2 with SSE2, 4 with AVX2, 8 with
 /// AVX-512). The laws are the laws' own arithmetic (md/laws/arithmetic.hpp,
 /// instantiated for lane packs); the narrow phase, kinematics and memory
-/// handling repeat pair_engine.cpp's scalar pass operation for operation
+/// handling repeat the scalar pass of pair_schedule.cpp operation for operation
 /// (IEEE add, multiply, divide and square root round the same in a lane as
 /// in a scalar register, and -ffp-contract=off forbids fused multiply-adds),
 /// so the results are the scalar pass's bits.
