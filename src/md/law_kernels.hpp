@@ -2,7 +2,7 @@
 /// What MD's two schedules of the force stage share besides the law
 /// kernels (md/laws/): the staged loop of MdForceStage (every law, every
 /// integrator, force_stage.cpp) and the pair schedule (pair_schedule.cpp)
-/// (src/md/pair_schedule.cpp) — the contact constants, the per-body sums, the
+/// — the contact constants, the per-body sums, the
 /// finiteness checks and the leapfrog kick and drift (integrators/verlet.cpp).
 /// Internal to src/md.
 #include <algorithm>
@@ -63,14 +63,12 @@ void checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& 
 /// (one streaming pass, serial: for a range of a parallel region).
 bool forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last);
 
-/// Velocity of b's contact point relative to a's at a contact of normal n
+/// Velocity of b's contact point relative to a's at contact k
 /// (CD eq. 3 with l_a = r_a n, l_b = −r_b n; a deforming cell's image
 /// velocity is the caller's to add).
-inline Vec3 contactVelocity(const World& world, std::size_t ia, std::size_t ib, const Vec3& n) {
-    return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(n);
-}
 inline Vec3 contactVelocity(const World& world, const Contact& k) {
-    return contactVelocity(world, static_cast<std::size_t>(k.a), static_cast<std::size_t>(k.b), k.n);
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
 }
 
 /// The constants of contact k after the effective-mass convention: walls (fixed

@@ -76,7 +76,6 @@ void MdSolver::restorePairMemory(const ContactStore& store, const std::string& o
     diagnosticsDone_ = true;
 }
 
-void MdSolver::setPairLanes(int maxLanes) { forces_->setPairLanes(maxLanes); }
 int MdSolver::pairLanes() const { return forces_->pairLanes(); }
 const char* MdSolver::pairIsa(const World& world) const { return world.anyPeriodic() ? "none" : forces_->pairIsa(); }
 

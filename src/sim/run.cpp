@@ -354,9 +354,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             return sim;
         };
         auto checkpoint = [&](CheckpointKind kind) {
-            const Whole s = gather();
+            const Whole whole = gather();
             if (root)
-                out->checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(*serial(s), at, kind); });
+                out->checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(*serial(whole), at, kind); });
         };
         // As a serial run: the last step the guards passed (rank 0: its world,
         // contact store and totals), the checkpoint a divergence writes.
@@ -383,9 +383,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             LocalProblem problem;
             std::vector<double> reactions;
             if (dumpProblem) {
-                const Whole s = gather();
+                const Whole whole = gather();
                 if (root) {
-                    const auto replay = serial(s);
+                    const auto replay = serial(whole);
                     LocalProblemCapture capture;
                     replay->cd().setStepObserver(&capture);
                     replay->advance();

@@ -80,9 +80,9 @@ public:
     /// Pair schedule: makes `store` the pairs' memory (MdPairList::restoreMemory);
     /// until the next step the diagnostics are zeros.
     void restorePairMemory(const ContactStore& store, const std::string& origin);
-    /// Pair schedule: its lane kernel's width (MdForceStage::setPairLanes),
-    /// the lanes chosen and the ISA that steps `world` ("none": the scalar pass).
-    void setPairLanes(int maxLanes);
+    /// Pair schedule: the lanes of its lane kernel (md.simd,
+    /// MdForceStage::setPairLanes) and the ISA that steps `world` ("none":
+    /// the scalar pass).
     int pairLanes() const;
     const char* pairIsa(const World& world) const;
     /// Pair schedule: whether the steps sum the work delivered to the
