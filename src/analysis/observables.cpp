@@ -43,7 +43,7 @@ double kineticEnergy(const World& world) {
 
 double rotationalEnergy(const World& world) {
     double e = 0.0;
-    for (std::size_t i = 0; i < world.numGrains; ++i) e += 0.5 * world.inertia[i] * world.w[i].squaredNorm();
+    for (std::size_t i = 0; i < world.numGrains; ++i) e += world.rotationalEnergy(i);
     return e;
 }
 

@@ -29,6 +29,10 @@ void World::reserve(std::size_t bodies) {
     inertia.reserve(bodies);
     prescribed.reserve(bodies);
     if (!force.empty()) force.reserve(bodies);
+    if (hasClumps()) {
+        shape.reserve(bodies);
+        size.reserve(bodies);
+    }
 }
 
 BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
@@ -45,8 +49,48 @@ BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     mass.push_back(m);
     inertia.push_back(I);
     prescribed.push_back(false);
+    if (hasClumps()) {
+        shape.push_back(0);
+        size.push_back(r);
+    }
     ++numGrains;
     return static_cast<BodyId>(x.size() - 1);
+}
+
+BodyId World::addClump(const Vec3& pos, std::uint16_t shapeIndex, double s, const Quat& orientation, double m) {
+    assert(numWalls() == 0 && "add all grains before walls");
+    assert(shapeIndex >= 1 && shapeIndex <= clumpShapes.size());
+    const bool first = !hasClumps();
+    const ClumpShape& c = clumpShapes[shapeIndex - 1u];
+    const Vec3 moments = (m * s * s) * c.momentsPerMass;
+    const Vec3 mask = rotationMask();
+    Vec3 inverse = Vec3::Zero();
+    for (int k = 0; k < 3; ++k)
+        if (mask[k] > 0.0) inverse[k] = 1.0 / moments[k];
+    const BodyId id = addGrain(pos, s * c.boundingRadius, m, dimension == 3 ? moments.mean() : moments.z());
+    const auto i = static_cast<std::size_t>(id);
+    if (first) {  // the grains so far are spheres: shape 0, their radius as size
+        shape.assign(numBodies(), 0);
+        size = radius;
+    }
+    invInertia[i] = inverse;
+    q[i] = orientation.normalized();
+    shape[i] = shapeIndex;
+    size[i] = s;
+    return id;
+}
+
+Vec3 World::principalInertia(std::size_t i) const {
+    if (const ClumpShape* c = clumpOf(i)) return (mass[i] * size[i] * size[i]) * c->momentsPerMass;
+    return Vec3::Constant(inertia[i]);
+}
+
+double World::rotationalEnergy(std::size_t i) const {
+    if (dimension == 3 && clumpOf(i) != nullptr) {
+        const Vec3 body = q[i].conjugate() * w[i];
+        return 0.5 * body.dot(principalInertia(i).cwiseProduct(body));
+    }
+    return 0.5 * inertia[i] * w[i].squaredNorm();
 }
 
 void World::advanceCell(double dt) {
@@ -116,6 +160,10 @@ BodyId World::addWall(const std::string& name, const WallShape& shape, const Vec
     inertia.push_back(0.0);
     prescribed.push_back(false);
     if (!force.empty()) force.emplace_back();
+    if (hasClumps()) {
+        this->shape.push_back(0);
+        size.push_back(0.0);
+    }
     wallShape.push_back(shape);
     wallName.push_back(name);
     wallMobile.push_back(mobile);

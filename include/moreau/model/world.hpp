@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "moreau/core/types.hpp"
+#include "moreau/model/clump.hpp"
 
 namespace moreau {
 
@@ -48,13 +49,17 @@ struct World {
     std::vector<Vec3> v;           ///< velocity
     std::vector<Vec3> w;           ///< angular velocity (world frame)
     std::vector<Vec3> invMass;     ///< per-axis inverse mass; 0 on locked axes and fixed walls
-    std::vector<Vec3> invInertia;  ///< per-axis inverse moment of inertia (spheres are isotropic)
-    std::vector<double> radius;    ///< sphere radius; 0 for walls
+    /// Per-axis inverse moment of inertia: a sphere's (isotropic) in any
+    /// frame, a clump's principal ones (its body frame; 2D: about z only).
+    std::vector<Vec3> invInertia;
+    std::vector<double> radius;    ///< sphere radius, a clump's bounding radius about its centre; 0 for walls
 
     // --- cold ----------------------------------------------------------------
-    std::vector<Quat> q;               ///< orientation (integrated, used for output/analysis)
+    std::vector<Quat> q;               ///< orientation, body (principal) frame to world
     std::vector<double> mass;          ///< mass (walls: their finite mass or 0 if fixed)
-    std::vector<double> inertia;       ///< scalar moment of inertia (spheres/disks)
+    /// Moment of inertia of a sphere or disk; a clump's about z in 2D, the
+    /// mean of its principal moments in 3D (principalInertia() has them).
+    std::vector<double> inertia;
     /// Applied external forces (gravity excluded), one per body, or empty
     /// when no body has one (saves 56 bytes per grain in large packings).
     /// Write through forceSchedule(), read through appliedForce().
@@ -75,6 +80,14 @@ struct World {
         BodyId wall = -1;
     };
     std::vector<DrivenGrain> driven;  ///< ascending grain ids; empty in most worlds
+
+    // --- clumps (model/clump.hpp); the per-body arrays are empty in a world of spheres
+    std::vector<ClumpShape> clumpShapes;
+    /// Per body: 0 for a sphere (disk) or a wall, k for a clump of
+    /// clumpShapes[k − 1].
+    std::vector<std::uint16_t> shape;
+    /// Per body: a clump's size (its shape's scale); a sphere's radius; 0 for walls.
+    std::vector<double> size;
 
     // --- global ----------------------------------------------------------------
     Vec3 gravity = Vec3::Zero();
@@ -248,6 +261,31 @@ struct World {
     void reserve(std::size_t bodies);
     /// Append a grain; locks follow `dimension`. Returns its id.
     BodyId addGrain(const Vec3& pos, double r, double m, double I);
+    /// Append a clump of clumpShapes[shapeIndex − 1] at size s, mass m and
+    /// orientation q (body frame to world); its inertia follows from its
+    /// shape, m and s. Returns its id.
+    BodyId addClump(const Vec3& pos, std::uint16_t shapeIndex, double s, const Quat& orientation, double m);
+    /// Whether some body is a clump.
+    bool hasClumps() const { return !shape.empty(); }
+    /// Body i's clump shape, or null for a sphere, disk or wall.
+    const ClumpShape* clumpOf(std::size_t i) const {
+        return i < shape.size() && shape[i] != 0 ? &clumpShapes[shape[i] - 1u] : nullptr;
+    }
+    /// Whether body i's spin changes with its orientation (a free 3D clump:
+    /// its inertia is not isotropic), so that a torque turns into an
+    /// angular velocity through R diag(invInertia) Rᵀ and its torque-free
+    /// motion is no constant spin (freeRotorDrift).
+    bool tumbles(std::size_t i) const {
+        return dimension == 3 && i < shape.size() && shape[i] != 0 && invInertia[i] != Vec3::Zero();
+    }
+    /// The change of body i's angular velocity for an angular impulse t (world frame): I_w⁻¹ t.
+    Vec3 spinChange(std::size_t i, const Vec3& t) const {
+        return tumbles(i) ? inverseInertiaTimes(q[i], invInertia[i], t) : Vec3(invInertia[i].cwiseProduct(t));
+    }
+    /// Body i's principal moments of inertia (a sphere's three equal ones; 0 for walls).
+    Vec3 principalInertia(std::size_t i) const;
+    /// Body i's rotational kinetic energy ½ ωᵀ I_w ω.
+    double rotationalEnergy(std::size_t i) const;
     /// Append a wall body; mobile walls get the given mass on the axes in
     /// `freeAxes` (others locked). Returns its id.
     BodyId addWall(const std::string& name, const WallShape& shape, const Vec3& pos, bool mobile,
@@ -269,13 +307,22 @@ struct World {
     /// wrap. Shared by every method's integrate stage.
     void advancePose(std::size_t i, double dt) {
         x[i] += dt * v[i];
-        rotate(q[i], w[i], dt);
+        turn(i, dt);
         if (deforming()) return wrapDeforming(i);
         for (int k = 0; k < 3; ++k) {
             if (!periodic[k]) continue;
             const double L = boxMax[k] - boxMin[k];
             x[i][k] -= L * std::floor((x[i][k] - boxMin[k]) / L);
         }
+    }
+    /// Body i's orientation over dt with its spin: the exact rotation at
+    /// constant spin (rotate), or a tumbling body's torque-free motion
+    /// (freeRotorDrift), which changes its spin too.
+    void turn(std::size_t i, double dt) {
+        if (tumbles(i))
+            freeRotorDrift(q[i], w[i], invInertia[i].cwiseInverse(), dt);
+        else
+            rotate(q[i], w[i], dt);
     }
     /// advancePose's wrap in a deforming cell: a body that crossed a face
     /// takes the position and the velocity of its image inside the box.

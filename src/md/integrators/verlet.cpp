@@ -103,6 +103,9 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
     Vec3* __restrict F = force.data();
     Vec3* __restrict T = torque.data();
     const Vec3* __restrict built = builtAt ? builtAt->data() : nullptr;
+    // 3D clumps: the kick is L += τ dt (ω through the world-frame inverse
+    // inertia) and the drift the free rotor's (World::turn).
+    const bool tumbling = world.dimension == 3 && world.hasClumps();
     // Body i; true when it moved beyond √limit2 since the build.
     auto advance = [&](std::size_t i) {
         const Vec3& im = invMass[i];
@@ -113,12 +116,18 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
         const Vec3 Fi = applied ? Vec3(Fb + world.appliedForce(static_cast<BodyId>(i), tNow)) : Fb;
         for (int k = 0; k < 3; ++k)
             if (im[k] > 0.0) V[i][k] += dt * (im[k] * Fi[k] + g[k]);
-        W[i] += dt * ii.cwiseProduct(Tb);
+        if (tumbling && world.tumbles(i))
+            W[i] += dt * world.spinChange(i, Tb);
+        else
+            W[i] += dt * ii.cwiseProduct(Tb);
         if (periodic) {
             world.advancePose(i, dt);
         } else {
             X[i] += dt * V[i];
-            World::rotate(Q[i], W[i], dt);
+            if (tumbling)
+                world.turn(i, dt);
+            else
+                World::rotate(Q[i], W[i], dt);
         }
         if (!built) return false;
         const Vec3 d = X[i] - built[i];
@@ -128,8 +137,10 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
     // (Quat is 4 packed doubles: x, y, z, w); the rest one by one.
     static_assert(sizeof(Quat) == 4 * sizeof(double));
     const auto L = static_cast<std::size_t>(lanes);
-    // (Not with driven grains: the kernel leaves a grain without mass in place.)
-    const std::size_t blocks = drift && L > 0 && !periodic && !applied && world.driven.empty() ? world.numGrains / L : 0;
+    // (Not with driven grains: the kernel leaves a grain without mass in
+    // place; nor with tumbling clumps: it turns at constant spin.)
+    const std::size_t blocks =
+        drift && L > 0 && !periodic && !applied && !tumbling && world.driven.empty() ? world.numGrains / L : 0;
     const md_block::DriftContext ctx{X->data(), V->data(), W->data(), Q->coeffs().data(),
                                      invMass->data(), invInertia->data(), F->data(), T->data(),
                                      built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2,

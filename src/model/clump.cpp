@@ -1,0 +1,34 @@
+#include "moreau/model/clump.hpp"
+
+#include <cmath>
+
+namespace moreau {
+
+void freeRotorDrift(Quat& q, Vec3& w, const Vec3& moments, double dt) {
+    Vec3 pi = moments.cwiseProduct(q.conjugate() * w);  // body-frame angular momentum
+    // The flow of π_k² / 2I_k over h: the body turns about its axis k by
+    // θ = h π_k / I_k (π_k fixed), so q ← q · (cos θ/2, sin θ/2 e_k), and π,
+    // seen from the turned body, turns by −θ about e_k (L = R π is fixed).
+    auto about = [&](int k, double h) {
+        const double half = 0.5 * h * pi[k] / moments[k];
+        const double ch = std::cos(half), sh = std::sin(half);
+        const double c = 1.0 - 2.0 * sh * sh, s = 2.0 * sh * ch;
+        const int a = (k + 1) % 3, b = (k + 2) % 3;
+        const double pa = pi[a], pb = pi[b];
+        pi[a] = c * pa + s * pb;
+        pi[b] = -s * pa + c * pb;
+        Quat r(ch, 0.0, 0.0, 0.0);
+        r.vec()[k] = sh;
+        q = q * r;
+    };
+    const double h = 0.5 * dt;
+    about(0, h);
+    about(1, h);
+    about(2, dt);
+    about(1, h);
+    about(0, h);
+    q.normalize();
+    w = q * Vec3(pi.cwiseQuotient(moments));
+}
+
+}  // namespace moreau
