@@ -369,18 +369,25 @@ struct SliceIntegrator {
     }
 };
 
-/// The x's where the arrangement of slice circles changes: each sphere's ends,
-/// the x-extent of each circle where two spheres meet (where two slice circles
-/// touch), and each point common to three spheres' surfaces (where three slice
-/// circles pass through one point). Between them every slice integral is
-/// analytic in x.
+/// The x's where the arrangement of slice circles changes on the union's
+/// boundary: each sphere's ends, the x-extremes of each circle where two spheres
+/// meet (where two slice circles touch), and each point common to three spheres'
+/// surfaces (where three slice circles pass through one point). Between them
+/// every slice integral is analytic in x. An event point strictly inside a
+/// further sphere (by 1e-12 of its radius) lies inside the union, leaves the
+/// union's slice unchanged nearby, and is skipped: with many overlaps most are.
 std::vector<double> sliceBreakpoints(const std::vector<SphereComponent>& s) {
-    std::vector<double> x;
     const std::size_t n = s.size();
-    for (const SphereComponent& b : s) {
-        x.push_back(b.centre.x() - b.radius);
-        x.push_back(b.centre.x() + b.radius);
-    }
+    std::vector<double> x;
+    const auto keepIfExposed = [&](const Vec3& point, std::size_t i, std::size_t j, std::size_t k) {
+        for (std::size_t l = 0; l < n; ++l) {
+            if (l == i || l == j || l == k) continue;
+            if ((point - s[l].centre).norm() < s[l].radius * (1.0 - 1e-12)) return;
+        }
+        x.push_back(point.x());
+    };
+    for (std::size_t i = 0; i < n; ++i)
+        for (double side : {-1.0, 1.0}) keepIfExposed(s[i].centre + side * s[i].radius * Vec3::UnitX(), i, i, i);
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = i + 1; j < n; ++j) {
             const Vec3 dv = s[j].centre - s[i].centre;
@@ -389,25 +396,26 @@ std::vector<double> sliceBreakpoints(const std::vector<SphereComponent>& s) {
             const Vec3 u = dv / d;
             const double a = (d * d + s[i].radius * s[i].radius - s[j].radius * s[j].radius) / (2.0 * d);
             const double rho = std::sqrt(std::max(0.0, s[i].radius * s[i].radius - a * a));
-            const double cx = s[i].centre.x() + a * u.x();
-            const double half = rho * std::sqrt(std::max(0.0, 1.0 - u.x() * u.x()));
-            x.push_back(cx - half);
-            x.push_back(cx + half);
+            const Vec3 centre = s[i].centre + a * u;
+            const Vec3 across = Vec3::UnitX() - u.x() * u;  // x's direction in the circle's plane
+            if (across.norm() > 1e-6) {
+                for (double side : {-1.0, 1.0}) keepIfExposed(centre + side * rho * across.normalized(), i, j, j);
+            } else {
+                x.push_back(centre.x());  // a circle normal to x: one event, kept
+            }
             for (std::size_t k = j + 1; k < n; ++k) {
-                const Vec3 dj = dv, dk = s[k].centre - s[i].centre;
-                const double a00 = dj.squaredNorm(), a01 = dj.dot(dk), a11 = dk.squaredNorm();
+                const Vec3 dk = s[k].centre - s[i].centre;
+                const double a00 = dv.squaredNorm(), a01 = dv.dot(dk), a11 = dk.squaredNorm();
                 const double det = a00 * a11 - a01 * a01;
                 if (!(det > 1e-12 * a00 * a11)) continue;
                 const double ri2 = s[i].radius * s[i].radius;
                 const double bj = a00 + ri2 - s[j].radius * s[j].radius;
                 const double bk = a11 + ri2 - s[k].radius * s[k].radius;
-                const Vec3 y = ((bj * a11 - bk * a01) / (2.0 * det)) * dj + ((bk * a00 - bj * a01) / (2.0 * det)) * dk;
+                const Vec3 y = ((bj * a11 - bk * a01) / (2.0 * det)) * dv + ((bk * a00 - bj * a01) / (2.0 * det)) * dk;
                 const double t2 = ri2 - y.squaredNorm();  // −power of the radical centre
                 if (t2 <= 0.0) continue;
-                const Vec3 normal = dj.cross(dk).normalized();
-                const double qx = s[i].centre.x() + y.x();
-                x.push_back(qx - std::sqrt(t2) * normal.x());
-                x.push_back(qx + std::sqrt(t2) * normal.x());
+                const Vec3 normal = dv.cross(dk).normalized();
+                for (double side : {-1.0, 1.0}) keepIfExposed(s[i].centre + y + side * std::sqrt(t2) * normal, i, j, k);
             }
         }
     std::sort(x.begin(), x.end());
@@ -415,8 +423,8 @@ std::vector<double> sliceBreakpoints(const std::vector<SphereComponent>& s) {
     const double merge = 1e-13 * (hi - lo);
     std::vector<double> out;
     for (double v : x)
-        if (v >= lo && v <= hi && (out.empty() || v - out.back() > merge)) out.push_back(v);
-    if (out.back() != hi) out.back() = hi;
+        if (out.empty() || v - out.back() > merge) out.push_back(v);
+    out.back() = hi;
     return out;
 }
 
