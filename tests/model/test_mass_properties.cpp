@@ -287,6 +287,38 @@ TEST_CASE("a triple overlap takes the slice quadrature, exact against the collin
     }
 }
 
+TEST_CASE("the exact path is taken exactly when no point lies inside three spheres") {
+    // Three unit spheres on an equilateral triangle of side a overlap pairwise
+    // for a < 2 and share a point for a < √3 (the circumradius a/√3 < 1).
+    const auto triangle = [](double a) {
+        std::vector<SphereComponent> s;
+        for (int k = 0; k < 3; ++k)
+            s.push_back({a / std::sqrt(3.0) * Vec3(std::cos(2 * kPi * k / 3), std::sin(2 * kPi * k / 3), 0.3), 1.0});
+        return s;
+    };
+    for (double a : {1.74, 1.8, 1.95}) {
+        CAPTURE(a);
+        const UnionMassProperties p = unionMassProperties(triangle(a), 3);
+        CHECK(p.exact);
+        CHECK(p.volume == doctest::Approx(4 * kPi - 3 * lensVolume(1.0, 1.0, a)).epsilon(1e-15));
+        const UnionMassProperties q = unionMassProperties(triangle(a), 3, UnionMethod::Slices);
+        CHECK(std::abs(q.volume / p.volume - 1.0) <= q.errorBound + 1e-14);
+        CHECK(relativeDifference(q.inertia, p.inertia) <= q.errorBound + 1e-14);
+    }
+    for (double a : {1.72, 1.5}) {
+        CAPTURE(a);
+        const UnionMassProperties p = unionMassProperties(triangle(a), 3);
+        CHECK_FALSE(p.exact);
+        CHECK(p.volume > 4 * kPi - 3 * lensVolume(1.0, 1.0, a));  // the triple region is counted back
+    }
+    // A sphere inside another, and a third across both: a triple region.
+    const UnionMassProperties nested =
+        unionMassProperties({{Vec3::Zero(), 1.0}, {Vec3(0.4, 0, 0), 0.5}, {Vec3(1.5, 0, 0), 0.7}}, 3);
+    CHECK_FALSE(nested.exact);
+    const AxialReference ref = axialUnion({0.0, 0.4, 1.5}, {1.0, 0.5, 0.7}, 3);
+    checkAxial(nested, ref, Vec3::Zero(), Vec3::UnitX(), nested.errorBound + 1e-14);
+}
+
 TEST_CASE("Kuhn-like octahedral cluster: isotropic, exact pairwise and slices agree") {
     SUBCASE("small spheres touch only the centre: exact pairwise path") {
         const double small = 0.5, d = 1.2;  // neighbours 1.2·√2 = 1.70 apart > 2·0.5
