@@ -29,7 +29,8 @@ struct UnionMassProperties {
     /// moment (the one a 2D grain spins with; a one-disk clump gets exactly
     /// grainInertia(Disk, πr², r) = πr⁴/2), I_xx = ∫y² dA, I_yy = ∫x² dA, I_xy = −∫xy dA.
     Mat3 inertia = Mat3::Zero();
-    /// Eigenvalues of `inertia`, ascending (2D: the in-plane pair, then the polar moment).
+    /// Eigenvalues of `inertia`, ascending (equal moments may differ by roundoff
+    /// in either order); 2D: the in-plane pair, then the polar moment.
     Vec3 principalMoments = Vec3::Zero();
     /// Rotation R from the principal (body) axes to the input axes:
     /// inertia = R diag(principalMoments) Rᵀ. Right-handed; identity when the
