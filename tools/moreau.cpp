@@ -367,8 +367,8 @@ int cmdList(const std::vector<std::string>& args) {
                                         ", " + std::to_string(i.forceEvaluations) + " force evaluation" +
                                         (i.forceEvaluations > 1 ? "s" : "") + "/step, history " +
                                         std::to_string(i.historySteps) + " step" + (i.historySteps == 1 ? "" : "s") +
-                                        ", needs " + (needs.empty() ? "no derivatives" : needs) + "; " +
-                                        i.description);
+                                        ", needs " + (needs.empty() ? "no derivatives" : needs) +
+                                        (i.clumps ? ", steps clumps" : "") + "; " + i.description);
         }
         section("integrators", in);
     }

@@ -12,8 +12,11 @@ namespace moreau {
 
 namespace {
 
-constexpr char kTag[] = "moreau-contact-store 1\n";
+constexpr char kTag[] = "moreau-contact-store 2\n";
 constexpr std::size_t kTagLength = sizeof(kTag) - 1;
+/// Version 1 stored keys as a (30 bits) | b (30) | feature (4): read and re-encoded.
+constexpr char kTagVersion1[] = "moreau-contact-store 1\n";
+static_assert(sizeof(kTagVersion1) == sizeof(kTag));
 /// Bounds on what a block may declare, so that a damaged count fails as a
 /// read error instead of a huge allocation.
 constexpr std::uint64_t kMaxStride = 4096, kMaxRecords = std::uint64_t{1} << 34;
@@ -69,8 +72,10 @@ ContactStore readContactStore(std::istream& in, const std::string& origin) {
         throw InputError(origin + ": contact store: " + what);
     };
     char tag[kTagLength];
-    if (!in.read(tag, static_cast<std::streamsize>(kTagLength)) || std::string(tag, kTagLength) != kTag)
-        return fail("does not start with the tag 'moreau-contact-store 1'");
+    if (!in.read(tag, static_cast<std::streamsize>(kTagLength)) ||
+        (std::string(tag, kTagLength) != kTag && std::string(tag, kTagLength) != kTagVersion1))
+        return fail("does not start with the tag 'moreau-contact-store 2' (or 1)");
+    const bool version1 = std::string(tag, kTagLength) == kTagVersion1;
     std::uint64_t count = 0, stride = 0;
     if (!get(in, count) || !get(in, stride)) return fail("truncated before the record count and stride");
     if (count > kMaxRecords) return fail("record count " + std::to_string(count) + " is beyond any run");
@@ -87,6 +92,12 @@ ContactStore readContactStore(std::istream& in, const std::string& origin) {
     for (std::size_t k = 0; k < count; ++k) {
         ContactMemory& r = store.records.emplace_back();
         bool ok = get(in, r.key);
+        if (ok && version1) {
+            const std::uint64_t a = r.key >> 34, b = (r.key >> 4) & ((std::uint64_t{1} << 30) - 1);
+            if (a >> kKeyBodyBits != 0 || b >> kKeyBodyBits != 0)
+                return fail("record " + std::to_string(k) + " names a body beyond " + std::to_string(1u << kKeyBodyBits));
+            r.key = makeContactKey(static_cast<BodyId>(a), static_cast<BodyId>(b), static_cast<std::uint32_t>(r.key & 0xFu));
+        }
         for (int e = 0; e < 3; ++e) ok = ok && get(in, r.history.reaction[e]);
         ok = ok && get(in, r.history.age);
         store.slots.values.resize((k + 1) * stride);

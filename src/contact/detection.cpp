@@ -82,13 +82,15 @@ inline bool sphereSphereGap(const World& world, const Vec3& xa, double ra, const
 /// only on the grain's offset from the plane or axis, so taking the minimum
 /// image of the grain (a grain that drifted many periods along a wall parallel
 /// to a periodic axis) changes neither.
+/// The ball of centre `centre` and radius r is the grain's sphere or one of
+/// its clump's components.
 template <bool Fill>
-inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, double margin, Contact* c) {
-    const auto ig = static_cast<std::size_t>(grain), iw = static_cast<std::size_t>(wall);
+inline bool ballWallKernel(const World& world, const Vec3& centre, double r, BodyId grain, BodyId wall, double margin,
+                           Contact* c) {
+    const auto iw = static_cast<std::size_t>(wall);
     const WallShape& shape = world.wall(wall);
-    Vec3 rel = world.x[ig] - world.x[iw];
+    Vec3 rel = centre - world.x[iw];
     if (world.anyPeriodic()) rel = world.minimumImageNear(rel);
-    const double r = world.radius[ig];
     double gap = 0.0;
     Vec3 n;
     switch (shape.kind) {
@@ -129,6 +131,12 @@ inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, doub
         c->gap = gap;
     }
     return true;
+}
+
+template <bool Fill>
+inline bool sphereWallKernel(const World& world, BodyId grain, BodyId wall, double margin, Contact* c) {
+    const auto ig = static_cast<std::size_t>(grain);
+    return ballWallKernel<Fill>(world, world.x[ig], world.radius[ig], grain, wall, margin, c);
 }
 
 /// Integer cell coordinate from a floating one, clamped into [0, n); NaN → 0.
@@ -178,13 +186,64 @@ bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double marg
     return sphereWallKernel<true>(world, grain, wall, margin, &c);
 }
 
+bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsigned cb, double margin, Contact& c) {
+    assert(a < b && !world.isWall(a));
+    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    const Vec3 xa = world.x[ia] + world.componentOffset(ia, ca);
+    const double ra = world.componentRadius(ia, ca);
+    if (world.isWall(b)) {
+        if (!ballWallKernel<true>(world, xa, ra, a, b, margin, &c)) return false;
+        c.key = makeContactKey(a, b, componentFeature(ca, 0));
+        return true;
+    }
+    const Vec3 xb = world.x[ib] + world.componentOffset(ib, cb);
+    const double rb = world.componentRadius(ib, cb);
+    Vec3 d;
+    double dist = 0.0, gap = 0.0;
+    if (!sphereSphereGap(world, xa, ra, xb, rb, margin, d, dist, gap)) return false;
+    c.key = makeContactKey(a, b, componentFeature(ca, cb));
+    c.a = a;
+    c.b = b;
+    c.n = dist > 0.0 ? Vec3(d * (1.0 / dist)) : Vec3::UnitX();
+    c.gap = gap;
+    return true;
+}
+
+namespace {
+/// Every contact of bodies a < b (a grain; b a grain or a wall) within
+/// margin, in key order, to emit(const Contact&): one for two spheres or a
+/// sphere and a wall, one per pair of touching components for clumps (none
+/// inside a clump: a body is never paired with itself).
+template <class Emit>
+void narrowPair(const World& world, BodyId a, BodyId b, double margin, Emit&& emit) {
+    Contact c;
+    if (!world.hasClumps()) {
+        if (world.isWall(b) ? narrowSphereWall(world, a, b, margin, c) : narrowSphereSphere(world, a, b, margin, c))
+            emit(c);
+        return;
+    }
+    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    // The bounding spheres first (the components lie inside them).
+    if (world.isWall(b) ? !sphereWallKernel<false>(world, a, b, margin, nullptr)
+                        : !narrowSphereSphere(world, a, b, margin, c))
+        return;
+    const unsigned na = world.components(ia), nb = world.isWall(b) ? 1u : world.components(ib);
+    for (unsigned ca = 0; ca < na; ++ca)
+        for (unsigned cb = 0; cb < nb; ++cb)
+            if (narrowComponents(world, a, b, ca, cb, margin, c)) emit(c);
+}
+}  // namespace
+
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) {
     const std::size_t m = contacts.size();
+    const bool clumps = world.hasClumps();
     forEachIndex(m, m > kParallelGrains, [&](std::size_t k) {
         Contact& c = contacts[k];
         Contact fresh;
-        const bool ok = world.isWall(c.b) ? narrowSphereWall(world, c.a, c.b, HUGE_VAL, fresh)
-                                          : narrowSphereSphere(world, c.a, c.b, HUGE_VAL, fresh);
+        const std::uint32_t f = keyFeature(c.key);
+        const bool ok = clumps                ? narrowComponents(world, c.a, c.b, f >> 4, f & 0xFu, HUGE_VAL, fresh)
+                        : world.isWall(c.b) ? narrowSphereWall(world, c.a, c.b, HUGE_VAL, fresh)
+                                              : narrowSphereSphere(world, c.a, c.b, HUGE_VAL, fresh);
         if (ok) {
             c.n = fresh.n;
             c.gap = fresh.gap;
@@ -563,6 +622,13 @@ void CellGridDetector::detectPairs(const World& world, double margin, std::vecto
 }
 
 void CellGridDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
+    if (world.hasClumps()) {  // several contacts per pair: the pairs, then their contacts
+        std::vector<Pair> pairs;
+        detectPairs(world, margin, pairs);
+        out.clear();
+        for (const Pair& p : pairs) narrowPair(world, p.a, p.b, margin, [&](Contact c) { out.push_back(c); });
+        return;
+    }
     eachCandidate(world, margin, out, [&](BodyId a, BodyId b, Contact& ct) {
         // Same arithmetic as pass 1, so the pair is accepted again.
         [[maybe_unused]] const bool kept = world.isWall(b) ? sphereWallKernel<true>(world, a, b, margin, &ct)
@@ -627,12 +693,17 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     // std::vector's doubling (see resizeTight).
     if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
     std::size_t written = 0;
+    const bool clumps = world.hasClumps();
     auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
         part.clear();
         Contact c;
         const std::size_t begin = ch * kChunk;
         for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
             const CellGridDetector::Pair& l = list_[k];
+            if (clumps) {
+                narrowPair(world, l.a, l.b, margin, [&](const Contact& found) { part.push_back(found); });
+                continue;
+            }
             const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
                                                 : narrowSphereSphere(world, l.a, l.b, margin, c);
             if (kept) {
@@ -678,16 +749,12 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
 void detectBruteForce(const World& world, double margin, std::vector<Contact>& out) {
     checkWalls(world);
     out.clear();
-    Contact c;
     const auto n = static_cast<BodyId>(world.numGrains);
     const auto bodies = static_cast<BodyId>(world.numBodies());
     // i ascending, then j ascending (grains, then walls): already key order.
-    for (BodyId i = 0; i < n; ++i) {
-        for (BodyId j = i + 1; j < n; ++j)
-            if (narrowSphereSphere(world, i, j, margin, c)) out.push_back(c);
-        for (BodyId w = n; w < bodies; ++w)
-            if (narrowSphereWall(world, i, w, margin, c)) out.push_back(c);
-    }
+    auto keep = [&](const Contact& found) { out.push_back(found); };
+    for (BodyId i = 0; i < n; ++i)
+        for (BodyId j = i + 1; j < bodies; ++j) narrowPair(world, i, j, margin, keep);
     for (Contact& ct : out) ct.history = ContactHistory{};
 }
 

@@ -130,7 +130,7 @@ Turnable unroll(const Simulation& run, double layer) {
     for (std::size_t k = 0; k < store.records.size(); ++k) {
         const ContactKey key = store.records[k].key;
         const BodyId a = keyBodyA(key), b = keyBodyB(key);
-        const auto feature = static_cast<std::uint32_t>(key & 0xFu);
+        const auto feature = keyFeature(key);
         if (pw.isWall(b)) continue;
         const Vec3 raw = pw.x[static_cast<std::size_t>(b)] - pw.x[static_cast<std::size_t>(a)];
         std::array<int, 3> s{0, 0, 0};

@@ -91,7 +91,7 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
                 }
                 continue;
             }
-            const Constants cst = contactConstants<N>(s, world, k.a, k.b);
+            const Constants cst = contactConstants<N>(s, world, k);
             const Vec3& n = k.n;
             Vec3 V = contactVelocity(world, k);
             if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);  // the image's
@@ -100,7 +100,8 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
             // The whole contact as the laws written for the staged loop see it.
             auto state = [&] {
                 return ContactState{world, s, ia, ib, n, overlap, V, Vn, Vt, dt, staged, atStart,
-                                    staged ? stageInc[c] : Vec3::Zero(), staged ? stageTwirl[c] : 0.0};
+                                    staged ? stageInc[c] : Vec3::Zero(), staged ? stageTwirl[c] : 0.0,
+                                    contactRadius(world, k, k.a), contactRadius(world, k, k.b)};
             };
             double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
             if (s.clipsAttraction() && Fn < 0.0) Fn = 0.0;
@@ -198,6 +199,7 @@ void MdForceStage::gather(const World& world, const std::vector<Contact>& contac
 }
 
 void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& contacts) {
+    if (world.hasClumps()) return gatherArms(world, contacts);
     // Per-body sums in one fixed order, no atomics on doubles (STYLE.md §8):
     // the contacts in key order. For body i the keys (j, i), j < i, come
     // before (i, j), so its sum is: contacts where it is b, then where it is
@@ -268,6 +270,23 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
     }
 }
 
+void MdForceStage::gatherArms(const World& world, const std::vector<Contact>& contacts) {
+    // A clump's arm is not along n: the torques are l × F, F on b and −F on
+    // a (for a sphere l_b × F = −r_b n × F_t, the moment of the other path).
+    // One thread, contacts in key order: the same bits for any thread count.
+    force_.assign(world.numBodies(), Vec3::Zero());
+    torque_.assign(world.numBodies(), Vec3::Zero());
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+        const Contact& k = contacts[c];
+        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+        const Vec3& F = contactForce_[c];
+        force_[ib] += F;
+        torque_[ib] += leverArm(world, k, k.b).cross(F);
+        force_[ia] -= F;
+        torque_[ia] -= leverArm(world, k, k.a).cross(F);
+    }
+}
+
 namespace {
 /// Whether n doubles are all finite: x · 0 is 0 for a finite x and NaN
 /// otherwise, and a NaN stays in a sum. Eight running sums, so that the
@@ -332,7 +351,7 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
         const Vec3 V = contactVelocity(world, k);
         // Exactly touching: the derivative the step ahead sees is the closing side's.
         if (overlap == 0.0 && !(n.dot(V) < 0.0)) return;
-        const Constants cst = contactConstants<N>(s, world, k.a, k.b);
+        const Constants cst = contactConstants<N>(s, world, k);
         const Vec3 F = contactForce_[c];
         const double Fn = n.dot(F);
         double kU = 0.0, kV = 0.0;
@@ -434,7 +453,7 @@ bool MdForceStage::normalForcePulls(const World& world, const Contact& k, const 
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         double mem[kMaxNormalSlots] = {};
         if (memory) std::copy_n(memory, lawRow(N).extraSlots, mem);
-        pulls = NormalKernel<N>::force(contactConstants<N>(settings_, world, k.a, k.b), overlap, -k.n.dot(V), mem) < 0.0;
+        pulls = NormalKernel<N>::force(contactConstants<N>(settings_, world, k), overlap, -k.n.dot(V), mem) < 0.0;
     });
     return pulls;
 }

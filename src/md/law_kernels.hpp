@@ -64,10 +64,13 @@ void checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& 
 bool forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last);
 
 /// Velocity of b's contact point relative to a's at contact k
-/// (CD eq. 3 with l_a = r_a n, l_b = −r_b n; a deforming cell's image
-/// velocity is the caller's to add).
+/// (CD eq. 3 with l_a = r_a n, l_b = −r_b n; a clump's arms from leverArm;
+/// a deforming cell's image velocity is the caller's to add).
 inline Vec3 contactVelocity(const World& world, const Contact& k) {
     const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    if (world.hasClumps())
+        return world.v[ib] + world.w[ib].cross(leverArm(world, k, k.b)) - world.v[ia] -
+               world.w[ia].cross(leverArm(world, k, k.a));
     return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
 }
 
@@ -99,12 +102,12 @@ inline void prepareRunConstants(MdSettings& s) {
 /// normal law's per-pair constants where its kernel computes them from the
 /// pair and the run's constants (hertz-material: k̃ and Tsuji's η from E*, R*, m_eff).
 template <NormalLaw N>
-inline Constants contactConstants(const MdSettings& s, const World& world, BodyId a, BodyId b) {
-    Constants c = contactConstants(s, world, a, b);
+inline Constants contactConstants(const MdSettings& s, const World& world, const Contact& k) {
+    Constants c = contactConstants(s, world, k.a, k.b);
     c.lawValues = &s.lawValues;
-    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-    if constexpr (requires { NormalKernel<N>::pairConstants(c, s, world, ia, ib); })
-        NormalKernel<N>::pairConstants(c, s, world, ia, ib);
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    if constexpr (requires { NormalKernel<N>::pairConstants(c, s, world, ia, ib, 0.0, 0.0); })
+        NormalKernel<N>::pairConstants(c, s, world, ia, ib, contactRadius(world, k, k.a), contactRadius(world, k, k.b));
     return c;
 }
 

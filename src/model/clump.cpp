@@ -4,6 +4,22 @@
 
 namespace moreau {
 
+ClumpShape makeClumpShape(const std::vector<SphereComponent>& components, int dimension) {
+    const UnionMassProperties props = unionMassProperties(components, dimension);
+    ClumpShape shape;
+    const Quat toBody = props.principalFrame.conjugate();
+    for (const SphereComponent& c : components) {
+        shape.centre.push_back(toBody * Vec3(c.centre - props.centroid));
+        if (dimension == 2) shape.centre.back().z() = 0.0;
+        shape.radius.push_back(c.radius);
+    }
+    shape.volume = props.volume;
+    shape.momentsPerMass = props.principalMoments / props.volume;
+    shape.boundingRadius = props.boundingRadius;
+    shape.frame = props.principalFrame;
+    return shape;
+}
+
 void freeRotorDrift(Quat& q, Vec3& w, const Vec3& moments, double dt) {
     Vec3 pi = moments.cwiseProduct(q.conjugate() * w);  // body-frame angular momentum
     // The flow of π_k² / 2I_k over h: the body turns about its axis k by

@@ -41,7 +41,7 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
         const Contact& k = contacts[c];
         const std::size_t a = carrier(k.a), b = carrier(k.b);
         keys[c] = makeContactKey(static_cast<BodyId>(run_.globalOf(k.a)), static_cast<BodyId>(run_.globalOf(k.b)),
-                                 static_cast<std::uint32_t>(k.key & 0xFu));
+                                 keyFeature(k.key));
         if (!run_.owned_[static_cast<std::size_t>(k.a)]) continue;
         own[c] = 1;
         if (mobile(a)) movedHere_[a] = 1;

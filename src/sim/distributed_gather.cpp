@@ -138,7 +138,7 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
         if (!owned_[static_cast<std::size_t>(c.a)]) continue;
         c.a = static_cast<BodyId>(globalOf(c.a));
         c.b = static_cast<BodyId>(globalOf(c.b));
-        c.key = makeContactKey(c.a, c.b, static_cast<std::uint32_t>(c.key & 0xFu));
+        c.key = makeContactKey(c.a, c.b, keyFeature(c.key));
         mine.put(c);
     }
     return gatherByKey<Contact>(mine);
@@ -151,7 +151,7 @@ std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
         const BodyId a = keyBodyA(d.key), b = keyBodyB(d.key);
         if (!owned_[static_cast<std::size_t>(a)]) continue;
         d.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
-                               static_cast<std::uint32_t>(d.key & 0xFu));
+                               keyFeature(d.key));
         mine.put(d);
     }
     const std::vector<PairDiagnostic> all = gatherByKey<PairDiagnostic>(mine);
@@ -205,7 +205,7 @@ void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
     for (std::size_t c = 0; c < contacts.size(); ++c) {
         const Contact& k = contacts[c];
         keys[c] = makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
-                                 static_cast<std::uint32_t>(k.key & 0xFu));
+                                 keyFeature(k.key));
         const auto a = static_cast<std::size_t>(k.a), b = static_cast<std::size_t>(k.b);
         if (!owned_[a]) continue;
         rows.push_back(k);

@@ -233,7 +233,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         const auto b = localOf(static_cast<std::uint64_t>(keyBodyB(key)), w);
         if (a < 0 || b < 0) continue;  // not a contact of an owned grain here
         if (!owned_[static_cast<std::size_t>(a)] && (w.isWall(b) || !owned_[static_cast<std::size_t>(b)])) continue;
-        keyed.emplace_back(makeContactKey(a, b, static_cast<std::uint32_t>(key & 0xFu)), r);
+        keyed.emplace_back(makeContactKey(a, b, keyFeature(key)), r);
     }
     std::sort(keyed.begin(), keyed.end(),
               [](const auto& p, const auto& q) { return p.first < q.first; });
@@ -274,7 +274,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
             {[this](const Contact& k) { return owned_[static_cast<std::size_t>(k.a)] != 0; },
              [this](const Contact& k) {
                  return makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
-                                       static_cast<std::uint32_t>(k.key & 0xFu));
+                                       keyFeature(k.key));
              },
              [](std::uint64_t& signature, bool& kink) {
                  std::vector<std::uint64_t> v{signature, kink ? 1u : 0u};
@@ -381,7 +381,7 @@ ContactStore DistributedSimulation::globalStore(std::vector<std::array<BodyId, 2
                           (!cdRanks_ && !sim_->world().isWall(b) && owned_[static_cast<std::size_t>(b)]);
         if (!mine) continue;
         m.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
-                               static_cast<std::uint32_t>(m.key & 0xFu));
+                               keyFeature(m.key));
         out.records.push_back(m);
         if (ends) ends->push_back({a, b});
         if (local.slots.stride > 0)

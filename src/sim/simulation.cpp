@@ -25,11 +25,26 @@ StepContext contextOf(const Scene& scene) {
     return ctx;
 }
 
+/// What a world with clumps needs of its scene: MD for now (CD's rows
+/// assume arms along n), a scheme that steps them, no rolling law (its
+/// moment is written for a sphere's radius).
+void checkClumps(const Scene& scene) {
+    auto refuse = [&](const std::string& key, const std::string& value, const std::string& allowed) {
+        throw InputError(scene.origin + ": key '" + key + "': '" + value + "' cannot run clumps (allowed: " + allowed +
+                         ")");
+    };
+    if (scene.simulation.method != Method::MD) refuse("simulation.method", "cd", "md");
+    const IntegratorInfo& info = integratorInfo(scene.md.integrator);
+    if (!info.clumps) refuse("md.integrator", info.name, "cd");
+    if (scene.md.rolling != RollingLaw::None) refuse("md.rolling", "a rolling law", "none");
+}
+
 }  // namespace
 
 Simulation::Simulation(Scene scene)
     : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {
     const MdSettings& md = scene_.md;
+    if (scene_.world.hasClumps()) checkClumps(scene_);
     if (scene_.simulation.method != Method::MD) return;
     // A deforming cell's images move: the contact kinematics of the cd
     // scheme's force pass carry their velocity; the stage evaluations of the
@@ -40,8 +55,8 @@ Simulation::Simulation(Scene scene)
                          "periodic.strain_rate)");
     // The staged solver's laws declare the memory each contact carries.
     slots_.stride = previousSlots_.stride = md_.slotStride();
-    std::string why;
-    const bool fusable = MdSolver::pairListAdmits(md, &why);
+    std::string why = "clumps take the staged pipeline";
+    const bool fusable = !scene_.world.hasClumps() && MdSolver::pairListAdmits(md, &why);
     if (md.pipeline == MdPipeline::Fused && !fusable)
         throw InputError(scene_.origin + ": key 'md.pipeline': 'fused' cannot run this scene: " + why +
                          " (allowed: auto, staged)");

@@ -2,7 +2,9 @@
 // as one block, continues a run as if it had not stopped.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <sstream>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -125,7 +127,7 @@ TEST_SUITE("sim") {
             return std::string("accepted");
         };
         CHECK(refusal("not a store") ==
-              "restart/contacts.bin: contact store: does not start with the tag 'moreau-contact-store 1'");
+              "restart/contacts.bin: contact store: does not start with the tag 'moreau-contact-store 2' (or 1)");
         CHECK(refusal(block.substr(0, block.size() - 3)) ==
               "restart/contacts.bin: contact store: truncated at record 1 of 2");
         store.records[1].key = makeContactKey(0, 1);
@@ -141,5 +143,39 @@ TEST_SUITE("sim") {
         std::swap(unordered.records[0], unordered.records[1]);
         CHECK_THROWS_WITH_AS(sim.restoreContacts(unordered), doctest::Contains("keys not strictly increasing"),
                              InputError);
+    }
+
+    TEST_CASE("a version-1 store (keys a | b | feature in 30 + 30 + 4 bits) is read with its keys re-encoded") {
+        ContactStore store;
+        store.slots.stride = 0;
+        for (const auto& [a, b, f] : {std::tuple{0, 1, 0u}, std::tuple{0, 7, 3u}, std::tuple{5, 123456, 15u}}) {
+            ContactMemory r;
+            r.key = makeContactKey(a, b, f);
+            r.history.age = static_cast<std::uint32_t>(b);
+            store.records.push_back(r);
+        }
+        std::stringstream io;
+        writeContactStore(io, store);
+        std::string bytes = io.str();
+        // Rewrite it as version 1 wrote it.
+        const std::string tag = "moreau-contact-store 2\n";
+        REQUIRE(bytes.compare(0, tag.size(), tag) == 0);
+        bytes[tag.size() - 2] = '1';
+        const std::size_t record = sizeof(ContactKey) + 3 * sizeof(double) + sizeof(std::uint32_t);
+        for (std::size_t k = 0; k < store.records.size(); ++k) {
+            const ContactKey key = store.records[k].key;
+            const ContactKey old = static_cast<ContactKey>(keyBodyA(key)) << 34 |
+                                   static_cast<ContactKey>(keyBodyB(key)) << 4 | keyFeature(key);
+            std::memcpy(bytes.data() + tag.size() + 16 + k * record, &old, sizeof old);
+        }
+        std::istringstream in(bytes);
+        const ContactStore back = readContactStore(in, "<version 1>");
+        REQUIRE(back.records.size() == 3);
+        for (std::size_t k = 0; k < 3; ++k) {
+            CHECK(back.records[k].key == store.records[k].key);
+            CHECK(back.records[k].history.age == store.records[k].history.age);
+        }
+        CHECK(keyFeature(back.records[2].key) == 15u);
+        CHECK(keyBodyB(back.records[2].key) == 123456);
     }
 }

@@ -11,13 +11,24 @@
 
 namespace moreau {
 
-/// 64-bit contact key: (low body, high body, feature). Sorting by key gives a
-/// deterministic order independent of how candidates were found.
+/// 64-bit contact key: (low body, high body, feature), 28 + 28 + 8 bits.
+/// Sorting by key gives a deterministic order independent of how candidates
+/// were found. The feature tells a pair's contacts apart: for clumps the
+/// component of a (high 4 bits) and of b (low 4 bits; 0 for a wall or a
+/// sphere), 0 for two spheres.
 using ContactKey = std::uint64_t;
+constexpr int kKeyFeatureBits = 8;
+constexpr int kKeyBodyBits = 28;
+constexpr std::uint32_t kKeyFeatureMask = (1u << kKeyFeatureBits) - 1u;
 
 inline ContactKey makeContactKey(BodyId a, BodyId b, std::uint32_t feature = 0) {
-    return (static_cast<std::uint64_t>(a) << 34) | (static_cast<std::uint64_t>(b) << 4) | (feature & 0xFu);
+    return (static_cast<std::uint64_t>(a) << (kKeyBodyBits + kKeyFeatureBits)) |
+           (static_cast<std::uint64_t>(b) << kKeyFeatureBits) | (feature & kKeyFeatureMask);
 }
+/// The feature of a key.
+inline std::uint32_t keyFeature(ContactKey key) { return static_cast<std::uint32_t>(key & kKeyFeatureMask); }
+/// The feature of a contact between component ca of a and cb of b.
+inline std::uint32_t componentFeature(std::uint32_t ca, std::uint32_t cb) { return ca << 4 | cb; }
 
 /// What survives from one step to the next for one contact, common to every
 /// method. The force laws' own memory (MD springs, plastic memory) is the
@@ -71,15 +82,34 @@ struct OverlapStats {
 };
 
 /// Lever arm of `body` (c.a or c.b) from its centre of mass to the contact
-/// point: r_a n for a, −r_b n for b. For a wall it is 0 (radius 0): walls
-/// never rotate, so no arm of theirs enters any equation.
+/// point: r_a n for a, −r_b n for b; for a clump, from its centre to the
+/// touching component's centre plus that radius along ±n. For a wall it is
+/// 0 (radius 0): walls never rotate, so no arm of theirs enters any equation.
 inline Vec3 leverArm(const World& world, const Contact& c, BodyId body) {
     assert(body == c.a || body == c.b);
+    if (world.hasClumps()) {
+        const std::uint32_t f = keyFeature(c.key);
+        const auto i = static_cast<std::size_t>(body);
+        if (world.isWall(body)) return Vec3::Zero();
+        const unsigned k = body == c.a ? f >> 4 : f & 0xFu;
+        const double r = world.componentRadius(i, k);
+        return world.componentOffset(i, k) + (body == c.a ? r : -r) * c.n;
+    }
     return body == c.a ? Vec3(world.radius[static_cast<std::size_t>(c.a)] * c.n)
                        : Vec3(-world.radius[static_cast<std::size_t>(c.b)] * c.n);
 }
 
-/// The contact point on grain a's surface, x_a + r_a n. It lies next to x_a
+/// The radius of `body`'s sphere that touches at c (c.a or c.b): its own,
+/// or its clump's component's; 0 for a wall.
+inline double contactRadius(const World& world, const Contact& c, BodyId body) {
+    assert(body == c.a || body == c.b);
+    const auto i = static_cast<std::size_t>(body);
+    if (!world.hasClumps()) return world.radius[i];
+    const std::uint32_t f = keyFeature(c.key);
+    return world.componentRadius(i, body == c.a ? f >> 4 : f & 0xFu);
+}
+
+/// The contact point on grain a's surface, x_a + r_a n (x_a + leverArm). It lies next to x_a
 /// even in a periodic world (no minimum image needed). On b's side the point
 /// is x_a + (r_a + gap) n: for a wall it lies on the wall's surface, for a
 /// grain it is x_b − r_b n in the minimum image.

@@ -88,8 +88,10 @@ void mergeByKey(std::size_t n, PreviousKey previousKey, std::size_t m, CurrentKe
 void checkContactStore(const ContactStore& store, const std::string& origin);
 
 /// The bodies of a key (makeContactKey's inverse).
-inline BodyId keyBodyA(ContactKey key) { return static_cast<BodyId>(key >> 34); }
-inline BodyId keyBodyB(ContactKey key) { return static_cast<BodyId>((key >> 4) & ((ContactKey{1} << 30) - 1)); }
+inline BodyId keyBodyA(ContactKey key) { return static_cast<BodyId>(key >> (kKeyBodyBits + kKeyFeatureBits)); }
+inline BodyId keyBodyB(ContactKey key) {
+    return static_cast<BodyId>((key >> kKeyFeatureBits) & ((ContactKey{1} << kKeyBodyBits) - 1));
+}
 
 /// Writes the store as one binary block (a tag line, the record count and
 /// stride, then per record its key, last force, age and slots; doubles bit

@@ -16,6 +16,11 @@ namespace moreau {
 /// `c` (geometry only, history untouched) when gap < margin.
 bool narrowSphereSphere(const World& world, BodyId a, BodyId b, double margin, Contact& c);
 bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double margin, Contact& c);
+/// The contact of component ca of grain a with component cb of body b > a
+/// (a wall: cb = 0), its key's feature componentFeature(ca, cb); false when
+/// their gap is not below margin. For spheres (ca = cb = 0) the arithmetic
+/// of narrowSphereSphere / narrowSphereWall.
+bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsigned cb, double margin, Contact& c);
 
 /// Recomputes the geometry (n, gap) of every contact at the world's current
 /// positions, keeping keys, bodies and history: the narrow phase of each

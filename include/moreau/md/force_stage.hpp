@@ -139,6 +139,8 @@ private:
     void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                              const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
     void gatherForces(const World& world, const std::vector<Contact>& contacts);
+    /// gatherForces for a world with clumps: each contact's moments l × F.
+    void gatherArms(const World& world, const std::vector<Contact>& contacts);
     void countLawWork();
 
     MdSettings settings_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "moreau/core/types.hpp"
+#include "moreau/model/mass_properties.hpp"
 
 namespace moreau {
 
@@ -26,6 +27,12 @@ struct ClumpShape {
     /// body given there with orientation q_given has q = q_given · frame.
     Quat frame = Quat::Identity();
 };
+
+/// The clump shape of `components` (given in their own frame): its mass
+/// properties (unionMassProperties, `dimension` 2 or 3), the components
+/// moved into the principal frame, and that frame. Throws InputError as
+/// unionMassProperties does.
+ClumpShape makeClumpShape(const std::vector<SphereComponent>& components, int dimension);
 
 /// The torque-free motion of a rigid body over dt at constant world angular
 /// momentum L = R diag(I) Rᵀ ω, R the rotation of q: q and the world angular

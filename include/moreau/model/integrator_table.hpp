@@ -37,6 +37,11 @@ struct IntegratorInfo {
     bool needsPositionJacobian;  ///< needs da/dr (Khakimov schemes)
     const char* description;
     IntegratorFamily family;     ///< which family object steps it
+    /// Steps clumps (bodies whose inertia is not isotropic): its rotation is
+    /// the kick of the angular momentum and the free rotor's drift
+    /// (model/clump.hpp). The others integrate the rotation vector as a
+    /// position, right for spheres only, and refuse clumps.
+    bool clumps = false;
 };
 
 /// Every scheme, in the order of Table 4, then gear5.

@@ -282,6 +282,21 @@ struct World {
     Vec3 spinChange(std::size_t i, const Vec3& t) const {
         return tumbles(i) ? inverseInertiaTimes(q[i], invInertia[i], t) : Vec3(invInertia[i].cwiseProduct(t));
     }
+    /// Component k of body i (a sphere or disk: k = 0, itself): its
+    /// centre's offset from the body's centre (world frame) and its radius.
+    Vec3 componentOffset(std::size_t i, unsigned k) const {
+        const ClumpShape* c = clumpOf(i);
+        return c ? Vec3(q[i] * Vec3(size[i] * c->centre[k])) : Vec3::Zero();
+    }
+    double componentRadius(std::size_t i, unsigned k) const {
+        const ClumpShape* c = clumpOf(i);
+        return c ? size[i] * c->radius[k] : radius[i];
+    }
+    /// Body i's number of components (1 for a sphere, disk or wall).
+    unsigned components(std::size_t i) const {
+        const ClumpShape* c = clumpOf(i);
+        return c ? static_cast<unsigned>(c->radius.size()) : 1u;
+    }
     /// Body i's principal moments of inertia (a sphere's three equal ones; 0 for walls).
     Vec3 principalInertia(std::size_t i) const;
     /// Body i's rotational kinetic energy ½ ωᵀ I_w ω.

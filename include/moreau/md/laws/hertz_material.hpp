@@ -63,12 +63,12 @@ struct NormalKernel<NormalLaw::HertzMaterial> : HertzElastic {
     }
     /// The pair's k̃ = 4/3 E* √R* into c.kn and Tsuji's α √(2 m_eff k̃)
     /// into c.gn (what multiplies ξ^{1/4} ξ̇), from the run's constants and
-    /// the two bodies.
-    static void pairConstants(Constants& c, const MdSettings& s, const World& world, std::size_t ia, std::size_t ib) {
+    /// the two bodies (ra, rb: the radii of their touching spheres).
+    static void pairConstants(Constants& c, const MdSettings& s, const World& world, std::size_t ia, std::size_t ib,
+                              double ra, double rb) {
         const std::vector<double>& run = s.normalRunConstants;
         const bool wall = world.isWall(static_cast<BodyId>(ib));
         const std::size_t material = wall ? 2 + (ib - world.numGrains) : 1;  // a wall beyond the list: the grains'
-        const double ra = world.radius[ia], rb = world.radius[ib];
         const double rStar = wall ? ra : ra * rb / (ra + rb);
         const double inverseMass = 1.0 / world.mass[ia] + (world.mass[ib] > 0.0 ? 1.0 / world.mass[ib] : 0.0);
         c.kn = run[material < run.size() ? material : 1] * std::sqrt(rStar);

@@ -52,11 +52,13 @@ struct ContactState {
     bool stage = false, atStepStart = false;
     Vec3 increment = Vec3::Zero();
     double twirl = 0.0;
+    /// The radii of the touching spheres (a clump's components'; b: 0 for a wall).
+    double radiusA = 0.0, radiusB = 0.0;
 
     /// The tangential movement this evaluation adds to a spring: V_t Δt, or the stage's.
     Vec3 movement() const { return stage ? increment : Vec3(Vt * dt); }
-    double ra() const { return world.radius[ia]; }
-    double rb() const { return world.radius[ib]; }
+    double ra() const { return radiusA; }
+    double rb() const { return radiusB; }
     /// R* of the pair: r_a r_b/(r_a + r_b); r_a against a wall.
     double reducedRadius() const {
         return world.isWall(static_cast<BodyId>(ib)) ? ra() : ra() * rb() / (ra() + rb());
