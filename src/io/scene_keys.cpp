@@ -345,6 +345,20 @@ std::vector<Rule> fixedRules() {
                   {"auto", "disk", "sphere"}),
         vectorKey("grains.velocity", "0 0 0",
                   "Initial velocity of every grain (components along locked axes are dropped)."),
+        choiceKey("grains.shape", "sphere",
+                  "sphere (a disk in 2D), or clump: a rigid cluster of the spheres (2D: disks) of "
+                  "clump.spheres, scaled by each grain's size (the radius keys, a packing file's size "
+                  "column); generators place clumps by their bounding sphere and draw their orientations "
+                  "from simulation.seed. Mass from the union's volume (area) at grains.density, inertia "
+                  "from its shape; each clump is kept in its principal frame. Clumps run with "
+                  "simulation.method = md and md.integrator = cd (see docs/clumps.md).",
+                  {"sphere", "clump"}),
+    });
+    // [clump]
+    r.insert(r.end(), {
+        textKey("clump.spheres", "",
+                "The clump's spheres for grains.shape = clump: 'x y z r; x y z r; ...' in the clump's "
+                "own frame and in units of the grain's size (1 to 16 spheres; 2D: disks, z ignored)."),
     });
     // [chain]
     r.insert(r.end(), {
@@ -389,7 +403,8 @@ std::vector<Rule> fixedRules() {
     r.insert(r.end(), {
         textKey("packing.file", "",
                 "Packing file for grains.source = file: rows 'x y z radius' or 'id x y z radius', '#' "
-                "comments. A relative path is taken from the scene file's folder (from the working "
+                "comments; for clumps 'x y z size' and an orientation after it, 3D 'qw qx qy qz' (unit "
+                "quaternion), 2D 'angle' (radians), none meaning identity. A relative path is taken from the scene file's folder (from the working "
                 "directory for built-in scenes and --set)."),
     });
     // [periodic]

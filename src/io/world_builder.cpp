@@ -184,12 +184,15 @@ void checkCrowding(const Values& v, const World& world) {
     }
 }
 
+/// The grains of grains.source; their radius is their size times `reach`
+/// (a clump's bounding radius at size 1; 1 for spheres), so that generators
+/// place clumps by their bounding spheres.
 std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint64_t seed,
-                                      const std::filesystem::path& sceneDir) {
+                                      const std::filesystem::path& sceneDir, double reach, PackingColumns columns) {
     const std::string& source = v.text("grains.source");
     if (source == "chain") {
         checkGrainMemory(v, "chain.count", static_cast<double>(v.integer("chain.count")));
-        return makeChain(static_cast<std::size_t>(v.integer("chain.count")), v.real("chain.radius"),
+        return makeChain(static_cast<std::size_t>(v.integer("chain.count")), reach * v.real("chain.radius"),
                          v.real("chain.spacing"), v.vec("chain.origin"));
     }
     if (source == "lattice") {
@@ -212,7 +215,7 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
                        (p.type == LatticeType::Cubic ? static_cast<double>(p.counts[2]) : 1.0);
         if (total > kMaxGrains) v.fail("lattice.counts", "gives too many grains", "at most 1e8 grains");
         checkGrainMemory(v, "lattice.counts", total);
-        p.radius = v.real("lattice.radius");
+        p.radius = reach * v.real("lattice.radius");
         p.spacing = v.real("lattice.spacing");
         p.origin = v.vec("lattice.origin");
         p.jitter = v.real("lattice.jitter");
@@ -223,8 +226,8 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
         checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
         RandomPackingParams p;
         p.count = static_cast<std::size_t>(v.integer("random.count"));
-        p.rMin = v.real("random.r_min");
-        p.rMax = v.real("random.r_max");
+        p.rMin = reach * v.real("random.r_min");
+        p.rMax = reach * v.real("random.r_max");
         if (p.rMax < p.rMin)
             v.fail("random.r_max", "is below random.r_min = " + v.text("random.r_min"), "real >= random.r_min");
         p.boxMin = v.vec("random.box_min");
@@ -252,7 +255,39 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
         v.fail("packing.file", "is empty", "a packing file path (required when grains.source = file)");
     std::filesystem::path path(file);
     if (path.is_relative() && v.at("packing.file").origin != "--set") path = sceneDir / path;
-    return readPackingFile(path.lexically_normal().string());
+    std::vector<GrainSpec> grains = readPackingFile(path.lexically_normal().string(), columns);
+    for (GrainSpec& g : grains) g.radius *= reach;
+    return grains;
+}
+
+/// The clump of clump.spheres ('x y z r; ...'), refused with exit 2 naming
+/// the key when it holds no sphere, a row that is not four finite numbers,
+/// a radius that is not > 0, or more than 16 spheres.
+ClumpShape readClumpShape(const Values& v, int dimension) {
+    const std::string& text = v.text("clump.spheres");
+    const std::string allowed = "'x y z r; x y z r; ...', 1 to 16 spheres of radius > 0";
+    std::vector<SphereComponent> spheres;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        const std::string row = text.substr(start, end - start);
+        start = end + 1;
+        const std::vector<std::string> words = splitWords(row, false);
+        if (words.empty()) continue;
+        double x[4];
+        bool ok = words.size() == 4;
+        for (std::size_t k = 0; ok && k < 4; ++k) {
+            const auto value = parseDouble(words[k]);
+            ok = value && std::isfinite(*value);
+            if (ok) x[k] = *value;
+        }
+        if (!ok) v.fail("clump.spheres", "has the sphere '" + shown(trim(row)) + "', not four finite numbers", allowed);
+        if (!(x[3] > 0.0)) v.fail("clump.spheres", "has the sphere '" + row + "' of radius " + words[3], allowed);
+        spheres.push_back({Vec3(x[0], x[1], dimension == 3 ? x[2] : 0.0), x[3]});
+    }
+    if (spheres.empty()) v.fail("clump.spheres", "holds no sphere (grains.shape = clump needs them)", allowed);
+    if (spheres.size() > 16) v.fail("clump.spheres", "holds " + std::to_string(spheres.size()) + " spheres", allowed);
+    return makeClumpShape(spheres, dimension);
 }
 
 }  // namespace
@@ -303,9 +338,23 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     } else if (inertia == "sphere") {
         shape = GrainShape::Sphere;
     }
-    const std::vector<GrainSpec> grains = generateGrains(v, dimension, v.unsignedInteger("simulation.seed"), sceneDir);
-    addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
-    checkGrainMasses(v, world, shape);
+    const bool clumps = v.text("grains.shape") == "clump";
+    const std::uint64_t seed = v.unsignedInteger("simulation.seed");
+    if (!clumps) {
+        const std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
+        addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
+        checkGrainMasses(v, world, shape);
+    } else {
+        if (dimension == 1) v.fail("grains.shape", "needs simulation.dimension = 2 or 3", "sphere in 1D");
+        if (dimension == 2 && inertia == "sphere")
+            v.fail("grains.inertia", "is not possible with grains.shape = clump in 2D (clumps of disks)", "auto|disk");
+        world.clumpShapes.push_back(readClumpShape(v, dimension));
+        const double reach = world.clumpShapes.back().boundingRadius;
+        const PackingColumns columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
+        std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, reach, columns);
+        if (v.text("grains.source") != "file") randomOrientations(grains, dimension, seed);
+        addClumps(world, grains, 1, v.real("grains.density"), v.real("grains.mass"));
+    }
     checkCrowding(v, world);
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
     for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;

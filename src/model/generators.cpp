@@ -220,7 +220,7 @@ std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
     return grains;
 }
 
-std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin) {
+std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin, PackingColumns columns) {
     std::vector<GrainSpec> grains;
     std::string line;
     long lineNumber = 0;
@@ -234,10 +234,22 @@ std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin)
         std::vector<std::string> fields;
         for (std::string w; words >> w;) fields.push_back(w);
         if (fields.empty()) continue;
-        if (fields.size() != 4 && fields.size() != 5)
-            bad("expected 'x y z radius' or 'id x y z radius', found " + std::to_string(fields.size()) +
-                " fields");
-        const std::size_t first = fields.size() - 4;
+        // Orientation columns after the size: 3D four, 2D one, or none.
+        const std::size_t extra = columns == PackingColumns::Oriented3D   ? 4
+                                  : columns == PackingColumns::Oriented2D ? 1
+                                                                          : 0;
+        const std::size_t n = fields.size();
+        std::size_t oriented = 0;  // orientation columns this row has
+        if (extra > 0 && (n == 4 + extra || n == 5 + extra)) oriented = extra;
+        if (columns == PackingColumns::Oriented2D && n == 5) oriented = 1;  // x y z size angle
+        if (n - oriented != 4 && n - oriented != 5) {
+            const std::string size = columns == PackingColumns::Plain ? "radius" : "size";
+            const std::string tail = columns == PackingColumns::Oriented3D   ? " [qw qx qy qz]"
+                                     : columns == PackingColumns::Oriented2D ? " [angle]"
+                                                                             : "";
+            bad("expected '[id] x y z " + size + tail + "', found " + std::to_string(n) + " fields");
+        }
+        const std::size_t first = n - oriented - 4;
         if (first == 1) {
             long long id = 0;
             const std::string& f = fields[0];
@@ -252,18 +264,69 @@ std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin)
             if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(v[k]))
                 bad("'" + fields[first + k] + "' is not a finite number");
         }
-        if (!(v[3] > 0.0)) bad("radius " + fields.back() + " is not > 0");
-        grains.push_back({Vec3(v[0], v[1], v[2]), v[3]});
+        if (!(v[3] > 0.0)) bad("radius " + fields[first + 3] + " is not > 0");
+        GrainSpec g{Vec3(v[0], v[1], v[2]), v[3]};
+        double o[4] = {0.0, 0.0, 0.0, 0.0};
+        for (std::size_t k = 0; k < oriented; ++k) {
+            std::string_view f = fields[first + 4 + k];
+            if (!f.empty() && f.front() == '+') f.remove_prefix(1);
+            const auto r = std::from_chars(f.data(), f.data() + f.size(), o[k]);
+            if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(o[k]))
+                bad("'" + fields[first + 4 + k] + "' is not a finite number");
+        }
+        if (oriented == 1) g.orientation = Quat(Eigen::AngleAxisd(o[0], Vec3::UnitZ()));
+        if (oriented == 4) {
+            const Quat q(o[0], o[1], o[2], o[3]);
+            if (!(std::abs(q.norm() - 1.0) <= 1e-6))
+                bad("quaternion '" + fields[first + 4] + " " + fields[first + 5] + " " + fields[first + 6] + " " +
+                    fields[first + 7] + "' has length " + std::to_string(q.norm()) + " (allowed: 1 within 1e-6)");
+            g.orientation = q.normalized();
+        }
+        grains.push_back(g);
     }
     if (in.bad()) throw InputError("cannot read packing file '" + origin + "'");
     if (grains.empty()) throw InputError("packing file '" + origin + "' has no grains");
     return grains;
 }
 
-std::vector<GrainSpec> readPackingFile(const std::string& path) {
+std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin) {
+    return parsePacking(in, origin, PackingColumns::Plain);
+}
+
+std::vector<GrainSpec> readPackingFile(const std::string& path, PackingColumns columns) {
     std::ifstream in(path);
     if (!in) throw InputError("cannot read packing file '" + path + "'");
-    return parsePacking(in, path);
+    return parsePacking(in, path, columns);
+}
+
+std::vector<GrainSpec> readPackingFile(const std::string& path) { return readPackingFile(path, PackingColumns::Plain); }
+
+void randomOrientations(std::vector<GrainSpec>& grains, int dimension, std::uint64_t seed) {
+    for (std::size_t i = 0; i < grains.size(); ++i) {
+        Rng rng = Rng::stream(seed, kOrientationStream, i);
+        if (dimension == 3) {
+            // Shoemake's uniform unit quaternion from three uniforms.
+            const double u1 = rng.uniform(), u2 = 2.0 * std::numbers::pi * rng.uniform(),
+                         u3 = 2.0 * std::numbers::pi * rng.uniform();
+            const double a = std::sqrt(1.0 - u1), b = std::sqrt(u1);
+            grains[i].orientation = Quat(b * std::cos(u3), a * std::sin(u2), a * std::cos(u2), b * std::sin(u3));
+        } else {
+            grains[i].orientation = Quat(Eigen::AngleAxisd(2.0 * std::numbers::pi * rng.uniform(), Vec3::UnitZ()));
+        }
+    }
+}
+
+void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,
+               double fixedMass) {
+    constexpr std::size_t kWallRoom = 16;
+    world.reserve(world.numBodies() + grains.size() + kWallRoom);
+    const ClumpShape& shape = world.clumpShapes[shapeIndex - 1u];
+    for (const GrainSpec& g : grains) {
+        const double size = g.radius / shape.boundingRadius;
+        const double m =
+            fixedMass > 0.0 ? fixedMass : density * shape.volume * (world.dimension == 3 ? size * size * size : size * size);
+        world.addClump(g.position, shapeIndex, size, g.orientation * shape.frame, m);
+    }
 }
 
 void writePackingFile(const std::string& path, const std::vector<GrainSpec>& grains) {

@@ -23,6 +23,8 @@ struct World;
 struct GrainSpec {
     Vec3 position = Vec3::Zero();
     double radius = 0.0;
+    /// Orientation, its frame to world (clumps; spheres ignore it).
+    Quat orientation = Quat::Identity();
 };
 
 /// `count` grains of radius `radius` along +x, the first centred at `origin`,
@@ -97,6 +99,24 @@ std::vector<GrainSpec> readPackingFile(const std::string& path);
 /// The same from a stream; `origin` names it in messages.
 std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin);
 
+/// What a packing file's rows may hold beyond `x y z size` (an `id` first is
+/// always allowed): for grains that are not round, an orientation after the
+/// size — 3D `qw qx qy qz` (a unit quaternion, the grain's frame to world),
+/// 2D `angle` (radians about z). Rows without it mean identity. With
+/// Oriented2D a five-field row is `x y z size angle` (`id x y z size` is
+/// then not allowed: give the angle, or leave out the id).
+enum class PackingColumns { Plain, Oriented2D, Oriented3D };
+/// readPackingFile / parsePacking for `columns`. A quaternion whose length
+/// is off 1 by more than 1e-6 is refused (exit 2), naming the file and line;
+/// others are normalised.
+std::vector<GrainSpec> readPackingFile(const std::string& path, PackingColumns columns);
+std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin, PackingColumns columns);
+
+/// Gives every grain a random orientation drawn from `seed` (a stream of its
+/// own): uniform over rotations in 3D, an angle about z uniform in [0, 2π)
+/// in 2D; grain i's depends on (seed, i) only.
+void randomOrientations(std::vector<GrainSpec>& grains, int dimension, std::uint64_t seed);
+
 /// Writes `id x y z radius` rows (ids from 1) with 17 significant digits, so
 /// readPackingFile gives back the same bits. Throws InputError if the file
 /// cannot be written.
@@ -117,9 +137,18 @@ double grainInertia(GrainShape shape, double mass, double radius);
 void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape shape, double density,
                double fixedMass = 0.0);
 
+/// Appends the grains as clumps of world.clumpShapes[shapeIndex − 1], each
+/// of size `radius / boundingRadius` (GrainSpec::radius is its bounding
+/// radius) and orientation g.orientation · frame (its shape's principal
+/// frame); mass `fixedMass` if > 0, else density × size^d × the shape's
+/// volume (d the world's dimension, 2 or 3).
+void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,
+               double fixedMass = 0.0);
+
 /// Stream tags of the generators' random numbers (second word of Rng::stream),
 /// fixed so that scene seeds keep their meaning across versions.
 inline constexpr std::uint64_t kRandomPackingStream = 0x52534150ULL;  // "RSAP"
 inline constexpr std::uint64_t kLatticeJitterStream = 0x4a495454ULL;  // "JITT"
+inline constexpr std::uint64_t kOrientationStream = 0x4f524e54ULL;    // "ORNT"
 
 }  // namespace moreau
