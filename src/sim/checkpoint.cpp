@@ -64,6 +64,16 @@ void writeWorld(ByteWriter& out, const World& w) {
         out.put(d.grain);
         out.put(d.wall);
     });
+    putEach(out, w.clumpShapes, [&](const ClumpShape& c) {  // format 3: clumps
+        out.putDense(c.centre);
+        out.putVector(c.radius);
+        out.put(c.volume);
+        out.put(c.momentsPerMass);
+        out.put(c.boundingRadius);
+        out.put(Eigen::Vector4d(c.frame.coeffs()));
+    });
+    out.putVector(w.shape);
+    out.putVector(w.size);
 }
 
 World readWorld(ByteReader& in, std::uint32_t format) {
@@ -115,6 +125,19 @@ World readWorld(ByteReader& in, std::uint32_t format) {
             d.wall = in.get<BodyId>("driven grains");
         }
     }
+    if (format >= 3) {
+        w.clumpShapes.resize(in.count(8, "clump shapes"));
+        for (ClumpShape& c : w.clumpShapes) {
+            c.centre = in.getDense<Vec3>("clump shapes");
+            c.radius = in.getVector<double>("clump shapes");
+            c.volume = in.get<double>("clump shapes");
+            c.momentsPerMass = in.get<Vec3>("clump shapes");
+            c.boundingRadius = in.get<double>("clump shapes");
+            c.frame.coeffs() = in.get<Eigen::Vector4d>("clump shapes");
+        }
+        w.shape = in.getVector<std::uint16_t>("body shapes");
+        w.size = in.getVector<double>("body sizes");
+    }
 
     // One entry per body everywhere, one per wall in the wall arrays.
     const std::size_t n = w.x.size();
@@ -124,6 +147,25 @@ World readWorld(ByteReader& in, std::uint32_t format) {
                         w.radius.size() == n && w.q.size() == n && w.mass.size() == n && w.inertia.size() == n &&
                         w.prescribed.size() == n && (w.force.empty() || w.force.size() == n);
     const std::size_t walls = n - w.numGrains;
+    // Clumps: shapes of 1 to 16 finite spheres with positive mass
+    // properties; per body a shape index in range (walls 0) and a size.
+    for (std::size_t k = 0; k < w.clumpShapes.size(); ++k) {
+        const ClumpShape& c = w.clumpShapes[k];
+        bool ok = !c.radius.empty() && c.radius.size() <= 16 && c.centre.size() == c.radius.size() &&
+                  std::isfinite(c.volume) && c.volume > 0.0 && c.momentsPerMass.allFinite() &&
+                  c.momentsPerMass.minCoeff() > 0.0 && std::isfinite(c.boundingRadius) && c.boundingRadius > 0.0 &&
+                  c.frame.coeffs().allFinite();
+        for (std::size_t j = 0; ok && j < c.radius.size(); ++j)
+            ok = c.centre[j].allFinite() && std::isfinite(c.radius[j]) && c.radius[j] > 0.0;
+        if (!ok) in.fail("clump shape " + std::to_string(k) + " is not 1 to 16 finite spheres of positive size");
+    }
+    if (!(w.shape.empty() && w.size.empty()) && (w.shape.size() != n || w.size.size() != n || w.clumpShapes.empty()))
+        in.fail("the clumps' arrays disagree on the number of bodies");
+    for (std::size_t i = 0; i < w.shape.size(); ++i)
+        if (w.shape[i] > w.clumpShapes.size() || (i >= grains && w.shape[i] != 0) ||
+            (w.shape[i] != 0 && !(std::isfinite(w.size[i]) && w.size[i] > 0.0)))
+            in.fail("body " + std::to_string(i) + ": clump shape " + std::to_string(w.shape[i]) + " or size " +
+                    std::to_string(w.size[i]) + " out of range");
     if (!bodies || w.wallShape.size() != walls || w.wallName.size() != walls || w.wallMobile.size() != walls ||
         !(w.wallErrorIntegral.empty() || w.wallErrorIntegral.size() == walls))
         in.fail("the world's arrays disagree on the number of bodies");

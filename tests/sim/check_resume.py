@@ -186,6 +186,10 @@ with tempfile.TemporaryDirectory() as tmp:
         restart_case(tmp, "md_" + law, box, 90, 40, ["simulation.method=md", f"md.tangential={law}",
                                                      "contact.mu=0.3", "md.pipeline=staged"])
     restart_case(tmp, "md_fused", box, 90, 40, ["simulation.method=md", "md.pipeline=fused"], vtk=True)
+    # Clumps: their shapes, sizes and orientations travel with the world.
+    restart_case(tmp, "md_clumps", box, 90, 40,
+                 ["simulation.method=md", "grains.shape=clump", "clump.spheres=-0.5 0 0 0.5; 0.5 0.2 0 0.4",
+                  "random.count=200", "md.substeps=12"])
     # Disks falling onto a floor in a cell periodic along x.
     cell = os.path.join(tmp, "periodic_2d.ini")
     with open(cell, "w") as f:
