@@ -226,6 +226,10 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
+    // A clump's shape does not travel between ranks yet (sim/distributed_grain.hpp).
+    if (scene.world.hasClumps())
+        throw InputError(scene.origin + ": key 'grains.shape': 'clump' runs on one process for now (allowed: sphere "
+                         "with " + std::to_string(comm::ranks()) + " processes, or mpirun -n 1)");
     if (!resumed) {
         checkMdStep(scene);
         checkStart(scene);

@@ -461,6 +461,12 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(mpi(2), piston, out, ["cd.distributed=exact"])
     check(r.returncode == 2 and "cd.distributed" in r.stderr,
           f"cd.distributed = exact with a random-sweep order is refused naming the key, exit 2 (exit {r.returncode})")
+    r = run(mpi(2), piston, out, ["simulation.method=md", "grains.shape=clump", "clump.spheres=0 0 0 0.5; 0.5 0 0 0.4"])
+    lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
+    check(r.returncode == 2 and len(lines) == 1 and "grains.shape" in lines[0]
+          and not os.path.exists(os.path.join(out, "summary.json")),
+          f"clumps on 2 ranks are refused naming grains.shape, exit 2, no outputs (exit {r.returncode}: "
+          f"{r.stderr.strip()[:200]})")
     r = subprocess.run(mpi(2) + [moreau, "experiment", "restitution", "--out", out], capture_output=True, text=True,
                        timeout=120)
     check(r.returncode == 2 and "one process" in r.stderr,
