@@ -414,6 +414,37 @@ guard.start_overlap), raise moreau.InputError with the command line's message.)"
         .def_property_readonly(
             "masses", grainView(&World::mass),
             "Grain masses, an (n,) read-only view.")
+        .def_property_readonly(
+            "orientations",
+            [](PySimulation& s) {
+                const World& w = s.sim().world();
+                py::array_t<double> out({static_cast<py::ssize_t>(w.numGrains), py::ssize_t{4}});
+                auto o = out.mutable_unchecked<2>();
+                for (std::size_t i = 0; i < w.numGrains; ++i) {
+                    const Quat& q = w.q[i];
+                    const auto r = static_cast<py::ssize_t>(i);
+                    o(r, 0) = q.w();
+                    o(r, 1) = q.x();
+                    o(r, 2) = q.y();
+                    o(r, 3) = q.z();
+                }
+                return out;
+            },
+            "Grain orientations, (n, 4) unit quaternions w, x, y, z (the principal frame to world; 2D: a "
+            "rotation about z); a copy.")
+        .def_property_readonly(
+            "inertia",
+            [](PySimulation& s) {
+                const World& w = s.sim().world();
+                py::array_t<double> out({static_cast<py::ssize_t>(w.numGrains), py::ssize_t{3}});
+                auto o = out.mutable_unchecked<2>();
+                for (std::size_t i = 0; i < w.numGrains; ++i) {
+                    const Vec3 I = w.principalInertia(i);
+                    for (int k = 0; k < 3; ++k) o(static_cast<py::ssize_t>(i), k) = I[k];
+                }
+                return out;
+            },
+            "Grain principal moments of inertia, (n, 3) (a sphere's three equal ones); a copy.")
         .def(
             "set_velocities",
             [](PySimulation& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& v) {

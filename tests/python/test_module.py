@@ -349,3 +349,23 @@ def test_cell_rates_and_stress_servo():
         sim.set_cell_rates([0, 0, 1e-3])
     with pytest.raises(moreau.InputError, match="set_cell_stress"):
         sim.set_cell_stress("y", [0, 0.005, 0], gain=0)
+
+
+def test_clumps_from_python_orientations_and_inertia():
+    # Dimers poured into box_3d's box: the same bits as `moreau run`, unit
+    # quaternions (w, x, y, z) and principal moments (the long axis first).
+    sets = {"simulation.method": "md", "grains.shape": "clump", "clump.spheres": "-0.5 0 0 0.5; 0.5 0 0 0.5",
+            "random.count": 40, "md.substeps": 12, "simulation.steps": 30}
+    sim = moreau.Simulation(example("box_3d.ini"), set=sets)
+    sim.step(30)
+    assert sim.state_hash == cli_hash(example("box_3d.ini"), *[f"{k}={v}" for k, v in sets.items()])
+    q, inertia = sim.orientations, sim.inertia
+    assert q.shape == (40, 4) and inertia.shape == (40, 3)
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-14)
+    # A dimer of two balls of mass m/2, radius r = s/2: I_axis = 2 (2/5)(m/2) r², the others + 2 (m/2) r².
+    r = sim.radii / 2.0
+    assert np.allclose(inertia[:, 0], 0.4 * sim.masses * r ** 2, rtol=1e-12)
+    assert np.allclose(inertia[:, 1], 0.4 * sim.masses * r ** 2 + sim.masses * r ** 2, rtol=1e-12)
+    spheres = moreau.Simulation(example("box_3d.ini"), set={"random.count": 5})
+    assert np.array_equal(spheres.orientations, np.tile([1.0, 0.0, 0.0, 0.0], (5, 1)))
+    assert np.allclose(spheres.inertia[:, 0], 0.4 * spheres.masses * spheres.radii ** 2, rtol=1e-14)
