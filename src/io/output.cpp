@@ -188,8 +188,40 @@ std::string grainsDocument(const World& world, std::span<const std::size_t> whic
     vectorArray(s, "angular_velocity", spin);
     integerArray<std::int64_t>(s, "Int64", "id", id);
     tensorArray(s, "stress", tensor);
+    if (world.hasClumps())  // w, x, y, z: the principal frame to world
+        dataArray(s, "Float64", "orientation", 4, n, 1, [&](std::size_t k) {
+            const Quat& q = world.q[which[k]];
+            appendVec(s, Vec3(q.w(), q.x(), q.y()));
+            s += ' ';
+            appendNumber(s, q.z());
+        });
     s += "      </PointData>\n";
     // One vertex cell per grain: without cells ParaView draws nothing.
+    pointsCellsAndFooter(s, points, "Verts", n, 1);
+    return s;
+}
+
+/// The clumps' component spheres (a world with clumps): one point each at
+/// its centre, with its radius and its grain's id, for ParaView's sphere
+/// glyphs (scaled by radius).
+std::string shapesDocument(const World& world) {
+    std::vector<Vec3> points;
+    std::vector<double> radius;
+    std::vector<std::int64_t> id;
+    for (std::size_t i = 0; i < world.numGrains; ++i)
+        for (unsigned k = 0; k < world.components(i); ++k) {
+            points.push_back(world.x[i] + world.componentOffset(i, k));
+            radius.push_back(world.componentRadius(i, k));
+            id.push_back(static_cast<std::int64_t>(i));
+        }
+    const std::size_t n = points.size();
+    std::string s;
+    s.reserve(256 + n * 80);
+    polyDataHeader(s, n, n, 0);
+    s += "      <PointData Scalars=\"radius\">\n";
+    scalarArray(s, "radius", radius);
+    integerArray<std::int64_t>(s, "Int64", "id", id);
+    s += "      </PointData>\n";
     pointsCellsAndFooter(s, points, "Verts", n, 1);
     return s;
 }
@@ -203,7 +235,7 @@ std::vector<std::uint64_t> identity(std::size_t n) {
 
 std::string contactsDocument(const World& world, const std::vector<Contact>& contacts,
                              std::span<const std::uint64_t> ids) {
-    std::vector<Vec3> points, normal, tangential;
+    std::vector<Vec3> points, normal, tangential, touch;
     std::vector<double> magnitude;
     std::vector<std::int64_t> bodyA, bodyB;
     std::vector<std::uint8_t> periodic;
@@ -235,6 +267,7 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
         bodyA.push_back(static_cast<std::int64_t>(ids[a]));
         bodyB.push_back(static_cast<std::int64_t>(ids[b]));
         periodic.push_back(crosses ? 1 : 0);
+        if (world.hasClumps()) touch.push_back(contactPoint(world, c));
     }
     const std::size_t lines = normal.size();
 
@@ -248,6 +281,7 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
     integerArray<std::int64_t>(s, "Int64", "a", bodyA);
     integerArray<std::int64_t>(s, "Int64", "b", bodyB);
     integerArray<std::uint8_t>(s, "UInt8", "periodic", periodic);
+    if (world.hasClumps()) vectorArray(s, "contact_point", touch);  // on a's surface: the lines join centres
     s += "      </CellData>\n";
     pointsCellsAndFooter(s, points, "Lines", lines, 2);
     return s;
@@ -523,7 +557,12 @@ VtkWriter::VtkWriter(const std::filesystem::path& dir, long resumeAfter) : dir_(
                 std::filesystem::remove(dir_ / name, ec);
             continue;
         }
-        recordSnapshot(line[p + 6] == '0' ? grainFiles_ : line[p + 6] == '1' ? contactFiles_ : wallFiles_, time, name);
+        const char part = line[p + 6];
+        recordSnapshot(part == '0'   ? grainFiles_
+                       : part == '1' ? contactFiles_
+                       : part == '2' ? wallFiles_
+                                     : shapeFiles_,
+                       time, name);
     }
     writePvd();
 }
@@ -550,6 +589,11 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
         writeFileAtomically(dir_ / walls, wallsDocument(world, contacts));
         recordSnapshot(wallFiles_, time, walls);
     }
+    if (world.hasClumps()) {
+        const std::string shapes = snapshotName("shapes", step);
+        writeFileAtomically(dir_ / shapes, shapesDocument(world));
+        recordSnapshot(shapeFiles_, time, shapes);
+    }
     writePvd();
 }
 
@@ -561,9 +605,9 @@ void writeVtkPiece(const std::filesystem::path& dir, const World& world, std::sp
 }
 
 void VtkWriter::writePvd() const {
-    // Two or three parts per time step: ParaView's PVD reader groups them
+    // Two to four parts per time step: ParaView's PVD reader groups them
     // into one multiblock data set (block 0 grains, block 1 contact network,
-    // block 2 walls).
+    // block 2 walls, block 3 the clumps' component spheres).
     std::string s =
         "<?xml version=\"1.0\"?>\n"
         "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
@@ -579,6 +623,7 @@ void VtkWriter::writePvd() const {
         entry(grainFiles_[i].first, 0, grainFiles_[i].second);
         if (i < contactFiles_.size()) entry(contactFiles_[i].first, 1, contactFiles_[i].second);
         if (i < wallFiles_.size()) entry(wallFiles_[i].first, 2, wallFiles_[i].second);
+        if (i < shapeFiles_.size()) entry(shapeFiles_[i].first, 3, shapeFiles_[i].second);
     }
     s += "  </Collection>\n"
          "</VTKFile>\n";

@@ -98,7 +98,10 @@ public:
     /// Walls: each plane a quad, each cylinder a band of quads, sized to
     /// the grains' extent (and the periodic box on periodic axes), with cell
     /// data name, index (body − numGrains), force and torque (as in
-    /// series.csv). Writing the same step again replaces its entry.
+    /// series.csv). With clumps: the grains' `orientation` (w, x, y, z),
+    /// each contact's `contact_point`, and a fourth part, shapes_XXXXXX.vtp,
+    /// one point per component sphere (radius, grain id) for sphere glyphs.
+    /// Writing the same step again replaces its entry.
     /// With `pieces` > 0 the ranks have written the grains and contacts as
     /// pieces (writeVtkPiece): this writes grains_XXXXXX.pvtp and
     /// contacts_XXXXXX.pvtp over them (and the walls from `world`), and
@@ -107,7 +110,7 @@ public:
 
 private:
     std::filesystem::path dir_;
-    std::vector<std::pair<double, std::string>> grainFiles_, contactFiles_, wallFiles_;
+    std::vector<std::pair<double, std::string>> grainFiles_, contactFiles_, wallFiles_, shapeFiles_;
     void writePvd() const;
 };
 
