@@ -41,14 +41,17 @@ Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k, 
     return intoPlane(u - mean.dot(u) * mean, k.n);
 }
 
-/// Acceleration by gravity and applied forces at time t (no contacts).
-Vec6 externalAcceleration(const World& world, std::size_t i, double t) {
+/// Acceleration by gravity and applied forces at time t, and by the
+/// contacts' force F and torque T (none: external forces only).
+Vec6 acceleration(const World& world, std::size_t i, double t, const Vec3& F = Vec3::Zero(),
+                  const Vec3& T = Vec3::Zero()) {
     Vec6 a = Vec6::Zero();
     const Vec3& im = world.invMass[i];
     if (im.squaredNorm() + world.invInertia[i].squaredNorm() == 0.0) return a;
-    const Vec3 F = world.appliedForce(static_cast<BodyId>(i), t);
+    const Vec3 all = F + world.appliedForce(static_cast<BodyId>(i), t);
     for (int k = 0; k < 3; ++k)
-        if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
+        if (im[k] > 0.0) a[k] = im[k] * all[k] + world.gravity[k];
+    a.tail<3>() = world.invInertia[i].cwiseProduct(T);
     return a;
 }
 
@@ -103,15 +106,7 @@ void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double
             throw DivergenceError("step " + std::to_string(state.stepNumber + 1) + ": the contact force on body " +
                                   std::to_string(i) +
                                   " became non-finite; the time step may be too large for md.kn and md.integrator");
-        const Vec3& im = world.invMass[i];
-        Vec6 a = Vec6::Zero();
-        if (im.squaredNorm() + world.invInertia[i].squaredNorm() > 0.0) {
-            const Vec3 F = force[i] + world.appliedForce(static_cast<BodyId>(i), t);
-            for (int k = 0; k < 3; ++k)
-                if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
-            a.tail<3>() = world.invInertia[i].cwiseProduct(torque[i]);
-        }
-        A[i] = a;
+        A[i] = acceleration(world, i, t, force[i], torque[i]);
     }
     if (project && historyMode_) {
         state.elasticBase = forces_->elastic();
@@ -193,16 +188,22 @@ void SchemeStages::historyForces(World& world, const Field& X, double tau) {
         for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
 }
 
-void SchemeStages::trackChange(std::size_t i, const Vec6& next, const Vec6& previous, double& change,
-                               double& size) const {
-    if (fieldRanks.counts && !fieldRanks.counts(i)) return;  // another process's body
-    change = std::max(change, (next - previous).lpNorm<Eigen::Infinity>());
-    size = std::max(size, next.lpNorm<Eigen::Infinity>());
-}
-
-bool SchemeStages::fixedPointDone(double change, double size) const {
-    if (fieldRanks.max) fieldRanks.max(change, size);  // over every process's bodies
-    return change <= 1e-15 * size;
+template <class Next>
+void SchemeStages::fixedPoint(const World& world, Field& z, bool position, Field& D, Next next) {
+    for (int it = 0; it < kFixedPointIterations; ++it) {
+        forceDerivative(world, position ? &z : nullptr, position ? nullptr : &z, D);
+        double change = 0.0, size = 0.0;
+        for (std::size_t i = 0; i < z.size(); ++i) {
+            const Vec6 zi = next(i);
+            if (!fieldRanks.counts || fieldRanks.counts(i)) {  // else another process's body
+                change = std::max(change, (zi - z[i]).lpNorm<Eigen::Infinity>());
+                size = std::max(size, zi.lpNorm<Eigen::Infinity>());
+            }
+            z[i] = zi;
+        }
+        if (fieldRanks.max) fieldRanks.max(change, size);  // over every process's bodies
+        if (change <= 1e-15 * size) break;
+    }
 }
 
 void SchemeStages::implicitKick(World& world, const Field& X, Field& V, double c, double dt, double t, Field& A) {
@@ -217,18 +218,9 @@ void SchemeStages::implicitKick(World& world, const Field& X, Field& V, double c
     Field& Gd = scratch_[11];
     Field& Ac = scratch_[12];
     Ac.resize(A.size());
-    for (std::size_t i = 0; i < A.size(); ++i) Ac[i] = A[i] - externalAcceleration(world, i, t);
+    for (std::size_t i = 0; i < A.size(); ++i) Ac[i] = A[i] - acceleration(world, i, t);
     combine(delta, {{c * dt, &Ac}});
-    for (int it = 0; it < kFixedPointIterations; ++it) {
-        forceDerivative(world, nullptr, &delta, Gd);
-        double change = 0.0, size = 0.0;
-        for (std::size_t i = 0; i < delta.size(); ++i) {
-            const Vec6 next = c * dt * (Ac[i] + Gd[i]);
-            trackChange(i, next, delta[i], change, size);
-            delta[i] = next;
-        }
-        if (fixedPointDone(change, size)) break;
-    }
+    fixedPoint(world, delta, false, Gd, [&](std::size_t i) { return Vec6(c * dt * (Ac[i] + Gd[i])); });
     forceDerivative(world, nullptr, &delta, Gd);
     for (std::size_t i = 0; i < V.size(); ++i) {
         V[i] += delta[i];
@@ -241,16 +233,7 @@ void SchemeStages::solvePositionJacobian(const World& world, double c, const Fie
     // linearisation (every contact, no block-diagonal approximation).
     Field& Jz = scratch_[11];
     z = y;
-    for (int it = 0; it < kFixedPointIterations; ++it) {
-        forceDerivative(world, &z, nullptr, Jz);
-        double change = 0.0, size = 0.0;
-        for (std::size_t i = 0; i < z.size(); ++i) {
-            const Vec6 next = y[i] + c * Jz[i];
-            trackChange(i, next, z[i], change, size);
-            z[i] = next;
-        }
-        if (fixedPointDone(change, size)) break;
-    }
+    fixedPoint(world, z, true, Jz, [&](std::size_t i) { return Vec6(y[i] + c * Jz[i]); });
 }
 
 void SchemeStages::rungeKutta(World& world, const Field& V0, Field& A0, double t, double dt, Field& X1, Field& V1) {
@@ -395,7 +378,7 @@ void SchemeStages::step(World& world, std::vector<Contact>& contacts, ContactSlo
     // does not depend on the state): give it at once, so that world.v of a
     // grain out of contact is its velocity at t + Δt.
     if (state.pendingKick != 0.0)
-        for (std::size_t i = 0; i < nb; ++i) V1[i] += state.pendingKick * h * externalAcceleration(world, i, t + h);
+        for (std::size_t i = 0; i < nb; ++i) V1[i] += state.pendingKick * h * acceleration(world, i, t + h);
     if (recordHistory) {
         std::rotate(state.pastV.begin(), state.pastV.end() - 1, state.pastV.end());
         std::rotate(state.pastA.begin(), state.pastA.end() - 1, state.pastA.end());
