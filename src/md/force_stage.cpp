@@ -179,21 +179,17 @@ void MdForceStage::evaluate(const World& world, const std::vector<Contact>& cont
     for (double e : chunkElastic_) elastic_ += e;
 }
 
-void MdForceStage::countLawWork() {
+void MdForceStage::commit(std::vector<Contact>& contacts, ContactSlots& slots, bool work) {
+    // The work of the step counts once, when its forces are committed
+    // (sums in contact order: the same bits for any thread count).
+    if (work)
+        for (double w : chunkWork_) workIn_ += w;
     if (lawRow(settings_.tangential).ownWork)
         for (const Vec3& w : lawWorkStep_) {
             lawWork_.total += w[0];
             lawWork_.elastic += w[1];
             lawWork_.dissipated += w[2];
         }
-}
-
-void MdForceStage::commit(std::vector<Contact>& contacts, ContactSlots& slots, bool work) {
-    // The work of the step counts once, when its forces are committed
-    // (sums in contact order: the same bits for any thread count).
-    if (work)
-        for (double w : chunkWork_) workIn_ += w;
-    countLawWork();
     setReactions(contacts);
     slots.stride = layout_.stride;
     slots.values.swap(next_);
@@ -389,18 +385,14 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
 
 void MdForceStage::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                                const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
-    if (ghosts_) {  // a distributed run: the ghosts' entries from their owners
-        if (dU) {
-            syncU_ = *dU;
-            ghosts_(syncU_);
-            dU = &syncU_;
-        }
-        if (dV) {
-            syncV_ = *dV;
-            ghosts_(syncV_);
-            dV = &syncV_;
-        }
-    }
+    auto synced = [this](const std::vector<Vec6>* f, std::vector<Vec6>& copy) -> const std::vector<Vec6>* {
+        if (!ghosts_ || !f) return f;
+        copy = *f;
+        ghosts_(copy);  // a distributed run: the ghosts' entries from their owners
+        return &copy;
+    };
+    dU = synced(dU, syncU_);
+    dV = synced(dV, syncV_);
     const std::size_t m = contacts.size(), nb = world.numBodies();
     std::vector<Vec3> dF(m), nxF(m);
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
@@ -430,6 +422,5 @@ bool MdForceStage::normalForcePulls(const World& world, const Contact& k, const 
     });
     return pulls;
 }
-
 
 }  // namespace moreau

@@ -139,7 +139,6 @@ private:
     void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                              const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
     void gatherForces(const World& world, const std::vector<Contact>& contacts);
-    void countLawWork();
 
     MdSettings settings_;
     LawSlots layout_;                        ///< where each law's memory lies in a contact's slots

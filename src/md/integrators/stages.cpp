@@ -57,10 +57,19 @@ Vec6 acceleration(const World& world, std::size_t i, double t, const Vec3& F = V
 
 }  // namespace
 
-void SchemeStages::contactDisplacement(const World& world, const Field& X, std::vector<Vec3>& out) const {
+void SchemeStages::stageSprings(World& world, const Field& X, std::vector<double>& out) {
+    refreshContactGeometry(world, stage_);
+    out = base_;
+    if (!lawRow(forces_->settings().tangential).spring) return;
+    // The step's spring base plus the tangential displacement of the contact
+    // point since the step start (the scheme integrates it).
     const std::size_t m = stage_.size();
-    out.resize(m);
-    forEachIndex(m, m > 4096, [&](std::size_t c) { out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]); });
+    disp_.resize(m);
+    forEachIndex(m, m > 4096, [&](std::size_t c) {
+        disp_[c] = relativeDisplacement(X, world, stage_[c], n0_[c]);
+        double* spring = out.data() + c * forces_->layout().stride + forces_->layout().tangential;
+        setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
+    });
 }
 
 const Field& SchemeStages::placeState(World& world, const Field& X, const Field& V) {
@@ -81,19 +90,10 @@ void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double
     if (historyMode_) {
         historyForces(world, Xs, t - t0_);
     } else {
-        refreshContactGeometry(world, stage_);
-        // Stage springs: the step's spring base plus the tangential displacement
-        // of the contact point since the step start (the scheme integrates it).
-        contactDisplacement(world, Xs, disp_);
         // The laws evaluate from the step's base memory with the stage's
         // spring, indexed by contact, with dt = 0 (the elongation is already
         // the stage's; no Euler increment).
-        stageSlots_ = base_;
-        if (lawRow(forces_->settings().tangential).spring)
-            for (std::size_t c = 0; c < m; ++c) {
-                double* spring = stageSlots_.data() + c * forces_->layout().stride + forces_->layout().tangential;
-                setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
-            }
+        stageSprings(world, Xs, stageSlots_);
         forces_->evaluate(world, stage_, stageSlots_.data(), 0.0);
     }
     forces_->gather(world, stage_);
@@ -108,18 +108,16 @@ void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double
                                   " became non-finite; the time step may be too large for md.kn and md.integrator");
         A[i] = acceleration(world, i, t, force[i], torque[i]);
     }
-    if (project && historyMode_) {
-        state.elasticBase = forces_->elastic();
-    } else if (project) {
-        // Coulomb-limited springs of this evaluation become the step's base.
-        base_ = forces_->memory();
-        if (lawRow(forces_->settings().tangential).spring)
-            for (std::size_t c = 0; c < m; ++c) {
-                double* spring = base_.data() + c * forces_->layout().stride + forces_->layout().tangential;
-                setSlotVec3(spring, slotVec3(spring) - disp_[c]);
-            }
-        state.elasticBase = forces_->elastic();
-    }
+    if (!project) return;
+    state.elasticBase = forces_->elastic();
+    if (historyMode_) return;
+    // Coulomb-limited springs of this evaluation become the step's base.
+    base_ = forces_->memory();
+    if (lawRow(forces_->settings().tangential).spring)
+        for (std::size_t c = 0; c < m; ++c) {
+            double* spring = base_.data() + c * forces_->layout().stride + forces_->layout().tangential;
+            setSlotVec3(spring, slotVec3(spring) - disp_[c]);
+        }
 }
 
 void SchemeStages::stageIncrements(const World& world, const Field& X, double tau) {
@@ -184,8 +182,7 @@ void SchemeStages::historyForces(World& world, const Field& X, double tau) {
     stageIncrements(world, X, tau);
     const MdForceStage::StageIncrements increments{stageIncrement_.data(), stageTwirl_.data(), tau == 0.0};
     forces_->evaluate(world, stage_, base_.data(), 0.0, &increments);
-    if (lawRow(forces_->settings().tangential).stageOrientations)
-        for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
+    if (lawRow(forces_->settings().tangential).stageOrientations) world.q = q0_;
 }
 
 template <class Next>
@@ -258,7 +255,7 @@ void SchemeStages::rungeKutta(World& world, const Field& V0, Field& A0, double t
 
 void SchemeStages::commit(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const Field& X,
                           const Field& V, double dt) {
-    const std::size_t nb = world.numBodies(), m = stage_.size();
+    const std::size_t nb = world.numBodies();
     const Field& Xs = placeState(world, X, V);
     if (historyMode_) {
         // The laws' memory at the end state: one evaluation from the
@@ -266,15 +263,7 @@ void SchemeStages::commit(World& world, std::vector<Contact>& contacts, ContactS
         historyForces(world, Xs, dt);
         forces_->commit(contacts, slots, false);
     } else {
-        // Springs at the end positions: base + displacement of the whole step.
-        refreshContactGeometry(world, stage_);
-        contactDisplacement(world, Xs, disp_);
-        slots.values = base_;
-        if (lawRow(forces_->settings().tangential).spring)
-            for (std::size_t c = 0; c < m; ++c) {
-                double* spring = slots.at(c) + forces_->layout().tangential;
-                setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
-            }
+        stageSprings(world, Xs, slots.values);  // at the end positions: the whole step's displacement
         forces_->setElastic(state.elasticBase);
         forces_->setReactions(contacts);
     }

@@ -138,8 +138,9 @@ private:
     /// and spins V. Returns the displacements to evaluate with: X, or with a
     /// stage hook X with the ghosts' displacements from their owners (a copy).
     const Field& placeState(World& world, const Field& X, const Field& V);
-    /// Tangential relative displacement of each contact point for body displacements X.
-    void contactDisplacement(const World& world, const Field& X, std::vector<Vec3>& out) const;
+    /// The contacts' geometry at the placed state and the memory to evaluate
+    /// from there: base_ with the springs moved by the stage's displacements X.
+    void stageSprings(World& world, const Field& X, std::vector<double>& out);
     /// History mode: stage increments for displacements X at elapsed time tau.
     void stageIncrements(const World& world, const Field& X, double tau);
     /// History mode: the laws at the current world state from the step-start memory.
