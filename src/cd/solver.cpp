@@ -145,23 +145,6 @@ struct ProximalLaw {
     }
 };
 
-/// The warm start: the row's impulse P (last step's reaction) applied.
-struct ApplyOwnImpulse {
-    void operator()(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                    const RowTables&) const {
-        applyImpulse(r, bodies, masks, r.P);
-    }
-};
-
-/// Jacobi's apply: each row's impulse computed beforehand, from the sweep's start.
-struct GivenImpulse {
-    const Vec3* impulse;  ///< per row
-    void operator()(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                    const RowTables& tables) const {
-        setImpulse(r, impulse[&r - tables.rows], bodies, masks);
-    }
-};
-
 /// Before updating entry k of idx[..end): the order is known, so rows are
 /// fetched 16 updates early and, once a row is in cache, its two bodies 8
 /// updates early.
@@ -345,7 +328,8 @@ void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
         rows_[c].P = contacts[c].history.reaction * dt;
         plan.seq.push_back(static_cast<std::int32_t>(c));
     }
-    runPass(plan, PassOrder{}, ApplyOwnImpulse{});
+    runPass(plan, PassOrder{}, [](SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                                  const RowTables&) { applyImpulse(r, bodies, masks, r.P); });
 }
 
 void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const {
@@ -447,7 +431,10 @@ std::size_t CdSolver::runSweep(int s) {
             const SolverRow& r = rows_[c];
             jacobi_[c] = lawImpulse(r, relativeVelocity(r, bodies_, tables_), r.mn, r.mt, tables_);
         }
-        runPass(plans_[0], PassOrder{}, GivenImpulse{jacobi_.data()});
+        runPass(plans_[0], PassOrder{}, [this](SolverRow& r, std::vector<SolverBody>& bodies,
+                                               const std::vector<BodyMasks>& masks, const RowTables& tables) {
+            setImpulse(r, jacobi_[static_cast<std::size_t>(&r - tables.rows)], bodies, masks);
+        });
         return 0;
     }
     const SweepPlan& plan = plans_[oneOrder() ? 0 : static_cast<std::size_t>(s)];

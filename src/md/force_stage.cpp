@@ -37,6 +37,27 @@ inline Vec3 relativeAtContact(const std::vector<MdForceStage::Vec6>& P, const Wo
     return tb - ta - (world.radius[ia] * ra + world.radius[ib] * rb).cross(k.n);
 }
 
+/// Zeroes bodies [lo, hi) of f, t and adds to them each contact's force F_c
+/// on b (−F_c on a) and torque −r T_c on both, in contact order. `Ranged`:
+/// other bodies are left alone (else [lo, hi) is every body).
+template <bool Ranged>
+void scatter(const World& world, const std::vector<Contact>& contacts, const Vec3* F, const Vec3* T, std::size_t lo,
+             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t) {
+    std::fill(f.begin() + static_cast<std::ptrdiff_t>(lo), f.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
+    std::fill(t.begin() + static_cast<std::ptrdiff_t>(lo), t.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+        const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
+        if (!Ranged || ib - lo < hi - lo) {
+            f[ib] += F[c];
+            t[ib] -= world.radius[ib] * T[c];
+        }
+        if (!Ranged || ia - lo < hi - lo) {
+            f[ia] -= F[c];
+            t[ia] -= world.radius[ia] * T[c];
+        }
+    }
+}
+
 }  // namespace
 
 MdForceStage::MdForceStage(const MdSettings& settings, bool historyMode)
@@ -159,21 +180,17 @@ void MdForceStage::evaluate(const World& world, const std::vector<Contact>& cont
     for (double e : chunkElastic_) elastic_ += e;
 }
 
-void MdForceStage::countLawWork() {
+void MdForceStage::commit(std::vector<Contact>& contacts, ContactSlots& slots, bool work) {
+    // The work of the step counts once, when its forces are committed
+    // (sums in contact order: the same bits for any thread count).
+    if (work)
+        for (double w : chunkWork_) workIn_ += w;
     if (lawRow(settings_.tangential).ownWork)
         for (const Vec3& w : lawWorkStep_) {
             lawWork_.total += w[0];
             lawWork_.elastic += w[1];
             lawWork_.dissipated += w[2];
         }
-}
-
-void MdForceStage::commit(std::vector<Contact>& contacts, ContactSlots& slots, bool work) {
-    // The work of the step counts once, when its forces are committed
-    // (sums in contact order: the same bits for any thread count).
-    if (work)
-        for (double w : chunkWork_) workIn_ += w;
-    countLawWork();
     setReactions(contacts);
     slots.stride = layout_.stride;
     slots.values.swap(next_);
@@ -207,21 +224,10 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
     // threads gather per body through a CSR in the same order: the same bits.
     const std::size_t nb = world.numBodies(), m = contacts.size();
     const int threads = omp_get_max_threads();
-    if (threads > 1 && threads <= kScatterThreads && nb > kParallelContacts) {
-        force_.resize(nb);
-        torque_.resize(nb);
-    } else {
-        force_.assign(nb, Vec3::Zero());
-        torque_.assign(nb, Vec3::Zero());
-    }
+    force_.resize(nb);
+    torque_.resize(nb);
     if (threads == 1 || nb <= kParallelContacts) {
-        for (std::size_t c = 0; c < m; ++c) {
-            const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
-            force_[ib] += contactForce_[c];
-            torque_[ib] -= world.radius[ib] * contactTorque_[c];
-            force_[ia] -= contactForce_[c];
-            torque_[ia] -= world.radius[ia] * contactTorque_[c];
-        }
+        scatter<false>(world, contacts, contactForce_.data(), contactTorque_.data(), 0, nb, force_, torque_);
         return;
     }
     if (threads <= kScatterThreads) {
@@ -232,20 +238,8 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
         {
             const auto t = static_cast<std::size_t>(omp_get_thread_num());
             const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-            const std::size_t lo = nb * t / nt, hi = nb * (t + 1) / nt;
-            std::fill(force_.begin() + static_cast<std::ptrdiff_t>(lo), force_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
-            std::fill(torque_.begin() + static_cast<std::ptrdiff_t>(lo), torque_.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
-            for (std::size_t c = 0; c < m; ++c) {
-                const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
-                if (ib - lo < hi - lo) {
-                    force_[ib] += contactForce_[c];
-                    torque_[ib] -= world.radius[ib] * contactTorque_[c];
-                }
-                if (ia - lo < hi - lo) {
-                    force_[ia] -= contactForce_[c];
-                    torque_[ia] -= world.radius[ia] * contactTorque_[c];
-                }
-            }
+            scatter<true>(world, contacts, contactForce_.data(), contactTorque_.data(), nb * t / nt,
+                          nb * (t + 1) / nt, force_, torque_);
         }
         return;
     }
@@ -410,34 +404,24 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
 
 void MdForceStage::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                                const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
-    if (ghosts_) {  // a distributed run: the ghosts' entries from their owners
-        if (dU) {
-            syncU_ = *dU;
-            ghosts_(syncU_);
-            dU = &syncU_;
-        }
-        if (dV) {
-            syncV_ = *dV;
-            ghosts_(syncV_);
-            dV = &syncV_;
-        }
-    }
-    std::vector<Vec3> dF(contacts.size());
+    auto synced = [this](const std::vector<Vec6>* f, std::vector<Vec6>& copy) -> const std::vector<Vec6>* {
+        if (!ghosts_ || !f) return f;
+        copy = *f;
+        ghosts_(copy);  // a distributed run: the ghosts' entries from their owners
+        return &copy;
+    };
+    dU = synced(dU, syncU_);
+    dV = synced(dV, syncV_);
+    const std::size_t m = contacts.size(), nb = world.numBodies();
+    std::vector<Vec3> dF(m), nxF(m);
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw(settings_.tangential,
                           [&]<TangentialLaw T>() { forceDerivativeLoop<N, T>(world, contacts, dU, dV, dF); });
     });
+    for (std::size_t c = 0; c < m; ++c) nxF[c] = contacts[c].n.cross(dF[c]);
     // One thread, contacts in key order: the same bits for any thread count.
-    const std::size_t nb = world.numBodies();
-    std::vector<Vec3> f(nb, Vec3::Zero()), t(nb, Vec3::Zero());
-    for (std::size_t c = 0; c < contacts.size(); ++c) {
-        const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
-        const Vec3 nxF = contacts[c].n.cross(dF[c]);
-        f[ib] += dF[c];
-        t[ib] -= world.radius[ib] * nxF;
-        f[ia] -= dF[c];
-        t[ia] -= world.radius[ia] * nxF;
-    }
+    std::vector<Vec3> f(nb), t(nb);
+    scatter<false>(world, contacts, dF.data(), nxF.data(), 0, nb, f, t);
     out.resize(nb);
     for (std::size_t i = 0; i < nb; ++i) {
         out[i].head<3>() = world.invMass[i].cwiseProduct(f[i]);
@@ -457,6 +441,5 @@ bool MdForceStage::normalForcePulls(const World& world, const Contact& k, const 
     });
     return pulls;
 }
-
 
 }  // namespace moreau

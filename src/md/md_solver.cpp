@@ -218,11 +218,7 @@ void MdSolver::loadState(ByteReader& in, std::size_t bodies) {
         if (!f.empty() && f.size() != bodies)
             in.fail("MD scheme state of " + std::to_string(f.size()) + " bodies, the world has " + std::to_string(bodies));
     };
-    for (std::size_t k = 0; k < past; ++k) {
-        check(S.pastV[k]);
-        check(S.pastA[k]);
-    }
-    for (const Field* f : {&S.pastDX, &S.gearA, &S.gearB, &S.gearC, &S.gearD}) check(*f);
+    for (const Field* f : S.fields()) check(*f);
 }
 
 MdSolver::SchemeCarry MdSolver::schemeCarry() const {
@@ -268,7 +264,6 @@ void MdSolver::adoptScheme(const SchemeCarry& carry, std::size_t bodies,
         for (std::size_t j = 0; j < held.size(); ++j) (*held[j])[i] = one[j];
     }
 }
-
 
 void MdSolver::checkSlots(const std::vector<Contact>& contacts, const ContactSlots& slots) const {
     const std::size_t stride = forces_->layout().stride;

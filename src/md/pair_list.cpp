@@ -172,7 +172,6 @@ void MdPairList::update(const World& world, double margin) {
     }
 }
 
-
 void MdPairList::prepareSplit(const World& world, std::size_t ranges, bool laneKernel) {
     if (innerBuilds_ == splitBuild_ && ranges == split.ranges && splitPairs_ == pairs.size()) return;
     // Ranges of whole chunks of about equal cost. A grain–wall pair that

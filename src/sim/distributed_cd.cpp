@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "distributed_grain.hpp"
 #include "moreau/cd/solver.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/comm.hpp"
@@ -40,8 +41,7 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     for (std::size_t c = 0; c < m; ++c) {
         const Contact& k = contacts[c];
         const std::size_t a = carrier(k.a), b = carrier(k.b);
-        keys[c] = makeContactKey(static_cast<BodyId>(run_.globalOf(k.a)), static_cast<BodyId>(run_.globalOf(k.b)),
-                                 keyFeature(k.key));
+        keys[c] = run_.globalKey(k.key);
         if (!run_.owned_[static_cast<std::size_t>(k.a)]) continue;
         own[c] = 1;
         if (mobile(a)) movedHere_[a] = 1;
@@ -53,6 +53,10 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     ghostsTo_.assign(ranks, {});
     for (std::size_t i = 0; i < w.numGrains; ++i)
         if (!run_.owned_[i] && movedHere_[i]) ghostsTo_[static_cast<std::size_t>(run_.owner_[i])].push_back(i);
+    // Mobile walls: every rank holds them.
+    walls_.clear();
+    for (std::size_t i = w.numGrains; i < nb; ++i)
+        if (mobile(i)) walls_.push_back(i);
     if (exact_) {
         share.clear();  // the serial masses
         bodiesOf_.resize(m);
@@ -75,14 +79,11 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     share_.assign(nb, 1.0);
     std::vector<std::uint32_t> count(nb, 0);
     for (std::size_t i = 0; i < nb; ++i) count[i] = movedHere_[i];
-    for (std::size_t r = 0; r < ranks; ++r) {
-        ByteReader u(in[r], kMessage);
-        while (u.left() > 0) {
-            const std::size_t i = ownedGrain(u, w);
-            movedBy_[r].push_back(i);
-            ++count[i];
-        }
-    }
+    distributed::readEach(in, [&](ByteReader& u, std::size_t r) {
+        const std::size_t i = ownedGrain(u, w);
+        movedBy_[r].push_back(i);
+        ++count[i];
+    }, kMessage);
     shared_.clear();
     slot_.assign(nb, 0);
     for (std::size_t i = 0; i < w.numGrains; ++i)
@@ -100,14 +101,9 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
         ByteReader u(in[r], kMessage);
         for (const std::size_t i : ghostsTo_[r]) share_[i] = std::max(1.0, static_cast<double>(u.get<std::uint32_t>("count")));
     }
-    // Mobile walls: every rank holds them; split over the ranks that move them.
-    walls_.clear();
+    // Mobile walls: split over the ranks that move them.
     std::vector<std::uint64_t> wallCount;
-    for (std::size_t i = w.numGrains; i < nb; ++i)
-        if (mobile(i)) {
-            walls_.push_back(i);
-            wallCount.push_back(movedHere_[i]);
-        }
+    for (const std::size_t i : walls_) wallCount.push_back(movedHere_[i]);
     if (!walls_.empty()) comm::sumOverRanks(wallCount);
     for (std::size_t k = 0; k < walls_.size(); ++k) share_[walls_[k]] = std::max<double>(1.0, static_cast<double>(wallCount[k]));
     share = share_;
@@ -142,14 +138,11 @@ void CdRanks::beginExact(const World& w, const std::vector<Contact>& contacts) {
     std::vector<std::string> in = run_.send(out);
     std::vector<std::vector<std::pair<ContactKey, int>>> rowsOn(w.numGrains);
     std::vector<std::vector<int>> touching(w.numGrains);
-    for (std::size_t r = 0; r < ranks; ++r) {
-        ByteReader u(in[r], kMessage);
-        while (u.left() > 0) {
-            const std::size_t i = ownedGrain(u, w);
-            for (const ContactKey k : u.getVector<ContactKey>("keys")) rowsOn[i].emplace_back(k, static_cast<int>(r));
-            touching[i].push_back(static_cast<int>(r));
-        }
-    }
+    distributed::readEach(in, [&](ByteReader& u, std::size_t r) {
+        const std::size_t i = ownedGrain(u, w);
+        for (const ContactKey k : u.getVector<ContactKey>("keys")) rowsOn[i].emplace_back(k, static_cast<int>(r));
+        touching[i].push_back(static_cast<int>(r));
+    }, kMessage);
     // ... and sends the whole list back to the ranks that hold rows on it.
     std::vector<ByteWriter> back(ranks);
     for (std::size_t i = 0; i < w.numGrains; ++i) {
@@ -170,37 +163,28 @@ void CdRanks::beginExact(const World& w, const std::vector<Contact>& contacts) {
             back[static_cast<std::size_t>(r)].putVector(rank);
         }
     }
-    in = run_.send(back);
-    for (std::size_t r = 0; r < ranks; ++r) {
-        ByteReader u(in[r], kMessage);
-        while (u.left() > 0) {
-            const std::ptrdiff_t i = run_.localOf(u.get<std::uint64_t>("grain"), w);
-            if (i < 0) throw std::logic_error("distributed CD: rows on a grain this rank does not hold");
-            Shared* sb = add(static_cast<std::size_t>(i), run_.gid_[static_cast<std::size_t>(i)]);
-            const std::vector<ContactKey> keys = u.getVector<ContactKey>("rows");
-            const std::vector<std::int32_t> rank = u.getVector<std::int32_t>("rows");
-            if (keys.size() != rank.size()) throw std::logic_error("distributed CD: a row list without its ranks");
-            for (std::size_t k = 0; k < keys.size(); ++k) sb->rows.emplace_back(keys[k], rank[k]);
-            for (const auto& [key, r] : sb->rows)  // the owner and the other ranks with rows on it
-                if (r != me && std::find(sb->holders.begin(), sb->holders.end(), r) == sb->holders.end())
-                    sb->holders.push_back(r);
-            if (std::find(sb->holders.begin(), sb->holders.end(), static_cast<int>(r)) == sb->holders.end())
-                sb->holders.push_back(static_cast<int>(r));
-        }
-    }
-    // Mobile walls: every rank holds them; every rank learns every rank's rows on them.
+    distributed::readEach(run_.send(back), [&](ByteReader& u, std::size_t from) {
+        const std::ptrdiff_t i = run_.localOf(u.get<std::uint64_t>("grain"), w);
+        if (i < 0) throw std::logic_error("distributed CD: rows on a grain this rank does not hold");
+        Shared* sb = add(static_cast<std::size_t>(i), run_.gid_[static_cast<std::size_t>(i)]);
+        const std::vector<ContactKey> keys = u.getVector<ContactKey>("rows");
+        const std::vector<std::int32_t> rank = u.getVector<std::int32_t>("rows");
+        if (keys.size() != rank.size()) throw std::logic_error("distributed CD: a row list without its ranks");
+        for (std::size_t k = 0; k < keys.size(); ++k) sb->rows.emplace_back(keys[k], rank[k]);
+        for (const auto& [key, r] : sb->rows)  // the owner and the other ranks with rows on it
+            if (r != me && std::find(sb->holders.begin(), sb->holders.end(), r) == sb->holders.end())
+                sb->holders.push_back(r);
+        if (std::find(sb->holders.begin(), sb->holders.end(), static_cast<int>(from)) == sb->holders.end())
+            sb->holders.push_back(static_cast<int>(from));
+    }, kMessage);
+    // Mobile walls (begin()'s walls_): every rank learns every rank's rows on them.
+    if (walls_.empty()) return;
     ByteWriter mine;
-    std::vector<std::size_t> walls;
-    for (std::size_t i = w.numGrains; i < nb; ++i)
-        if (w.invMass[i].squaredNorm() + w.invInertia[i].squaredNorm() > 0.0) {
-            walls.push_back(i);
-            mine.putVector(keysOn[i]);
-        }
-    if (walls.empty()) return;
+    for (const std::size_t i : walls_) mine.putVector(keysOn[i]);
     const std::string all = comm::gatherToAll(mine.bytes());
     ByteReader u(all, kMessage);
     std::vector<Shared*> wall;
-    for (const std::size_t i : walls) wall.push_back(add(i, run_.globalGrains_ + (i - w.numGrains)));
+    for (const std::size_t i : walls_) wall.push_back(add(i, run_.globalGrains_ + (i - w.numGrains)));
     for (std::size_t q = 0; q < ranks; ++q)
         for (Shared* sb : wall) {
             for (const ContactKey k : u.getVector<ContactKey>("keys")) sb->rows.emplace_back(k, static_cast<int>(q));
@@ -219,6 +203,12 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     ++traffic_.syncs;
     const auto ranks = static_cast<std::size_t>(run_.ranks_), me = static_cast<std::size_t>(run_.rank_);
     auto change = [&](std::size_t i) { return Motion{bodies[i].v - base_[i].v, bodies[i].w - base_[i].w}; };
+    // Body i's velocity for the next sweep and the next sync.
+    auto settle = [&](std::size_t i, const Motion& m) {
+        base_[i] = m;
+        bodies[i].v = m.v;
+        bodies[i].w = m.w;
+    };
     // The changes this rank's rows made to other ranks' grains, to their
     // owners (the writers kept from sweep to sweep; a Motion goes as v, then w).
     std::vector<ByteWriter>& out = changesOut_;
@@ -250,10 +240,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     }
     for (std::size_t k = 0; k < shared_.size(); ++k) {
         const std::size_t i = shared_[k];
-        const double n = share_[i];
-        base_[i] = {base_[i].v + sum[k].v / n, base_[i].w + sum[k].w / n};
-        bodies[i].v = base_[i].v;
-        bodies[i].w = base_[i].w;
+        settle(i, {base_[i].v + sum[k].v / share_[i], base_[i].w + sum[k].w / share_[i]});
     }
     // The new velocities back to the ranks whose rows move them.
     std::vector<ByteWriter>& back = backOut_;
@@ -266,11 +253,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
     syncedThisStep_ = true;
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(again.from(r), kMessage);
-        for (const std::size_t i : ghostsTo_[r]) {
-            base_[i] = u.get<Motion>("velocity");
-            bodies[i].v = base_[i].v;
-            bodies[i].w = base_[i].w;
-        }
+        for (const std::size_t i : ghostsTo_[r]) settle(i, u.get<Motion>("velocity"));
     }
     if (walls_.empty()) return;
     // Mobile walls: every rank's change, in rank order.
@@ -288,9 +271,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
         }
     for (std::size_t k = 0; k < walls_.size(); ++k) {
         const std::size_t i = walls_[k];
-        base_[i] = {base_[i].v + wsum[k].v / share_[i], base_[i].w + wsum[k].w / share_[i]};
-        bodies[i].v = base_[i].v;
-        bodies[i].w = base_[i].w;
+        settle(i, {base_[i].v + wsum[k].v / share_[i], base_[i].w + wsum[k].w / share_[i]});
     }
 }
 
@@ -336,22 +317,19 @@ void CdRanks::orderedPass(const std::vector<std::int32_t>& order, const PassOrde
         b.put(bodies[sb.local].w);
     };
     auto take = [&](const std::vector<std::string>& in) {
-        for (const std::string& m : in) {
-            ByteReader u(m, kMessage);
-            while (u.left() > 0) {
-                const auto id = u.get<std::uint64_t>("body");
-                const std::ptrdiff_t i = id >= run_.globalGrains_
-                                             ? static_cast<std::ptrdiff_t>(run_.part().world().numGrains +
-                                                                           (id - run_.globalGrains_))
-                                             : run_.localOf(id, run_.part().world());
-                if (i < 0 || sharedOf_[static_cast<std::size_t>(i)] < 0)
-                    throw std::logic_error("distributed CD: a velocity for a body this rank does not share");
-                Shared& sb = sharedBodies_[static_cast<std::size_t>(sharedOf_[static_cast<std::size_t>(i)])];
-                sb.next = static_cast<std::size_t>(u.get<std::uint64_t>("body"));
-                bodies[sb.local].v = u.get<Vec3>("body");
-                bodies[sb.local].w = u.get<Vec3>("body");
-            }
-        }
+        distributed::readEach(in, [&](ByteReader& u, std::size_t) {
+            const auto id = u.get<std::uint64_t>("body");
+            const std::ptrdiff_t i = id >= run_.globalGrains_
+                                         ? static_cast<std::ptrdiff_t>(run_.part().world().numGrains +
+                                                                       (id - run_.globalGrains_))
+                                         : run_.localOf(id, run_.part().world());
+            if (i < 0 || sharedOf_[static_cast<std::size_t>(i)] < 0)
+                throw std::logic_error("distributed CD: a velocity for a body this rank does not share");
+            Shared& sb = sharedBodies_[static_cast<std::size_t>(sharedOf_[static_cast<std::size_t>(i)])];
+            sb.next = static_cast<std::size_t>(u.get<std::uint64_t>("body"));
+            bodies[sb.local].v = u.get<Vec3>("body");
+            bodies[sb.local].w = u.get<Vec3>("body");
+        }, kMessage);
     };
     ++traffic_.passes;
     while (true) {
@@ -425,13 +403,10 @@ void CdRanks::keyedSum(const std::vector<double>& terms, std::size_t n, std::siz
     if (run_.rank_ == 0) {
         std::vector<std::pair<ContactKey, std::size_t>> order;
         std::vector<double> all;
-        for (const std::string& p : parts) {
-            ByteReader u(p, kMessage);
-            while (u.left() > 0) {
-                order.emplace_back(u.get<ContactKey>("term"), all.size());
-                for (std::size_t k = 0; k < n; ++k) all.push_back(u.get<double>("term"));
-            }
-        }
+        distributed::readEach(parts, [&](ByteReader& u, std::size_t) {
+            order.emplace_back(u.get<ContactKey>("term"), all.size());
+            for (std::size_t k = 0; k < n; ++k) all.push_back(u.get<double>("term"));
+        }, kMessage);
         std::sort(order.begin(), order.end());
         std::vector<double> total(n, 0.0), part(n, 0.0);
         for (std::size_t r = 0; r < order.size(); ++r) {

@@ -82,19 +82,15 @@ void DistributedSimulation::rebuild() {
             for (std::size_t s = 0; s < store.slots.stride; ++s) b.put(store.slots.at(r)[s]);
         }
     }
-    const std::vector<std::string> in = send(out);
-    for (const std::string& b : in) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) {
-            grains.push_back(getGrain(u));
-            owner.push_back(rank_);
-            const auto m = u.get<std::uint64_t>("value");
-            for (std::uint64_t c = 0; c < m; ++c) {
-                kept.records.push_back(u.get<ContactMemory>("value"));
-                for (std::size_t s = 0; s < kept.slots.stride; ++s) kept.slots.values.push_back(u.get<double>("value"));
-            }
+    readEach(send(out), [&](ByteReader& u, std::size_t) {
+        grains.push_back(getGrain(u));
+        owner.push_back(rank_);
+        const auto m = u.get<std::uint64_t>("value");
+        for (std::uint64_t c = 0; c < m; ++c) {
+            kept.records.push_back(u.get<ContactMemory>("value"));
+            for (std::size_t s = 0; s < kept.slots.stride; ++s) kept.slots.values.push_back(u.get<double>("value"));
         }
-    }
+    });
     // Ghosts: each rank sends its new owned grains to the ranks near them.
     std::vector<ByteWriter> ghostsOut(static_cast<std::size_t>(ranks_));
     for (const DistributedGrain& g : grains)
@@ -104,14 +100,10 @@ void DistributedSimulation::rebuild() {
                 ghost.scheme.clear();
                 putGrain(ghostsOut[static_cast<std::size_t>(r)], ghost);
             }
-    const std::vector<std::string> ghostsIn = send(ghostsOut);
-    for (std::size_t r = 0; r < ghostsIn.size(); ++r) {
-        ByteReader u(ghostsIn[r], kMessage);
-        while (u.left() > 0) {
-            grains.push_back(getGrain(u));
-            owner.push_back(static_cast<int>(r));
-        }
-    }
+    readEach(send(ghostsOut), [&](ByteReader& u, std::size_t r) {
+        grains.push_back(getGrain(u));
+        owner.push_back(static_cast<int>(r));
+    });
     assemble(std::move(grains), std::move(owner), std::move(kept));
     ++rebuilds_;
 }

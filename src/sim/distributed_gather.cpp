@@ -23,10 +23,7 @@ namespace {
 template <class T>
 std::vector<T> gatherByKey(const ByteWriter& mine) {
     std::vector<T> all;
-    for (const std::string& b : comm::gatherToRoot(mine.bytes())) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) all.push_back(u.get<T>("value"));
-    }
+    readEach(comm::gatherToRoot(mine.bytes()), [&](ByteReader& u, std::size_t) { all.push_back(u.get<T>("value")); });
     std::sort(all.begin(), all.end(), [](const T& p, const T& q) { return p.key < q.key; });
     return all;
 }
@@ -84,13 +81,10 @@ bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vect
     entries.clear();
     if (rank_ != 0) return true;
     entries.assign((globalGrains_ + w.numWalls()) * per, MdSolver::Vec6::Zero());
-    for (const std::string& b : parts) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) {
-            const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
-            for (std::size_t j = 0; j < per; ++j) entries[i * per + j] = u.get<MdSolver::Vec6>("value");
-        }
-    }
+    readEach(parts, [&](ByteReader& u, std::size_t) {
+        const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+        for (std::size_t j = 0; j < per; ++j) entries[i * per + j] = u.get<MdSolver::Vec6>("value");
+    });
     for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k)
         md.bodyScheme(w.numGrains + k, entries.data() + (globalGrains_ + k) * per);
     return true;
@@ -106,16 +100,13 @@ const World& DistributedSimulation::gatherWorld() {
     }
     const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
     if (rank_ == 0) {
-        for (const std::string& b : parts) {
-            ByteReader u(b, kMessage);
-            while (u.left() > 0) {
-                const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
-                whole_.x[i] = u.get<Vec3>("value");
-                whole_.v[i] = u.get<Vec3>("value");
-                whole_.w[i] = u.get<Vec3>("value");
-                whole_.q[i] = u.get<Quat>("value");
-            }
-        }
+        readEach(parts, [&](ByteReader& u, std::size_t) {
+            const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+            whole_.x[i] = u.get<Vec3>("value");
+            whole_.v[i] = u.get<Vec3>("value");
+            whole_.w[i] = u.get<Vec3>("value");
+            whole_.q[i] = u.get<Quat>("value");
+        });
         for (std::size_t k = 0; k < w.numWalls(); ++k) {
             const std::size_t i = whole_.numGrains + k, j = w.numGrains + k;
             whole_.x[i] = w.x[j];
@@ -148,10 +139,8 @@ std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
     if (!sim_->fused()) return std::nullopt;  // the same on every rank
     ByteWriter mine;
     for (PairDiagnostic d : sim_->md().pairDiagnostics()) {
-        const BodyId a = keyBodyA(d.key), b = keyBodyB(d.key);
-        if (!owned_[static_cast<std::size_t>(a)]) continue;
-        d.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
-                               keyFeature(d.key));
+        if (!owned_[static_cast<std::size_t>(keyBodyA(d.key))]) continue;
+        d.key = globalKey(d.key);
         mine.put(d);
     }
     const std::vector<PairDiagnostic> all = gatherByKey<PairDiagnostic>(mine);
@@ -174,14 +163,11 @@ ContactStore DistributedSimulation::gatherStore() {
     std::vector<std::pair<ContactKey, std::size_t>> order;
     std::vector<ContactMemory> records;
     std::vector<double> slots;
-    for (const std::string& b : comm::gatherToRoot(out.bytes())) {
-        ByteReader u(b, kMessage);
-        while (u.left() > 0) {
-            records.push_back(u.get<ContactMemory>("value"));
-            for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>("value"));
-            order.emplace_back(records.back().key, records.size() - 1);
-        }
-    }
+    readEach(comm::gatherToRoot(out.bytes()), [&](ByteReader& u, std::size_t) {
+        records.push_back(u.get<ContactMemory>("value"));
+        for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>("value"));
+        order.emplace_back(records.back().key, records.size() - 1);
+    });
     std::sort(order.begin(), order.end());
     for (const auto& [key, r] : order) {
         all.records.push_back(records[r]);
@@ -204,8 +190,7 @@ void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (std::size_t c = 0; c < contacts.size(); ++c) {
         const Contact& k = contacts[c];
-        keys[c] = makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
-                                 keyFeature(k.key));
+        keys[c] = globalKey(k.key);
         const auto a = static_cast<std::size_t>(k.a), b = static_cast<std::size_t>(k.b);
         if (!owned_[a]) continue;
         rows.push_back(k);
@@ -216,16 +201,13 @@ void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
         }
     }
     // Local keys in order are global keys in order (local bodies follow the global ids).
-    for (const std::string& part : send(out)) {
-        ByteReader u(part, kMessage);
-        while (u.left() > 0) {
-            const auto key = u.get<ContactKey>("key");
-            const auto it = std::lower_bound(keys.begin(), keys.end(), key);
-            if (it == keys.end() || *it != key)
-                throw std::logic_error("distributed run: a contact force for a pair this rank did not detect");
-            contacts[static_cast<std::size_t>(it - keys.begin())].history.reaction = u.get<Vec3>("reaction");
-        }
-    }
+    readEach(send(out), [&](ByteReader& u, std::size_t) {
+        const auto key = u.get<ContactKey>("key");
+        const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+        if (it == keys.end() || *it != key)
+            throw std::logic_error("distributed run: a contact force for a pair this rank did not detect");
+        contacts[static_cast<std::size_t>(it - keys.begin())].history.reaction = u.get<Vec3>("reaction");
+    });
     std::vector<std::size_t> owned;
     for (std::size_t i = 0; i < w.numGrains; ++i)
         if (owned_[i]) owned.push_back(i);

@@ -35,40 +35,14 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
 }
 
 void putGrain(ByteWriter& out, const DistributedGrain& g) {
-    out.put(g.gid);
-    out.put(g.x);
-    out.put(g.v);
-    out.put(g.w);
-    out.put(g.q);
-    out.put(g.invMass);
-    out.put(g.invInertia);
-    out.put(g.radius);
-    out.put(g.mass);
-    out.put(g.inertia);
-    out.put(static_cast<std::uint8_t>(g.prescribed));
-    out.put(static_cast<std::uint8_t>(g.scheduled));
-    if (g.scheduled) out.put(g.force);
-    out.put(g.driven);
+    out.put(static_cast<const GrainState&>(g));
     out.put(static_cast<std::uint64_t>(g.scheme.size()));
     for (const MdSolver::Vec6& v : g.scheme) out.put(v);
 }
 
 DistributedGrain getGrain(ByteReader& in) {
     DistributedGrain g;
-    g.gid = in.get<std::uint64_t>("grain");
-    g.x = in.get<Vec3>("grain");
-    g.v = in.get<Vec3>("grain");
-    g.w = in.get<Vec3>("grain");
-    g.q = in.get<Quat>("grain");
-    g.invMass = in.get<Vec3>("grain");
-    g.invInertia = in.get<Vec3>("grain");
-    g.radius = in.get<double>("grain");
-    g.mass = in.get<double>("grain");
-    g.inertia = in.get<double>("grain");
-    g.prescribed = in.get<std::uint8_t>("grain") != 0;
-    g.scheduled = in.get<std::uint8_t>("grain") != 0;
-    if (g.scheduled) g.force = in.get<ForceSchedule>("grain");
-    g.driven = in.get<std::int32_t>("grain");
+    static_cast<GrainState&>(g) = in.get<GrainState>("grain");
     g.scheme.resize(in.count(sizeof(MdSolver::Vec6), "grain"));
     for (MdSolver::Vec6& v : g.scheme) v = in.get<MdSolver::Vec6>("grain");
     return g;

@@ -10,8 +10,8 @@
 
 namespace moreau {
 
-/// A grain's whole state, as it migrates or first arrives as a ghost.
-struct DistributedGrain {
+/// A grain's state but its scheme entries: plain values, sent as one block.
+struct GrainState {
     std::uint64_t gid = 0;
     Vec3 x, v, w, invMass, invInertia;
     Quat q;
@@ -19,6 +19,10 @@ struct DistributedGrain {
     bool prescribed = false, scheduled = false;
     ForceSchedule force;
     std::int32_t driven = -2;  ///< kNotDriven, kDrivenFree or the wall it is glued to (body − numGrains)
+};
+
+/// A grain's whole state, as it migrates or first arrives as a ghost.
+struct DistributedGrain : GrainState {
     std::vector<MdSolver::Vec6> scheme;  ///< its entries of the MD scheme's state (owned grains; MdSolver::bodyScheme)
 };
 
@@ -43,6 +47,13 @@ DistributedGrain getGrain(ByteReader& in);
 
 /// The moving part of a grain's state, sent to its ghosts every step.
 void putMotion(ByteWriter& out, const World& w, std::size_t i);
+
+/// Each rank's message in `in`, item by item to its end: f(reader, rank).
+template <class F>
+void readEach(const std::vector<std::string>& in, F f, const char* what = kMessage) {
+    for (std::size_t r = 0; r < in.size(); ++r)
+        for (ByteReader u(in[r], what); u.left() > 0;) f(u, r);
+}
 
 }  // namespace distributed
 

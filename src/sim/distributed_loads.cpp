@@ -31,6 +31,10 @@ std::vector<Vec3> DistributedSimulation::sumWallLoads(
     // +0), then the forces on the grains glued to it, in grain order
     // (World::addGluedForces). An owned grain's own sum has the serial bits.
     const World& w = sim_->world();
+    struct Glued {
+        std::uint64_t grain, wall;  ///< global id, wall index
+        Vec3 force;
+    };
     ByteWriter mine;
     auto add = [&](BodyId a, BodyId b, const Vec3& force) {
         if (!w.isWall(b) || !owned_[static_cast<std::size_t>(a)] ||
@@ -46,33 +50,27 @@ std::vector<Vec3> DistributedSimulation::sumWallLoads(
             const auto i = static_cast<std::size_t>(d.grain);
             if (d.wall < 0 || !owned_[i] || !summedWalls_[static_cast<std::size_t>(d.wall) - w.numGrains]) continue;
             mine.put(std::uint8_t{1});
-            mine.put(gid_[i]);
-            mine.put(static_cast<std::uint64_t>(static_cast<std::size_t>(d.wall) - w.numGrains));
-            mine.put(gluedForce(d.grain));
+            mine.put(Glued{gid_[i], static_cast<std::uint64_t>(static_cast<std::size_t>(d.wall) - w.numGrains),
+                           gluedForce(d.grain)});
         }
     }
     const std::string all = comm::gatherToAll(mine.bytes());
     std::vector<std::pair<std::uint64_t, Vec3>> terms;
-    std::vector<std::array<std::uint64_t, 2>> glued;  // grain, wall
-    std::vector<Vec3> gluedSums;
+    std::vector<Glued> glued;
     ByteReader u(all, kMessage);
     while (u.left() > 0) {
         if (u.get<std::uint8_t>("value") == 0) {
             const auto key = u.get<ContactKey>("value");
             terms.emplace_back(key, u.get<Vec3>("value"));
         } else {
-            const auto grain = u.get<std::uint64_t>("value");
-            glued.push_back({grain, u.get<std::uint64_t>("value")});
-            gluedSums.push_back(u.get<Vec3>("value"));
+            glued.push_back(u.get<Glued>("value"));
         }
     }
     std::sort(terms.begin(), terms.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
     std::vector<Vec3> sum(w.numWalls(), Vec3::Zero());
     for (const auto& [key, f] : terms) sum[static_cast<std::size_t>(keyBodyB(key)) - globalGrains_] += f;
-    std::vector<std::size_t> order(glued.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return glued[a][0] < glued[b][0]; });
-    for (const std::size_t k : order) sum[glued[k][1]] += gluedSums[k];
+    std::sort(glued.begin(), glued.end(), [](const Glued& p, const Glued& q) { return p.grain < q.grain; });
+    for (const Glued& g : glued) sum[g.wall] += g.force;
     return sum;
 }
 

@@ -272,10 +272,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         // the rank owning its first grain, by its key in the whole world.
         sim_->md().setContactChanges(
             {[this](const Contact& k) { return owned_[static_cast<std::size_t>(k.a)] != 0; },
-             [this](const Contact& k) {
-                 return makeContactKey(static_cast<BodyId>(globalOf(k.a)), static_cast<BodyId>(globalOf(k.b)),
-                                       keyFeature(k.key));
-             },
+             [this](const Contact& k) { return globalKey(k.key); },
              [](std::uint64_t& signature, bool& kink) {
                  std::vector<std::uint64_t> v{signature, kink ? 1u : 0u};
                  comm::sumOverRanks(v);
@@ -295,12 +292,11 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     }
     // Schemes other than cd evaluate forces at stages inside the step: the
     // ghosts take each stage's state from their owners first.
-    bool mobileWalls = false;
-    for (std::size_t k = 0; k < sim_->world().numWalls(); ++k) mobileWalls = mobileWalls || sim_->world().wallMobile[k];
+    const std::vector<bool>& mobile = sim_->world().wallMobile;
+    const bool mobileWalls = std::find(mobile.begin(), mobile.end(), true) != mobile.end();
     // Wall servos read the loads summed over the ranks (those and the
     // mobile walls' are the ones summed), the cell's servo its stress.
-    summedWalls_.assign(sim_->world().numWalls(), 0);
-    for (std::size_t k = 0; k < summedWalls_.size(); ++k) summedWalls_[k] = sim_->world().wallMobile[k] ? 1 : 0;
+    summedWalls_.assign(mobile.begin(), mobile.end());
     for (const WallServo& servo : sim_->scene().servos)
         summedWalls_[static_cast<std::size_t>(servo.wall) - sim_->world().numGrains] = 1;
     if (!template_.servos.empty()) sim_->setWallLoads([this] { return wallLoads(false); });
@@ -369,6 +365,11 @@ std::uint64_t DistributedSimulation::globalOf(BodyId b) const {
     return i < gid_.size() ? gid_[i] : globalGrains_ + (i - gid_.size());
 }
 
+ContactKey DistributedSimulation::globalKey(ContactKey local) const {
+    return makeContactKey(static_cast<BodyId>(globalOf(keyBodyA(local))), static_cast<BodyId>(globalOf(keyBodyB(local))),
+                          keyFeature(local));
+}
+
 ContactStore DistributedSimulation::globalStore(std::vector<std::array<BodyId, 2>>* ends) const {
     ContactStore local = sim_->contactStore(), out;
     out.slots.stride = local.slots.stride;
@@ -380,8 +381,7 @@ ContactStore DistributedSimulation::globalStore(std::vector<std::array<BodyId, 2
         const bool mine = owned_[static_cast<std::size_t>(a)] ||
                           (!cdRanks_ && !sim_->world().isWall(b) && owned_[static_cast<std::size_t>(b)]);
         if (!mine) continue;
-        m.key = makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b)),
-                               keyFeature(m.key));
+        m.key = globalKey(m.key);
         out.records.push_back(m);
         if (ends) ends->push_back({a, b});
         if (local.slots.stride > 0)

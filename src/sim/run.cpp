@@ -32,7 +32,6 @@
 
 namespace moreau {
 
-
 namespace {
 
 // --- signals -------------------------------------------------------------------
@@ -223,7 +222,6 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 }
 
 }  // namespace
-
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
     // A clump's shape does not travel between ranks yet (sim/distributed_grain.hpp).
@@ -508,7 +506,6 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         comm::abortAll(1);
     }
 }
-
 
 const std::vector<std::string>& resumableKeys() {
     // Every output.* and guard.* key but the two that change series.csv's

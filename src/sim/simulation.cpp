@@ -17,14 +17,6 @@ namespace moreau {
 
 namespace {
 
-StepContext contextOf(const Scene& scene) {
-    StepContext ctx;
-    ctx.dt = scene.simulation.dt;
-    ctx.step = scene.world.step;
-    ctx.seed = scene.simulation.seed;
-    return ctx;
-}
-
 /// What a world with clumps needs of its scene: MD for now (CD's rows
 /// assume arms along n), a scheme that steps them, no rolling law (its
 /// moment is written for a sphere's radius).
@@ -174,28 +166,18 @@ void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& 
 }
 
 Scene sceneWithoutWorld(const Scene& scene) {
-    Scene s;
-    s.origin = scene.origin;
-    s.simulation = scene.simulation;
-    s.cd = scene.cd;
-    s.md = scene.md;
-    s.output = scene.output;
-    s.guard = scene.guard;
-    s.servos = scene.servos;
-    s.cellServo = scene.cellServo;
-    s.values = scene.values;
-    return s;
+    return Scene{.origin = scene.origin, .simulation = scene.simulation, .cd = scene.cd, .md = scene.md,
+                 .output = scene.output, .guard = scene.guard, .world = {}, .servos = scene.servos,
+                 .cellServo = scene.cellServo, .values = scene.values};
 }
 
 const StepRecord& Simulation::record() const {
     if (recordStale_) {
         auto clock = std::chrono::steady_clock::now();
-        const int iterations = record_.iterations;
-        const double residual = record_.residual, naturalError = record_.naturalError;
         record_ = observe();
-        record_.iterations = iterations;
-        record_.residual = residual;
-        record_.naturalError = naturalError;
+        record_.iterations = advanced_.iterations;
+        record_.residual = advanced_.residual;
+        record_.naturalError = advanced_.error;
         recordStale_ = false;
         lap(clock, profile_.observe);
     }
@@ -203,7 +185,7 @@ const StepRecord& Simulation::record() const {
 }
 
 StepContext Simulation::stageContext() const {
-    StepContext ctx = contextOf(scene_);
+    StepContext ctx{scene_.simulation.dt, scene_.world.step, scene_.simulation.seed};
     if (scene_.simulation.method == Method::MD) ctx.dt /= scene_.md.substeps;
     return ctx;
 }
@@ -433,9 +415,7 @@ CdStepStats Simulation::advance() {
         w.step = step + 1;
         w.time = t0 + scene_.simulation.dt;
     }
-    record_.iterations = stats_.iterations;
-    record_.residual = stats_.residual;
-    record_.naturalError = stats_.error;
+    advanced_ = stats_;
     recordStale_ = true;
     return stats_;
 }

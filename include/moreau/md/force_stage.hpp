@@ -141,7 +141,6 @@ private:
     void gatherForces(const World& world, const std::vector<Contact>& contacts);
     /// gatherForces for a world with clumps: each contact's moments l × F.
     void gatherArms(const World& world, const std::vector<Contact>& contacts);
-    void countLawWork();
 
     MdSettings settings_;
     LawSlots layout_;                        ///< where each law's memory lies in a contact's slots

@@ -120,6 +120,8 @@ private:
     void assemble(std::vector<DistributedGrain> grains, std::vector<int> owner, ContactStore store);
     std::ptrdiff_t localOf(std::uint64_t id, const World& w) const;
     std::uint64_t globalOf(BodyId b) const;
+    /// A local contact key in global ids (the same pair on every rank).
+    ContactKey globalKey(ContactKey local) const;
     /// The memory of the contacts this rank computes, in global keys; with
     /// `ends`, each record's local bodies.
     ContactStore globalStore(std::vector<std::array<BodyId, 2>>* ends = nullptr) const;

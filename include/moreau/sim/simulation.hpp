@@ -204,6 +204,7 @@ private:
     ContactSlots slots_, previousSlots_;
     mutable StepRecord record_;
     mutable bool recordStale_ = true;  ///< record_ not yet observed for the last step (or the start)
+    CdStepStats advanced_;             ///< the last advance()'s sweeps, which record_ reports
     mutable StepProfile profile_;
 };
 

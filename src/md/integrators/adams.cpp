@@ -38,18 +38,21 @@ public:
         const std::vector<Field>&pastV = s.state.pastV, &pastA = s.state.pastA;
         const std::size_t nb = V0.size();
         const int k = step.info.historySteps + 1;
+        // X1 += h Σ_j c[first + j] v_{t−jΔt}, V1 likewise with the accelerations.
+        auto addPast = [&](const std::vector<double>& c, std::size_t first) {
+            for (int j = 0; j < k; ++j) {
+                const Field& Vj = j == 0 ? V0 : pastV[static_cast<std::size_t>(j - 1)];
+                const Field& Aj = j == 0 ? A0 : pastA[static_cast<std::size_t>(j - 1)];
+                for (std::size_t i = 0; i < nb; ++i) {
+                    X1[i] += h * c[first + static_cast<std::size_t>(j)] * Vj[i];
+                    V1[i] += h * c[first + static_cast<std::size_t>(j)] * Aj[i];
+                }
+            }
+        };
         s.evaluate(world, step.zero, V0, t, A0, true);
-        const std::vector<double> d = adamsBashforth(k);
         X1.assign(nb, Vec6::Zero());
         V1 = V0;
-        for (int j = 0; j < k; ++j) {
-            const Field& Vj = j == 0 ? V0 : pastV[static_cast<std::size_t>(j - 1)];
-            const Field& Aj = j == 0 ? A0 : pastA[static_cast<std::size_t>(j - 1)];
-            for (std::size_t i = 0; i < nb; ++i) {
-                X1[i] += h * d[static_cast<std::size_t>(j)] * Vj[i];
-                V1[i] += h * d[static_cast<std::size_t>(j)] * Aj[i];
-            }
-        }
+        addPast(adamsBashforth(k), 0);
         if (step.info.forceEvaluations < 2) return;
         // PECE, eq. 19: evaluate at the prediction, correct with Adams–Moulton of order k + 1.
         Field& Ap = s.scratch(4);
@@ -62,14 +65,7 @@ public:
             X1[i] += h * eta[0] * Vp[i];
             V1[i] += h * eta[0] * Ap[i];
         }
-        for (int j = 0; j < k; ++j) {
-            const Field& Vj = j == 0 ? V0 : pastV[static_cast<std::size_t>(j - 1)];
-            const Field& Aj = j == 0 ? A0 : pastA[static_cast<std::size_t>(j - 1)];
-            for (std::size_t i = 0; i < nb; ++i) {
-                X1[i] += h * eta[static_cast<std::size_t>(j + 1)] * Vj[i];
-                V1[i] += h * eta[static_cast<std::size_t>(j + 1)] * Aj[i];
-            }
-        }
+        addPast(eta, 1);
     }
 };
 

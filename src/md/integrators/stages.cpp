@@ -41,23 +41,35 @@ Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k, 
     return intoPlane(u - mean.dot(u) * mean, k.n);
 }
 
-/// Acceleration by gravity and applied forces at time t (no contacts).
-Vec6 externalAcceleration(const World& world, std::size_t i, double t) {
+/// Acceleration by gravity and applied forces at time t, and by the
+/// contacts' force F and torque T (none: external forces only).
+Vec6 acceleration(const World& world, std::size_t i, double t, const Vec3& F = Vec3::Zero(),
+                  const Vec3& T = Vec3::Zero()) {
     Vec6 a = Vec6::Zero();
     const Vec3& im = world.invMass[i];
     if (im.squaredNorm() + world.invInertia[i].squaredNorm() == 0.0) return a;
-    const Vec3 F = world.appliedForce(static_cast<BodyId>(i), t);
+    const Vec3 all = F + world.appliedForce(static_cast<BodyId>(i), t);
     for (int k = 0; k < 3; ++k)
-        if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
+        if (im[k] > 0.0) a[k] = im[k] * all[k] + world.gravity[k];
+    a.tail<3>() = world.invInertia[i].cwiseProduct(T);
     return a;
 }
 
 }  // namespace
 
-void SchemeStages::contactDisplacement(const World& world, const Field& X, std::vector<Vec3>& out) const {
+void SchemeStages::stageSprings(World& world, const Field& X, std::vector<double>& out) {
+    refreshContactGeometry(world, stage_);
+    out = base_;
+    if (!lawRow(forces_->settings().tangential).spring) return;
+    // The step's spring base plus the tangential displacement of the contact
+    // point since the step start (the scheme integrates it).
     const std::size_t m = stage_.size();
-    out.resize(m);
-    forEachIndex(m, m > 4096, [&](std::size_t c) { out[c] = relativeDisplacement(X, world, stage_[c], n0_[c]); });
+    disp_.resize(m);
+    forEachIndex(m, m > 4096, [&](std::size_t c) {
+        disp_[c] = relativeDisplacement(X, world, stage_[c], n0_[c]);
+        double* spring = out.data() + c * forces_->layout().stride + forces_->layout().tangential;
+        setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
+    });
 }
 
 const Field& SchemeStages::placeState(World& world, const Field& X, const Field& V) {
@@ -78,19 +90,10 @@ void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double
     if (historyMode_) {
         historyForces(world, Xs, t - t0_);
     } else {
-        refreshContactGeometry(world, stage_);
-        // Stage springs: the step's spring base plus the tangential displacement
-        // of the contact point since the step start (the scheme integrates it).
-        contactDisplacement(world, Xs, disp_);
         // The laws evaluate from the step's base memory with the stage's
         // spring, indexed by contact, with dt = 0 (the elongation is already
         // the stage's; no Euler increment).
-        stageSlots_ = base_;
-        if (lawRow(forces_->settings().tangential).spring)
-            for (std::size_t c = 0; c < m; ++c) {
-                double* spring = stageSlots_.data() + c * forces_->layout().stride + forces_->layout().tangential;
-                setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
-            }
+        stageSprings(world, Xs, stageSlots_);
         forces_->evaluate(world, stage_, stageSlots_.data(), 0.0);
     }
     forces_->gather(world, stage_);
@@ -103,28 +106,18 @@ void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double
             throw DivergenceError("step " + std::to_string(state.stepNumber + 1) + ": the contact force on body " +
                                   std::to_string(i) +
                                   " became non-finite; the time step may be too large for md.kn and md.integrator");
-        const Vec3& im = world.invMass[i];
-        Vec6 a = Vec6::Zero();
-        if (im.squaredNorm() + world.invInertia[i].squaredNorm() > 0.0) {
-            const Vec3 F = force[i] + world.appliedForce(static_cast<BodyId>(i), t);
-            for (int k = 0; k < 3; ++k)
-                if (im[k] > 0.0) a[k] = im[k] * F[k] + world.gravity[k];
-            a.tail<3>() = world.invInertia[i].cwiseProduct(torque[i]);
+        A[i] = acceleration(world, i, t, force[i], torque[i]);
+    }
+    if (!project) return;
+    state.elasticBase = forces_->elastic();
+    if (historyMode_) return;
+    // Coulomb-limited springs of this evaluation become the step's base.
+    base_ = forces_->memory();
+    if (lawRow(forces_->settings().tangential).spring)
+        for (std::size_t c = 0; c < m; ++c) {
+            double* spring = base_.data() + c * forces_->layout().stride + forces_->layout().tangential;
+            setSlotVec3(spring, slotVec3(spring) - disp_[c]);
         }
-        A[i] = a;
-    }
-    if (project && historyMode_) {
-        state.elasticBase = forces_->elastic();
-    } else if (project) {
-        // Coulomb-limited springs of this evaluation become the step's base.
-        base_ = forces_->memory();
-        if (lawRow(forces_->settings().tangential).spring)
-            for (std::size_t c = 0; c < m; ++c) {
-                double* spring = base_.data() + c * forces_->layout().stride + forces_->layout().tangential;
-                setSlotVec3(spring, slotVec3(spring) - disp_[c]);
-            }
-        state.elasticBase = forces_->elastic();
-    }
 }
 
 void SchemeStages::stageIncrements(const World& world, const Field& X, double tau) {
@@ -189,20 +182,25 @@ void SchemeStages::historyForces(World& world, const Field& X, double tau) {
     stageIncrements(world, X, tau);
     const MdForceStage::StageIncrements increments{stageIncrement_.data(), stageTwirl_.data(), tau == 0.0};
     forces_->evaluate(world, stage_, base_.data(), 0.0, &increments);
-    if (lawRow(forces_->settings().tangential).stageOrientations)
-        for (std::size_t i = 0; i < nb; ++i) world.q[i] = q0_[i];
+    if (lawRow(forces_->settings().tangential).stageOrientations) world.q = q0_;
 }
 
-void SchemeStages::trackChange(std::size_t i, const Vec6& next, const Vec6& previous, double& change,
-                               double& size) const {
-    if (fieldRanks.counts && !fieldRanks.counts(i)) return;  // another process's body
-    change = std::max(change, (next - previous).lpNorm<Eigen::Infinity>());
-    size = std::max(size, next.lpNorm<Eigen::Infinity>());
-}
-
-bool SchemeStages::fixedPointDone(double change, double size) const {
-    if (fieldRanks.max) fieldRanks.max(change, size);  // over every process's bodies
-    return change <= 1e-15 * size;
+template <class Next>
+void SchemeStages::fixedPoint(const World& world, Field& z, bool position, Field& D, Next next) {
+    for (int it = 0; it < kFixedPointIterations; ++it) {
+        forceDerivative(world, position ? &z : nullptr, position ? nullptr : &z, D);
+        double change = 0.0, size = 0.0;
+        for (std::size_t i = 0; i < z.size(); ++i) {
+            const Vec6 zi = next(i);
+            if (!fieldRanks.counts || fieldRanks.counts(i)) {  // else another process's body
+                change = std::max(change, (zi - z[i]).lpNorm<Eigen::Infinity>());
+                size = std::max(size, zi.lpNorm<Eigen::Infinity>());
+            }
+            z[i] = zi;
+        }
+        if (fieldRanks.max) fieldRanks.max(change, size);  // over every process's bodies
+        if (change <= 1e-15 * size) break;
+    }
 }
 
 void SchemeStages::implicitKick(World& world, const Field& X, Field& V, double c, double dt, double t, Field& A) {
@@ -217,18 +215,9 @@ void SchemeStages::implicitKick(World& world, const Field& X, Field& V, double c
     Field& Gd = scratch_[11];
     Field& Ac = scratch_[12];
     Ac.resize(A.size());
-    for (std::size_t i = 0; i < A.size(); ++i) Ac[i] = A[i] - externalAcceleration(world, i, t);
+    for (std::size_t i = 0; i < A.size(); ++i) Ac[i] = A[i] - acceleration(world, i, t);
     combine(delta, {{c * dt, &Ac}});
-    for (int it = 0; it < kFixedPointIterations; ++it) {
-        forceDerivative(world, nullptr, &delta, Gd);
-        double change = 0.0, size = 0.0;
-        for (std::size_t i = 0; i < delta.size(); ++i) {
-            const Vec6 next = c * dt * (Ac[i] + Gd[i]);
-            trackChange(i, next, delta[i], change, size);
-            delta[i] = next;
-        }
-        if (fixedPointDone(change, size)) break;
-    }
+    fixedPoint(world, delta, false, Gd, [&](std::size_t i) { return Vec6(c * dt * (Ac[i] + Gd[i])); });
     forceDerivative(world, nullptr, &delta, Gd);
     for (std::size_t i = 0; i < V.size(); ++i) {
         V[i] += delta[i];
@@ -241,16 +230,7 @@ void SchemeStages::solvePositionJacobian(const World& world, double c, const Fie
     // linearisation (every contact, no block-diagonal approximation).
     Field& Jz = scratch_[11];
     z = y;
-    for (int it = 0; it < kFixedPointIterations; ++it) {
-        forceDerivative(world, &z, nullptr, Jz);
-        double change = 0.0, size = 0.0;
-        for (std::size_t i = 0; i < z.size(); ++i) {
-            const Vec6 next = y[i] + c * Jz[i];
-            trackChange(i, next, z[i], change, size);
-            z[i] = next;
-        }
-        if (fixedPointDone(change, size)) break;
-    }
+    fixedPoint(world, z, true, Jz, [&](std::size_t i) { return Vec6(y[i] + c * Jz[i]); });
 }
 
 void SchemeStages::rungeKutta(World& world, const Field& V0, Field& A0, double t, double dt, Field& X1, Field& V1) {
@@ -275,7 +255,7 @@ void SchemeStages::rungeKutta(World& world, const Field& V0, Field& A0, double t
 
 void SchemeStages::commit(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const Field& X,
                           const Field& V, double dt) {
-    const std::size_t nb = world.numBodies(), m = stage_.size();
+    const std::size_t nb = world.numBodies();
     const Field& Xs = placeState(world, X, V);
     if (historyMode_) {
         // The laws' memory at the end state: one evaluation from the
@@ -283,15 +263,7 @@ void SchemeStages::commit(World& world, std::vector<Contact>& contacts, ContactS
         historyForces(world, Xs, dt);
         forces_->commit(contacts, slots, false);
     } else {
-        // Springs at the end positions: base + displacement of the whole step.
-        refreshContactGeometry(world, stage_);
-        contactDisplacement(world, Xs, disp_);
-        slots.values = base_;
-        if (lawRow(forces_->settings().tangential).spring)
-            for (std::size_t c = 0; c < m; ++c) {
-                double* spring = slots.at(c) + forces_->layout().tangential;
-                setSlotVec3(spring, intoPlane(slotVec3(spring), stage_[c].n) + disp_[c]);
-            }
+        stageSprings(world, Xs, slots.values);  // at the end positions: the whole step's displacement
         forces_->setElastic(state.elasticBase);
         forces_->setReactions(contacts);
     }
@@ -395,7 +367,7 @@ void SchemeStages::step(World& world, std::vector<Contact>& contacts, ContactSlo
     // does not depend on the state): give it at once, so that world.v of a
     // grain out of contact is its velocity at t + Δt.
     if (state.pendingKick != 0.0)
-        for (std::size_t i = 0; i < nb; ++i) V1[i] += state.pendingKick * h * externalAcceleration(world, i, t + h);
+        for (std::size_t i = 0; i < nb; ++i) V1[i] += state.pendingKick * h * acceleration(world, i, t + h);
     if (recordHistory) {
         std::rotate(state.pastV.begin(), state.pastV.end() - 1, state.pastV.end());
         std::rotate(state.pastA.begin(), state.pastA.end() - 1, state.pastA.end());

@@ -138,8 +138,9 @@ private:
     /// and spins V. Returns the displacements to evaluate with: X, or with a
     /// stage hook X with the ghosts' displacements from their owners (a copy).
     const Field& placeState(World& world, const Field& X, const Field& V);
-    /// Tangential relative displacement of each contact point for body displacements X.
-    void contactDisplacement(const World& world, const Field& X, std::vector<Vec3>& out) const;
+    /// The contacts' geometry at the placed state and the memory to evaluate
+    /// from there: base_ with the springs moved by the stage's displacements X.
+    void stageSprings(World& world, const Field& X, std::vector<double>& out);
     /// History mode: stage increments for displacements X at elapsed time tau.
     void stageIncrements(const World& world, const Field& X, double tau);
     /// History mode: the laws at the current world state from the step-start memory.
@@ -149,12 +150,12 @@ private:
     bool contactsChange(const World& world, const std::vector<Contact>& contacts, const ContactSlots& slots, double h);
     void commit(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const Field& X, const Field& V,
                 double dt);
-    /// A fixed point's convergence test (implicit kick, Khakimov): body i's
-    /// change into the largest change and entry so far (a distributed run's
-    /// own bodies only); done once the largest change over every process's
-    /// bodies is within 1e-15 of the largest entry.
-    void trackChange(std::size_t i, const Vec6& next, const Vec6& previous, double& change, double& size) const;
-    bool fixedPointDone(double change, double size) const;
+    /// The fixed point z_i = next(i) (implicit kick, Khakimov), D the force
+    /// derivative at z as a displacement (`position`) or velocity change:
+    /// done once the largest change over every process's bodies (a
+    /// distributed run's own ones here) is within 1e-15 of the largest entry.
+    template <class Next>
+    void fixedPoint(const World& world, Field& z, bool position, Field& D, Next next);
 
     MdForceStage* forces_;
     bool historyMode_;

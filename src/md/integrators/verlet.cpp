@@ -171,5 +171,4 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
     return moved != 0;
 }
 
-
 }  // namespace moreau
