@@ -293,6 +293,18 @@ auto grainView(std::vector<T> World::*array) {
     };
 }
 
+/// An (n, K) array (a copy) of the grains' rows row(world, i), K doubles each.
+template <int K, class Row>
+py::array_t<double> grainRows(const World& w, Row row) {
+    py::array_t<double> out({static_cast<py::ssize_t>(w.numGrains), py::ssize_t{K}});
+    auto o = out.mutable_unchecked<2>();
+    for (std::size_t i = 0; i < w.numGrains; ++i) {
+        const auto values = row(w, i);
+        for (int k = 0; k < K; ++k) o(static_cast<py::ssize_t>(i), k) = values[k];
+    }
+    return out;
+}
+
 py::dict lawLists() {
     py::dict d;
     auto names = [](const auto& table) {
@@ -417,32 +429,17 @@ guard.start_overlap), raise moreau.InputError with the command line's message.)"
         .def_property_readonly(
             "orientations",
             [](PySimulation& s) {
-                const World& w = s.sim().world();
-                py::array_t<double> out({static_cast<py::ssize_t>(w.numGrains), py::ssize_t{4}});
-                auto o = out.mutable_unchecked<2>();
-                for (std::size_t i = 0; i < w.numGrains; ++i) {
+                return grainRows<4>(s.sim().world(), [](const World& w, std::size_t i) {
                     const Quat& q = w.q[i];
-                    const auto r = static_cast<py::ssize_t>(i);
-                    o(r, 0) = q.w();
-                    o(r, 1) = q.x();
-                    o(r, 2) = q.y();
-                    o(r, 3) = q.z();
-                }
-                return out;
+                    return Eigen::Vector4d(q.w(), q.x(), q.y(), q.z());
+                });
             },
             "Grain orientations, (n, 4) unit quaternions w, x, y, z (the principal frame to world; 2D: a "
             "rotation about z); a copy.")
         .def_property_readonly(
             "inertia",
             [](PySimulation& s) {
-                const World& w = s.sim().world();
-                py::array_t<double> out({static_cast<py::ssize_t>(w.numGrains), py::ssize_t{3}});
-                auto o = out.mutable_unchecked<2>();
-                for (std::size_t i = 0; i < w.numGrains; ++i) {
-                    const Vec3 I = w.principalInertia(i);
-                    for (int k = 0; k < 3; ++k) o(static_cast<py::ssize_t>(i), k) = I[k];
-                }
-                return out;
+                return grainRows<3>(s.sim().world(), [](const World& w, std::size_t i) { return w.principalInertia(i); });
             },
             "Grain principal moments of inertia, (n, 3) (a sphere's three equal ones); a copy.")
         .def(

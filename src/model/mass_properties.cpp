@@ -22,6 +22,7 @@
 #include <limits>
 #include <numbers>
 #include <string>
+#include <utility>
 
 #include "moreau/core/error.hpp"
 
@@ -291,29 +292,25 @@ GaussRule gaussLegendre(int n) {
     GaussRule g;
     g.node.resize(n);
     g.weight.resize(n);
-    for (int i = 0; i < (n + 1) / 2; ++i) {
-        double x = std::cos(kPi * (i + 0.75) / (n + 0.5));
-        double dp = 0.0;
-        for (int it = 0; it < 100; ++it) {
-            double p0 = 1.0, p1 = x;
-            for (int k = 2; k <= n; ++k) {
-                const double p2 = ((2.0 * k - 1.0) * x * p1 - (k - 1.0) * p0) / k;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = n * (x * p1 - p0) / (x * x - 1.0);
-            const double dx = p1 / dp;
-            x -= dx;
-            if (std::abs(dx) < 1e-16) break;
-        }
-        // Recompute P'_n at the converged x for the weight.
+    // P_n(x) and P'_n(x) by the three-term recurrence.
+    auto legendre = [n](double x) {
         double p0 = 1.0, p1 = x;
         for (int k = 2; k <= n; ++k) {
             const double p2 = ((2.0 * k - 1.0) * x * p1 - (k - 1.0) * p0) / k;
             p0 = p1;
             p1 = p2;
         }
-        dp = n * (x * p1 - p0) / (x * x - 1.0);
+        return std::pair{p1, n * (x * p1 - p0) / (x * x - 1.0)};
+    };
+    for (int i = 0; i < (n + 1) / 2; ++i) {
+        double x = std::cos(kPi * (i + 0.75) / (n + 0.5));
+        for (int it = 0; it < 100; ++it) {
+            const auto [p, dp] = legendre(x);
+            const double dx = p / dp;
+            x -= dx;
+            if (std::abs(dx) < 1e-16) break;
+        }
+        const double dp = legendre(x).second;  // P'_n at the converged x, for the weight
         const double w = 1.0 / ((1.0 - x * x) * dp * dp);  // on [-1, 1]: 2/((1−x²)P'²), halved for [0, 1]
         g.node[i] = 0.5 * (1.0 - x);
         g.node[n - 1 - i] = 0.5 * (1.0 + x);

@@ -112,7 +112,7 @@ TEST_SUITE("clumps") {
         CHECK(touching == 2);
     }
 
-    TEST_CASE("on a slope a sphere rolls at 5/7 g sin θ; a dimer along the fall line cannot roll and stays") {
+    TEST_CASE("on a slope a sphere rolls at 5/7 g sin θ, and a dimer along the fall line cannot roll and stays") {
         // The slope is the floor with gravity tilted by θ about y: tan θ =
         // 0.27 < μ = 0.3 (box_3d's), so a block would stick; a sphere rolls
         // without slipping (it needs μ ≥ 2/7 tan θ).

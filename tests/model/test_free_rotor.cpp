@@ -122,7 +122,7 @@ TEST_SUITE("clump rotation") {
         CHECK(longRun.worstL < kRounding * 40000);
     }
 
-    TEST_CASE("spinChange is the world-frame inverse inertia; spheres and 2D clumps keep the per-axis form") {
+    TEST_CASE("spinChange is the world-frame inverse inertia, and spheres and 2D clumps keep the per-axis form") {
         const Vec3 moments(1.5, 2.5, 4.0);
         World w = oneClump(moments, kStart, Vec3::Zero());
         const Vec3 t(0.3, -1.1, 0.7);

@@ -157,6 +157,17 @@ std::vector<SphereComponent> octahedralCluster(double small, double d) {
     return s;
 }
 
+/// The slice quadrature of `s` against the exact result p: within its
+/// own error bound (below 1e-9), reported under `label`.
+void checkSlices(const std::vector<SphereComponent>& s, const UnionMassProperties& p, const char* label) {
+    const UnionMassProperties q = unionMassProperties(s, 3, UnionMethod::Slices);
+    MESSAGE(label << ", slices: errorBound " << q.errorBound << ", volume error " << std::abs(q.volume / p.volume - 1)
+                  << ", inertia error " << relativeDifference(q.inertia, p.inertia));
+    CHECK(q.errorBound < 1e-9);
+    CHECK(std::abs(q.volume / p.volume - 1.0) <= q.errorBound + 1e-14);
+    CHECK(relativeDifference(q.inertia, p.inertia) <= q.errorBound + 1e-14);
+}
+
 }  // namespace
 
 TEST_SUITE("model") {
@@ -253,13 +264,7 @@ TEST_CASE("two overlapping spheres: the closed-form lens, and the slice quadratu
         checkAxial(p, ref, o, n, 1e-14);
         checkPrincipalFrame(p);
 
-        const UnionMassProperties q = unionMassProperties(s, 3, UnionMethod::Slices);
-        MESSAGE("unequal pair, slices: errorBound " << q.errorBound << ", volume error "
-                                                    << std::abs(q.volume / p.volume - 1) << ", inertia error "
-                                                    << relativeDifference(q.inertia, p.inertia));
-        CHECK(q.errorBound < 1e-9);
-        CHECK(std::abs(q.volume / p.volume - 1.0) <= q.errorBound + 1e-14);
-        CHECK(relativeDifference(q.inertia, p.inertia) <= q.errorBound + 1e-14);
+        checkSlices(s, p, "unequal pair");
     }
     SUBCASE("a sphere inside another counts as the bigger one") {
         const UnionMassProperties p = unionMassProperties({{Vec3::Zero(), 1.0}, {Vec3(0.3, 0.2, 0), 0.5}}, 3);
@@ -333,13 +338,7 @@ TEST_CASE("Kuhn-like octahedral cluster: isotropic, exact pairwise and slices ag
         CHECK(p.principalFrame.coeffs() == Quat::Identity().coeffs());
         CHECK(p.boundingRadius == doctest::Approx(d + small).epsilon(1e-15));
 
-        const UnionMassProperties q = unionMassProperties(s, 3, UnionMethod::Slices);
-        MESSAGE("octahedral, slices: errorBound " << q.errorBound << ", volume error "
-                                                  << std::abs(q.volume / p.volume - 1) << ", inertia error "
-                                                  << relativeDifference(q.inertia, p.inertia));
-        CHECK(q.errorBound < 1e-9);
-        CHECK(std::abs(q.volume / p.volume - 1.0) <= q.errorBound + 1e-14);
-        CHECK(relativeDifference(q.inertia, p.inertia) <= q.errorBound + 1e-14);
+        checkSlices(s, p, "octahedral");
     }
     SUBCASE("small spheres overlap each other: slices, still isotropic") {
         const auto s = octahedralCluster(0.8, 1.0);  // neighbours √2 apart < 1.6
