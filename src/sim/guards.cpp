@@ -38,16 +38,27 @@ void checkMdStep(const Scene& scene) {
     // The lightest collisions: the two lightest grains, and the lightest
     // against each wall (a fixed wall counts as infinitely heavy); each law
     // gives its duration for a probe (md/laws/duration.hpp).
+    // A clump's contact off its centre's line is lighter than the clump:
+    // along n it moves the mass 1/(1/m + (l × n)ᵀ I⁻¹ (l × n)) ≥
+    // m / (1 + m ρ² / I_min) (ρ the bounding radius); its spheres are smaller.
+    auto contactMass = [&](std::size_t i) {
+        if (!w.clumpOf(i)) return w.mass[i];
+        return w.mass[i] / (1.0 + w.mass[i] * w.radius[i] * w.radius[i] * w.invInertia[i].maxCoeff());
+    };
+    auto contactRadius = [&](std::size_t i) {
+        const ClumpShape* c = w.clumpOf(i);
+        return c ? w.size[i] * *std::min_element(c->radius.begin(), c->radius.end()) : w.radius[i];
+    };
     std::size_t g1 = w.numGrains, g2 = w.numGrains;
     double speed = 0.0, accel = w.gravity.norm();
     Vec3 lo = Vec3::Constant(kInfinity), hi = -lo;
     double rMax = 0.0;
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         const double m = w.mass[i];
-        if (g1 == w.numGrains || m < w.mass[g1]) {
+        if (g1 == w.numGrains || contactMass(i) < contactMass(g1)) {
             g2 = g1;
             g1 = i;
-        } else if (g2 == w.numGrains || m < w.mass[g2]) {
+        } else if (g2 == w.numGrains || contactMass(i) < contactMass(g2)) {
             g2 = i;
         }
         speed = std::max(speed, 2.0 * w.v[i].norm());
@@ -60,11 +71,11 @@ void checkMdStep(const Scene& scene) {
     }
     const double height = (hi - lo).maxCoeff() + 2.0 * rMax;
     speed += std::sqrt(2.0 * accel * height);
-    const double m1 = w.mass[g1], r1 = w.radius[g1];
+    const double m1 = contactMass(g1), r1 = contactRadius(g1);
     // A lone grain without walls still gets its own mass as a scale.
     std::vector<CollisionProbe> probes{{m1, speed, r1, -1}};
     if (g2 < w.numGrains) {
-        const double m2 = w.mass[g2], r2 = w.radius[g2];
+        const double m2 = contactMass(g2), r2 = contactRadius(g2);
         probes[0] = {m1 * m2 / (m1 + m2), speed, r1 * r2 / (r1 + r2), -1};
     }
     for (std::size_t k = 0; k < w.numWalls(); ++k) {

@@ -7,7 +7,9 @@
 
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
+#include "support/input_error.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/sim/guards.hpp"
 #include "moreau/sim/simulation.hpp"
 
 using namespace moreau;
@@ -158,5 +160,14 @@ TEST_SUITE("clumps") {
                              doctest::Contains("clumps take the staged pipeline"), InputError);
         CHECK_THROWS_WITH_AS(Simulation(sceneWith(w, {"md.rolling=ai-c", "md.mu_roll=0.1"})),
                              doctest::Contains("key 'md.rolling'"), InputError);
+    }
+
+    TEST_CASE("the MD step guard sizes a clump's contact by the lightest mass a contact off its centre moves") {
+        // A dimer of mass 1: I_min = 2 (2/5)(1/2)(1/2)² = 0.1 about its axis,
+        // the others 0.35; bounding radius 1: m / (1 + m ρ² / I_min) = 1/(1 + 1/0.1).
+        World w = emptyWorld(dimer(), Vec3(0, 0, -9.81));
+        w.addClump(Vec3(5.5, 5.5, 0.5), 1, 1.0, Quat::Identity(), 1.0);
+        const std::string message = moreau::test::errorOf([&] { checkMdStep(sceneWith(w, {"md.substeps=1"})); });
+        CHECK(message.find("smallest m_eff 0.0909") != std::string::npos);
     }
 }
