@@ -102,6 +102,14 @@ double grainVolume(double r, int dim) {
     return dim == 3 ? 4.0 / 3.0 * M_PI * r * r * r : dim == 2 ? M_PI * r * r : 2.0 * r;
 }
 
+/// Grain i's solid volume (2D: area): its sphere's, or its clump's union's.
+double solidVolume(const World& world, std::size_t i) {
+    const ClumpShape* c = world.clumpOf(i);
+    if (!c) return grainVolume(world.radius[i], world.dimension);
+    const double s = world.size[i];
+    return c->volume * (world.dimension == 3 ? s * s * s : s * s);
+}
+
 /// Insertion sort of a few cut points (std::sort on so short an array
 /// draws a false -Warray-bounds from GCC 12's unrolled insertion stage).
 void sortCuts(double* cuts, int m) {
@@ -222,6 +230,19 @@ struct RegionGeometry {
     double grainVolumeInside(const Vec3& x, double r) const {
         return sumOverImages(x, [&](const Vec3& c) { return volumeInBox(c, r, lo, hi, dim); });
     }
+    /// Grain i's solid volume inside the box. A clump's union volume is
+    /// shared in proportion to its spheres' volumes inside (exact for a clump
+    /// wholly inside or outside; overlaps are not located).
+    double solidVolumeInside(const World& world, std::size_t i) const {
+        if (!world.clumpOf(i)) return grainVolumeInside(world.x[i], world.radius[i]);
+        double inside = 0.0, whole = 0.0;
+        for (unsigned k = 0; k < world.components(i); ++k) {
+            const double r = world.componentRadius(i, k);
+            inside += grainVolumeInside(world.x[i] + world.componentOffset(i, k), r);
+            whole += grainVolume(r, dim);
+        }
+        return solidVolume(world, i) * inside / whole;
+    }
 };
 
 }  // namespace
@@ -328,7 +349,7 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
     double mass = 0.0, solid = 0.0;
     Vec3 momentum = Vec3::Zero();
     for (std::size_t i = 0; i < n; ++i) {
-        solid += box ? box->grainVolumeInside(world.x[i], world.radius[i]) : grainVolume(world.radius[i], dim);
+        solid += box ? box->solidVolumeInside(world, i) : solidVolume(world, i);
         if (!inside[i]) continue;
         mass += world.mass[i];
         momentum += world.mass[i] * (world.v[i] - world.meanFlow(world.x[i]));
@@ -360,10 +381,18 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
     const Eigen::MatrixXd dev = s - m.pressure * Eigen::MatrixXd::Identity(dim, dim);
     const double j2 = 0.5 * dev.squaredNorm();
     m.deviator = dim == 3 ? std::sqrt(3.0 * j2) : dim == 2 ? 2.0 * std::sqrt(j2) : 0.0;
-    // Coordination and fabric over the contact ends of the grains inside.
+    // Coordination over the grains inside: their neighbours that carry a
+    // force on them (a pair of clumps touching at several spheres counts
+    // once; its contacts are consecutive in key order); fabric over the
+    // contacts' normals.
     std::vector<int> count(n, 0);
-    for (const Contact& c : contacts) {
-        if (!carriesForce(c)) continue;
+    auto samePair = [&](std::size_t k) {
+        return k > 0 && contacts[k].a == contacts[k - 1].a && contacts[k].b == contacts[k - 1].b &&
+               carriesForce(contacts[k - 1]);
+    };
+    for (std::size_t k = 0; k < contacts.size(); ++k) {
+        const Contact& c = contacts[k];
+        if (!carriesForce(c) || samePair(k)) continue;
         ++count[static_cast<std::size_t>(c.a)];
         if (!world.isWall(c.b)) ++count[static_cast<std::size_t>(c.b)];
     }
@@ -375,16 +404,20 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
         kept += inside[i] && !rattler(static_cast<BodyId>(i)) ? 1 : 0;
     }
     Mat3 fabric = Mat3::Zero();
-    for (const Contact& c : contacts) {
+    std::size_t normals = 0;
+    for (std::size_t k = 0; k < contacts.size(); ++k) {
+        const Contact& c = contacts[k];
         if (!carriesForce(c) || world.isWall(c.b)) continue;
         const std::size_t e = in(c.a) + in(c.b);
-        ends += e;
+        normals += e;
         if (e > 0) fabric += static_cast<double>(e) * c.n * c.n.transpose();
+        if (samePair(k)) continue;
+        ends += e;
         if (!rattler(c.a) && !rattler(c.b)) keptEnds += e;
     }
     m.coordination = grains > 0 ? static_cast<double>(ends) / static_cast<double>(grains) : 0.0;
     m.coordinationNonRattlers = kept > 0 ? static_cast<double>(keptEnds) / static_cast<double>(kept) : 0.0;
-    if (ends > 0) m.fabric = fabric / static_cast<double>(ends);
+    if (normals > 0) m.fabric = fabric / static_cast<double>(normals);
     return m;
 }
 
@@ -398,7 +431,7 @@ std::vector<Mat3> grainStress(const World& world, const std::vector<Contact>& co
         if (!world.isWall(c.b))
             sigma[static_cast<std::size_t>(c.b)] -= c.history.reaction * leverArm(world, c, c.b).transpose();
     }
-    for (std::size_t i = 0; i < world.numGrains; ++i) sigma[i] /= grainVolume(world.radius[i], world.dimension);
+    for (std::size_t i = 0; i < world.numGrains; ++i) sigma[i] /= solidVolume(world, i);
     return sigma;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
 #include "support/input_error.hpp"
@@ -169,5 +170,28 @@ TEST_SUITE("clumps") {
         w.addClump(Vec3(5.5, 5.5, 0.5), 1, 1.0, Quat::Identity(), 1.0);
         const std::string message = moreau::test::errorOf([&] { checkMdStep(sceneWith(w, {"md.substeps=1"})); });
         CHECK(message.find("smallest m_eff 0.0909") != std::string::npos);
+    }
+
+    TEST_CASE("a clump's solid volume is its union's, and a pair of clumps touching twice is one neighbour") {
+        // Two parallel dimers side by side (both spheres touch), in a cell
+        // periodic along x and y whose volume is known.
+        World w = emptyWorld(dimer(), Vec3::Zero());
+        w.periodic = {true, true, true};
+        w.boxMin = Vec3::Zero();
+        w.boxMax = Vec3(10, 10, 10);
+        w.addClump(Vec3(5, 5, 5), 1, 1.0, Quat::Identity(), 1.0);
+        w.addClump(Vec3(5, 5.99, 5), 1, 1.0, Quat::Identity(), 1.0);
+        std::vector<Contact> contacts;
+        detectBruteForce(w, 0.0, contacts);
+        REQUIRE(contacts.size() == 2);
+        for (Contact& c : contacts) c.history.reaction = c.n;  // the force on b: pushed away from a
+        const Measurements m = measure(w, contacts);
+        CHECK(m.packingFraction == doctest::Approx(2.0 * w.clumpShapes[0].volume / 1000.0).epsilon(1e-14));
+        CHECK(m.coordination == doctest::Approx(1.0).epsilon(1e-15));
+        CHECK(m.fabric(1, 1) == doctest::Approx(1.0).epsilon(1e-12));
+        // Per-grain stress: Σ f ⊗ l over the union's volume (two contacts, each
+        // force 1 along y at an arm 0.5 along y: σ_yy = 2 · 0.5 / V, compression positive).
+        const std::vector<Mat3> sigma = grainStress(w, contacts);
+        CHECK(sigma[0](1, 1) == doctest::Approx(2.0 * 0.5 / w.clumpShapes[0].volume).epsilon(1e-12));
     }
 }
