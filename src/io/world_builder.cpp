@@ -260,17 +260,26 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
     return grains;
 }
 
-/// The clump of clump.spheres ('x y z r; ...'), refused with exit 2 naming
-/// the key when it holds no sphere, a row that is not four finite numbers,
-/// a radius that is not > 0, or more than 16 spheres.
+/// The clump of clump.spheres, refused with exit 2 naming the key.
 ClumpShape readClumpShape(const Values& v, int dimension) {
-    const std::string& text = v.text("clump.spheres");
-    const std::string allowed = "'x y z r; x y z r; ...', 1 to 16 spheres of radius > 0";
+    try {
+        return makeClumpShape(parseClumpSpheres(v.text("clump.spheres"), dimension), dimension);
+    } catch (const InputError& e) {
+        v.fail("clump.spheres", e.what(), kClumpSpheresAllowed);
+    }
+}
+
+}  // namespace
+
+}  // namespace moreau::scene_io
+
+std::vector<moreau::SphereComponent> moreau::parseClumpSpheres(const std::string& text, int dimension) {
+    using namespace scene_io;
     std::vector<SphereComponent> spheres;
     std::size_t start = 0;
     while (start <= text.size()) {
         const std::size_t end = std::min(text.find(';', start), text.size());
-        const std::string row = text.substr(start, end - start);
+        const std::string row = trim(text.substr(start, end - start));
         start = end + 1;
         const std::vector<std::string> words = splitWords(row, false);
         if (words.empty()) continue;
@@ -281,16 +290,16 @@ ClumpShape readClumpShape(const Values& v, int dimension) {
             ok = value && std::isfinite(*value);
             if (ok) x[k] = *value;
         }
-        if (!ok) v.fail("clump.spheres", "has the sphere '" + shown(trim(row)) + "', not four finite numbers", allowed);
-        if (!(x[3] > 0.0)) v.fail("clump.spheres", "has the sphere '" + row + "' of radius " + words[3], allowed);
+        if (!ok) throw InputError("has the sphere '" + shown(row) + "', not four finite numbers");
+        if (!(x[3] > 0.0)) throw InputError("has the sphere '" + shown(row) + "' of radius " + words[3]);
         spheres.push_back({Vec3(x[0], x[1], dimension == 3 ? x[2] : 0.0), x[3]});
     }
-    if (spheres.empty()) v.fail("clump.spheres", "holds no sphere (grains.shape = clump needs them)", allowed);
-    if (spheres.size() > 16) v.fail("clump.spheres", "holds " + std::to_string(spheres.size()) + " spheres", allowed);
-    return makeClumpShape(spheres, dimension);
+    if (spheres.empty()) throw InputError("holds no sphere (grains.shape = clump needs them)");
+    if (spheres.size() > 16) throw InputError("holds " + std::to_string(spheres.size()) + " spheres");
+    return spheres;
 }
 
-}  // namespace
+namespace moreau::scene_io {
 
 void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
                 const std::set<std::string>& wallNames, const std::set<std::string>& groupNames,

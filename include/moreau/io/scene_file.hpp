@@ -77,6 +77,13 @@ Scene loadSceneWithWorld(const std::string& text, const std::string& origin, con
 /// loads back to the same settings (sections in name order, keys sorted).
 std::string canonicalSceneText(const Scene& scene);
 
+/// The spheres of a clump.spheres value, 'x y z r; x y z r; ...' (2D: z
+/// dropped). Throws InputError saying what is wrong (no file or key: the
+/// caller names them; kClumpSpheresAllowed says what is allowed): a sphere
+/// that is not four finite numbers, a radius not > 0, none, more than 16.
+std::vector<SphereComponent> parseClumpSpheres(const std::string& text, int dimension);
+inline constexpr const char* kClumpSpheresAllowed = "'x y z r; x y z r; ...', 1 to 16 spheres of radius > 0";
+
 /// One of the example scenes compiled into the library (embeddedScenes()), by
 /// file name, e.g. "chain_1d.ini". Throws InputError for an unknown name.
 Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& sets,
