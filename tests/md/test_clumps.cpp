@@ -164,12 +164,13 @@ TEST_SUITE("clumps") {
     }
 
     TEST_CASE("the MD step guard sizes a clump's contact by the lightest mass a contact off its centre moves") {
-        // A dimer of mass 1: I_min = 2 (2/5)(1/2)(1/2)² = 0.1 about its axis,
-        // the others 0.35; bounding radius 1: m / (1 + m ρ² / I_min) = 1/(1 + 1/0.1).
+        // A dimer of mass 1 (spheres of radius 1/2 at ±1/2 on x): I = 0.1 about
+        // its axis, 0.35 about the others; a contact on a sphere, off the axis,
+        // turns it about y or z: 1/(1 + 0.5² / 0.35) = 0.5833.
         World w = emptyWorld(dimer(), Vec3(0, 0, -9.81));
         w.addClump(Vec3(5.5, 5.5, 0.5), 1, 1.0, Quat::Identity(), 1.0);
         const std::string message = moreau::test::errorOf([&] { checkMdStep(sceneWith(w, {"md.substeps=1"})); });
-        CHECK(message.find("smallest m_eff 0.0909") != std::string::npos);
+        CHECK(message.find("smallest m_eff 0.583") != std::string::npos);
     }
 
     TEST_CASE("a clump's solid volume is its union's, and a pair of clumps touching twice is one neighbour") {

@@ -355,7 +355,7 @@ def test_clumps_from_python_orientations_and_inertia():
     # Dimers poured into box_3d's box: the same bits as `moreau run`, unit
     # quaternions (w, x, y, z) and principal moments (the long axis first).
     sets = {"simulation.method": "md", "grains.shape": "clump", "clump.spheres": "-0.5 0 0 0.5; 0.5 0 0 0.5",
-            "random.count": 40, "md.substeps": 12, "simulation.steps": 30}
+            "random.count": 40, "md.substeps": 16, "simulation.steps": 30}
     sim = moreau.Simulation(example("box_3d.ini"), set=sets)
     sim.step(30)
     assert sim.state_hash == cli_hash(example("box_3d.ini"), *[f"{k}={v}" for k, v in sets.items()])
