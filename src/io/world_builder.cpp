@@ -361,8 +361,9 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const double reach = world.clumpShapes.back().boundingRadius;
         const PackingColumns columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
         std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, reach, columns);
-        if (v.text("grains.source") != "file") randomOrientations(grains, dimension, seed);
-        addClumps(world, grains, 1, v.real("grains.density"), v.real("grains.mass"));
+        const bool file = v.text("grains.source") == "file";
+        if (!file) randomOrientations(grains, dimension, seed);
+        addClumps(world, grains, 1, v.real("grains.density"), v.real("grains.mass"), file);
     }
     checkCrowding(v, world);
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());

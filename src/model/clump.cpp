@@ -17,6 +17,8 @@ ClumpShape makeClumpShape(const std::vector<SphereComponent>& components, int di
     shape.momentsPerMass = props.principalMoments / props.volume;
     shape.boundingRadius = props.boundingRadius;
     shape.frame = props.principalFrame;
+    shape.centroid = props.centroid;
+    shape.errorBound = props.errorBound;
     return shape;
 }
 

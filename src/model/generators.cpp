@@ -317,7 +317,7 @@ void randomOrientations(std::vector<GrainSpec>& grains, int dimension, std::uint
 }
 
 void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,
-               double fixedMass) {
+               double fixedMass, bool frameOrigins) {
     constexpr std::size_t kWallRoom = 16;
     world.reserve(world.numBodies() + grains.size() + kWallRoom);
     const ClumpShape& shape = world.clumpShapes[shapeIndex - 1u];
@@ -325,7 +325,8 @@ void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t
         const double size = g.radius / shape.boundingRadius;
         const double m =
             fixedMass > 0.0 ? fixedMass : density * shape.volume * (world.dimension == 3 ? size * size * size : size * size);
-        world.addClump(g.position, shapeIndex, size, g.orientation * shape.frame, m);
+        const Vec3 centre = frameOrigins ? Vec3(g.position + g.orientation * Vec3(size * shape.centroid)) : g.position;
+        world.addClump(centre, shapeIndex, size, g.orientation * shape.frame, m);
     }
 }
 

@@ -71,6 +71,8 @@ void writeWorld(ByteWriter& out, const World& w) {
         out.put(c.momentsPerMass);
         out.put(c.boundingRadius);
         out.put(Eigen::Vector4d(c.frame.coeffs()));
+        out.put(c.centroid);
+        out.put(c.errorBound);
     });
     out.putVector(w.shape);
     out.putVector(w.size);
@@ -134,6 +136,8 @@ World readWorld(ByteReader& in, std::uint32_t format) {
             c.momentsPerMass = in.get<Vec3>("clump shapes");
             c.boundingRadius = in.get<double>("clump shapes");
             c.frame.coeffs() = in.get<Eigen::Vector4d>("clump shapes");
+            c.centroid = in.get<Vec3>("clump shapes");
+            c.errorBound = in.get<double>("clump shapes");
         }
         w.shape = in.getVector<std::uint16_t>("body shapes");
         w.size = in.getVector<double>("body sizes");
@@ -154,7 +158,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         bool ok = !c.radius.empty() && c.radius.size() <= 16 && c.centre.size() == c.radius.size() &&
                   std::isfinite(c.volume) && c.volume > 0.0 && c.momentsPerMass.allFinite() &&
                   c.momentsPerMass.minCoeff() > 0.0 && std::isfinite(c.boundingRadius) && c.boundingRadius > 0.0 &&
-                  c.frame.coeffs().allFinite();
+                  c.frame.coeffs().allFinite() && c.centroid.allFinite() && std::isfinite(c.errorBound);
         for (std::size_t j = 0; ok && j < c.radius.size(); ++j)
             ok = c.centre[j].allFinite() && std::isfinite(c.radius[j]) && c.radius[j] > 0.0;
         if (!ok) in.fail("clump shape " + std::to_string(k) + " is not 1 to 16 finite spheres of positive size");

@@ -211,6 +211,20 @@ nlohmann::json RunOutputs::summary(const char* status, const World& w, const Run
     s["scene"] = scene_.origin;
     s["state_hash"] = hex64(stateHash(w));
     s["settings"] = scene_.values;
+    if (w.hasClumps()) {
+        // Each clump shape as the run holds it: moved to its centre of mass
+        // and principal axes (docs/clumps.md).
+        nlohmann::json shapes = nlohmann::json::array();
+        for (const ClumpShape& c : w.clumpShapes)
+            shapes.push_back({{"spheres", c.radius.size()},
+                              {"volume", c.volume},
+                              {"moments_per_mass", {c.momentsPerMass.x(), c.momentsPerMass.y(), c.momentsPerMass.z()}},
+                              {"bounding_radius", c.boundingRadius},
+                              {"centre_of_mass", {c.centroid.x(), c.centroid.y(), c.centroid.z()}},
+                              {"principal_frame", {c.frame.w(), c.frame.x(), c.frame.y(), c.frame.z()}},
+                              {"mass_properties_error", c.errorBound}});
+        s["clump_shapes"] = shapes;
+    }
     s["version"] = MOREAU_VERSION;
     if (!exact_) s["bit_exact_resume"] = false;
     if (from_ && from_->version != MOREAU_VERSION) {  // a resume from another version's checkpoint

@@ -71,6 +71,15 @@ TEST_SUITE("clump scenes") {
         CHECK((s3.world.q[0] * Vec3::UnitX() - Vec3::UnitY()).norm() < 1e-6);
         CHECK(s3.world.q[1].angularDistance(Quat::Identity()) < 1e-15);
         CHECK(s3.world.size[0] == 0.5);
+        // A file's row places the frame the spheres were given in: a dimer
+        // whose spheres sit at x = 0 and x = 1 has its centre of mass half a
+        // size along its axis, turned here by 90° about z.
+        dir.write("shifted.txt", "1 1 1 1.0 " + std::to_string(h) + " 0 0 " + std::to_string(h) + "\n");
+        const Scene shifted = loadSceneText(
+            std::string(kDimers) + "[packing]\nfile = " + (dir.path / "shifted.txt").string() + "\n", "t.ini",
+            {"grains.source=file", "clump.spheres=0 0 0 0.5; 1 0 0 0.5"});
+        CHECK((shifted.world.x[0] - Vec3(1.0, 1.5, 1.0)).norm() < 1e-6);
+        CHECK(shifted.world.clumpShapes[0].centroid.isApprox(Vec3(0.5, 0.0, 0.0), 1e-14));
         // 2D: x y z size angle.
         dir.write("p2.txt", "1 1 0 0.5 1.5707963267948966\n4 4 0 0.5\n");
         const Scene s2 = loadSceneText(std::string(kDimers) + "[packing]\nfile = " + (dir.path / "p2.txt").string() + "\n",

@@ -366,6 +366,16 @@ def test_clumps_from_python_orientations_and_inertia():
     r = sim.radii / 2.0
     assert np.allclose(inertia[:, 0], 0.4 * sim.masses * r ** 2, rtol=1e-12)
     assert np.allclose(inertia[:, 1], 0.4 * sim.masses * r ** 2 + sim.masses * r ** 2, rtol=1e-12)
+    # summary.json says how the clump was moved to its principal frame.
+    with tempfile.TemporaryDirectory() as out:
+        args = [BINARY, "run", example("box_3d.ini"), "--out", out, "--quiet"]
+        for k, v in sets.items():
+            args += ["--set", f"{k}={v}"]
+        subprocess.run(args, check=True, capture_output=True)
+        with open(os.path.join(out, "summary.json")) as f:
+            shapes = json.load(f)["clump_shapes"]
+    assert len(shapes) == 1 and shapes[0]["spheres"] == 2 and shapes[0]["principal_frame"] == [1.0, 0.0, 0.0, 0.0]
+    assert shapes[0]["centre_of_mass"] == [0.0, 0.0, 0.0] and shapes[0]["mass_properties_error"] == 0.0
     spheres = moreau.Simulation(example("box_3d.ini"), set={"random.count": 5})
     assert np.array_equal(spheres.orientations, np.tile([1.0, 0.0, 0.0, 0.0], (5, 1)))
     assert np.allclose(spheres.inertia[:, 0], 0.4 * spheres.masses * spheres.radii ** 2, rtol=1e-14)

@@ -26,6 +26,11 @@ struct ClumpShape {
     /// The principal frame in the frame the components were given in: a
     /// body given there with orientation q_given has q = q_given · frame.
     Quat frame = Quat::Identity();
+    /// The centre of mass in the frame the components were given in, unit
+    /// size: a body given there at x_given (a packing file's row) has its
+    /// centre at x_given + q_given (size · centroid).
+    Vec3 centroid = Vec3::Zero();
+    double errorBound = 0.0;  ///< of the mass properties (0: exact; unionMassProperties)
 };
 
 /// The clump shape of `components` (given in their own frame): its mass

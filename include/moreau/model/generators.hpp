@@ -141,9 +141,11 @@ void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape sh
 /// of size `radius / boundingRadius` (GrainSpec::radius is its bounding
 /// radius) and orientation g.orientation · frame (its shape's principal
 /// frame); mass `fixedMass` if > 0, else density × size^d × the shape's
-/// volume (d the world's dimension, 2 or 3).
+/// volume (d the world's dimension, 2 or 3). With `frameOrigins` the
+/// positions are those of the frame the shape was given in (a packing
+/// file's rows), else of the centre of mass (the generators').
 void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,
-               double fixedMass = 0.0);
+               double fixedMass = 0.0, bool frameOrigins = false);
 
 /// Stream tags of the generators' random numbers (second word of Rng::stream),
 /// fixed so that scene seeds keep their meaning across versions.
