@@ -39,21 +39,31 @@ inline Vec3 relativeAtContact(const std::vector<MdForceStage::Vec6>& P, const Wo
 
 /// Zeroes bodies [lo, hi) of f, t and adds to them each contact's force F_c
 /// on b (−F_c on a) and torque −r T_c on both, in contact order. `Ranged`:
-/// other bodies are left alone (else [lo, hi) is every body).
-template <bool Ranged>
+/// other bodies are left alone (else [lo, hi) is every body). `Arms` (a
+/// world with clumps, whose arms are not along n): the torques are the
+/// moments l × F of each body's lever arm instead (for a sphere
+/// l_b × F = −r_b n × F_t, the same moment).
+template <bool Ranged, bool Arms = false>
 void scatter(const World& world, const std::vector<Contact>& contacts, const Vec3* F, const Vec3* T, std::size_t lo,
              std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t) {
     std::fill(f.begin() + static_cast<std::ptrdiff_t>(lo), f.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
     std::fill(t.begin() + static_cast<std::ptrdiff_t>(lo), t.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
     for (std::size_t c = 0; c < contacts.size(); ++c) {
-        const auto ia = static_cast<std::size_t>(contacts[c].a), ib = static_cast<std::size_t>(contacts[c].b);
+        const Contact& k = contacts[c];
+        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
         if (!Ranged || ib - lo < hi - lo) {
             f[ib] += F[c];
-            t[ib] -= world.radius[ib] * T[c];
+            if constexpr (Arms)
+                t[ib] += leverArm(world, k, k.b).cross(F[c]);
+            else
+                t[ib] -= world.radius[ib] * T[c];
         }
         if (!Ranged || ia - lo < hi - lo) {
             f[ia] -= F[c];
-            t[ia] -= world.radius[ia] * T[c];
+            if constexpr (Arms)
+                t[ia] -= leverArm(world, k, k.a).cross(F[c]);
+            else
+                t[ia] -= world.radius[ia] * T[c];
         }
     }
 }
@@ -216,7 +226,6 @@ void MdForceStage::gather(const World& world, const std::vector<Contact>& contac
 }
 
 void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& contacts) {
-    if (world.hasClumps()) return gatherArms(world, contacts);
     // Per-body sums in one fixed order, no atomics on doubles (STYLE.md §8):
     // the contacts in key order. For body i the keys (j, i), j < i, come
     // before (i, j), so its sum is: contacts where it is b, then where it is
@@ -226,6 +235,10 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
     const int threads = omp_get_max_threads();
     force_.resize(nb);
     torque_.resize(nb);
+    if (world.hasClumps()) {  // one thread, in contact order: the same bits for any thread count
+        scatter<false, true>(world, contacts, contactForce_.data(), nullptr, 0, nb, force_, torque_);
+        return;
+    }
     if (threads == 1 || nb <= kParallelContacts) {
         scatter<false>(world, contacts, contactForce_.data(), contactTorque_.data(), 0, nb, force_, torque_);
         return;
@@ -261,23 +274,6 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
         }
         force_[i] = f;
         torque_[i] = t;
-    }
-}
-
-void MdForceStage::gatherArms(const World& world, const std::vector<Contact>& contacts) {
-    // A clump's arm is not along n: the torques are l × F, F on b and −F on
-    // a (for a sphere l_b × F = −r_b n × F_t, the moment of the other path).
-    // One thread, contacts in key order: the same bits for any thread count.
-    force_.assign(world.numBodies(), Vec3::Zero());
-    torque_.assign(world.numBodies(), Vec3::Zero());
-    for (std::size_t c = 0; c < contacts.size(); ++c) {
-        const Contact& k = contacts[c];
-        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-        const Vec3& F = contactForce_[c];
-        force_[ib] += F;
-        torque_[ib] += leverArm(world, k, k.b).cross(F);
-        force_[ia] -= F;
-        torque_[ia] -= leverArm(world, k, k.a).cross(F);
     }
 }
 

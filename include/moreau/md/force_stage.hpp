@@ -139,8 +139,6 @@ private:
     void forceDerivativeLoop(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                              const std::vector<Vec6>* dV, std::vector<Vec3>& dF) const;
     void gatherForces(const World& world, const std::vector<Contact>& contacts);
-    /// gatherForces for a world with clumps: each contact's moments l × F.
-    void gatherArms(const World& world, const std::vector<Contact>& contacts);
 
     MdSettings settings_;
     LawSlots layout_;                        ///< where each law's memory lies in a contact's slots
