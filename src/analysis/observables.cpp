@@ -102,13 +102,16 @@ double grainVolume(double r, int dim) {
     return dim == 3 ? 4.0 / 3.0 * M_PI * r * r * r : dim == 2 ? M_PI * r * r : 2.0 * r;
 }
 
-/// Grain i's solid volume (2D: area): its sphere's, or its clump's union's.
+}  // namespace
+
 double solidVolume(const World& world, std::size_t i) {
     const ClumpShape* c = world.clumpOf(i);
     if (!c) return grainVolume(world.radius[i], world.dimension);
     const double s = world.size[i];
     return c->volume * (world.dimension == 3 ? s * s * s : s * s);
 }
+
+namespace {
 
 /// Insertion sort of a few cut points (std::sort on so short an array
 /// draws a false -Warray-bounds from GCC 12's unrolled insertion stage).

@@ -11,6 +11,7 @@
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/model/clump.hpp"
 
 namespace moreau::kuhn {
 
@@ -23,8 +24,31 @@ double cellVolume(const World& w) { return (w.boxMax - w.boxMin).prod(); }
 
 double grainVolume(const World& w) {
     double v = 0.0;
-    for (std::size_t i = 0; i < w.numGrains; ++i) v += 4.0 / 3.0 * M_PI * std::pow(w.radius[i], 3);
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        v += w.clumpOf(i) ? solidVolume(w, i) : 4.0 / 3.0 * M_PI * std::pow(w.radius[i], 3);
     return v;
+}
+
+Vec3 stressDiagonal(const Simulation& sim) {
+    const Mat3 m = sim.cellStress();
+    return {m(0, 0), m(1, 1), m(2, 2)};
+}
+
+/// q/p of a stress diagonal under triaxial loading along x₁.
+double deviatorRatio(const Vec3& s) {
+    const double lateral = 0.5 * (s[1] + s[2]);
+    return (s[0] - lateral) / ((s[0] + 2.0 * lateral) / 3.0);
+}
+
+/// Stage 2's step: the lateral servo's target keeps p as σ₁₁ grows.
+/// Returns the stress diagonal the target was set from (before the step).
+Vec3 loadingStep(Simulation& sim, CellServo& servo, double p, double keep, const char* name) {
+    const Vec3 s = stressDiagonal(sim);
+    servo.stress = Vec3(0.0, 0.5 * (3.0 * p - s[0]), 0.5 * (3.0 * p - s[0]));
+    sim.setCellServo(servo, name);
+    sim.advance();
+    drag(sim.world(), keep);
+    return s;
 }
 
 }  // namespace
@@ -55,8 +79,20 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     const double meanR3 = (std::pow(kRmax, 4) - std::pow(kRmin, 4)) / (4.0 * (kRmax - kRmin));
     const double solid = static_cast<double>(o.particles) * 4.0 / 3.0 * M_PI * meanR3;
-    const double side = std::cbrt(solid / 0.33);  // loose random packing, solid fraction 0.33
-    const double mMin = kDensity * 4.0 / 3.0 * M_PI * std::pow(kRmin, 3);
+    double side = std::cbrt(solid / 0.33);  // loose random packing, solid fraction 0.33
+    double mMin = kDensity * 4.0 / 3.0 * M_PI * std::pow(kRmin, 3);
+    // Clusters: a grain's size s scales kClusterSpheres; its volume-equivalent
+    // radius is s·(3V/4π)^⅓ (V the union's at size 1), drawn in [0.4, 0.6] mm
+    // as the spheres'. They are placed by their bounding spheres at a
+    // bounding-volume fraction of 0.3; the lightest contact moves a fraction of
+    // the lightest mass (lightestContactFraction).
+    double sizeOfRadius = 1.0;
+    if (o.clusters) {
+        const ClumpShape shape = makeClumpShape(parseClumpSpheres(kClusterSpheres, 3), 3);
+        sizeOfRadius = 1.0 / std::cbrt(3.0 * shape.volume / (4.0 * M_PI));
+        side = std::cbrt(solid * std::pow(shape.boundingRadius * sizeOfRadius, 3) / 0.3);
+        mMin *= lightestContactFraction(shape, Vec3::Ones());
+    }
     const double tn = M_PI * std::sqrt(0.5 * mMin / kStiffness);  // shortest contact duration
     const double dt = tn / 25.0;
     const double meanMass = kDensity * solid / static_cast<double>(o.particles);
@@ -82,7 +118,9 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
         << "[md]\nnormal = linear\nkn = " << kStiffness << "\nkt = " << kStiffness << "\ngamma_n = " << gammaN
         << "\ngamma_t = " << gammaT << "\nmeff = damping\ntangential = kuhn\n"
         << "[grains]\nsource = random\ndensity = " << kDensity << "\ninertia = sphere\n"
-        << "[random]\ncount = " << o.particles << "\nr_min = " << kRmin << "\nr_max = " << kRmax
+        << (o.clusters ? std::string("shape = clump\n[clump]\nspheres = \"") + kClusterSpheres + "\"\n" : "")
+        << "[random]\ncount = " << o.particles << "\nr_min = " << kRmin * sizeOfRadius
+        << "\nr_max = " << kRmax * sizeOfRadius
         << "\nbox_min = 0 0 0\nbox_max = " << side << ' ' << side << ' ' << side << '\n'
         << "[periodic]\naxes = xyz\nbox_min = 0 0 0\nbox_max = " << side << ' ' << side << ' ' << side << '\n';
     TriaxialState st;
@@ -149,18 +187,14 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     const double rate = 2e-4 / (d * std::sqrt(kDensity / p));
     servo.axes = {false, true, true};
     servo.time = 3000.0 * dt;
+    st.servo = servo;
+    st.strainRate = rate;
     sim.setCellRates(Vec3(-rate, world.strainRate[1], world.strainRate[2]), 0.0, o.name);
     const double length0 = world.boxMax[0] - world.boxMin[0];
-    double ratio = 0.0;
+    st.lengthStart = length0;
     for (;;) {
-        const Vec3 s = diag(sim.cellStress());
-        servo.stress = Vec3(0.0, 0.5 * (3.0 * p - s[0]), 0.5 * (3.0 * p - s[0]));
-        sim.setCellServo(servo, o.name);
-        sim.advance();
-        drag(world, keep);
+        const double ratio = deviatorRatio(loadingStep(sim, servo, p, keep, o.name));  // (before the step)
         ++st.steps;
-        const double lateral = 0.5 * (s[1] + s[2]);
-        ratio = (s[0] - lateral) / ((s[0] + 2.0 * lateral) / 3.0);
         if (ratio >= o.qOverP) break;
         if (st.steps % 2000 == 0) status("triaxial compression");
         if (st.steps > maxSteps) throw std::runtime_error(std::string(o.name) + ": q/p did not reach its target");
@@ -229,6 +263,43 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     st.meanDiameter = d;
     st.seconds = secondsSince(t0);
     return st;
+}
+
+PeakResult continueToPeak(const TriaxialState& st, const TriaxialOptions& o, double maxStrain) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Simulation sim = *st.sim;
+    World& world = sim.world();
+    const double keep = 1.0 - st.dragRate * st.dt;
+    CellServo servo = st.servo;
+    sim.setCellRates(Vec3(-st.strainRate, 0.0, 0.0), 0.0, o.name);
+    PeakResult r;
+    double nextPoint = 0.0;
+    for (;;) {
+        const double ratio = deviatorRatio(loadingStep(sim, servo, o.pressure, keep, o.name));
+        ++r.steps;
+        const double strain = 1.0 - (world.boxMax[0] - world.boxMin[0]) / st.lengthStart;
+        if (ratio > r.qOverP) {
+            r.qOverP = ratio;
+            r.axialStrain = strain;
+        }
+        if (strain >= nextPoint) {
+            r.curve.push_back({strain, ratio});
+            nextPoint += 1e-4;
+            if (o.progress)
+                std::cerr << "\r" << o.name << ": to the peak, strain " << std::setprecision(3) << strain
+                          << ", q/p = " << ratio << ", peak " << r.qOverP << "        " << std::flush;
+        }
+        r.endStrain = strain;
+        // Past the peak: 2 % below it and 0.5 % of strain beyond it.
+        if (ratio < 0.98 * r.qOverP && strain > r.axialStrain + 5e-3) {
+            r.passed = true;
+            break;
+        }
+        if (strain >= maxStrain) break;
+    }
+    if (o.progress) std::cerr << '\n';
+    r.seconds = secondsSince(t0);
+    return r;
 }
 
 }  // namespace moreau::kuhn

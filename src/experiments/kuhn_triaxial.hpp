@@ -2,8 +2,10 @@
 /// The periodic triaxial state of Kuhn, Suzuki & Daouadji §3 (the setup of
 /// their Figs. 5 and 6), shared by stress-probes and rigid-rotation.
 ///
-/// A periodic cube of spheres (radius uniform in [0.4, 0.6] mm, quartz
-/// density, k_n = k_t, Kuhn's refined law, contact damping) is compressed
+/// A periodic cube of grains — Kuhn's non-convex sphere clusters
+/// (kClusterSpheres: our shape, the paper gives none) or spheres — of
+/// volume-equivalent radius uniform in [0.4, 0.6] mm (quartz density,
+/// k_n = k_t, Kuhn's refined law, contact damping) is compressed
 /// isotropically without friction by the cell's stress servo to the mean
 /// stress p (a dense packing, as Kuhn's porosity 0.363); then friction μ is
 /// switched on and the cell is compressed along x₁ at a constant strain
@@ -13,15 +15,26 @@
 /// packing relaxes at fixed strain. Compression positive.
 ///
 /// Internal to src/experiments; not part of the public API.
+#include <array>
 #include <cstdint>
+#include <vector>
 #include <optional>
 
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau::kuhn {
 
+/// The sphere clusters (`clump.spheres`, in units of a grain's size): a
+/// central sphere and six smaller ones embedded along ±x, ±y, ±z at three
+/// distances (an octahedral arrangement, as Kuhn describes his clusters in
+/// his DEM papers of that period; sizes and distances are our choice), so
+/// the grain is non-convex, its three axes 0.70, 0.60 and 0.55 long.
+inline constexpr const char* kClusterSpheres =
+    "0 0 0 0.5; 0.4 0 0 0.3; -0.4 0 0 0.3; 0 0.3 0 0.3; 0 -0.3 0 0.3; 0 0 0.25 0.3; 0 0 -0.25 0.3";
+
 struct TriaxialOptions {
     long particles = 10648;    ///< Kuhn's count (of sphere clusters)
+    bool clusters = true;      ///< Kuhn's sphere clusters (kClusterSpheres), or spheres
     double pressure = 100e3;   ///< mean stress p (Pa)
     double qOverP = 0.8;       ///< q/p where the loading stops
     double mu = 0.55;          ///< grain–grain friction during the triaxial stage
@@ -52,9 +65,26 @@ struct TriaxialState {
     long stepsIsotropic = 0, stepsTriaxial = 0;  ///< ... at the end of stages 1 and 2
     long stepsRelax = 0;            ///< of the last stage (fixed cell)
     double seconds = 0.0;           ///< wall-clock time of the preparation
+    // The triaxial stage's loading, to continue it (continueToPeak):
+    double strainRate = 0.0;        ///< ε̇₁ (1/s, compression positive)
+    CellServo servo;                ///< the lateral servo (x₂, x₃)
+    double lengthStart = 0.0;       ///< the cell's x₁ length when the triaxial stage began
 };
 
 TriaxialState prepareTriaxial(const TriaxialOptions& options);
+
+/// The continued drained triaxial compression of a prepared state (on a
+/// copy), up to its peak of q/p.
+struct PeakResult {
+    double qOverP = 0.0;        ///< the largest q/p reached
+    double axialStrain = 0.0;   ///< at the peak, from the start of the triaxial stage
+    double endStrain = 0.0;     ///< where the loading stopped
+    bool passed = false;        ///< q/p fell 2 % below the peak afterwards (else: stopped at maxStrain)
+    long steps = 0;
+    double seconds = 0.0;
+    std::vector<std::array<double, 2>> curve;  ///< (axial strain, q/p) every 1e-4 of strain
+};
+PeakResult continueToPeak(const TriaxialState& state, const TriaxialOptions& options, double maxStrain);
 
 /// Drag on the grains' velocities and spins about the cell's mean flow:
 /// multiplies the fluctuations by (1 − rate Δt), which brings the

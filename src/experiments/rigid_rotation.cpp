@@ -100,13 +100,18 @@ Turnable unroll(const Simulation& run, double layer) {
     World u;
     u.dimension = 3;
     u.muGrain = pw.muGrain;
+    u.clumpShapes = pw.clumpShapes;
     Turnable t;
     t.originals = n;
-    for (std::size_t i = 0; i < n; ++i) {
-        u.addGrain(pw.x[i], pw.radius[i], pw.mass[i], pw.inertia[i]);
+    // Grain i, or an image of it, at y: a sphere or a clump of its shape and size.
+    auto add = [&](const Vec3& y, std::size_t i) {
+        const BodyId id = pw.clumpOf(i) ? u.addClump(y, pw.shape[i], pw.size[i], pw.q[i], pw.mass[i])
+                                        : u.addGrain(y, pw.radius[i], pw.mass[i], pw.inertia[i]);
         u.q.back() = pw.q[i];
         t.origin.push_back(i);
-    }
+        return id;
+    };
+    for (std::size_t i = 0; i < n; ++i) add(pw.x[i], i);
     auto shiftIndex = [](const std::array<int, 3>& s) { return (s[0] + 1) * 9 + (s[1] + 1) * 3 + (s[2] + 1); };
     std::map<std::pair<std::size_t, int>, BodyId> image;
     for (int sx = -1; sx <= 1; ++sx)
@@ -117,9 +122,7 @@ Turnable unroll(const Simulation& run, double layer) {
                 for (std::size_t i = 0; i < n; ++i) {
                     const Vec3 y = pw.x[i] + shift;
                     if (((y - pw.boxMin).array() < -layer).any() || ((y - pw.boxMax).array() > layer).any()) continue;
-                    image[{i, shiftIndex({sx, sy, sz})}] = u.addGrain(y, pw.radius[i], pw.mass[i], pw.inertia[i]);
-                    u.q.back() = pw.q[i];
-                    t.origin.push_back(i);
+                    image[{i, shiftIndex({sx, sy, sz})}] = add(y, i);
                 }
             }
     // Each remembered contact (a, b) whose nearest image of b lies across a
@@ -167,8 +170,11 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
     const std::vector<KeySpec> keys = {
         {"experiment.boundary", KeyType::Choice, "periodic", "periodic cell (the paper's) or walled box", 0.0, 0.0,
          {"periodic", "walls"}},
-        {"experiment.particles", KeyType::Integer, "", "spheres in the packing (empty: 10648 periodic, 2000 walls)",
+        {"experiment.particles", KeyType::Integer, "", "grains in the packing (empty: 10648 periodic, 2000 walls)",
          20.0, 1e6},
+        {"experiment.grains", KeyType::Choice, "clusters",
+         "periodic: Kuhn's non-convex sphere clusters (docs/clumps.md) or spheres (walls: spheres)", 0.0, 0.0,
+         {"clusters", "spheres"}},
         {"experiment.increments", KeyType::Integer, "1000", "rotation increments", 1.0, 1e7},
         {"experiment.angle", KeyType::Real, "90", "total rotation about x1 (degrees)", 0.0, 360.0, {}, true},
         {"experiment.prep_steps", KeyType::Integer, "60000", "walls: MD steps of the compression", 100.0, 1e8},
@@ -202,6 +208,7 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         o.pressure = 1e3 * sceneReal(keyScene, "experiment.pressure");
         o.qOverP = sceneReal(keyScene, "experiment.q_over_p");
         o.mu = mu;
+        o.clusters = sceneText(keyScene, "experiment.grains") == "clusters";
         o.seed = seed;
         o.progress = progress;
         o.name = "rigid-rotation";
@@ -223,7 +230,8 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         still.solve();
         const Mat3 cellStress = kuhnStress(still.world(), still.contacts(), cell.prod());
         prepSeconds = st.seconds;
-        prepResults = {{"periodic_stress", matrixJson(cellStress)},
+        prepResults = {{"grains", o.clusters ? "clusters" : "spheres"},
+                       {"periodic_stress", matrixJson(cellStress)},
                        {"prepared_q_over_p", st.qOverP},
                        {"porosity", st.porosity},
                        {"sliding_share", st.slidingShare},

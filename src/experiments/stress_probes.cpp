@@ -151,7 +151,12 @@ Circle fitCircle(const std::vector<Probe>& probes) {
 
 nlohmann::json stressProbes(const ExperimentOptions& options) {
     const std::vector<KeySpec> keys = {
-        {"experiment.particles", KeyType::Integer, "10648", "spheres in the periodic cell", 50.0, 1e6},
+        {"experiment.particles", KeyType::Integer, "10648", "grains in the periodic cell", 50.0, 1e6},
+        {"experiment.grains", KeyType::Choice, "clusters", "Kuhn's non-convex sphere clusters (docs/clumps.md) or spheres",
+         0.0, 0.0, {"clusters", "spheres"}},
+        {"experiment.peak_strain", KeyType::Real, "0.05",
+         "after the probes, continue the triaxial compression to the peak of q/p, up to this axial strain (0: not)",
+         0.0, 1.0},
         {"experiment.probes", KeyType::Integer, "72", "probe directions per algorithm, evenly spaced", 4.0, 3600.0},
         {"experiment.probe_strain", KeyType::Real, "6e-6", "strain magnitude of a probe", 0.0, kInf, {}, true},
         {"experiment.probe_steps", KeyType::Integer, "30", "MD steps of a probe", 1.0, 1e6},
@@ -170,6 +175,8 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     prep.mu = sceneReal(keyScene, "experiment.mu");
     prep.stiffness = sceneReal(keyScene, "experiment.stiffness");
     prep.relax = sceneBool(keyScene, "experiment.relax");
+    prep.clusters = sceneText(keyScene, "experiment.grains") == "clusters";
+    const double peakStrain = sceneReal(keyScene, "experiment.peak_strain");
     prep.seed = options.seed.value_or(1);
     prep.progress = !options.quiet && isatty(fileno(stderr));
     prep.name = "stress-probes";
@@ -248,6 +255,9 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     }
     if (progress) std::cerr << '\n';
     const double probeSeconds = secondsSince(t0);
+    // Kuhn: "the peak stress ratio q/p was about 1.7" in the continued loading.
+    const std::optional<kuhn::PeakResult> peak =
+        peakStrain > 0.0 ? std::optional(kuhn::continueToPeak(st, prep, peakStrain)) : std::nullopt;
 
     // Kuhn's refinements correct errors of first order in the movement of a
     // step against the slip distance mu f_n / k_t: the affine tangential
@@ -260,6 +270,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         return nlohmann::json::array({{m(0, 0) * scale, m(0, 1) * scale}, {m(1, 0) * scale, m(1, 1) * scale}});
     };
     nlohmann::json results = {
+        {"grains", prep.clusters ? "clusters" : "spheres"},
         {"stress_start_kpa", {sigma0[0] / 1e3, sigma0[1] / 1e3, sigma0[2] / 1e3}},
         {"q_over_p", st.qOverP},
         {"porosity_isotropic", st.porosityIsotropic},
@@ -285,6 +296,14 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         {"overlap_over_diameter", st.meanNormalForce / st.stiffness / st.meanDiameter},
         {"step_movement_over_slip", movementRatio},
     };
+    if (peak) {
+        results["peak_q_over_p"] = peak->qOverP;
+        results["peak_axial_strain"] = peak->axialStrain;
+        results["peak_passed"] = peak->passed;
+        results["peak_end_strain"] = peak->endStrain;
+        results["peak_steps"] = peak->steps;
+        results["peak_seconds"] = peak->seconds;
+    }
     for (const Series& s : series) {
         double meanPlastic = 0.0, unloading = 0.0;
         const Vec2 n(std::cos(s.circle.direction * M_PI / 180.0), std::sin(s.circle.direction * M_PI / 180.0));
@@ -316,9 +335,15 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         checks.push_back(makeCheck(s.name + ": loading-side points on a circle through the origin (R^2 >= 0.9)",
                                    s.circle.r2, 1.0, 0.1, false));
     }
+    checks.push_back(makeCheck("contacts at the friction limit within 1e-5 (paper: about 11 %)", st.slidingShare,
+                               0.11, 0.04, false));
     checks.push_back(makeCheck("hardening moduli conventional / refined (paper: about 5 % apart)", hConv / hRef, 1.05,
                                0.03, false));
-    nlohmann::json params = {{"particles", prep.particles}, {"probes", count}, {"probe_strain", ps.magnitude},
+    if (peak)
+        checks.push_back(makeCheck("peak q/p of the continued triaxial compression (paper: about 1.7)", peak->qOverP,
+                                   1.7, 0.15, false));
+    nlohmann::json params = {{"particles", prep.particles}, {"grains", prep.clusters ? "clusters" : "spheres"},
+                             {"cluster_spheres", prep.clusters ? kuhn::kClusterSpheres : ""}, {"probes", count}, {"probe_strain", ps.magnitude},
                              {"probe_steps", ps.probeSteps}, {"hold_steps", ps.holdSteps},
                              {"pressure_kpa", prep.pressure / 1e3}, {"q_over_p", prep.qOverP}, {"mu", prep.mu},
                              {"kn", st.stiffness}, {"kt", st.stiffness}, {"dt", st.dt}, {"drag_rate", st.dragRate},
@@ -338,6 +363,11 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         fout.close();
         runPlotScript("stress_probes", {csv.string(), fits.string(), (options.outDir / "stress_probes.png").string()},
                       options.quiet);
+        if (peak) {
+            auto [curve, pout] = openCsv(options, "stress_probes_peak.csv", "axial_strain,q_over_p");
+            for (const auto& [e, r] : peak->curve) pout << e << ',' << r << '\n';
+            pout.close();
+        }
     }
     return {{"experiment", "stress-probes"}, {"params", params}, {"results", results}, {"checks", checks}};
 }

@@ -1,6 +1,9 @@
 #include "moreau/model/clump.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include <Eigen/Eigenvalues>
 
 namespace moreau {
 
@@ -20,6 +23,17 @@ ClumpShape makeClumpShape(const std::vector<SphereComponent>& components, int di
     shape.centroid = props.centroid;
     shape.errorBound = props.errorBound;
     return shape;
+}
+
+double lightestContactFraction(const ClumpShape& shape, const Vec3& spins) {
+    const Vec3 inverse = spins.cwiseQuotient(shape.momentsPerMass);
+    double lambda = 0.0;
+    for (const Vec3& centre : shape.centre) {
+        const Mat3 arm = crossMatrix(centre);
+        const Mat3 m = arm.transpose() * inverse.asDiagonal() * arm;
+        lambda = std::max(lambda, Eigen::SelfAdjointEigenSolver<Mat3>(m).eigenvalues().maxCoeff());
+    }
+    return 1.0 / (1.0 + lambda);
 }
 
 void freeRotorDrift(Quat& q, Vec3& w, const Vec3& moments, double dt) {

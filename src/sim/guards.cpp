@@ -1,6 +1,5 @@
 #include "moreau/sim/guards.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,25 +39,10 @@ void checkMdStep(const Scene& scene) {
     // against each wall (a fixed wall counts as infinitely heavy); each law
     // gives its duration for a probe (md/laws/duration.hpp).
     // A clump's contact off its centre's line is lighter than the clump:
-    // along n it moves the mass 1/(1/m + (c × n)ᵀ I⁻¹ (c × n)), c the touching
-    // sphere's centre from the clump's (the arm's part along n has no
-    // moment). Its least over the spheres and n is m / (1 + λ), λ the largest
-    // eigenvalue of [c×]ᵀ diag(1/J) [c×] over the spheres (J the moments per
-    // mass; c and J at unit size: λ does not depend on size or mass).
-    std::vector<double> lambda(w.clumpShapes.size(), 0.0);
-    const Vec3 spins = w.rotationMask();
-    for (std::size_t k = 0; k < w.clumpShapes.size(); ++k) {
-        const ClumpShape& c = w.clumpShapes[k];
-        const Vec3 inverse = spins.cwiseQuotient(c.momentsPerMass);
-        for (const Vec3& centre : c.centre) {
-            const Mat3 arm = crossMatrix(centre);
-            const Mat3 m = arm.transpose() * inverse.asDiagonal() * arm;
-            lambda[k] = std::max(lambda[k], Eigen::SelfAdjointEigenSolver<Mat3>(m).eigenvalues().maxCoeff());
-        }
-    }
-    auto contactMass = [&](std::size_t i) {
-        return w.clumpOf(i) ? w.mass[i] / (1.0 + lambda[w.shape[i] - 1u]) : w.mass[i];
-    };
+    // the least mass a contact on its spheres moves (lightestContactFraction).
+    std::vector<double> fraction;
+    for (const ClumpShape& c : w.clumpShapes) fraction.push_back(lightestContactFraction(c, w.rotationMask()));
+    auto contactMass = [&](std::size_t i) { return w.clumpOf(i) ? w.mass[i] * fraction[w.shape[i] - 1u] : w.mass[i]; };
     auto contactRadius = [&](std::size_t i) {
         const ClumpShape* c = w.clumpOf(i);
         return c ? w.size[i] * *std::min_element(c->radius.begin(), c->radius.end()) : w.radius[i];

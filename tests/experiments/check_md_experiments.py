@@ -38,7 +38,7 @@ CASES = {
                    ["dt_over_tc", "mu", "time", "ek_dt1_mu0", "ek_dt2_mu0", "ek_dt1_mu05", "ek_dt2_mu05",
                     "delta_ek_mu0", "delta_ek_mu05", "rel_diff_mu0", "rel_diff_mu05", "rel_diff_ratio"],
                    ["slow_shear.csv", "slow_shear.png"]),
-    "stress-probes": (["experiment.particles=200", "experiment.probes=12"],
+    "stress-probes": (["experiment.particles=200", "experiment.probes=12", "experiment.grains=spheres", "experiment.peak_strain=0"],
                       ["probes", "q_over_p", "hardening_modulus_conventional", "hardening_modulus_refined",
                        "modulus_difference"],
                       ["stress_probes.csv", "stress_probes_circles.csv", "stress_probes.png"]),

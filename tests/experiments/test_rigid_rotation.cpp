@@ -58,7 +58,7 @@ TEST_SUITE("experiments") {
 
     TEST_CASE("rigid-rotation, periodic cell: the unrolled packing carries the cell's stress and turns with it") {
         const nlohmann::json doc =
-            test::runQuiet(rigidRotation, {"experiment.particles=300", "experiment.increments=100"});
+            test::runQuiet(rigidRotation, {"experiment.particles=300", "experiment.increments=100", "experiment.grains=spheres"});
         const auto& r = doc["results"];
         CHECK(doc["params"]["boundary"] == "periodic");
         CHECK(r["prepared_q_over_p"].get<double>() == doctest::Approx(0.8).epsilon(0.01));

@@ -19,7 +19,7 @@ using namespace moreau;
 
 TEST_SUITE("experiments") {
     TEST_CASE("stress-probes: circle through the origin, elastic stiffness symmetric, yield normal dilatant") {
-        const nlohmann::json doc = test::runQuiet(stressProbes, {"experiment.particles=500", "experiment.probes=36"});
+        const nlohmann::json doc = test::runQuiet(stressProbes, {"experiment.particles=500", "experiment.probes=36", "experiment.grains=spheres", "experiment.peak_strain=0"});
         const auto& r = doc["results"];
         CHECK(r["q_over_p"].get<double>() == doctest::Approx(0.8).epsilon(0.01));
         CHECK(r["kinetic_over_elastic"].get<double>() < 1e-6);

@@ -116,6 +116,10 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
 void wallLoads(const World& world, const std::vector<Contact>& contacts, std::vector<Vec3>& force,
                std::vector<Vec3>& torque);
 
+/// Grain i's solid volume (2D: area, 1D: length): its sphere's, or its
+/// clump's union's at its size.
+double solidVolume(const World& world, std::size_t i);
+
 /// Volume (2D: area, 1D: length) of the part of a grain of radius r centred
 /// at c that lies inside the box lo..hi, on the dimension's axes (no
 /// periodic images): exact in 1D and 2D (the disk–rectangle area from the

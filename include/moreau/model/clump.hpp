@@ -39,6 +39,14 @@ struct ClumpShape {
 /// unionMassProperties does.
 ClumpShape makeClumpShape(const std::vector<SphereComponent>& components, int dimension);
 
+/// The lightest mass a contact on one of the shape's spheres moves along its
+/// normal, as a fraction of the clump's mass: 1/(1 + λ), λ the largest
+/// eigenvalue of [c×]ᵀ diag(spins/J) [c×] over the sphere centres c (J the
+/// moments per mass; `spins` masks the locked rotations, 0 or 1 per axis).
+/// A contact along n moves 1/(1/m + (c × n)ᵀ I⁻¹ (c × n)); the arm's part
+/// along n has no moment. Independent of size and mass.
+double lightestContactFraction(const ClumpShape& shape, const Vec3& spins);
+
 /// The torque-free motion of a rigid body over dt at constant world angular
 /// momentum L = R diag(I) Rᵀ ω, R the rotation of q: q and the world angular
 /// velocity w are updated together. The free rotor's Hamiltonian
