@@ -332,26 +332,10 @@ double clearShift(const Vec3& w, const Vec3& e, double R) {
     return disc > 0.0 ? -b + std::sqrt(disc) : -kInf;
 }
 
-/// The clump crystal of bench.shape = clump: n clumps, all turned by one
-/// orientation drawn from `seed` (a uniform rotation), on a lattice whose
-/// spacing along x, y and z is the closest that leaves the translates
-/// apart: a_x the closest approach of two clumps along x; a_y that of a row
-/// of them along y (every x offset m a_x checked); a_z that of a layer. So
-/// each clump touches its neighbours along each axis at one pair of
-/// components or more, as the bench's spheres touch on their lattice (for a
-/// sphere the spacing is its diameter). Then each centre is jittered by
-/// `jitter` times 0.5 on each axis (the sphere lattice's draws, the same
-/// stream): about half the touching pairs overlap. The lattice is the
-/// spheres' (x fastest, the side cbrt(n) rounded, the top layer partly
-/// filled). `lo`, `hi`: the components' box before the jitter (the walls).
-std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::size_t n, double jitter,
-                                    std::uint64_t seed, Vec3& spacing, Vec3& lo, Vec3& hi) {
-    std::vector<GrainSpec> one(1);
-    randomOrientations(one, 3, seed);
-    const Quat turn = one[0].orientation;
-    const std::vector<PlacedComponent> parts = placedComponents(shape, size, turn * shape.frame);
-    const double reach = 2.0 * size * shape.boundingRadius;
-    // The closest spacing along axis `a` of layers offset by `offsets` across it.
+/// The lattice spacing of clumps made of `parts` (one orientation): the
+/// closest along x, then of rows along y, then of layers along z.
+Vec3 crystalSpacing(const std::vector<PlacedComponent>& parts, double reach) {
+    // The closest spacing along axis `a` of translates offset by `offsets` across it.
     auto closest = [&](int a, const std::vector<Vec3>& offsets) {
         double t = 0.0;
         for (const Vec3& o : offsets)
@@ -361,6 +345,7 @@ std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::s
         return t;
     };
     auto span = [&](double pitch) { return static_cast<int>(std::ceil(reach / pitch)); };
+    Vec3 spacing;
     spacing.x() = closest(0, {Vec3::Zero()});
     std::vector<Vec3> rows;
     for (int m = -span(spacing.x()); m <= span(spacing.x()); ++m) rows.emplace_back(m * spacing.x(), 0.0, 0.0);
@@ -370,7 +355,67 @@ std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::s
         for (int l = -span(spacing.y()); l <= span(spacing.y()); ++l)
             layers.emplace_back(m * spacing.x(), l * spacing.y(), 0.0);
     spacing.z() = closest(2, layers);
+    return spacing;
+}
 
+/// Pairs of components of different clumps within `tolerance` of touching,
+/// per clump, in the infinite crystal of `parts` at `spacing`.
+double crystalContacts(const std::vector<PlacedComponent>& parts, const Vec3& spacing, double reach, double tolerance) {
+    const int sx = static_cast<int>(std::ceil(reach / spacing.x())), sy = static_cast<int>(std::ceil(reach / spacing.y())),
+              sz = static_cast<int>(std::ceil(reach / spacing.z()));
+    double pairs = 0.0;
+    for (int k = -sz; k <= sz; ++k)
+        for (int l = -sy; l <= sy; ++l)
+            for (int m = -sx; m <= sx; ++m) {
+                if (k == 0 && l == 0 && m == 0) continue;
+                const Vec3 o = Vec3(m, l, k).cwiseProduct(spacing);
+                for (const PlacedComponent& p : parts)
+                    for (const PlacedComponent& q : parts)
+                        pairs += (o + q.offset - p.offset).norm() - p.radius - q.radius < tolerance ? 1.0 : 0.0;
+            }
+    return 0.5 * pairs;  // each pair seen from both clumps
+}
+
+/// The clump crystal's candidate orientations: the frame the spheres were
+/// given in, then this many uniform rotations drawn from the seed.
+constexpr std::size_t kCrystalDraws = 16;
+/// The gap under which two components count as touching in the choice.
+constexpr double kCrystalTolerance = 0.01;
+
+/// The clump crystal of bench.shape = clump: n clumps, all turned alike, on
+/// a lattice whose spacing along x, y and z is the closest that keeps the
+/// translates apart (crystalSpacing): each clump touches its neighbours
+/// along each axis at one pair of components or more, as the bench's spheres
+/// touch on theirs (for a sphere the spacing is its diameter). The turn is,
+/// of the candidates (kCrystalDraws), the one whose crystal has the most
+/// pairs of components touching (within kCrystalTolerance) per clump, the
+/// first on ties: the tetra as given touches its six neighbours at four pairs
+/// each (12 pairs per clump, 3 per component, as on the spheres' lattice),
+/// where its turns at random give 3 per clump. Then each centre is jittered by `jitter` times 0.5 on each axis
+/// (the sphere lattice's draws, the same stream): about half the touching
+/// pairs overlap. The lattice is the spheres' (x fastest, the side cbrt(n)
+/// rounded, the top layer partly filled). `lo`, `hi`: the components' box
+/// before the jitter (the walls).
+std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::size_t n, double jitter,
+                                    std::uint64_t seed, Vec3& spacing, Vec3& lo, Vec3& hi) {
+    const double reach = 2.0 * size * shape.boundingRadius;
+    std::vector<GrainSpec> draws(kCrystalDraws);
+    randomOrientations(draws, 3, seed);
+    draws.insert(draws.begin(), GrainSpec{});  // first: as the spheres were given
+    Quat turn = Quat::Identity();
+    std::vector<PlacedComponent> parts;
+    double most = -1.0;
+    for (const GrainSpec& d : draws) {
+        const std::vector<PlacedComponent> p = placedComponents(shape, size, d.orientation * shape.frame);
+        const Vec3 a = crystalSpacing(p, reach);
+        const double c = crystalContacts(p, a, reach + kCrystalTolerance, kCrystalTolerance);
+        if (c > most) {
+            most = c;
+            turn = d.orientation;
+            parts = p;
+            spacing = a;
+        }
+    }
     Vec3 low = Vec3::Constant(kInf), high = Vec3::Constant(-kInf);
     for (const PlacedComponent& p : parts) {
         low = low.cwiseMin(p.offset - Vec3::Constant(p.radius));
