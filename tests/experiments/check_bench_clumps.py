@@ -87,6 +87,15 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(r.get("lattice_spacing") == [2.0, 1.0, 1.0], f"clump_spheres: spacing {r.get('lattice_spacing')}")
     expect(r.get("contacts_per_body", 0) >= 1.5, f"clump_spheres: {r.get('contacts_per_body')} contacts per body")
 
+    # --- bench.packing with clumps: rows `x y z size [qw qx qy qz]`, as grains.source = file ---
+    packing = os.path.join(tmp, "clumps.txt")
+    with open(packing, "w") as f:
+        f.write("# x y z size qw qx qy qz\n1.2 1.2 1.2 1\n3.4 1.2 1.2 1 0.7071067811865476 0.7071067811865476 0 0\n")
+    r = bench(tmp, "md-step", ["bench.shape=clump", f"bench.packing={packing}", "bench.warmup=2", "bench.steps=2"])
+    expect(r.get("bodies") == 2 and r.get("component_spheres") == 8 and r.get("source") == packing,
+           f"clump packing: {r.get('bodies')} bodies, {r.get('component_spheres')} spheres, source {r.get('source')}")
+    expect(r.get("contacts", 0) >= 2, f"clump packing: {r.get('contacts')} contacts (floor and walls)")
+
     # --- spheres report the same keys; detect takes clumps ---
     r = bench(tmp, "md-step", SMALL)
     for key in PER_CONTACT:
