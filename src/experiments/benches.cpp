@@ -391,11 +391,11 @@ constexpr double kCrystalTolerance = 0.01;
 /// pairs of components touching (within kCrystalTolerance) per clump, the
 /// first on ties: the tetra as given touches its six neighbours at four pairs
 /// each (12 pairs per clump, 3 per component, as on the spheres' lattice),
-/// where its turns at random give 3 per clump. Then each centre is jittered by `jitter` times 0.5 on each axis
-/// (the sphere lattice's draws, the same stream): about half the touching
-/// pairs overlap. The lattice is the spheres' (x fastest, the side cbrt(n)
-/// rounded, the top layer partly filled). `lo`, `hi`: the components' box
-/// before the jitter (the walls).
+/// where its turns at random give 3 per clump. Then each centre is jittered
+/// by `jitter` times 0.5 on each axis (the sphere lattice's draws, the same
+/// stream): about half the touching pairs overlap. The lattice is the
+/// spheres' (x fastest, the side cbrt(n) rounded, the top layer partly
+/// filled). `lo`, `hi`: the components' box before the jitter (the walls).
 std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::size_t n, double jitter,
                                     std::uint64_t seed, Vec3& spacing, Vec3& lo, Vec3& hi) {
     const double reach = 2.0 * size * shape.boundingRadius;
