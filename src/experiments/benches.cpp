@@ -18,8 +18,10 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/core/rng.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
+#include "moreau/model/clump.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/core/comm.hpp"
 #include "moreau/sim/distributed_simulation.hpp"
@@ -30,14 +32,17 @@ namespace moreau {
 namespace {
 
 
-/// Peak resident memory of this process in bytes (VmHWM), 0 if unknown.
-double peakRssBytes() {
+/// A memory field of /proc/self/status ("VmHWM:", "VmRSS:") in bytes, 0 if unknown.
+double statusBytes(const std::string& field) {
     std::ifstream in("/proc/self/status");
     std::string line;
     while (std::getline(in, line))
-        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
+        if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) * 1024.0;
     return 0.0;
 }
+
+/// Peak resident memory of this process in bytes (VmHWM), 0 if unknown.
+double peakRssBytes() { return statusBytes("VmHWM:"); }
 
 /// The clocks a timed part is read with: wall time, this process's CPU time
 /// (all threads) and the machine's stolen time (a virtual machine's CPUs
@@ -254,48 +259,283 @@ struct Alternation {
 struct BenchSetup {
     Scene scene;  ///< settings (cd.*, seed) and the bench.* values
     std::string source;
+    std::string clump;               ///< bench.shape = clump: the cluster's name (bench.clump, or "custom"); else empty
+    Vec3 spacing = Vec3::Zero();     ///< the clump crystal's lattice spacing (zero otherwise)
 };
 
-/// The bench world: grains from bench.packing or a cubic lattice of
-/// bench.particles grains (d = 1, density 1), frictional planes x = 0, x = L,
-/// y = 0, y = L and a floor z = 0 (the LAMMPS protocol's container; the planes
-/// sit at the bounding box rounded to whole diameters), gravity −z.
-BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpec>& extra) {
-    std::vector<KeySpec> keys = {
+/// bench.clump's clusters, as clump.spheres (units of the grain size), each
+/// made of spheres of radius 0.5, so that a component is the size of the
+/// sphere bench's grains: a dimer of two spheres half a diameter apart
+/// (aspect ratio 1.5), an equilateral trimer of side 0.5, and the
+/// tetrahedron of examples/clumps_3d.ini scaled by 1.25 (centres ±0.3125).
+struct BenchCluster {
+    const char* name;
+    const char* spheres;
+};
+constexpr BenchCluster kBenchClusters[] = {
+    {"dimer", "-0.25 0 0 0.5; 0.25 0 0 0.5"},
+    {"trimer", "0 0 0 0.5; 0.5 0 0 0.5; 0.25 0.4330127018922193 0 0.5"},
+    {"tetra", "0.3125 0.3125 0.3125 0.5; 0.3125 -0.3125 -0.3125 0.5; -0.3125 0.3125 -0.3125 0.5; "
+              "-0.3125 -0.3125 0.3125 0.5"},
+};
+
+/// The keys every bench world reads (benchWorld).
+std::vector<KeySpec> benchWorldKeys() {
+    std::vector<std::string> clusters;
+    for (const BenchCluster& c : kBenchClusters) clusters.emplace_back(c.name);
+    return {
         {"bench.particles", KeyType::Integer, "100000", "grains of the lattice packing (ignored with bench.packing)", 1, 1e9, {}},
         {"bench.packing", KeyType::Text, "", "packing file (`x y z radius` or `id x y z radius` rows) instead of the lattice", -kInf, kInf, {}},
         {"bench.jitter", KeyType::Real, "0.02", "lattice jitter as a fraction of the radius", 0, 0.5, {}},
         {"bench.mu", KeyType::Real, "0.5", "friction coefficient of all contacts", 0, kInf, {}},
+        {"bench.shape", KeyType::Choice, "sphere",
+         "sphere: the lattice of spheres; clump: rigid clusters of spheres (bench.clump) on a lattice where each "
+         "touches its neighbours (docs/md-performance.md, \"Clumps\")",
+         0, 0, {"sphere", "clump"}},
+        {"bench.clump", KeyType::Choice, "tetra",
+         "with bench.shape = clump: the cluster, spheres of radius 0.5 (dimer: 2 spheres 0.5 apart; trimer: 3 at "
+         "the corners of a triangle of side 0.5; tetra: 4 at the corners of a tetrahedron of edge 0.88)",
+         0, 0, clusters},
+        {"bench.clump_spheres", KeyType::Text, "",
+         "with bench.shape = clump: the cluster's spheres as clump.spheres ('x y z r; ...') instead of bench.clump, "
+         "scaled so that the largest has radius 0.5",
+         -kInf, kInf, {}},
     };
+}
+
+/// Whether `key` is among the --set values.
+bool givenKey(const ExperimentOptions& options, const std::string& key) {
+    for (const auto& s : options.sets)
+        if (s.rfind(key + "=", 0) == 0) return true;
+    return false;
+}
+
+/// Component i of a clump of `shape` at `size` turned by q: its centre
+/// relative to the body's and its radius.
+struct PlacedComponent {
+    Vec3 offset;
+    double radius;
+};
+std::vector<PlacedComponent> placedComponents(const ClumpShape& shape, double size, const Quat& q) {
+    std::vector<PlacedComponent> c;
+    for (std::size_t i = 0; i < shape.centre.size(); ++i)
+        c.push_back({q * Vec3(size * shape.centre[i]), size * shape.radius[i]});
+    return c;
+}
+
+/// The smallest shift t along the unit vector e at and beyond which two
+/// spheres of summed radius R, the second at w from the first, stay apart
+/// when the second moves by t e: the larger root of |w + t e| = R (−∞ if the
+/// line never comes within R).
+double clearShift(const Vec3& w, const Vec3& e, double R) {
+    const double b = w.dot(e), disc = b * b - w.squaredNorm() + R * R;
+    return disc > 0.0 ? -b + std::sqrt(disc) : -kInf;
+}
+
+/// The lattice spacing of clumps made of `parts` (one orientation): the
+/// closest along x, then of rows along y, then of layers along z.
+Vec3 crystalSpacing(const std::vector<PlacedComponent>& parts, double reach) {
+    // The closest spacing along axis `a` of translates offset by `offsets` across it.
+    auto closest = [&](int a, const std::vector<Vec3>& offsets) {
+        double t = 0.0;
+        for (const Vec3& o : offsets)
+            for (const PlacedComponent& p : parts)
+                for (const PlacedComponent& q : parts)
+                    t = std::max(t, clearShift(o + q.offset - p.offset, Vec3::Unit(a), p.radius + q.radius));
+        return t;
+    };
+    auto span = [&](double pitch) { return static_cast<int>(std::ceil(reach / pitch)); };
+    Vec3 spacing;
+    spacing.x() = closest(0, {Vec3::Zero()});
+    std::vector<Vec3> rows;
+    for (int m = -span(spacing.x()); m <= span(spacing.x()); ++m) rows.emplace_back(m * spacing.x(), 0.0, 0.0);
+    spacing.y() = closest(1, rows);
+    std::vector<Vec3> layers;
+    for (int m = -span(spacing.x()); m <= span(spacing.x()); ++m)
+        for (int l = -span(spacing.y()); l <= span(spacing.y()); ++l)
+            layers.emplace_back(m * spacing.x(), l * spacing.y(), 0.0);
+    spacing.z() = closest(2, layers);
+    return spacing;
+}
+
+/// Pairs of components of different clumps within `tolerance` of touching,
+/// per clump, in the infinite crystal of `parts` at `spacing`.
+double crystalContacts(const std::vector<PlacedComponent>& parts, const Vec3& spacing, double reach, double tolerance) {
+    const int sx = static_cast<int>(std::ceil(reach / spacing.x())), sy = static_cast<int>(std::ceil(reach / spacing.y())),
+              sz = static_cast<int>(std::ceil(reach / spacing.z()));
+    double pairs = 0.0;
+    for (int k = -sz; k <= sz; ++k)
+        for (int l = -sy; l <= sy; ++l)
+            for (int m = -sx; m <= sx; ++m) {
+                if (k == 0 && l == 0 && m == 0) continue;
+                const Vec3 o = Vec3(m, l, k).cwiseProduct(spacing);
+                for (const PlacedComponent& p : parts)
+                    for (const PlacedComponent& q : parts)
+                        pairs += (o + q.offset - p.offset).norm() - p.radius - q.radius < tolerance ? 1.0 : 0.0;
+            }
+    return 0.5 * pairs;  // each pair seen from both clumps
+}
+
+/// The clump crystal's candidate orientations: the frame the spheres were
+/// given in, then this many uniform rotations drawn from the seed.
+constexpr std::size_t kCrystalDraws = 16;
+/// The gap under which two components count as touching in the choice.
+constexpr double kCrystalTolerance = 0.01;
+
+/// The clump crystal of bench.shape = clump: n clumps, all turned alike, on
+/// a lattice whose spacing along x, y and z is the closest that keeps the
+/// translates apart (crystalSpacing): each clump touches its neighbours
+/// along each axis at one pair of components or more, as the bench's spheres
+/// touch on theirs (for a sphere the spacing is its diameter). The turn is,
+/// of the candidates (kCrystalDraws), the one whose crystal has the most
+/// pairs of components touching (within kCrystalTolerance) per clump, the
+/// first on ties: the tetra as given touches its six neighbours at four pairs
+/// each (12 pairs per clump, 3 per component, as on the spheres' lattice),
+/// where its turns at random give 3 per clump. Then each centre is jittered
+/// by `jitter` times 0.5 on each axis (the sphere lattice's draws, the same
+/// stream): about half the touching pairs overlap. The lattice is the
+/// spheres' (x fastest, the side cbrt(n) rounded, the top layer partly
+/// filled). `lo`, `hi`: the components' box before the jitter (the walls).
+std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::size_t n, double jitter,
+                                    std::uint64_t seed, Vec3& spacing, Vec3& lo, Vec3& hi) {
+    const double reach = 2.0 * size * shape.boundingRadius;
+    std::vector<GrainSpec> draws(kCrystalDraws);
+    randomOrientations(draws, 3, seed);
+    draws.insert(draws.begin(), GrainSpec{});  // first: as the spheres were given
+    Quat turn = Quat::Identity();
+    std::vector<PlacedComponent> parts;
+    double most = -1.0;
+    for (const GrainSpec& d : draws) {
+        const std::vector<PlacedComponent> p = placedComponents(shape, size, d.orientation * shape.frame);
+        const Vec3 a = crystalSpacing(p, reach);
+        const double c = crystalContacts(p, a, reach + kCrystalTolerance, kCrystalTolerance);
+        if (c > most) {
+            most = c;
+            turn = d.orientation;
+            parts = p;
+            spacing = a;
+        }
+    }
+    Vec3 low = Vec3::Constant(kInf), high = Vec3::Constant(-kInf);
+    for (const PlacedComponent& p : parts) {
+        low = low.cwiseMin(p.offset - Vec3::Constant(p.radius));
+        high = high.cwiseMax(p.offset + Vec3::Constant(p.radius));
+    }
+    const auto side = static_cast<std::size_t>(std::max(1.0, std::round(std::cbrt(static_cast<double>(n)))));
+    std::vector<GrainSpec> grains;
+    grains.reserve(n);
+    lo = Vec3::Constant(kInf);
+    hi = Vec3::Constant(-kInf);
+    for (std::size_t k = 0; grains.size() < n; ++k)
+        for (std::size_t j = 0; j < side && grains.size() < n; ++j)
+            for (std::size_t i = 0; i < side && grains.size() < n; ++i) {
+                GrainSpec g;
+                g.position = Vec3(static_cast<double>(i), static_cast<double>(j), static_cast<double>(k))
+                                 .cwiseProduct(spacing) - low;
+                g.radius = size * shape.boundingRadius;
+                g.orientation = turn;
+                lo = lo.cwiseMin(g.position + low);
+                hi = hi.cwiseMax(g.position + high);
+                grains.push_back(g);
+            }
+    Rng rng = Rng::stream(seed, kLatticeJitterStream);
+    const double amplitude = 0.5 * jitter;
+    for (GrainSpec& g : grains)
+        for (int a = 0; a < 3; ++a) g.position[a] += rng.uniform(-amplitude, amplitude);
+    return grains;
+}
+
+/// The bench world: grains from bench.packing or a cubic lattice of
+/// bench.particles grains (d = 1, density 1), frictional planes x = 0, x = L,
+/// y = 0, y = L and a floor z = 0 (the LAMMPS protocol's container; the planes
+/// sit at the bounding box rounded to whole diameters), gravity −z. With
+/// bench.shape = clump the grains are clumps (clumpCrystal, or the packing
+/// file's rows `x y z size [qw qx qy qz]` as grains.source = file reads them)
+/// and the planes sit at the box of their components. `bench` names the bench
+/// in messages; `takesClumps`: whether it runs clumps (else bench.shape =
+/// clump exits 2).
+BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpec>& extra, const std::string& bench,
+                      bool takesClumps) {
+    std::vector<KeySpec> keys = benchWorldKeys();
     keys.insert(keys.end(), extra.begin(), extra.end());
     BenchSetup b;
     b.scene = loadSceneText("[grains]\nsource = chain\n[chain]\ncount = 1\n", "bench", setsWithSeed(options), keys);
-    std::vector<GrainSpec> grains;
-    const std::string packing = sceneText(b.scene, "bench.packing");
-    if (!packing.empty()) {
-        grains = readPackingFile(packing);
-        b.source = packing;
-    } else {
-        const auto n = static_cast<std::size_t>(sceneInteger(b.scene, "bench.particles"));
-        const auto side = static_cast<std::size_t>(std::max(1.0, std::round(std::cbrt(static_cast<double>(n)))));
-        LatticeParams lp;
-        lp.type = LatticeType::Cubic;
-        lp.counts = {side, side, (n + side * side - 1) / (side * side)};
-        lp.radius = 0.5;
-        lp.origin = Vec3(0.5, 0.5, 0.5);
-        lp.jitter = sceneReal(b.scene, "bench.jitter");
-        lp.seed = b.scene.simulation.seed;
-        grains = makeLattice(lp);
-        grains.resize(n);
-        b.source = "cubic lattice";
-    }
+    const bool clumps = sceneText(b.scene, "bench.shape") == "clump";
+    auto fail = [&](const std::string& key, const std::string& what, const std::string& allowed) {
+        throw InputError("bench " + bench + ": key '" + key + "': " + what + " (allowed: " + allowed + ")");
+    };
+    const std::string& clumpSpheres = sceneText(b.scene, "bench.clump_spheres");
+    if (!clumps && (givenKey(options, "bench.clump") || !clumpSpheres.empty()))
+        fail(givenKey(options, "bench.clump") ? "bench.clump" : "bench.clump_spheres", "needs bench.shape = clump",
+             "bench.shape=clump with it, or leave it out");
+    if (clumps && !takesClumps)
+        fail("bench.shape", "'clump' is not yet possible in bench " + bench, "sphere; clump in md-step");
     World w;
     w.dimension = 3;
-    addGrains(w, grains, GrainShape::Sphere, 1.0);
+    std::vector<GrainSpec> grains;
     Vec3 lo = Vec3::Constant(kInf), hi = Vec3::Constant(-kInf);
-    for (const auto& g : grains) {
-        lo = lo.cwiseMin(g.position - Vec3::Constant(g.radius));
-        hi = hi.cwiseMax(g.position + Vec3::Constant(g.radius));
+    double rmin = kInf;  // the smallest sphere (component) radius
+    const std::string packing = sceneText(b.scene, "bench.packing");
+    if (!clumps) {
+        if (!packing.empty()) {
+            grains = readPackingFile(packing);
+            b.source = packing;
+        } else {
+            const auto n = static_cast<std::size_t>(sceneInteger(b.scene, "bench.particles"));
+            const auto side = static_cast<std::size_t>(std::max(1.0, std::round(std::cbrt(static_cast<double>(n)))));
+            LatticeParams lp;
+            lp.type = LatticeType::Cubic;
+            lp.counts = {side, side, (n + side * side - 1) / (side * side)};
+            lp.radius = 0.5;
+            lp.origin = Vec3(0.5, 0.5, 0.5);
+            lp.jitter = sceneReal(b.scene, "bench.jitter");
+            lp.seed = b.scene.simulation.seed;
+            grains = makeLattice(lp);
+            grains.resize(n);
+            b.source = "cubic lattice";
+        }
+        addGrains(w, grains, GrainShape::Sphere, 1.0);
+        for (const auto& g : grains) {
+            lo = lo.cwiseMin(g.position - Vec3::Constant(g.radius));
+            hi = hi.cwiseMax(g.position + Vec3::Constant(g.radius));
+            rmin = std::min(rmin, g.radius);
+        }
+        lo = lo.array().round();
+        hi = hi.array().round();
+    } else {
+        std::string spheres = clumpSpheres;
+        b.clump = "custom";
+        if (spheres.empty()) {
+            b.clump = sceneText(b.scene, "bench.clump");
+            for (const BenchCluster& c : kBenchClusters)
+                if (b.clump == c.name) spheres = c.spheres;
+        }
+        try {
+            w.clumpShapes.push_back(makeClumpShape(parseClumpSpheres(spheres, 3), 3));
+        } catch (const InputError& e) {
+            fail("bench.clump_spheres", e.what(), kClumpSpheresAllowed);
+        }
+        const ClumpShape& shape = w.clumpShapes.back();
+        const double size = 0.5 / *std::max_element(shape.radius.begin(), shape.radius.end());
+        if (!packing.empty()) {
+            // As grains.source = file: rows place the frame the spheres were given in.
+            grains = readPackingFile(packing, PackingColumns::Oriented3D);
+            for (GrainSpec& g : grains) g.radius *= shape.boundingRadius;
+            addClumps(w, grains, 1, 1.0, 0.0, true);
+            b.source = packing;
+            for (std::size_t i = 0; i < w.numGrains; ++i)
+                for (const PlacedComponent& p : placedComponents(shape, w.size[i], w.q[i])) {
+                    lo = lo.cwiseMin(w.x[i] + p.offset - Vec3::Constant(p.radius));
+                    hi = hi.cwiseMax(w.x[i] + p.offset + Vec3::Constant(p.radius));
+                    rmin = std::min(rmin, p.radius);
+                }
+        } else {
+            grains = clumpCrystal(shape, size, static_cast<std::size_t>(sceneInteger(b.scene, "bench.particles")),
+                                  sceneReal(b.scene, "bench.jitter"), b.scene.simulation.seed, b.spacing, lo, hi);
+            addClumps(w, grains, 1, 1.0);
+            b.source = "clump crystal";
+            rmin = size * *std::min_element(shape.radius.begin(), shape.radius.end());
+        }
     }
     const double mu = sceneReal(b.scene, "bench.mu");
     w.muGrain = mu;
@@ -307,15 +547,13 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
         s.mu = mu;
         w.addWall(name, s, p, false, 0.0, {false, false, false});
     };
-    plane("floor", Vec3(0, 0, std::round(lo.z())), Vec3::UnitZ());
-    plane("x0", Vec3(std::round(lo.x()), 0, 0), Vec3::UnitX());
-    plane("x1", Vec3(std::round(hi.x()), 0, 0), -Vec3::UnitX());
-    plane("y0", Vec3(0, std::round(lo.y()), 0), Vec3::UnitY());
-    plane("y1", Vec3(0, std::round(hi.y()), 0), -Vec3::UnitY());
+    plane("floor", Vec3(0, 0, lo.z()), Vec3::UnitZ());
+    plane("x0", Vec3(lo.x(), 0, 0), Vec3::UnitX());
+    plane("x1", Vec3(hi.x(), 0, 0), -Vec3::UnitX());
+    plane("y0", Vec3(0, lo.y(), 0), Vec3::UnitY());
+    plane("y1", Vec3(0, hi.y(), 0), -Vec3::UnitY());
     b.scene.world = std::move(w);
     // Margin: 0.1 of the smallest radius, as scenes default to.
-    double rmin = kInf;
-    for (const auto& g : grains) rmin = std::min(rmin, g.radius);
     b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
     b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
     b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
@@ -452,7 +690,9 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     };
     for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
     extra.push_back(decomposedKey());
-    BenchSetup b = benchWorld(options, extra);
+    // Clumps: true once CD steps them (src/cd; Simulation refuses them for now).
+    constexpr bool kCdSweepTakesClumps = false;
+    BenchSetup b = benchWorld(options, extra, "cd-sweep", kCdSweepTakesClumps);
     const long steps = sceneInteger(b.scene, "bench.steps");
     Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
                     sceneBool(b.scene, "bench.capacity"), steps, omp_get_max_threads());
@@ -545,10 +785,24 @@ struct MdBenchRun {
     /// Where set, each split force pass's wait: its slowest range's time
     /// minus its ranges' mean (seconds).
     std::vector<double>* splitWaits = nullptr;
+    /// Where set, the contacts that carried force summed over the steps
+    /// (one per touching pair of spheres, a clump's components each; walls
+    /// included): a count over the list, no detection.
+    double* contactSteps = nullptr;
+
+    /// The contacts that carried force in the last step's evaluation.
+    std::size_t touching() const {
+        if (const MdPairList* pairs = sim.md().pairList())
+            return static_cast<std::size_t>(std::count(pairs->touched.begin(), pairs->touched.end(), std::uint8_t{1}));
+        std::size_t n = 0;
+        for (const Contact& c : sim.contacts()) n += c.gap < 0.0 ? 1 : 0;
+        return n;
+    }
 
     void advance(long steps) {
         for (long s = 0; s < steps; ++s) {
             sim.advance();
+            if (contactSteps) *contactSteps += static_cast<double>(touching());
             const MdPairList* pairs = sim.md().pairList();
             if (!pairs || !splitWaits) continue;
             const std::vector<double>& r = pairs->split.lastRangeSeconds;
@@ -571,20 +825,16 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
     extra.push_back(decomposedKey());
+    const double rssAtStart = statusBytes("VmRSS:");  // for bytes_per_body
     // Neighbour reach as LAMMPS's `neighbor 0.1 bin`: a skin of 0.1 d
     // (contact.skin = 0.2 of the radius, the scene default) and no margin (an
     // MD force needs no positive gap; the margin only lists near contacts).
     // The trajectory does not depend on either (the same state_hash for any
     // skin): they set how many pairs the list holds and how often it is built.
     ExperimentOptions o = options;
-    auto given = [&](const std::string& key) {
-        for (const auto& s : o.sets)
-            if (s.rfind(key + "=", 0) == 0) return true;
-        return false;
-    };
-    if (!given("bench.mu")) o.sets.insert(o.sets.begin(), "bench.mu=0.5");
-    if (!given("contact.margin")) o.sets.insert(o.sets.begin(), "contact.margin=0");
-    BenchSetup b = benchWorld(o, extra);
+    if (!givenKey(o, "bench.mu")) o.sets.insert(o.sets.begin(), "bench.mu=0.5");
+    if (!givenKey(o, "contact.margin")) o.sets.insert(o.sets.begin(), "contact.margin=0");
+    BenchSetup b = benchWorld(o, extra, "md-step", true);
     MdSettings md;
     md.kn = 2e5;
     md.kt = 2.0 / 7.0 * md.kn;
@@ -603,6 +853,9 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
     b.scene.origin = "bench md-step";
     if (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed")) {
+        if (!b.clump.empty())
+            throw InputError("bench md-step: key 'bench.shape': 'clump' cannot run decomposed or on several ranks "
+                             "(allowed: sphere, or clump with bench.decomposed = false on one rank)");
         const long warmup = sceneInteger(b.scene, "bench.warmup"), timedSteps = sceneInteger(b.scene, "bench.steps");
         return rankBench("md-step", std::move(b.scene), warmup, timedSteps);
     }
@@ -622,14 +875,17 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     };
     const Clocks start;
     std::vector<double> splitWaits;  // the timed steps on --threads
+    double contactSteps = 0.0;       // likewise
     alt.time(
         steps,
         [&](long n, int which, bool isTimed) {
             run.splitWaits = which == 1 && isTimed ? &splitWaits : nullptr;
+            run.contactSteps = which == 1 && isTimed ? &contactSteps : nullptr;
             return timed(run, n);
         },
         [&](int i) { return timed(copies[static_cast<std::size_t>(i)], 1); });
     run.splitWaits = nullptr;
+    run.contactSteps = nullptr;
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
     const std::vector<Contact>& contacts = run.sim.contacts();  // fused: at the final positions
     std::size_t touching = 0;
@@ -652,6 +908,25 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"peak_rss_bytes_per_particle", peakRssBytes() / n},
         {"state_hash", hex64(stateHash(world))},
     };
+    // Per contact: the contacts that carried force, each timed step on
+    // --threads (a clump's component pairs each), over the seconds of those
+    // steps; per body: the growth of the peak resident memory from the
+    // bench's start (the world, its contacts, the solver's buffers).
+    std::size_t components = 0;
+    for (std::size_t i = 0; i < world.numGrains; ++i) components += world.components(i);
+    const double timedSteps = alt.done[1] / n;
+    results["shape"] = b.clump.empty() ? "sphere" : "clump";
+    if (!b.clump.empty()) {
+        results["clump"] = b.clump;
+        if (b.spacing != Vec3::Zero()) results["lattice_spacing"] = {b.spacing.x(), b.spacing.y(), b.spacing.z()};
+    }
+    results["bodies"] = world.numGrains;
+    results["component_spheres"] = components;
+    results["contacts"] = contactSteps / timedSteps;
+    results["contacts_per_body"] = contactSteps / timedSteps / n;
+    results["contact_updates_per_second"] = contactSteps / alt.seconds[1];
+    results["seconds_per_contact"] = alt.seconds[1] / contactSteps;
+    results["bytes_per_body"] = (peakRssBytes() - rssAtStart) / n;
     results.update(noise);
     alt.report(results, "particle_steps_per_second");
     if (!splitWaits.empty()) reportSplitWaits(results, std::move(splitWaits), alt.seconds[1]);
@@ -662,7 +937,7 @@ nlohmann::json benchDetect(const ExperimentOptions& options) {
     const std::vector<KeySpec> extra = {
         {"bench.repeats", KeyType::Integer, "20", "detections timed", 1, 1e6, {}},
     };
-    BenchSetup b = benchWorld(options, extra);
+    BenchSetup b = benchWorld(options, extra, "detect", true);
     const long repeats = sceneInteger(b.scene, "bench.repeats");
     CellGridDetector detector;
     std::vector<Contact> out;
