@@ -29,6 +29,8 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
     g.scheduled = i < w.force.size();
     if (g.scheduled) g.force = w.force[i];
     if (!driven.empty()) g.driven = driven[i];
+    g.shape = i < w.shape.size() ? w.shape[i] : std::uint16_t{0};
+    g.size = i < w.size.size() ? w.size[i] : w.radius[i];
     g.scheme.resize(scheme ? per : 0);
     if (!g.scheme.empty()) scheme->bodyScheme(i, g.scheme.data());
     return g;

@@ -19,6 +19,10 @@ struct GrainState {
     bool prescribed = false, scheduled = false;
     ForceSchedule force;
     std::int32_t driven = -2;  ///< kNotDriven, kDrivenFree or the wall it is glued to (body − numGrains)
+    /// World::shape and World::size (a world with clumps; 0 and the radius
+    /// otherwise): the clump's components follow from them and q.
+    std::uint16_t shape = 0;
+    double size = 0.0;
 };
 
 /// A grain's whole state, as it migrates or first arrives as a ghost.

@@ -224,10 +224,10 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 }  // namespace
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
-    // A clump's shape does not travel between ranks yet (sim/distributed_grain.hpp).
-    if (scene.world.hasClumps())
-        throw InputError(scene.origin + ": key 'grains.shape': 'clump' runs on one process for now (allowed: sphere "
-                         "with " + std::to_string(comm::ranks()) + " processes, or mpirun -n 1)");
+    // MD steps clumps on ranks; CD's rows of clumps are not shared between ranks yet.
+    if (scene.world.hasClumps() && scene.simulation.method == Method::CD)
+        throw InputError(scene.origin + ": key 'simulation.method': 'cd' runs clumps on one process for now (allowed: "
+                         "md with " + std::to_string(comm::ranks()) + " processes, or mpirun -n 1)");
     if (!resumed) {
         checkMdStep(scene);
         checkStart(scene);
