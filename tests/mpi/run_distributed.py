@@ -14,7 +14,8 @@ ranks with a checkpoint that resumes on another rank count; a SIGINT (to
 mpirun, or to the ranks) stops them too, summary.json naming the signal; a
 divergence leaves the serial run's last-good checkpoint. Every MD scheme steps on
 ranks. summary.json's phase_seconds: the mean over the ranks and the slowest
-rank's. Bad input gives one line and exit 2; so do clumps with CD on ranks.
+rank's. Bad input gives one line and exit 2; so do clumps with CD, or with
+what cannot step them, on ranks.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
@@ -532,6 +533,13 @@ with tempfile.TemporaryDirectory() as tmp:
           and not os.path.exists(os.path.join(out, "summary.json")),
           f"clumps with CD on 2 ranks are refused naming simulation.method, exit 2, no outputs (exit {r.returncode}: "
           f"{r.stderr.strip()[:200]})")
+    for key, value in (("md.integrator", "rk"), ("md.pipeline", "fused")):
+        r = run(mpi(2), CLUMPS_2D, out, [f"{key}={value}", "simulation.steps=10"])
+        lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
+        check(r.returncode == 2 and len(lines) == 1 and key in lines[0]
+              and not os.path.exists(os.path.join(out, "summary.json")),
+              f"clumps with {key} = {value} on 2 ranks: one line naming the key, exit 2, no outputs (exit "
+              f"{r.returncode}: {r.stderr.strip()[:200]})")
     r = subprocess.run(mpi(2) + [moreau, "experiment", "restitution", "--out", out], capture_output=True, text=True,
                        timeout=120)
     check(r.returncode == 2 and "one process" in r.stderr,
