@@ -286,9 +286,11 @@ with tempfile.TemporaryDirectory() as tmp:
                             f"and the walls' (staged pipeline)")
             if step:
                 got = snapshot(os.path.join(out, "vtk"), step)
-                check(same_snapshot(whole, got) and "orientation" in got,  # the clumps' cases
+                # The component spheres (rank 0's, from the gathered world): the serial file.
+                shapes = [open(os.path.join(d, "vtk", f"shapes_{step:06d}.vtp")).read() for d in (serial_dir, out)]
+                check(same_snapshot(whole, got) and "orientation" in got and shapes[0] == shapes[1],  # the clumps' cases
                       f"{name}: {n} ranks' snapshot of step {step} is the serial one (grains, orientations, "
-                      f"{len(got['contact_a'])} contacts{', VTK pieces' if n == 3 else ''})")
+                      f"{len(got['contact_a'])} contacts, the component spheres{', VTK pieces' if n == 3 else ''})")
 
     # Checkpoints are a serial run's: written on 2 ranks, resumed on 3 and on
     # one process; a serial one resumed on 2 ranks. Each ends in the bits of
