@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "clump_rows.hpp"
 #include "moreau/cd/natural_map.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/rng.hpp"
@@ -56,8 +57,13 @@ inline void kick(SolverBody& B, BodyId id, const std::vector<BodyMasks>& masks, 
     }
 }
 
+/// A row's impulse change dP applied to its bodies. `Clumps`: the world has
+/// clumps, so a row may be a ClumpRow (compiled out of sphere worlds' sweeps).
+template <bool Clumps>
 inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                         const Vec3& dP) {
+                         const RowTables& tables, const Vec3& dP) {
+    if constexpr (Clumps)
+        if (r.ra < 0.0) return clump_rows::applyImpulse(r, bodies, masks, tables, dP);
     // l_a × dP = r_a n × dP and l_b × dP = −r_b n × dP: one cross product.
     const Vec3 ndP = r.n.cross(dP);
     kick(bodies[static_cast<std::size_t>(r.a)], r.a, masks, dP, ndP, -1.0, r.ra);
@@ -65,12 +71,16 @@ inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, co
 }
 
 /// Relative velocity at a row's contact (eq. 3) with every impulse applied so
-/// far, the row's own included; ω × l = −r ω × n for both arms.
+/// far, the row's own included; ω × l = −r ω × n for both arms (a ClumpRow's
+/// arms are its own).
+template <bool Clumps = true>
 [[gnu::always_inline]] inline Vec3 relativeVelocity(const SolverRow& r, const std::vector<SolverBody>& bodies,
                                                     const RowTables& tables) {
     const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
     const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
-    Vec3 V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
+    Vec3 V;
+    if (Clumps && r.ra < 0.0) V = clump_rows::relativeVelocity(clump_rows::of(r, tables), A, B);
+    else V = B.v - A.v - (r.ra * A.w + r.rb * B.w).cross(r.n);
     if (tables.imageVelocity) V += tables.imageVelocity[&r - tables.rows];  // a deforming cell's image
     return V;
 }
@@ -102,46 +112,67 @@ inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, co
     return Pnew;
 }
 
+/// The impulse eq. 34 gives a row of either kind for a relative velocity V.
+template <bool Clumps>
+[[gnu::always_inline]] inline Vec3 rowImpulse(const SolverRow& r, const Vec3& V, const RowTables& tables) {
+    if constexpr (Clumps)
+        if (r.ra < 0.0) {
+            const ClumpRow& k = clump_rows::of(r, tables);
+            return clump_rows::impulse(r, k, V, k.W, k.Winv, tables);
+        }
+    return lawImpulse(r, V, r.mn, r.mt, tables);
+}
+
 /// A row's new impulse, applied to its bodies.
+template <bool Clumps>
 [[gnu::always_inline]] inline void setImpulse(SolverRow& r, const Vec3& Pnew, std::vector<SolverBody>& bodies,
-                                              const std::vector<BodyMasks>& masks) {
+                                              const std::vector<BodyMasks>& masks, const RowTables& tables) {
     const Vec3 dP = Pnew - r.P;
     r.P = Pnew;
-    applyImpulse(r, bodies, masks, dP);
+    applyImpulse<Clumps>(r, bodies, masks, tables, dP);
     r.dP = static_cast<float>(dP.norm());
 }
 
+template <bool Clumps>
 [[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
                                             const std::vector<BodyMasks>& masks, const RowTables& tables) {
-    setImpulse(r, lawImpulse(r, relativeVelocity(r, bodies, tables), r.mn, r.mt, tables), bodies, masks);
+    setImpulse<Clumps>(r, rowImpulse<Clumps>(r, relativeVelocity<Clumps>(r, bodies, tables), tables), bodies, masks,
+                       tables);
 }
 
 /// The row solves of a pass (sweepRange's policy, fixed for the whole pass).
 /// The plain shock law (eq. 34).
+template <bool Clumps>
 struct PlainLaw {
     [[gnu::always_inline]] void operator()(SolverRow& r, std::vector<SolverBody>& bodies,
                                            const std::vector<BodyMasks>& masks, const RowTables& tables) const {
-        shockLaw(r, bodies, masks, tables);
+        shockLaw<Clumps>(r, bodies, masks, tables);
     }
 };
 
 /// The shock law of the proximal problem (cd.proximal, docs/convergence.md):
 /// the velocity u + η (P − P_anchor)/m_n, so the masses become
 /// (m⁻¹ + η/m_n)⁻¹ (an anisotropic tangential mass is kept: at the fixed
-/// point P = P_anchor).
+/// point P = P_anchor). A ClumpRow's block becomes W + (η/m_n) 1.
+template <bool Clumps>
 struct ProximalLaw {
     const Vec3* anchor;  ///< per row, the anchor impulse P_k
     double eta;
     [[gnu::always_inline]] void operator()(SolverRow& r, std::vector<SolverBody>& bodies,
                                            const std::vector<BodyMasks>& masks, const RowTables& tables) const {
         if (r.mn == 0.0) {  // a row within one body: no impulse
-            shockLaw(r, bodies, masks, tables);
+            shockLaw<Clumps>(r, bodies, masks, tables);
             return;
         }
         const double e = eta / r.mn;  // η relative to the row's normal compliance
-        const Vec3 V = relativeVelocity(r, bodies, tables) + e * (r.P - anchor[&r - tables.rows]);
+        const Vec3 V = relativeVelocity<Clumps>(r, bodies, tables) + e * (r.P - anchor[&r - tables.rows]);
+        if (Clumps && r.ra < 0.0) {
+            const ClumpRow& k = clump_rows::of(r, tables);
+            const Mat3 W = k.W + e * Mat3::Identity();
+            return setImpulse<Clumps>(r, clump_rows::impulse(r, k, V, W, W.inverse(), tables), bodies, masks, tables);
+        }
         const double mt = r.mt > 0.0 ? r.mt / (1.0 + e * r.mt) : r.mt;
-        setImpulse(r, lawImpulse(r, V, r.mn / (1.0 + e * r.mn), mt, tables), bodies, masks);
+        setImpulse<Clumps>(r, lawImpulse(r, V, r.mn / (1.0 + e * r.mn), mt, tables), bodies, masks, tables);
     }
 };
 
@@ -195,6 +226,48 @@ private:
     Update update_;
 };
 
+/// A row that touches a clump (ClumpRow): its arms, frame and Delassus
+/// block, from the spin tensors already in `tables`; `share` as in prepare.
+void poseClumpRow(const World& world, const Contact& k, SolverRow& r, RowTables& tables,
+                  const std::vector<double>& shares) {
+    auto share = [&](std::size_t i) { return shares.empty() ? 1.0 : shares[i]; };
+    ClumpRow row;
+    row.la = leverArm(world, k, k.a);
+    row.lb = leverArm(world, k, k.b);
+    if (tables.planar) {  // the in-plane tangent, then z (locked)
+        row.t1 = Vec3(-k.n.y(), k.n.x(), 0.0).normalized();
+        row.t2 = Vec3::UnitZ();
+    } else {
+        contactFrame(k.n, row.t1, row.t2);
+    }
+    // W = Σ M⁻¹ + [l×]ᵀ I_w⁻¹ [l×] over the two bodies (the rows act on the
+    // carriers: a glued grain's wall, whose tensor is zero), in the frame.
+    const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
+    const Mat3 sa = crossMatrix(row.la), sb = crossMatrix(row.lb);
+    Mat3 W = Mat3::Zero();
+    W.diagonal() = world.invMass[ia] * share(ia) + world.invMass[ib] * share(ib);
+    W += sa.transpose() * tables.spin[ia] * sa + sb.transpose() * tables.spin[ib] * sb;
+    Mat3 F;
+    F << k.n, row.t1, row.t2;
+    row.W = F.transpose() * W * F;
+    row.W = 0.5 * (row.W + row.W.transpose());
+    if (tables.planar) {
+        row.Winv = Mat3::Zero();
+    } else {
+        Eigen::SelfAdjointEigenSolver<Mat3> es(row.W);
+        const Vec3 l = es.eigenvalues();
+        Vec3 inv = Vec3::Zero();
+        for (int i = 0; i < 3; ++i)
+            if (l[i] > 1e-12 * l.cwiseAbs().maxCoeff()) inv[i] = 1.0 / l[i];
+        row.Winv = es.eigenvectors() * inv.asDiagonal() * es.eigenvectors().transpose();
+    }
+    r.mn = row.W(0, 0) > 0.0 ? 1.0 / row.W(0, 0) : 0.0;
+    r.mt = 0.0;
+    r.ra = -1.0 - static_cast<double>(tables.clump.size());
+    r.rb = 0.0;
+    tables.clump.push_back(row);
+}
+
 /// This process's own schedule (stateless: one for every solver).
 SweepSchedule gLocalSchedule;
 
@@ -206,7 +279,7 @@ void CdSolver::setSchedule(SweepSchedule* schedule) { schedule_ = schedule ? sch
 
 double CdSolver::updateRow(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
                           const RowTables& tables) {
-    shockLaw(r, bodies, masks, tables);
+    shockLaw<true>(r, bodies, masks, tables);
     return r.dP;
 }
 
@@ -267,6 +340,19 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     tables_.mu.assign(1, world.muGrain);
     for (std::size_t w = 0; w < world.numWalls(); ++w) tables_.mu.push_back(world.wallShape[w].mu);
     const bool threeD = world.dimension == 3;
+    // A world with clumps: each body's inverse inertia tensor at this step's
+    // orientation (implicit Euler with I_w(q_n): docs/clumps.md), and the
+    // rows that touch a clump.
+    tables_.clump.clear();
+    tables_.spin.clear();
+    tables_.planar = !threeD;
+    if (world.hasClumps()) {
+        tables_.spin.resize(nb);
+        for (std::size_t i = 0; i < nb; ++i) {
+            const Vec3 ii = world.invInertia[i] * share(i);
+            tables_.spin[i] = world.tumbles(i) ? inverseInertiaWorld(world.q[i], ii) : Mat3(ii.asDiagonal());
+        }
+    }
     // A grain glued to a wall is part of it (World::DrivenGrain): its rows
     // act on the wall's body, with the wall's velocity and mass. Walls never
     // rotate, so the grain's lever arm meets no spin and no inverse inertia.
@@ -277,12 +363,24 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.a = carrier_.empty() ? k.a : carrier_[static_cast<std::size_t>(k.a)];
         r.b = carrier_.empty() ? k.b : carrier_[static_cast<std::size_t>(k.b)];
         r.n = k.n;
+        r.bias = (settings_.gapPositive ? std::max(k.gap, 0.0) : k.gap) / ctx.dt;  // eq. 33
+        const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
+        r.friction = world.isWall(k.b) ? static_cast<std::uint32_t>(1 + ib - world.numGrains) : 0u;
+        r.P = Vec3::Zero();
+        r.dP = 0.0f;
+        if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? r.a : -1, mobile_[ib] && ib != ia ? r.b : -1};
+        const bool solved = ia != ib && (ownRows_.empty() || ownRows_[c]);
+        if (!tables_.spin.empty() &&
+            (world.clumpOf(static_cast<std::size_t>(k.a)) || world.clumpOf(static_cast<std::size_t>(k.b)))) {
+            poseClumpRow(world, k, r, tables_, share_);
+            if (!solved) r.mn = 0.0;
+            continue;
+        }
         r.ra = world.radius[static_cast<std::size_t>(k.a)];
         r.rb = world.radius[static_cast<std::size_t>(k.b)];
         // W = H^T M^-1 H (eq. 15) with per-axis inverse masses:
         // Σ diag(m⁻¹) + [l×]^T diag(I⁻¹) [l×]. (Two grains glued to one
         // wall: a row within one body, W = 0, no impulse.)
-        const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
         const Mat3 sa = crossMatrix(r.ra * k.n), sb = crossMatrix(-r.rb * k.n);
         Mat3 W = Mat3::Zero();
         W.diagonal() = world.invMass[ia] * share(ia) + world.invMass[ib] * share(ib);
@@ -309,15 +407,10 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
             r.mt = -1.0 - static_cast<double>(tables_.aniso.size());  // exact: an integer below 2⁵³
             tables_.aniso.push_back({Mt(0, 0), Mt(0, 1), Mt(0, 2), Mt(1, 1), Mt(1, 2), Mt(2, 2)});
         }
-        const double g = settings_.gapPositive ? std::max(k.gap, 0.0) : k.gap;  // eq. 33
-        r.bias = g / ctx.dt;
-        r.friction = world.isWall(k.b) ? static_cast<std::uint32_t>(1 + ib - world.numGrains) : 0u;
-        r.P = Vec3::Zero();
-        r.dP = 0.0f;
-        if (ia == ib || (!ownRows_.empty() && !ownRows_[c])) r.mn = r.mt = 0.0;  // no impulse here
-        if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? r.a : -1, mobile_[ib] && ib != ia ? r.b : -1};
+        if (!solved) r.mn = r.mt = 0.0;  // no impulse here
     }
 }
+
 
 void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
     if (!settings_.warmStart) return;
@@ -329,7 +422,7 @@ void CdSolver::warmStart(const std::vector<Contact>& contacts, double dt) {
         plan.seq.push_back(static_cast<std::int32_t>(c));
     }
     runPass(plan, PassOrder{}, [](SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
-                                  const RowTables&) { applyImpulse(r, bodies, masks, r.P); });
+                                  const RowTables& tables) { applyImpulse<true>(r, bodies, masks, tables, r.P); });
 }
 
 void CdSolver::buildOrder(std::vector<std::int32_t>& order, const StepContext& ctx, int sweep) const {
@@ -429,11 +522,11 @@ std::size_t CdSolver::runSweep(int s) {
         jacobi_.resize(rows_.size());
         for (std::size_t c = 0; c < rows_.size(); ++c) {
             const SolverRow& r = rows_[c];
-            jacobi_[c] = lawImpulse(r, relativeVelocity(r, bodies_, tables_), r.mn, r.mt, tables_);
+            jacobi_[c] = rowImpulse<true>(r, relativeVelocity(r, bodies_, tables_), tables_);
         }
         runPass(plans_[0], PassOrder{}, [this](SolverRow& r, std::vector<SolverBody>& bodies,
                                                const std::vector<BodyMasks>& masks, const RowTables& tables) {
-            setImpulse(r, jacobi_[static_cast<std::size_t>(&r - tables.rows)], bodies, masks);
+            setImpulse<true>(r, jacobi_[static_cast<std::size_t>(&r - tables.rows)], bodies, masks, tables);
         });
         return 0;
     }
@@ -442,8 +535,11 @@ std::size_t CdSolver::runSweep(int s) {
         for (SolverRow& r : rows_) r.dP = 0.0f;  // a row drawn no time in this sweep did not change
     const PassOrder order{settings_.order == SweepOrder::RandomKeys, planned_.seed,
                           static_cast<std::uint64_t>(planned_.step), plannedSweep_ + s};
-    if (proximal_) runPass(plan, order, ProximalLaw{anchors_.data(), settings_.proximalEta});
-    else runPass(plan, order, PlainLaw{});
+    const bool clumps = !tables_.clump.empty();
+    if (proximal_ && clumps) runPass(plan, order, ProximalLaw<true>{anchors_.data(), settings_.proximalEta});
+    else if (proximal_) runPass(plan, order, ProximalLaw<false>{anchors_.data(), settings_.proximalEta});
+    else if (clumps) runPass(plan, order, PlainLaw<true>{});
+    else runPass(plan, order, PlainLaw<false>{});
     return plan.levelStart.empty() ? 0 : plan.levelStart.size() - 1;
 }
 

@@ -1,6 +1,7 @@
 /// CdSolver's step posed as a local problem (cd/local_problem.hpp): what the
 /// engine writes to FCLIB and what the general solver and other codes read.
 #include <algorithm>
+#include <array>
 #include <tuple>
 
 #include "moreau/cd/natural_map.hpp"
@@ -34,7 +35,11 @@ LocalProblem CdSolver::localProblem() const {
     // c v − ρ ω × n of each of its bodies, and its impulse P changes them by
     // Δv = c M⁻¹ P, Δω = −ρ I⁻¹ (n × P), so rows i, j sharing body k couple by
     //     W_ij += c_i c_j M_k⁻¹ − ρ_i ρ_j [n_i×] I_k⁻¹ [n_j×]   (world frame).
+    // In a world with clumps the arms l are general (ClumpRow) and I_k⁻¹ the
+    // body's world tensor: W_ij += c_i c_j (M_k⁻¹ + [l_i×]ᵀ I_k⁻¹ [l_j×]).
+    const bool clumps = !tables_.spin.empty();
     std::vector<std::vector<std::tuple<std::int32_t, double, double>>> touching(nb);
+    std::vector<std::array<Vec3, 2>> arms(clumps ? m : 0);  // l_a, l_b of each row
     for (std::size_t c = 0; c < m; ++c) {
         const SolverRow& r = rows_[c];
         frame[c] = frameOf(r.n);
@@ -45,6 +50,11 @@ LocalProblem CdSolver::localProblem() const {
         const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
         if (mobile_[ia]) touching[ia].emplace_back(static_cast<std::int32_t>(c), -1.0, r.ra);
         if (mobile_[ib]) touching[ib].emplace_back(static_cast<std::int32_t>(c), +1.0, r.rb);
+        if (clumps) {
+            const bool general = r.ra < 0.0;
+            arms[c] = {general ? tables_.clump[static_cast<std::size_t>(-r.ra - 1.0)].la : Vec3(r.ra * r.n),
+                       general ? tables_.clump[static_cast<std::size_t>(-r.ra - 1.0)].lb : Vec3(-r.rb * r.n)};
+        }
     }
     struct Entry {
         std::int32_t i, j;
@@ -62,7 +72,14 @@ LocalProblem CdSolver::localProblem() const {
                 const Vec3& ni = rows_[static_cast<std::size_t>(i)].n;
                 const Vec3& nj = rows_[static_cast<std::size_t>(j)].n;
                 Mat3 w = (ci * cj) * Mat3(minv.asDiagonal());
-                w -= (rhoi * rhoj) * crossMatrix(ni) * iinv.asDiagonal() * crossMatrix(nj);
+                if (clumps) {
+                    const auto side = [](double c) { return c < 0.0 ? 0 : 1; };
+                    const Vec3& li = arms[static_cast<std::size_t>(i)][side(ci)];
+                    const Vec3& lj = arms[static_cast<std::size_t>(j)][side(cj)];
+                    w += (ci * cj) * Mat3(crossMatrix(li).transpose() * tables_.spin[k] * crossMatrix(lj));
+                } else {
+                    w -= (rhoi * rhoj) * crossMatrix(ni) * iinv.asDiagonal() * crossMatrix(nj);
+                }
                 entries.push_back({i, j, frame[static_cast<std::size_t>(i)].transpose() * w * frame[static_cast<std::size_t>(j)]});
             }
     }

@@ -350,8 +350,8 @@ std::vector<Rule> fixedRules() {
                   "clump.spheres, scaled by each grain's size (the radius keys, a packing file's size "
                   "column); generators place clumps by their bounding sphere and draw their orientations "
                   "from simulation.seed. Mass from the union's volume (area) at grains.density, inertia "
-                  "from its shape; each clump is kept in its principal frame. Clumps run with "
-                  "simulation.method = md and md.integrator = cd (see docs/clumps.md).",
+                  "from its shape; each clump is kept in its principal frame. Clumps run in CD, and in "
+                  "MD with md.integrator = cd (see docs/clumps.md).",
                   {"sphere", "clump"}),
     });
     // [clump]

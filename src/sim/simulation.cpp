@@ -17,15 +17,14 @@ namespace moreau {
 
 namespace {
 
-/// What a world with clumps needs of its scene: MD for now (CD's rows
-/// assume arms along n), a scheme that steps them, no rolling law (its
-/// moment is written for a sphere's radius).
+/// What a world with clumps needs of its scene in MD: a scheme that steps
+/// them, no rolling law (its moment is written for a sphere's radius).
 void checkClumps(const Scene& scene) {
     auto refuse = [&](const std::string& key, const std::string& value, const std::string& allowed) {
         throw InputError(scene.origin + ": key '" + key + "': '" + value + "' cannot run clumps (allowed: " + allowed +
                          ")");
     };
-    if (scene.simulation.method != Method::MD) refuse("simulation.method", "cd", "md");
+    if (scene.simulation.method != Method::MD) return;
     const IntegratorInfo& info = integratorInfo(scene.md.integrator);
     if (!info.clumps) refuse("md.integrator", info.name, "cd");
     if (scene.md.rolling != RollingLaw::None) refuse("md.rolling", "a rolling law", "none");

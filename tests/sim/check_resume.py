@@ -190,6 +190,8 @@ with tempfile.TemporaryDirectory() as tmp:
     restart_case(tmp, "md_clumps", box, 90, 40,
                  ["simulation.method=md", "grains.shape=clump", "clump.spheres=-0.5 0 0 0.5; 0.5 0.2 0 0.4",
                   "random.count=200", "md.substeps=20"])
+    restart_case(tmp, "cd_clumps", box, 90, 40,
+                 ["grains.shape=clump", "clump.spheres=-0.5 0 0 0.5; 0.5 0.2 0 0.4", "random.count=200"])
     # Disks falling onto a floor in a cell periodic along x.
     cell = os.path.join(tmp, "periodic_2d.ini")
     with open(cell, "w") as f:

@@ -70,12 +70,14 @@ struct BodyMasks {
 /// l_b = −r_b n (spheres; walls never rotate, so their arm does not matter).
 /// The tangential mass is a scalar where the tangent plane is isotropic
 /// (always for spheres, eq. 18) and a 3×3 matrix from a side table otherwise
-/// (mobile walls locked on some axes).
+/// (mobile walls locked on some axes). A row touching a clump has arms off n
+/// and a Delassus block that couples its normal and tangential parts: it is
+/// flagged by ra < 0 and solved from RowTables::clump (ClumpRow).
 struct SolverRow {
     BodyId a, b;
     Vec3 n;
     Vec3 P;              ///< current impulse R Δt acting on b
-    double ra, rb;
+    double ra, rb;       ///< arm lengths along n; ra = −(k + 1) for the k-th ClumpRow
     double mn;           ///< normal effective mass (eq. 17; eq. 18 with walls)
     /// Tangential effective mass (eq. 18) where the tangent plane is
     /// isotropic (≥ 0); −(k + 1) for the k-th matrix of RowTables::aniso.
@@ -86,10 +88,26 @@ struct SolverRow {
 };
 static_assert(sizeof(SolverRow) == 104, "rows are sized for memory; see the comment");
 
+/// A row that touches a clump (docs/clumps.md, "Contact dynamics"): its
+/// lever arms are not along n, so its Delassus block W = H^T M⁻¹ H couples
+/// the normal and tangential impulses, and the one-contact law is solved on
+/// the whole block (cd/local_problem.hpp: exact; in 2D in closed form).
+struct ClumpRow {
+    Vec3 la, lb;   ///< lever arms from a's and b's centre of mass to the contact point
+    Vec3 t1, t2;   ///< the row's frame with n (2D: t1 in the plane, t2 = z)
+    Mat3 W, Winv;  ///< the Delassus block in that frame and its (pseudo-)inverse
+};
+
 /// Side tables of the rows: anisotropic tangential masses and friction coefficients.
 struct RowTables {
     std::vector<std::array<double, 6>> aniso;  ///< symmetric M_t: xx xy xz yy yz zz
     std::vector<double> mu;                    ///< μ of grain–grain contacts, then of each wall
+    /// In a world with clumps: the rows touching a clump, and each body's
+    /// world-frame inverse inertia tensor (masked and shared as its scalar
+    /// one), which their impulses turn through. Empty elsewhere.
+    std::vector<ClumpRow> clump;
+    std::vector<Mat3> spin;
+    bool planar = false;  ///< a 2D world (clump rows solve their 2×2 block)
     /// In a deforming periodic cell: per row, the velocity of b's image less
     /// b's (World::imageVelocity), added to the relative velocity; rows is
     /// the first row. Null elsewhere.
