@@ -389,8 +389,9 @@ std::string pieceName(const char* prefix, long step, int rank) {
 
 /// A parallel PolyData file over the `pieces` piece files of `step`
 /// (ranks 0 .. pieces−1), declaring the arrays of `kind` ("grains": point
-/// data; "contacts": cell data).
-std::string parallelDocument(const std::string& kind, long step, int pieces) {
+/// data; "contacts": cell data), with `clumps` their orientation and
+/// contact_point.
+std::string parallelDocument(const std::string& kind, long step, int pieces, bool clumps) {
     std::string s =
         "<?xml version=\"1.0\"?>\n"
         "<VTKFile type=\"PPolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
@@ -411,12 +412,13 @@ std::string parallelDocument(const std::string& kind, long step, int pieces) {
         int components;
     };
     const bool grains = kind == "grains";
-    const std::vector<Array> arrays =
+    std::vector<Array> arrays =
         grains ? std::vector<Array>{{"Float64", "radius", 1}, {"Float64", "velocity", 3},
                                     {"Float64", "angular_velocity", 3}, {"Int64", "id", 1}, {"Float64", "stress", 9}}
                : std::vector<Array>{{"Float64", "normal_force", 3}, {"Float64", "tangential_force", 3},
                                     {"Float64", "force_magnitude", 1}, {"Int64", "a", 1}, {"Int64", "b", 1},
                                     {"UInt8", "periodic", 1}};
+    if (clumps) arrays.push_back(grains ? Array{"Float64", "orientation", 4} : Array{"Float64", "contact_point", 3});
     s += grains ? "    <PPointData Scalars=\"radius\" Vectors=\"velocity\">\n"
                 : "    <PCellData Scalars=\"force_magnitude\" Vectors=\"normal_force\">\n";
     for (const Array& a : arrays) array(a.type, a.name, a.components);
@@ -573,8 +575,8 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
     if (pieces > 0) {  // the ranks wrote their pieces (writeVtkPiece)
         grains.replace(grains.size() - 3, 3, "pvtp");
         network.replace(network.size() - 3, 3, "pvtp");
-        writeFileAtomically(dir_ / grains, parallelDocument("grains", step, pieces));
-        writeFileAtomically(dir_ / network, parallelDocument("contacts", step, pieces));
+        writeFileAtomically(dir_ / grains, parallelDocument("grains", step, pieces, world.hasClumps()));
+        writeFileAtomically(dir_ / network, parallelDocument("contacts", step, pieces, world.hasClumps()));
     } else {
         const std::vector<std::uint64_t> ids = identity(world.numBodies());
         std::vector<std::size_t> all(world.numGrains);

@@ -58,6 +58,7 @@ void DistributedSimulation::rebuild() {
     };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     const std::vector<std::int32_t> driven = drivenOf(w);
+    const bool clumps = !w.clumpShapes.empty();  // each grain's shape and size go with it
     // The MD scheme's state (multi-step history) goes with the grains.
     if (scheme_) takeScheme(sim_->md(), w);
     auto grainHere = [&](std::size_t i) {
@@ -74,7 +75,7 @@ void DistributedSimulation::rebuild() {
         }
         ++traffic_.migrations;
         ByteWriter& b = out[static_cast<std::size_t>(to)];
-        putGrain(b, grainHere(i));
+        putGrain(b, grainHere(i), clumps);
         b.put(static_cast<std::uint64_t>(first[i + 1] - first[i]));
         for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
             const std::size_t r = records[k];
@@ -83,7 +84,7 @@ void DistributedSimulation::rebuild() {
         }
     }
     readEach(send(out), [&](ByteReader& u, std::size_t) {
-        grains.push_back(getGrain(u));
+        grains.push_back(getGrain(u, clumps));
         owner.push_back(rank_);
         const auto m = u.get<std::uint64_t>("value");
         for (std::uint64_t c = 0; c < m; ++c) {
@@ -98,10 +99,10 @@ void DistributedSimulation::rebuild() {
             if (r != rank_ && nearBrick(g.x, r)) {
                 DistributedGrain ghost = g;  // a ghost's scheme entries are its owner's business
                 ghost.scheme.clear();
-                putGrain(ghostsOut[static_cast<std::size_t>(r)], ghost);
+                putGrain(ghostsOut[static_cast<std::size_t>(r)], ghost, clumps);
             }
     readEach(send(ghostsOut), [&](ByteReader& u, std::size_t r) {
-        grains.push_back(getGrain(u));
+        grains.push_back(getGrain(u, clumps));
         owner.push_back(static_cast<int>(r));
     });
     assemble(std::move(grains), std::move(owner), std::move(kept));

@@ -29,20 +29,30 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
     g.scheduled = i < w.force.size();
     if (g.scheduled) g.force = w.force[i];
     if (!driven.empty()) g.driven = driven[i];
+    g.shape = i < w.shape.size() ? w.shape[i] : std::uint16_t{0};
+    g.size = i < w.size.size() ? w.size[i] : w.radius[i];
     g.scheme.resize(scheme ? per : 0);
     if (!g.scheme.empty()) scheme->bodyScheme(i, g.scheme.data());
     return g;
 }
 
-void putGrain(ByteWriter& out, const DistributedGrain& g) {
+void putGrain(ByteWriter& out, const DistributedGrain& g, bool clumps) {
     out.put(static_cast<const GrainState&>(g));
+    if (clumps) {
+        out.put(g.shape);
+        out.put(g.size);
+    }
     out.put(static_cast<std::uint64_t>(g.scheme.size()));
     for (const MdSolver::Vec6& v : g.scheme) out.put(v);
 }
 
-DistributedGrain getGrain(ByteReader& in) {
+DistributedGrain getGrain(ByteReader& in, bool clumps) {
     DistributedGrain g;
     static_cast<GrainState&>(g) = in.get<GrainState>("grain");
+    if (clumps) {
+        g.shape = in.get<std::uint16_t>("grain");
+        g.size = in.get<double>("grain");
+    }
     g.scheme.resize(in.count(sizeof(MdSolver::Vec6), "grain"));
     for (MdSolver::Vec6& v : g.scheme) v = in.get<MdSolver::Vec6>("grain");
     return g;

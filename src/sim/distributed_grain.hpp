@@ -23,6 +23,11 @@ struct GrainState {
 
 /// A grain's whole state, as it migrates or first arrives as a ghost.
 struct DistributedGrain : GrainState {
+    /// World::shape and World::size (0 and the radius in a world without
+    /// clumps): a clump's components follow from them and q. Sent only in
+    /// a world with clumps.
+    std::uint16_t shape = 0;
+    double size = 0.0;
     std::vector<MdSolver::Vec6> scheme;  ///< its entries of the MD scheme's state (owned grains; MdSolver::bodyScheme)
 };
 
@@ -42,8 +47,9 @@ std::vector<std::int32_t> drivenOf(const World& w);
 DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven,
                          const MdSolver* scheme = nullptr, std::size_t per = 0);
 
-void putGrain(ByteWriter& out, const DistributedGrain& g);
-DistributedGrain getGrain(ByteReader& in);
+/// `clumps`: the world has clump shapes (World::clumpShapes), the same on every rank.
+void putGrain(ByteWriter& out, const DistributedGrain& g, bool clumps);
+DistributedGrain getGrain(ByteReader& in, bool clumps);
 
 /// The moving part of a grain's state, sent to its ghosts every step.
 void putMotion(ByteWriter& out, const World& w, std::size_t i);

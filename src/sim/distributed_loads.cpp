@@ -13,17 +13,33 @@ namespace moreau {
 
 using namespace distributed;
 
+namespace {
+
+/// f(local key, force on b) for each contact of the part's last evaluation,
+/// in key order (Simulation::forEachContactForce). The keys keep their
+/// feature: a pair of clumps (or a clump and a wall) touches at several
+/// components, each its own term in the serial key order. The fused
+/// pipeline (spheres only: feature 0) lists its touching pairs.
+template <class F>
+void forEachKeyedForce(const Simulation& sim, F&& f) {
+    if (sim.fused()) {
+        sim.forEachContactForce([&](BodyId a, BodyId b, const Vec3& force) { f(makeContactKey(a, b), force); });
+        return;
+    }
+    for (const Contact& c : sim.contacts()) f(c.key, c.history.reaction);
+}
+
+}  // namespace
+
 std::vector<Vec3> DistributedSimulation::wallLoads(bool afterSolve) {
     const std::vector<Vec3> sums = afterSolve || !sim_->world().anyGlued() ? std::vector<Vec3>{} : sim_->contactForces();
     return sumWallLoads(
-        [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
-            sim_->forEachContactForce(add);
-        },
+        [&](const std::function<void(ContactKey, const Vec3&)>& add) { forEachKeyedForce(*sim_, add); },
         [&](BodyId grain) { return afterSolve ? sim_->contactForce(grain) : sums[static_cast<std::size_t>(grain)]; });
 }
 
 std::vector<Vec3> DistributedSimulation::sumWallLoads(
-    const std::function<void(const std::function<void(BodyId, BodyId, const Vec3&)>&)>& contacts,
+    const std::function<void(const std::function<void(ContactKey, const Vec3&)>&)>& contacts,
     const std::function<Vec3(BodyId)>& gluedForce) {
     // Each wall's load with the serial bits: its contacts with every rank's
     // owned grains, summed from zero in key order as the serial per-body sum
@@ -36,12 +52,13 @@ std::vector<Vec3> DistributedSimulation::sumWallLoads(
         Vec3 force;
     };
     ByteWriter mine;
-    auto add = [&](BodyId a, BodyId b, const Vec3& force) {
+    auto add = [&](ContactKey key, const Vec3& force) {
+        const BodyId a = keyBodyA(key), b = keyBodyB(key);
         if (!w.isWall(b) || !owned_[static_cast<std::size_t>(a)] ||
             !summedWalls_[static_cast<std::size_t>(b) - w.numGrains])
             return;
         mine.put(std::uint8_t{0});
-        mine.put(makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))));
+        mine.put(globalKey(key));
         mine.put(force);
     };
     contacts(add);
@@ -86,13 +103,13 @@ Mat3 DistributedSimulation::cellStress() {
         Vec3 f, branch;
     };
     ByteWriter contacts, grains;
-    auto add = [&](BodyId a, BodyId b, const Vec3& force) {
-        const auto i = static_cast<std::size_t>(a);
+    auto add = [&](ContactKey key, const Vec3& force) {
+        const BodyId b = keyBodyB(key);
+        const auto i = static_cast<std::size_t>(keyBodyA(key));
         if (w.isWall(b) || !owned_[i] || force == Vec3::Zero()) return;
-        contacts.put(Term{makeContactKey(static_cast<BodyId>(globalOf(a)), static_cast<BodyId>(globalOf(b))), force,
-                          w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i])});
+        contacts.put(Term{globalKey(key), force, w.minimumImage(w.x[static_cast<std::size_t>(b)] - w.x[i])});
     };
-    sim_->forEachContactForce(add);
+    forEachKeyedForce(*sim_, add);
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;
         grains.put(gid_[i]);

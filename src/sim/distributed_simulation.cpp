@@ -176,6 +176,11 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     w.muGrain = from.muGrain;
     w.periodic = from.periodic;
     w.copyCellAndClock(from);
+    // Clumps: every part holds the scene's shapes, and World::shape and size
+    // for each of its bodies (set below, after the walls), whether or not a
+    // clump is among them: the part takes the serial world's code paths.
+    const bool clumps = !from.clumpShapes.empty();
+    w.clumpShapes = from.clumpShapes;
     const std::size_t n = grains.size();
     w.reserve(n + from.numWalls());
     bool anySchedule = false;
@@ -222,6 +227,14 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         w.invInertia[j] = from.invInertia[i];
         w.prescribed[j] = from.prescribed[i];
         if (i < from.force.size()) w.forceSchedule(b) = from.force[i];
+    }
+    if (clumps) {  // the walls' shape 0 and size 0
+        w.shape.assign(w.numBodies(), 0);
+        w.size.assign(w.numBodies(), 0.0);
+        for (std::size_t k = 0; k < n; ++k) {
+            w.shape[k] = grains[order[k]].shape;
+            w.size[k] = grains[order[k]].size;
+        }
     }
     // The contacts of the owned grains, in local keys and key order (a
     // contact two ranks sent is the same record twice: one is kept).
@@ -320,8 +333,8 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
                 sim_->md().setForceHook([this](const std::vector<Contact>& contacts, const std::vector<Vec3>& forces,
                                                std::vector<Vec3>& bodyForce) {
                     const std::vector<Vec3> sum = sumWallLoads(
-                        [&](const std::function<void(BodyId, BodyId, const Vec3&)>& add) {
-                            for (std::size_t c = 0; c < contacts.size(); ++c) add(contacts[c].a, contacts[c].b, forces[c]);
+                        [&](const std::function<void(ContactKey, const Vec3&)>& add) {
+                            for (std::size_t c = 0; c < contacts.size(); ++c) add(contacts[c].key, forces[c]);
                         },
                         [&](BodyId grain) { return bodyForce[static_cast<std::size_t>(grain)]; });
                     const World& w = sim_->world();

@@ -224,10 +224,16 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 }  // namespace
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
-    // A clump's shape does not travel between ranks yet (sim/distributed_grain.hpp).
-    if (scene.world.hasClumps())
-        throw InputError(scene.origin + ": key 'grains.shape': 'clump' runs on one process for now (allowed: sphere "
-                         "with " + std::to_string(comm::ranks()) + " processes, or mpirun -n 1)");
+    if (scene.world.hasClumps()) {
+        // MD steps clumps on ranks; CD's rows of clumps are not shared between ranks yet.
+        if (scene.simulation.method == Method::CD)
+            throw InputError(scene.origin + ": key 'simulation.method': 'cd' runs clumps on one process for now "
+                             "(allowed: md with " + std::to_string(comm::ranks()) + " processes, or mpirun -n 1)");
+        // What cannot step clumps (a scheme, the fused pipeline, a rolling
+        // law) is refused here as a serial run refuses it, by a Simulation
+        // of the whole scene (one line, exit 2), not later by each rank's part.
+        Simulation{Scene(scene)};
+    }
     if (!resumed) {
         checkMdStep(scene);
         checkStart(scene);

@@ -3,7 +3,10 @@ serial run's bits for N = 2 and 3, on a walled box cut across gravity, on
 a cell whose periodic axis the ranks' bricks cut, on a Lees–Edwards shear
 cell, on a shear cell with glued plates, a mobile lid or a servo lid and on
 a triaxial cell under a stress servo, and on Lees–Edwards cells in 2D and
-3D; grains migrate on the way.
+3D; grains migrate on the way. Clumps (MD) in 3D and in 2D on a mobile
+floor give the serial bits on 2 and 3 ranks, their orientations included
+(the last VTK snapshot, as VTK pieces on 3 ranks), and a checkpoint of
+theirs on 2 ranks resumes on 3 and on one process.
 CD with cd.distributed = exact gives the serial random-keys run's series.csv
 on 2 and 3 ranks; domains runs and repeats its bits. VTK pieces
 (output.vtk_pieces) hold the serial snapshot. A SIGTERM to mpirun stops the
@@ -11,13 +14,15 @@ ranks with a checkpoint that resumes on another rank count; a SIGINT (to
 mpirun, or to the ranks) stops them too, summary.json naming the signal; a
 divergence leaves the serial run's last-good checkpoint. Every MD scheme steps on
 ranks. summary.json's phase_seconds: the mean over the ranks and the slowest
-rank's. Bad input gives one line and exit 2.
+rank's. Bad input gives one line and exit 2; so do clumps with CD, or with
+what cannot step them, on ranks.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,10 +68,13 @@ def snapshot(folder, step):
         return reader.GetOutput()
 
     grains, contacts = read("grains"), read("contacts")
-    g = {k: vtk_to_numpy(grains.GetPointData().GetArray(k)) for k in ("id", "velocity", "stress")}
+    # With clumps: their orientations and each contact's point.
+    point, cell = grains.GetPointData(), contacts.GetCellData()
+    g = {k: vtk_to_numpy(point.GetArray(k)) for k in ("id", "velocity", "stress", "orientation") if point.HasArray(k)}
     g["points"] = vtk_to_numpy(grains.GetPoints().GetData())
     order = np.argsort(g["id"])
-    c = {k: vtk_to_numpy(contacts.GetCellData().GetArray(k)) for k in ("a", "b", "normal_force", "tangential_force")}
+    c = {k: vtk_to_numpy(cell.GetArray(k)) for k in ("a", "b", "normal_force", "tangential_force", "contact_point")
+         if cell.HasArray(k)}
     pairs = np.lexsort((c["b"], c["a"]))
     return {**{k: v[order] for k, v in g.items()}, **{"contact_" + k: v[pairs] for k, v in c.items()}}
 
@@ -204,6 +212,33 @@ cases = [
      ["simulation.method=md", "md.integrator=pv", "md.substeps=1", "simulation.dt=0.01", "simulation.steps=16000",
       "output.every=2000"]),
 ]
+# Clumps (MD): tetrahedral clusters thrown onto the floor of a box (3D),
+# L-shaped trimers of disks poured onto a mobile floor (2D; its weight
+# held up by a force): the floor's force is summed over the ranks with a
+# clump's several contacts with it in key order, their components told
+# apart (keys without them give other bits: tried). A snapshot at the last
+# step: the orientations, contact points and component spheres against the
+# serial run's.
+CLUMPS_3D = os.path.join(source, "examples", "clumps_3d.ini")
+CLUMPS_2D = os.path.join(source, "examples", "clumps_2d.ini")
+CLUMPS_2D_SETS = ["simulation.steps=600", "output.every=50", "output.vtk_every=600", "wall.floor.mobile=true",
+                  "wall.floor.mass=1e4", "wall.floor.free=y", "wall.floor.force=0 98100 0"]
+CLUMPS_2D_NAME = "clumps_2d (trimers of disks on a mobile floor)"
+cases += [
+    ("clumps_3d (tumbling clumps thrown onto a floor)", CLUMPS_3D,
+     ["simulation.steps=300", "output.every=50", "output.vtk_every=300", "grains.velocity=0 0 -6"]),
+    (CLUMPS_2D_NAME, CLUMPS_2D, CLUMPS_2D_SETS),
+]
+
+
+def last_snapshot(sets):
+    """The step of the last VTK snapshot a case asks for (output.vtk_every = simulation.steps), or None."""
+    keys = dict(x.split("=", 1) for x in sets)
+    every = int(keys.get("output.vtk_every", "0"))
+    return every if every > 0 and every == int(keys.get("simulation.steps", "-1")) else None
+
+
+serial_snapshots = {}  # case name: (state_hash, the last snapshot)
 with tempfile.TemporaryDirectory() as tmp:
     for name, scene, sets, *counts in cases:
         serial_dir = os.path.join(tmp, "serial")
@@ -212,9 +247,14 @@ with tempfile.TemporaryDirectory() as tmp:
         serial = json.load(open(os.path.join(serial_dir, "summary.json")))
         check(serial.get("ranks") == 1, f"{name}: a serial summary says ranks 1")
         rows = list(csv.DictReader(open(os.path.join(serial_dir, "series.csv"))))
+        step = last_snapshot(sets)
+        if step:
+            whole = snapshot(os.path.join(serial_dir, "vtk"), step)
+            serial_snapshots[name] = (serial["state_hash"], whole)
         for n in (counts[0] if counts else (2, 3)):
             out = os.path.join(tmp, f"np{n}")
-            r = run(mpi(n), scene, out, sets)
+            # The snapshot as the ranks' VTK pieces on 3 ranks.
+            r = run(mpi(n), scene, out, sets + (["output.vtk_pieces=true"] if step and n == 3 else []))
             check(r.returncode == 0, f"{name}: {n} ranks complete ({r.stderr.strip()[:300]})")
             if r.returncode != 0:
                 continue
@@ -244,6 +284,13 @@ with tempfile.TemporaryDirectory() as tmp:
                 same = len(got) == len(rows) and all(a[c] == b[c] for a, b in zip(rows, got) for c in columns)
                 check(same, f"{name}: {n} ranks write the serial series.csv rows in {', '.join(WORLD_COLUMNS)} "
                             f"and the walls' (staged pipeline)")
+            if step:
+                got = snapshot(os.path.join(out, "vtk"), step)
+                # The component spheres (rank 0's, from the gathered world): the serial file.
+                shapes = [open(os.path.join(d, "vtk", f"shapes_{step:06d}.vtp")).read() for d in (serial_dir, out)]
+                check(same_snapshot(whole, got) and "orientation" in got and shapes[0] == shapes[1],  # the clumps' cases
+                      f"{name}: {n} ranks' snapshot of step {step} is the serial one (grains, orientations, "
+                      f"{len(got['contact_a'])} contacts, the component spheres{', VTK pieces' if n == 3 else ''})")
 
     # Checkpoints are a serial run's: written on 2 ranks, resumed on 3 and on
     # one process; a serial one resumed on 2 ranks. Each ends in the bits of
@@ -279,6 +326,27 @@ with tempfile.TemporaryDirectory() as tmp:
     got = json.load(open(os.path.join(out, "summary.json"))).get("state_hash") if r.returncode == 0 else None
     check(got == want, f"ab3: a checkpoint of 2 ranks resumed on 3 gives the uninterrupted state_hash {want} "
                        f"(got {got}; {r.stderr.strip()[:200]})")
+
+    # Clumps: a checkpoint of 2 ranks (the shapes, each body's shape, size
+    # and orientation) resumes on 3 ranks and on one process to the
+    # uninterrupted serial run's bits and last snapshot.
+    if CLUMPS_2D_NAME in serial_snapshots:
+        want, whole = serial_snapshots[CLUMPS_2D_NAME]
+        first = os.path.join(tmp, "ckpt_clumps")
+        r = run(mpi(2), CLUMPS_2D, first, CLUMPS_2D_SETS + ["simulation.steps=300", "output.checkpoint_every=300"])
+        check(r.returncode == 0 and os.path.exists(os.path.join(first, "checkpoint")),
+              f"clumps_2d: 2 ranks write a checkpoint at step 300 ({r.stderr.strip()[:200]})")
+        for reader in (3, 1):
+            out = os.path.join(tmp, f"ckpt_clumps_{reader}")
+            shutil.copytree(first, out)
+            r = subprocess.run((mpi(reader) if reader > 1 else []) +
+                               [moreau, "run", "--resume", out, "--set", "simulation.steps=600", "--quiet"],
+                               capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+            got = json.load(open(os.path.join(out, "summary.json"))).get("state_hash") if r.returncode == 0 else None
+            same = r.returncode == 0 and same_snapshot(whole, snapshot(os.path.join(out, "vtk"), 600))
+            check(got == want and same, f"clumps_2d: a checkpoint of 2 ranks resumed on {reader} gives the "
+                                        f"uninterrupted state_hash {want} and snapshot (got {got}, snapshot "
+                                        f"{'the same' if same else 'differs'}; {r.stderr.strip()[:200]})")
 
     # A stop by SIGTERM sent to mpirun: it passes the signal on, the ranks
     # stop together after the same step with a checkpoint, and that resumes
@@ -461,12 +529,19 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(mpi(2), piston, out, ["cd.distributed=exact"])
     check(r.returncode == 2 and "cd.distributed" in r.stderr,
           f"cd.distributed = exact with a random-sweep order is refused naming the key, exit 2 (exit {r.returncode})")
-    r = run(mpi(2), piston, out, ["simulation.method=md", "grains.shape=clump", "clump.spheres=0 0 0 0.5; 0.5 0 0 0.4"])
+    r = run(mpi(2), piston, out, ["grains.shape=clump", "clump.spheres=0 0 0 0.5; 0.5 0 0 0.4"])
     lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
-    check(r.returncode == 2 and len(lines) == 1 and "grains.shape" in lines[0]
+    check(r.returncode == 2 and len(lines) == 1 and "simulation.method" in lines[0]
           and not os.path.exists(os.path.join(out, "summary.json")),
-          f"clumps on 2 ranks are refused naming grains.shape, exit 2, no outputs (exit {r.returncode}: "
+          f"clumps with CD on 2 ranks are refused naming simulation.method, exit 2, no outputs (exit {r.returncode}: "
           f"{r.stderr.strip()[:200]})")
+    for key, value in (("md.integrator", "rk"), ("md.pipeline", "fused")):
+        r = run(mpi(2), CLUMPS_2D, out, [f"{key}={value}", "simulation.steps=10"])
+        lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
+        check(r.returncode == 2 and len(lines) == 1 and key in lines[0]
+              and not os.path.exists(os.path.join(out, "summary.json")),
+              f"clumps with {key} = {value} on 2 ranks: one line naming the key, exit 2, no outputs (exit "
+              f"{r.returncode}: {r.stderr.strip()[:200]})")
     r = subprocess.run(mpi(2) + [moreau, "experiment", "restitution", "--out", out], capture_output=True, text=True,
                        timeout=120)
     check(r.returncode == 2 and "one process" in r.stderr,

@@ -140,12 +140,11 @@ private:
     /// the last evaluation's, as the servos read them before a step.
     std::vector<Vec3> wallLoads(bool afterSolve);
     /// The sums of wallLoads over the ranks from `contacts` (calls its
-    /// argument with each local contact's bodies and force on b) and the
-    /// owned glued grains' summed forces (collective). Walls neither mobile
-    /// nor servo-driven get zero: nothing reads their sums.
-    std::vector<Vec3> sumWallLoads(
-        const std::function<void(const std::function<void(BodyId, BodyId, const Vec3&)>&)>& contacts,
-        const std::function<Vec3(BodyId)>& gluedForce);
+    /// argument with each local contact's key and force on b) and the owned
+    /// glued grains' summed forces (collective). Walls neither mobile nor
+    /// servo-driven get zero: nothing reads their sums.
+    std::vector<Vec3> sumWallLoads(const std::function<void(const std::function<void(ContactKey, const Vec3&)>&)>& contacts,
+                                   const std::function<Vec3(BodyId)>& gluedForce);
     /// Simulation::cellStress over the ranks with the serial bits (collective).
     Mat3 cellStress();
     /// The cuts of the periodic axes scaled to the cell now (a cell that
