@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -74,6 +75,17 @@ double slidingShare(const Simulation& sim, double mu) {
     return all > 0 ? static_cast<double>(sliding) / static_cast<double>(all) : 0.0;
 }
 
+double prepFriction(const Scene& keys, bool clusters) {
+    const std::string text = sceneText(keys, "experiment.prep_mu");
+    if (text == "auto") return clusters ? kClusterPrepMu : 0.0;
+    char* end = nullptr;
+    const double mu = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(mu >= 0.0) || !std::isfinite(mu))
+        throw InputError("key 'experiment.prep_mu': '" + text + "' is not a friction coefficient (allowed: auto or a "
+                         "number >= 0)");
+    return mu;
+}
+
 TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     const double kStiffness = o.stiffness;
     const auto t0 = std::chrono::steady_clock::now();
@@ -144,14 +156,20 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
 
     // 0. The gas: an isotropic compression by 2e-5 per step (50/s at
     // k = 5e4 N/m) to a solid fraction of 0.58, below frictionless jamming
-    // (about 0.64).
-    sim.setCellRates(Vec3::Constant(-2e-5 / dt), 0.0, o.name);
-    while (grainVolume(world) / cellVolume(world) < 0.58) {
-        sim.advance();
-        drag(world, keep);
-        ++st.steps;
+    // (about 0.64). Clusters start looser (placed by their bounding
+    // spheres): 1e-4 per step up to 0.45, then 2e-5 to 0.5, below where
+    // they jam with the preparation's friction.
+    const double gasEnd = o.clusters ? 0.5 : 0.58;
+    for (const auto& [rateStep, upTo] : {std::pair{1e-4, o.clusters ? 0.45 : 0.0}, std::pair{2e-5, gasEnd}}) {
+        sim.setCellRates(Vec3::Constant(-rateStep / dt), 0.0, o.name);
+        while (grainVolume(world) / cellVolume(world) < upTo) {
+            sim.advance();
+            drag(world, keep);
+            ++st.steps;
+        }
     }
-    // 1. Isotropic, frictionless: a proportional servo (no offset to remove:
+    // 1. Isotropic, with the preparation's friction (none for spheres; its
+    // value sets the porosity): a proportional servo (no offset to remove:
     // the rate ends at zero) with a time constant of 300 steps at the
     // packing's stiffness, at most at an inertial number I = ε̇ d √(ρ/p)
     // of 1e-2.
@@ -162,6 +180,7 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     servo.gain = gain;
     servo.maxRate = 1e-2 / (d * std::sqrt(kDensity / p));
     sim.setCellServo(servo, o.name);
+    world.muGrain = o.prepMu;
     for (;;) {
         for (long k = 0; k < chunk; ++k, ++st.steps) {
             sim.advance();

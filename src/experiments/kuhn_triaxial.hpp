@@ -35,6 +35,7 @@ inline constexpr const char* kClusterSpheres =
 struct TriaxialOptions {
     long particles = 10648;    ///< Kuhn's count (of sphere clusters)
     bool clusters = true;      ///< Kuhn's sphere clusters (kClusterSpheres), or spheres
+    double prepMu = 0.0;       ///< friction of the isotropic compression (sets the porosity)
     double pressure = 100e3;   ///< mean stress p (Pa)
     double qOverP = 0.8;       ///< q/p where the loading stops
     double mu = 0.55;          ///< grain–grain friction during the triaxial stage
@@ -70,6 +71,14 @@ struct TriaxialState {
     CellServo servo;                ///< the lateral servo (x₂, x₃)
     double lengthStart = 0.0;       ///< the cell's x₁ length when the triaxial stage began
 };
+
+/// The friction of the clusters' isotropic compression that gives Kuhn's
+/// porosity 0.363 (measured: docs/md-force-laws.md, "The stress-probes experiment").
+inline constexpr double kClusterPrepMu = 0.1;
+
+/// experiment.prep_mu: a number ≥ 0, or auto (0 for spheres, kClusterPrepMu
+/// for clusters); anything else throws InputError naming the key.
+double prepFriction(const Scene& keys, bool clusters);
 
 TriaxialState prepareTriaxial(const TriaxialOptions& options);
 

@@ -175,6 +175,9 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         {"experiment.grains", KeyType::Choice, "clusters",
          "periodic: Kuhn's non-convex sphere clusters (docs/clumps.md) or spheres (walls: spheres)", 0.0, 0.0,
          {"clusters", "spheres"}},
+        {"experiment.prep_mu", KeyType::Text, "auto",
+         "friction of the isotropic compression, which sets the porosity (auto: 0 for spheres, kClusterPrepMu for "
+         "clusters, calibrated to Kuhn's porosity 0.363)", 0.0, 0.0},
         {"experiment.increments", KeyType::Integer, "1000", "rotation increments", 1.0, 1e7},
         {"experiment.angle", KeyType::Real, "90", "total rotation about x1 (degrees)", 0.0, 360.0, {}, true},
         {"experiment.prep_steps", KeyType::Integer, "60000", "walls: MD steps of the compression", 100.0, 1e8},
@@ -209,6 +212,7 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         o.qOverP = sceneReal(keyScene, "experiment.q_over_p");
         o.mu = mu;
         o.clusters = sceneText(keyScene, "experiment.grains") == "clusters";
+        o.prepMu = kuhn::prepFriction(keyScene, o.clusters);
         o.seed = seed;
         o.progress = progress;
         o.name = "rigid-rotation";

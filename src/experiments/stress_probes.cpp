@@ -154,6 +154,9 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         {"experiment.particles", KeyType::Integer, "10648", "grains in the periodic cell", 50.0, 1e6},
         {"experiment.grains", KeyType::Choice, "clusters", "Kuhn's non-convex sphere clusters (docs/clumps.md) or spheres",
          0.0, 0.0, {"clusters", "spheres"}},
+        {"experiment.prep_mu", KeyType::Text, "auto",
+         "friction of the isotropic compression, which sets the porosity (auto: 0 for spheres, kClusterPrepMu for "
+         "clusters, calibrated to Kuhn's porosity 0.363)", 0.0, 0.0},
         {"experiment.peak_strain", KeyType::Real, "0.05",
          "after the probes, continue the triaxial compression to the peak of q/p, up to this axial strain (0: not)",
          0.0, 1.0},
@@ -176,6 +179,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     prep.stiffness = sceneReal(keyScene, "experiment.stiffness");
     prep.relax = sceneBool(keyScene, "experiment.relax");
     prep.clusters = sceneText(keyScene, "experiment.grains") == "clusters";
+    prep.prepMu = kuhn::prepFriction(keyScene, prep.clusters);
     const double peakStrain = sceneReal(keyScene, "experiment.peak_strain");
     prep.seed = options.seed.value_or(1);
     prep.progress = !options.quiet && isatty(fileno(stderr));

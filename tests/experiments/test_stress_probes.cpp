@@ -53,8 +53,28 @@ TEST_SUITE("experiments") {
         CHECK(r["hardening_modulus_ratio"].get<double>() == doctest::Approx(1.0).epsilon(0.02));
     }
 
+    TEST_CASE("stress-probes on Kuhn's sphere clusters: a frictional state near Kuhn's porosity, loaded on to its peak") {
+        // A small cell (64 clusters): the state and the continued
+        // loading, not the probes' statistics.
+        const nlohmann::json doc = test::runQuiet(
+            stressProbes, {"experiment.particles=64", "experiment.probes=4", "experiment.hold_steps=50",
+                           "experiment.peak_strain=0.012"});
+        const auto& r = doc["results"];
+        CAPTURE(r.dump());
+        CHECK(r["grains"] == "clusters");
+        CHECK(r["q_over_p"].get<double>() == doctest::Approx(0.8).epsilon(0.01));
+        // 0.363 in Kuhn's 10,648; a small cell scatters (0.373 measured at 60).
+        CHECK(r["porosity"].get<double>() == doctest::Approx(0.363).epsilon(0.1));
+        CHECK(r["sliding_share"].get<double>() > 0.02);
+        // The continued compression climbs well past the probed state.
+        CHECK(r["peak_q_over_p"].get<double>() > 1.2);
+        CHECK(r["peak_axial_strain"].get<double>() > r["axial_strain_triaxial"].get<double>());
+    }
+
     TEST_CASE("stress-probes: keys of other sections are refused") {
         test::checkRefused(stressProbes, "md.kn=5");
         test::checkRefused(stressProbes, "experiment.probes=2");
+        test::checkRefused(stressProbes, "experiment.prep_mu=-1");
+        test::checkRefused(stressProbes, "experiment.grains=cubes");
     }
 }
