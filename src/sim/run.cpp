@@ -225,10 +225,6 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
     if (scene.world.hasClumps()) {
-        // MD steps clumps on ranks; CD's rows of clumps are not shared between ranks yet.
-        if (scene.simulation.method == Method::CD)
-            throw InputError(scene.origin + ": key 'simulation.method': 'cd' runs clumps on one process for now "
-                             "(allowed: md with " + std::to_string(comm::ranks()) + " processes, or mpirun -n 1)");
         // What cannot step clumps (a scheme, the fused pipeline, a rolling
         // law) is refused here as a serial run refuses it, by a Simulation
         // of the whole scene (one line, exit 2), not later by each rank's part.
