@@ -74,6 +74,15 @@ inline Vec3 contactVelocity(const World& world, const Contact& k) {
     return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
 }
 
+/// contactVelocity with a clump's arms read from `poses` (updated at the
+/// world's pose) instead of turned again: the same bits.
+inline Vec3 contactVelocity(const World& world, const ComponentPoses& poses, const Contact& k) {
+    if (!world.hasClumps()) return contactVelocity(world, k);
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    return world.v[ib] + world.w[ib].cross(leverArm(poses, k, k.b)) - world.v[ia] -
+           world.w[ia].cross(leverArm(poses, k, k.a));
+}
+
 /// The constants of contact k after the effective-mass convention: walls (fixed
 /// or mobile) count with their own mass, fixed ones as infinite.
 inline Constants contactConstants(const MdSettings& s, double invMa, double invMb, double mu) {
