@@ -237,8 +237,7 @@ namespace {
 /// any component of b to lie within margin of component ca. The test
 /// takes sphereSphereBound's slack, far above the rounding of the offsets
 /// and of R_b, so it never drops a pair the component test would keep: the
-/// same contacts, bit for bit. In the tetra crystal of `bench md-step` it
-/// leaves about a third of the 16 component pairs of a listed pair of bodies.
+/// same contacts, bit for bit.
 template <class Emit>
 void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyId b, double margin, Emit&& emit) {
     Contact c;
