@@ -190,8 +190,9 @@ namespace {
 /// The contact of ball A (component ca of grain a) with ball B (component cb
 /// of grain b > a) or, B null, with wall b; false when their gap is not
 /// below margin. The balls are offsets from their bodies' centres.
-bool narrowBalls(const World& world, BodyId a, BodyId b, unsigned ca, const ComponentBall& A, unsigned cb,
-                 const ComponentBall* B, double margin, Contact& c) {
+[[gnu::always_inline]] inline bool narrowBalls(const World& world, BodyId a, BodyId b, unsigned ca,
+                                               const ComponentBall& A, unsigned cb, const ComponentBall* B,
+                                               double margin, Contact& c) {
     assert(a < b && !world.isWall(a));
     const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
     const Vec3 xa = world.x[ia] + A.offset;
