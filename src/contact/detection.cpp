@@ -186,21 +186,25 @@ bool narrowSphereWall(const World& world, BodyId grain, BodyId wall, double marg
     return sphereWallKernel<true>(world, grain, wall, margin, &c);
 }
 
-bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsigned cb, double margin, Contact& c) {
+namespace {
+/// The contact of ball A (component ca of grain a) with ball B (component cb
+/// of grain b > a) or, B null, with wall b; false when their gap is not
+/// below margin. The balls are offsets from their bodies' centres.
+[[gnu::always_inline]] inline bool narrowBalls(const World& world, BodyId a, BodyId b, unsigned ca,
+                                               const ComponentBall& A, unsigned cb, const ComponentBall* B,
+                                               double margin, Contact& c) {
     assert(a < b && !world.isWall(a));
     const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-    const Vec3 xa = world.x[ia] + world.componentOffset(ia, ca);
-    const double ra = world.componentRadius(ia, ca);
-    if (world.isWall(b)) {
-        if (!ballWallKernel<true>(world, xa, ra, a, b, margin, &c)) return false;
+    const Vec3 xa = world.x[ia] + A.offset;
+    if (!B) {
+        if (!ballWallKernel<true>(world, xa, A.radius, a, b, margin, &c)) return false;
         c.key = makeContactKey(a, b, componentFeature(ca, 0));
         return true;
     }
-    const Vec3 xb = world.x[ib] + world.componentOffset(ib, cb);
-    const double rb = world.componentRadius(ib, cb);
+    const Vec3 xb = world.x[ib] + B->offset;
     Vec3 d;
     double dist = 0.0, gap = 0.0;
-    if (!sphereSphereGap(world, xa, ra, xb, rb, margin, d, dist, gap)) return false;
+    if (!sphereSphereGap(world, xa, A.radius, xb, B->radius, margin, d, dist, gap)) return false;
     c.key = makeContactKey(a, b, componentFeature(ca, cb));
     c.a = a;
     c.b = b;
@@ -209,13 +213,34 @@ bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsig
     return true;
 }
 
+/// A clump's components at most (4 bits of a contact key's feature each).
+constexpr unsigned kMaxComponents = 16;
+}  // namespace
+
+bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsigned cb, double margin, Contact& c) {
+    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    const ComponentBall A{world.componentOffset(ia, ca), world.componentRadius(ia, ca)};
+    if (world.isWall(b)) return narrowBalls(world, a, b, ca, A, 0, nullptr, margin, c);
+    const ComponentBall B{world.componentOffset(ib, cb), world.componentRadius(ib, cb)};
+    return narrowBalls(world, a, b, ca, A, cb, &B, margin, c);
+}
+
 namespace {
 /// Every contact of bodies a < b (a grain; b a grain or a wall) within
 /// margin, in key order, to emit(const Contact&): one for two spheres or a
 /// sphere and a wall, one per pair of touching components for clumps (none
-/// inside a clump: a body is never paired with itself).
+/// inside a clump: a body is never paired with itself). In a world with
+/// clumps the balls come from `poses` (updated at the world's pose).
+///
+/// Clumps: the bounding spheres first (the components lie inside them),
+/// then only the components that reach the other body's bounding sphere
+/// take part: |x_a + o_ca − x_b| < r_ca + R_b + margin is necessary for
+/// any component of b to lie within margin of component ca. The test
+/// takes sphereSphereBound's slack, far above the rounding of the offsets
+/// and of R_b, so it never drops a pair the component test would keep: the
+/// same contacts, bit for bit.
 template <class Emit>
-void narrowPair(const World& world, BodyId a, BodyId b, double margin, Emit&& emit) {
+void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyId b, double margin, Emit&& emit) {
     Contact c;
     if (!world.hasClumps()) {
         if (world.isWall(b) ? narrowSphereWall(world, a, b, margin, c) : narrowSphereSphere(world, a, b, margin, c))
@@ -223,27 +248,55 @@ void narrowPair(const World& world, BodyId a, BodyId b, double margin, Emit&& em
         return;
     }
     const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-    // The bounding spheres first (the components lie inside them).
-    if (world.isWall(b) ? !sphereWallKernel<false>(world, a, b, margin, nullptr)
-                        : !narrowSphereSphere(world, a, b, margin, c))
+    const ComponentBall* A = poses.balls(ia);
+    const unsigned na = poses.count(ia);
+    if (world.isWall(b)) {
+        if (!sphereWallKernel<false>(world, a, b, margin, nullptr)) return;
+        for (unsigned ca = 0; ca < na; ++ca)
+            if (narrowBalls(world, a, b, ca, A[ca], 0, nullptr, margin, c)) emit(c);
         return;
-    const unsigned na = world.components(ia), nb = world.isWall(b) ? 1u : world.components(ib);
+    }
+    Vec3 d;  // x_b − x_a (minimum image)
+    double dist = 0.0, gap = 0.0;
+    const double Ra = world.radius[ia], Rb = world.radius[ib];
+    if (!sphereSphereGap(world, world.x[ia], Ra, world.x[ib], Rb, margin, d, dist, gap)) return;
+    const ComponentBall* B = poses.balls(ib);
+    const unsigned nb = poses.count(ib);
+    assert(na <= kMaxComponents && nb <= kMaxComponents);
+    unsigned nearA[kMaxComponents], nearB[kMaxComponents], ka = 0, kb = 0;
     for (unsigned ca = 0; ca < na; ++ca)
-        for (unsigned cb = 0; cb < nb; ++cb)
-            if (narrowComponents(world, a, b, ca, cb, margin, c)) emit(c);
+        if ((A[ca].offset - d).squaredNorm() <= sphereSphereBound(A[ca].radius, Rb, margin)) nearA[ka++] = ca;
+    if (ka == 0) return;
+    for (unsigned cb = 0; cb < nb; ++cb)
+        if ((B[cb].offset + d).squaredNorm() <= sphereSphereBound(B[cb].radius, Ra, margin)) nearB[kb++] = cb;
+    for (unsigned i = 0; i < ka; ++i)
+        for (unsigned j = 0; j < kb; ++j)
+            if (narrowBalls(world, a, b, nearA[i], A[nearA[i]], nearB[j], &B[nearB[j]], margin, c)) emit(c);
 }
 }  // namespace
 
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) {
+    ComponentPoses poses;
+    if (world.hasClumps()) poses.update(world);
+    refreshContactGeometry(world, poses, contacts);
+}
+
+void refreshContactGeometry(const World& world, const ComponentPoses& poses, std::vector<Contact>& contacts) {
     const std::size_t m = contacts.size();
     const bool clumps = world.hasClumps();
     forEachIndex(m, m > kParallelGrains, [&](std::size_t k) {
         Contact& c = contacts[k];
         Contact fresh;
-        const std::uint32_t f = keyFeature(c.key);
-        const bool ok = clumps                ? narrowComponents(world, c.a, c.b, f >> 4, f & 0xFu, HUGE_VAL, fresh)
-                        : world.isWall(c.b) ? narrowSphereWall(world, c.a, c.b, HUGE_VAL, fresh)
-                                              : narrowSphereSphere(world, c.a, c.b, HUGE_VAL, fresh);
+        bool ok = false;
+        if (clumps) {
+            const std::uint32_t f = keyFeature(c.key);
+            const unsigned ca = f >> 4, cb = f & 0xFu;
+            const ComponentBall* B = world.isWall(c.b) ? nullptr : &poses.ball(static_cast<std::size_t>(c.b), cb);
+            ok = narrowBalls(world, c.a, c.b, ca, poses.ball(static_cast<std::size_t>(c.a), ca), cb, B, HUGE_VAL, fresh);
+        } else {
+            ok = world.isWall(c.b) ? narrowSphereWall(world, c.a, c.b, HUGE_VAL, fresh)
+                                   : narrowSphereSphere(world, c.a, c.b, HUGE_VAL, fresh);
+        }
         if (ok) {
             c.n = fresh.n;
             c.gap = fresh.gap;
@@ -600,6 +653,7 @@ void CellGridDetector::releaseBuffers() {
     std::vector<std::array<std::uint32_t, 2>>().swap(grainPartners_);
     std::vector<std::size_t>().swap(grainOffset_);
     std::vector<Chunk>().swap(chunks_);
+    poses_ = ComponentPoses{};
 }
 
 template <class Out, class Emit>
@@ -625,8 +679,9 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
     if (world.hasClumps()) {  // several contacts per pair: the pairs, then their contacts
         std::vector<Pair> pairs;
         detectPairs(world, margin, pairs);
+        poses_.update(world);
         out.clear();
-        for (const Pair& p : pairs) narrowPair(world, p.a, p.b, margin, [&](Contact c) { out.push_back(c); });
+        for (const Pair& p : pairs) narrowPair(world, poses_, p.a, p.b, margin, [&](Contact c) { out.push_back(c); });
         return;
     }
     eachCandidate(world, margin, out, [&](BodyId a, BodyId b, Contact& ct) {
@@ -694,6 +749,7 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
     std::size_t written = 0;
     const bool clumps = world.hasClumps();
+    if (clumps) poses_.update(world);
     auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
         part.clear();
         Contact c;
@@ -701,7 +757,7 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
             const CellGridDetector::Pair& l = list_[k];
             if (clumps) {
-                narrowPair(world, l.a, l.b, margin, [&](const Contact& found) { part.push_back(found); });
+                narrowPair(world, poses_, l.a, l.b, margin, [&](const Contact& found) { part.push_back(found); });
                 continue;
             }
             const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
@@ -752,9 +808,11 @@ void detectBruteForce(const World& world, double margin, std::vector<Contact>& o
     const auto n = static_cast<BodyId>(world.numGrains);
     const auto bodies = static_cast<BodyId>(world.numBodies());
     // i ascending, then j ascending (grains, then walls): already key order.
+    ComponentPoses poses;
+    if (world.hasClumps()) poses.update(world);
     auto keep = [&](const Contact& found) { out.push_back(found); };
     for (BodyId i = 0; i < n; ++i)
-        for (BodyId j = i + 1; j < bodies; ++j) narrowPair(world, i, j, margin, keep);
+        for (BodyId j = i + 1; j < bodies; ++j) narrowPair(world, poses, i, j, margin, keep);
     for (Contact& ct : out) ct.history = ContactHistory{};
 }
 

@@ -452,10 +452,8 @@ std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::s
 /// bench.shape = clump the grains are clumps (clumpCrystal, or the packing
 /// file's rows `x y z size [qw qx qy qz]` as grains.source = file reads them)
 /// and the planes sit at the box of their components. `bench` names the bench
-/// in messages; `takesClumps`: whether it runs clumps (else bench.shape =
-/// clump exits 2).
-BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpec>& extra, const std::string& bench,
-                      bool takesClumps) {
+/// in messages.
+BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpec>& extra, const std::string& bench) {
     std::vector<KeySpec> keys = benchWorldKeys();
     keys.insert(keys.end(), extra.begin(), extra.end());
     BenchSetup b;
@@ -468,8 +466,6 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     if (!clumps && (givenKey(options, "bench.clump") || !clumpSpheres.empty()))
         fail(givenKey(options, "bench.clump") ? "bench.clump" : "bench.clump_spheres", "needs bench.shape = clump",
              "bench.shape=clump with it, or leave it out");
-    if (clumps && !takesClumps)
-        fail("bench.shape", "'clump' is not yet possible in bench " + bench, "sphere; clump in md-step");
     World w;
     w.dimension = 3;
     std::vector<GrainSpec> grains;
@@ -558,6 +554,21 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
     b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
     return b;
+}
+
+/// The results that say what the grains are (every bench of the bench world):
+/// `shape`, and for clumps `clump` and `lattice_spacing` (the crystal's);
+/// `bodies` and `component_spheres` (a sphere's one, a clump's each).
+void shapeResults(nlohmann::json& results, const BenchSetup& b, const World& world) {
+    std::size_t components = 0;
+    for (std::size_t i = 0; i < world.numGrains; ++i) components += world.components(i);
+    results["shape"] = b.clump.empty() ? "sphere" : "clump";
+    if (!b.clump.empty()) {
+        results["clump"] = b.clump;
+        if (b.spacing != Vec3::Zero()) results["lattice_spacing"] = {b.spacing.x(), b.spacing.y(), b.spacing.z()};
+    }
+    results["bodies"] = world.numGrains;
+    results["component_spheres"] = components;
 }
 
 }  // namespace
@@ -690,9 +701,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     };
     for (KeySpec& k : Alternation::keys()) extra.push_back(std::move(k));
     extra.push_back(decomposedKey());
-    // Clumps: true once CD steps them (src/cd; Simulation refuses them for now).
-    constexpr bool kCdSweepTakesClumps = false;
-    BenchSetup b = benchWorld(options, extra, "cd-sweep", kCdSweepTakesClumps);
+    BenchSetup b = benchWorld(options, extra, "cd-sweep");
     const long steps = sceneInteger(b.scene, "bench.steps");
     Alternation alt("cd-sweep", sceneInteger(b.scene, "bench.alternate"), sceneInteger(b.scene, "bench.settle"),
                     sceneBool(b.scene, "bench.capacity"), steps, omp_get_max_threads());
@@ -738,6 +747,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"source", b.source},
         {"contacts", meanContacts},
         {"contacts_per_particle", meanContacts / n},
+        {"contacts_per_body", meanContacts / n},
         {"sweeps", sweeps},
         {"levels_per_sweep", levels / static_cast<double>(steps)},
         {"sweep_split", levels > 0.0 ? "levels" : "serial"},
@@ -751,6 +761,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"rotational_energy", rotationalEnergy(world)},
         {"state_hash", hex64(stateHash(world))},
     };
+    shapeResults(results, b, world);
     results.update(noise);
     alt.report(results, "contact_updates_per_second");
     return {{"bench", "cd-sweep"}, {"threads", omp_get_max_threads()}, {"results", results}};
@@ -834,7 +845,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     ExperimentOptions o = options;
     if (!givenKey(o, "bench.mu")) o.sets.insert(o.sets.begin(), "bench.mu=0.5");
     if (!givenKey(o, "contact.margin")) o.sets.insert(o.sets.begin(), "contact.margin=0");
-    BenchSetup b = benchWorld(o, extra, "md-step", true);
+    BenchSetup b = benchWorld(o, extra, "md-step");
     MdSettings md;
     md.kn = 2e5;
     md.kt = 2.0 / 7.0 * md.kn;
@@ -912,16 +923,8 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     // --threads (a clump's component pairs each), over the seconds of those
     // steps; per body: the growth of the peak resident memory from the
     // bench's start (the world, its contacts, the solver's buffers).
-    std::size_t components = 0;
-    for (std::size_t i = 0; i < world.numGrains; ++i) components += world.components(i);
     const double timedSteps = alt.done[1] / n;
-    results["shape"] = b.clump.empty() ? "sphere" : "clump";
-    if (!b.clump.empty()) {
-        results["clump"] = b.clump;
-        if (b.spacing != Vec3::Zero()) results["lattice_spacing"] = {b.spacing.x(), b.spacing.y(), b.spacing.z()};
-    }
-    results["bodies"] = world.numGrains;
-    results["component_spheres"] = components;
+    shapeResults(results, b, world);
     results["contacts"] = contactSteps / timedSteps;
     results["contacts_per_body"] = contactSteps / timedSteps / n;
     results["contact_updates_per_second"] = contactSteps / alt.seconds[1];
@@ -937,7 +940,7 @@ nlohmann::json benchDetect(const ExperimentOptions& options) {
     const std::vector<KeySpec> extra = {
         {"bench.repeats", KeyType::Integer, "20", "detections timed", 1, 1e6, {}},
     };
-    BenchSetup b = benchWorld(options, extra, "detect", true);
+    BenchSetup b = benchWorld(options, extra, "detect");
     const long repeats = sceneInteger(b.scene, "bench.repeats");
     CellGridDetector detector;
     std::vector<Contact> out;

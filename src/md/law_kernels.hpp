@@ -63,6 +63,11 @@ void checkFiniteForces(const std::vector<Vec3>& force, const std::vector<Vec3>& 
 /// (one streaming pass, serial: for a range of a parallel region).
 bool forcesFinite(const Vec3* force, const Vec3* torque, std::size_t first, std::size_t last);
 
+/// contactVelocity of two spheres, or a sphere and a wall (no clumps in the world).
+inline Vec3 sphereContactVelocity(const World& world, const Contact& k) {
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+}
 /// Velocity of b's contact point relative to a's at contact k
 /// (CD eq. 3 with l_a = r_a n, l_b = −r_b n; a clump's arms from leverArm;
 /// a deforming cell's image velocity is the caller's to add).
@@ -71,7 +76,15 @@ inline Vec3 contactVelocity(const World& world, const Contact& k) {
     if (world.hasClumps())
         return world.v[ib] + world.w[ib].cross(leverArm(world, k, k.b)) - world.v[ia] -
                world.w[ia].cross(leverArm(world, k, k.a));
-    return world.v[ib] - world.v[ia] - (world.radius[ia] * world.w[ia] + world.radius[ib] * world.w[ib]).cross(k.n);
+    return sphereContactVelocity(world, k);
+}
+
+/// contactVelocity in a world with clumps, the arms read from `poses`
+/// (updated at the world's pose) instead of turned again: the same bits.
+inline Vec3 clumpContactVelocity(const World& world, const ComponentPoses& poses, const Contact& k) {
+    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+    return world.v[ib] + world.w[ib].cross(leverArm(poses, k, k.b)) - world.v[ia] -
+           world.w[ia].cross(leverArm(poses, k, k.a));
 }
 
 /// The constants of contact k after the effective-mass convention: walls (fixed

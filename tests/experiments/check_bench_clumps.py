@@ -105,6 +105,22 @@ with tempfile.TemporaryDirectory() as tmp:
     r = bench(tmp, "detect", ["bench.particles=300", "bench.repeats=2", "bench.shape=clump"])
     expect(r.get("candidates", 0) >= 300, f"detect clump: {r.get('candidates')} candidates")
 
+    # --- cd-sweep takes clumps: component contacts swept, the same bits for 1 and 2 threads ---
+    CD_SMALL = ["bench.particles=300", "bench.steps=3", "bench.sweeps=10"]
+    cd = [bench(tmp, "cd-sweep", CD_SMALL + ["bench.shape=clump"], threads) for threads in (1, 2)]
+    r = cd[0]
+    for key in ["shape", "clump", "bodies", "component_spheres", "contacts", "contacts_per_body",
+                "contact_updates_per_second", "state_hash"]:
+        expect(key in r, f"cd-sweep clump: no '{key}' in results")
+    expect(r.get("shape") == "clump" and r.get("clump") == "tetra" and r.get("component_spheres") == 1200,
+           f"cd-sweep clump: {r.get('shape')} {r.get('clump')} {r.get('component_spheres')} spheres")
+    expect(r.get("contacts_per_body", 0) >= 4.0, f"cd-sweep clump: {r.get('contacts_per_body')} contacts per body")
+    expect(r.get("sweeps") == 30, f"cd-sweep clump: {r.get('sweeps')} sweeps")
+    expect(r.get("state_hash") is not None and r.get("state_hash") == cd[1].get("state_hash"),
+           f"cd-sweep clump: hashes differ between threads: {r.get('state_hash')} {cd[1].get('state_hash')}")
+    r = bench(tmp, "cd-sweep", CD_SMALL)
+    expect(r.get("shape") == "sphere" and "clump" not in r, f"cd-sweep sphere: shape {r.get('shape')}")
+
     # --- bad input: exit 2, one line naming the key and what is allowed ---
     bad_input(["bench", "md-step", "--set", "bench.shape=cube"], ["bench.shape", "sphere|clump"])
     bad_input(["bench", "md-step", "--set", "bench.shape=clump", "--set", "bench.clump=cube"],
@@ -115,7 +131,6 @@ with tempfile.TemporaryDirectory() as tmp:
               ["bench.clump_spheres", "radius > 0"])
     bad_input(["bench", "md-step", "--set", "bench.shape=clump", "--set", "bench.clump_spheres=0 0 1"],
               ["bench.clump_spheres", "x y z r"])
-    bad_input(["bench", "cd-sweep", "--set", "bench.shape=clump"], ["bench.shape", "sphere"])
     bad_input(["bench", "md-step", "--set", "bench.shape=clump", "--set", "bench.decomposed=true"],
               ["bench.shape", "bench.decomposed"])
 

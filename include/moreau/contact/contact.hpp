@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "moreau/contact/component_poses.hpp"
 #include "moreau/core/types.hpp"
 #include "moreau/model/world.hpp"
 
@@ -97,6 +98,18 @@ inline Vec3 leverArm(const World& world, const Contact& c, BodyId body) {
     }
     return body == c.a ? Vec3(world.radius[static_cast<std::size_t>(c.a)] * c.n)
                        : Vec3(-world.radius[static_cast<std::size_t>(c.b)] * c.n);
+}
+
+/// leverArm with the component's ball read from `poses` (updated at the
+/// world's current pose) instead of turned again: the same arm, bit for
+/// bit. For the hot loops of a world with clumps.
+inline Vec3 leverArm(const ComponentPoses& poses, const Contact& c, BodyId body) {
+    assert(body == c.a || body == c.b);
+    const auto i = static_cast<std::size_t>(body);
+    if (i >= poses.grains()) return Vec3::Zero();  // a wall
+    const std::uint32_t f = keyFeature(c.key);
+    const ComponentBall& ball = poses.ball(i, body == c.a ? f >> 4 : f & 0xFu);
+    return ball.offset + (body == c.a ? ball.radius : -ball.radius) * c.n;
 }
 
 /// The radius of `body`'s sphere that touches at c (c.a or c.b): its own,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "moreau/contact/component_poses.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/model/world.hpp"
@@ -28,6 +29,9 @@ bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsig
 /// MD integrators evaluate forces at stage positions on the step's contact
 /// list this way. A pair the kernel rejects (non-finite positions) gets gap +∞.
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts);
+/// The same with every grain's balls read from `poses`, updated at the
+/// world's current pose (a world with clumps: no component turned again).
+void refreshContactGeometry(const World& world, const ComponentPoses& poses, std::vector<Contact>& contacts);
 
 /// Uniform cell grid broad phase. Cell size = largest diameter + margin, so
 /// each grain only needs its own and neighbouring cells. Reuses its buffers
@@ -46,8 +50,9 @@ public:
     };
     /// The same candidates as detect(), as pairs in key order.
     void detectPairs(const World& world, double margin, std::vector<Pair>& out);
-    /// Frees the buffers kept between calls (~95 bytes per grain); the next
-    /// call allocates them again. For callers that detect rarely.
+    /// Frees the buffers kept between calls (~95 bytes per grain, and the
+    /// balls of a world with clumps); the next call allocates them again.
+    /// For callers that detect rarely.
     void releaseBuffers();
 
 private:
@@ -112,6 +117,7 @@ private:
     std::vector<std::array<std::uint32_t, 2>> grainPartners_;  ///< (chunk, start) of each grain's partners
     std::vector<std::size_t> grainOffset_;             ///< prefix sum of grainCount_: output offsets
     std::vector<Chunk> chunks_;
+    ComponentPoses poses_;  ///< a world with clumps: its balls, updated at each detect()
 };
 
 /// Verlet list on top of the cell grid: pairs within margin + skin are found
@@ -151,6 +157,7 @@ private:
     CellGridDetector grid_;
     std::vector<CellGridDetector::Pair> list_;
     std::vector<Scratch> scratch_;  ///< one per thread
+    ComponentPoses poses_;          ///< a world with clumps: its balls, updated at each call
     std::vector<Vec3> builtAt_;
     World::CellState builtCell_;  ///< the periodic cell at the build (deforming cells)
     double skin_ = 0.0, builtMargin_ = -1.0;

@@ -29,6 +29,7 @@
 #include <functional>
 #include <vector>
 
+#include "moreau/contact/component_poses.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/md/md_solver.hpp"
@@ -59,10 +60,13 @@ public:
     /// The forces of every contact at the world's state from its memory
     /// `committed` (stride() doubles per contact), advanced over dt or by a
     /// stage's increments; the updated memory is kept (memory()) until commit().
+    /// A world with clumps: its balls (ComponentPoses) are updated first,
+    /// for the lever arms of this evaluation and of the gather after it.
     void evaluate(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
                   const StageIncrements* stage = nullptr);
     /// The per-body sums of the last evaluation's forces and torques (and
-    /// rolling couples, glued grains' forces on their walls), in key order.
+    /// rolling couples, glued grains' forces on their walls), in key order,
+    /// at the pose of that evaluation (a clump's arms are read from its balls).
     void gather(const World& world, const std::vector<Contact>& contacts);
     /// Throws DivergenceError naming the first body whose sum is not finite.
     void checkFinite(long step) const;
@@ -151,6 +155,7 @@ private:
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
     std::vector<Vec3> contactCouple_;        ///< the rolling moment on a per contact (b: its opposite)
     std::vector<Vec3> force_, torque_;       ///< per body
+    ComponentPoses poses_;                   ///< a world with clumps: its balls at the last evaluate()
     std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
     double elastic_ = 0.0, workIn_ = 0.0;
     MdSolver::TangentialWork lawWork_;

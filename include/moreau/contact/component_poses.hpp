@@ -1,0 +1,70 @@
+#pragma once
+/// The world-frame spheres of every grain at one pose of the world: for a
+/// clump, each component's centre offset from the body's centre and its
+/// radius; for a sphere (disk), one ball at offset 0 with its radius.
+///
+/// A clump's component k sits at x_i + q_i (s_i c_k) with radius s_i r_k
+/// (model/clump.hpp). World::componentOffset turns c_k by q_i at every call;
+/// the narrow phase, the lever arms and the MD force stage ask for the same
+/// offsets many times per step (each pair of bodies tests up to 16 pairs of
+/// components, each contact needs its arms in the force loop and again in
+/// the gather), so they read them from here instead, computed once.
+///
+/// Ownership and invalidation: whoever reads the offsets owns a
+/// ComponentPoses and calls update() at the pose it works on (a detector at
+/// each detect, the MD force stage at each evaluation). The offsets stay
+/// valid until a body turns or changes size; positions x_i are not stored,
+/// so a translation alone keeps them valid. The arithmetic is
+/// World::componentOffset's and componentRadius's, so reading here gives
+/// the same bits.
+///
+/// Hot record: ComponentBall is 32 bytes, one per component of every grain
+/// (a tetra clump: 128 bytes), plus 4 bytes per grain of index; walls have
+/// none.
+#include <cassert>
+#include <cstdint>
+#include <vector>
+
+#include "moreau/core/types.hpp"
+#include "moreau/model/world.hpp"
+
+namespace moreau {
+
+/// One component's sphere in the world frame, relative to its body's centre.
+struct ComponentBall {
+    Vec3 offset = Vec3::Zero();  ///< centre − body centre (world frame): q_i (s_i c_k)
+    double radius = 0.0;         ///< s_i r_k (a sphere's own radius)
+};
+static_assert(sizeof(ComponentBall) == 32, "ComponentBall is a hot record: keep it at 32 bytes");
+
+class ComponentPoses {
+public:
+    /// Computes every grain's balls from the world's orientations, sizes and
+    /// radii now (one rotation per component; parallel over grains in large
+    /// worlds, each grain written by one thread: the same bits for any
+    /// thread count).
+    void update(const World& world);
+    /// The grains covered (those of the world at the last update).
+    std::size_t grains() const { return first_.empty() ? 0 : first_.size() - 1; }
+    /// Grain i's number of components.
+    unsigned count(std::size_t i) const {
+        assert(i < grains());
+        return first_[i + 1] - first_[i];
+    }
+    /// Grain i's balls, count(i) of them, in component order.
+    const ComponentBall* balls(std::size_t i) const {
+        assert(i < grains());
+        return balls_.data() + first_[i];
+    }
+    /// Component k of grain i.
+    const ComponentBall& ball(std::size_t i, unsigned k) const {
+        assert(k < count(i));
+        return balls_[first_[i] + k];
+    }
+
+private:
+    std::vector<std::uint32_t> first_;  ///< grain i's balls are [first_[i], first_[i + 1])
+    std::vector<ComponentBall> balls_;
+};
+
+}  // namespace moreau

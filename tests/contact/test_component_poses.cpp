@@ -1,0 +1,121 @@
+// ComponentPoses (every grain's world-frame component balls) against the
+// World's own componentOffset / componentRadius, and the narrow phase that
+// reads them (culling components out of the other body's reach) against
+// every pair of components tested one by one.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "moreau/contact/component_poses.hpp"
+#include "moreau/contact/detection.hpp"
+#include "moreau/core/rng.hpp"
+
+using namespace moreau;
+
+namespace {
+
+/// A random unit quaternion (axis and angle uniform enough for a test).
+Quat randomTurn(Rng& rng) {
+    Vec3 axis(rng.uniform() - 0.5, rng.uniform() - 0.5, rng.uniform() - 0.5);
+    if (axis.norm() < 1e-3) axis = Vec3::UnitZ();
+    return Quat(Eigen::AngleAxisd(2.0 * std::numbers::pi * rng.uniform(), axis.normalized()));
+}
+
+/// n bodies in [0, L)³, dense enough that many touch: tetras, dimers and
+/// spheres in turn, random sizes and turns; a floor at z = 0; with
+/// `periodic`, periodic along x and y.
+World clumpWorld(std::size_t n, double L, bool periodic, std::uint64_t seed) {
+    World w;
+    w.dimension = 3;
+    w.clumpShapes.push_back(makeClumpShape({{Vec3(0.25, 0.25, 0.25), 0.35},
+                                            {Vec3(-0.25, -0.25, 0.25), 0.3},
+                                            {Vec3(-0.25, 0.25, -0.25), 0.35},
+                                            {Vec3(0.25, -0.25, -0.25), 0.25}},
+                                           3));
+    w.clumpShapes.push_back(makeClumpShape({{Vec3(-0.3, 0, 0), 0.3}, {Vec3(0.3, 0, 0), 0.4}}, 3));
+    if (periodic) {
+        w.periodic = {true, true, false};
+        w.boxMin = Vec3::Zero();
+        w.boxMax = Vec3(L, L, L);
+    }
+    Rng rng(seed);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3 x(L * rng.uniform(), L * rng.uniform(), L * rng.uniform());
+        const double s = 0.8 + 0.4 * rng.uniform();
+        if (i % 3 == 2) w.addGrain(x, 0.4 * s, 1.0, 0.1);
+        else w.addClump(x, static_cast<std::uint16_t>(1 + i % 3), s, randomTurn(rng), 1.0);
+    }
+    WallShape floor;
+    floor.kind = ShapeKind::Plane;
+    floor.direction = Vec3::UnitZ();
+    w.addWall("floor", floor, Vec3::Zero(), false, 0.0, {false, false, false});
+    return w;
+}
+
+}  // namespace
+
+TEST_SUITE("contact") {
+    TEST_CASE("component balls: World::componentOffset and componentRadius, bit for bit, for every grain") {
+        const World w = clumpWorld(60, 4.0, false, 3);
+        ComponentPoses poses;
+        poses.update(w);
+        REQUIRE(poses.grains() == w.numGrains);
+        for (std::size_t i = 0; i < w.numGrains; ++i) {
+            REQUIRE(poses.count(i) == w.components(i));
+            for (unsigned k = 0; k < poses.count(i); ++k) {
+                CHECK(poses.ball(i, k).offset == w.componentOffset(i, k));
+                CHECK(poses.ball(i, k).radius == w.componentRadius(i, k));
+                CHECK(&poses.ball(i, k) == poses.balls(i) + k);
+            }
+        }
+    }
+
+    TEST_CASE("the culled narrow phase finds what testing every pair of components finds, bit for bit") {
+        for (const bool periodic : {false, true}) {
+            CAPTURE(periodic);
+            const World w = clumpWorld(150, 5.0, periodic, periodic ? 7 : 5);
+            for (const double margin : {0.0, 0.05, 0.3}) {
+                CAPTURE(margin);
+                // Every component pair of every pair of bodies, in key order.
+                std::vector<Contact> every;
+                Contact c;
+                for (std::size_t a = 0; a < w.numGrains; ++a)
+                    for (std::size_t b = a + 1; b < w.numBodies(); ++b) {
+                        const unsigned nb = w.isWall(static_cast<BodyId>(b)) ? 1u : w.components(b);
+                        for (unsigned ca = 0; ca < w.components(a); ++ca)
+                            for (unsigned cb = 0; cb < nb; ++cb)
+                                if (narrowComponents(w, static_cast<BodyId>(a), static_cast<BodyId>(b), ca, cb, margin,
+                                                     c))
+                                    every.push_back(c);
+                    }
+                REQUIRE(every.size() > 50);
+                std::vector<Contact> brute, grid, list;
+                detectBruteForce(w, margin, brute);
+                CellGridDetector().detect(w, margin, grid);
+                VerletListDetector(0.2).detect(w, margin, list);
+                for (const std::vector<Contact>* found : {&brute, &grid, &list}) {
+                    REQUIRE(found->size() == every.size());
+                    for (std::size_t k = 0; k < every.size(); ++k) {
+                        CHECK((*found)[k].key == every[k].key);
+                        CHECK((*found)[k].n == every[k].n);
+                        CHECK((*found)[k].gap == every[k].gap);
+                    }
+                }
+                // The geometry refreshed from the balls is the narrow phase's.
+                std::vector<Contact> refreshed = brute;
+                for (Contact& r : refreshed) r.gap = 1.0;
+                refreshContactGeometry(w, refreshed);
+                for (std::size_t k = 0; k < brute.size(); ++k) CHECK(refreshed[k].gap == brute[k].gap);
+                // Lever arms from the balls are the World's.
+                ComponentPoses poses;
+                poses.update(w);
+                for (const Contact& k : brute) {
+                    CHECK(leverArm(poses, k, k.a) == leverArm(w, k, k.a));
+                    CHECK(leverArm(poses, k, k.b) == leverArm(w, k, k.b));
+                }
+            }
+        }
+    }
+}
