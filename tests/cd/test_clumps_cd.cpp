@@ -12,38 +12,22 @@
 #include "moreau/cd/local_problem.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/simulation.hpp"
+#include "support/clump_worlds.hpp"
 
 using namespace moreau;
 
 namespace {
 
-/// Two touching spheres of radius 1/2 at ±1/2 along the body's x axis.
-ClumpShape dimer() { return makeClumpShape({{Vec3(-0.5, 0, 0), 0.5}, {Vec3(0.5, 0, 0), 0.5}}, 3); }
+using test::dimer;
+using test::emptyWorld;
 
-/// box_3d.ini's (or `builtin`'s) CD settings and walls on `world` in place of its packing, solved to a
-/// natural-map error of 1e-12 (so that sums of reactions are exact to about
-/// that): `world` gets the scene's walls.
+/// box_3d.ini's (or `builtin`'s) CD settings and walls on `world` in place
+/// of its packing, solved to a natural-map error of 1e-12 (so that sums of
+/// reactions are exact to about that).
 Scene cdSceneWith(World world, std::vector<std::string> sets = {}, const std::string& builtin = "box_3d.ini") {
-    sets.insert(sets.begin(), {"simulation.method=cd", "random.count=1", "output.vtk_every=0", "cd.criterion=natural",
-                               "cd.epsilon=1e-12", "cd.max_iterations=5000"});
-    Scene scene = loadBuiltinScene(builtin, sets);
-    const World& from = scene.world;
-    world.muGrain = from.muGrain;
-    for (std::size_t w = 0; w < from.numWalls(); ++w) {
-        const auto b = from.numGrains + w;
-        world.addWall(from.wallName[w], from.wallShape[w], from.x[b], false, 0.0, {false, false, false});
-        world.wallShape.back().mu = from.wallShape[w].mu;
-    }
-    scene.world = std::move(world);
-    return scene;
-}
-
-World emptyWorld(const ClumpShape& shape, const Vec3& gravity, int dimension = 3) {
-    World w;
-    w.dimension = dimension;
-    w.gravity = gravity;
-    w.clumpShapes.push_back(shape);
-    return w;
+    sets.insert(sets.begin(), {"simulation.method=cd", "cd.criterion=natural", "cd.epsilon=1e-12",
+                               "cd.max_iterations=5000"});
+    return test::sceneAround(std::move(world), std::move(sets), builtin);
 }
 
 /// The walls' push on the grains (the reaction is the force on b, the wall).

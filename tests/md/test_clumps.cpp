@@ -8,6 +8,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
+#include "support/clump_worlds.hpp"
 #include "support/input_error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/guards.hpp"
@@ -17,32 +18,14 @@ using namespace moreau;
 
 namespace {
 
-/// Two touching spheres of radius 1/2 at ±1/2 along the body's x axis.
-ClumpShape dimer() { return makeClumpShape({{Vec3(-0.5, 0, 0), 0.5}, {Vec3(0.5, 0, 0), 0.5}}, 3); }
+using test::dimer;
+using test::emptyWorld;
 
 /// box_3d.ini's MD settings (linear spring–dashpot, Cundall's spring) on
 /// `world` in place of its packing: `world` gets the scene's walls.
 Scene sceneWith(World world, std::vector<std::string> sets = {}) {
-    sets.insert(sets.begin(), {"simulation.method=md", "random.count=1", "output.vtk_every=0"});
-    Scene scene = loadBuiltinScene("box_3d.ini", sets);
-    const World& from = scene.world;
-    world.muGrain = from.muGrain;
-    for (std::size_t w = 0; w < from.numWalls(); ++w) {
-        const auto b = from.numGrains + w;
-        world.addWall(from.wallName[w], from.wallShape[w], from.x[b], false, 0.0, {false, false, false});
-        world.wallShape.back().mu = from.wallShape[w].mu;
-    }
-    scene.world = std::move(world);
-    return scene;
-}
-
-/// A world of the given clump shape and gravity, no grains yet.
-World emptyWorld(const ClumpShape& shape, const Vec3& gravity) {
-    World w;
-    w.dimension = 3;
-    w.gravity = gravity;
-    w.clumpShapes.push_back(shape);
-    return w;
+    sets.insert(sets.begin(), "simulation.method=md");
+    return test::sceneAround(std::move(world), std::move(sets), "box_3d.ini");
 }
 
 /// The walls' push on the grains along +z.
