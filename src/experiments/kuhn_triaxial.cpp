@@ -161,6 +161,7 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     // they jam with the preparation's friction.
     const double gasEnd = o.clusters ? 0.5 : 0.58;
     for (const auto& [rateStep, upTo] : {std::pair{1e-4, o.clusters ? 0.45 : 0.0}, std::pair{2e-5, gasEnd}}) {
+        if (upTo == 0.0) continue;  // (spheres: one stage)
         sim.setCellRates(Vec3::Constant(-rateStep / dt), 0.0, o.name);
         while (grainVolume(world) / cellVolume(world) < upTo) {
             sim.advance();
