@@ -9,22 +9,11 @@ usage: check_bench_clumps.py MOREAU_BINARY SOURCE_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-MOREAU = sys.argv[1]
-failures = []
-
-
-def run(*args):
-    return subprocess.run([MOREAU, *args], capture_output=True, text=True, timeout=600)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
+from cli_checks import MOREAU, expect, failures, finish, run  # noqa: E402
 
 
 def bench(tmp, name, sets, threads=1):
@@ -134,7 +123,4 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_input(["bench", "md-step", "--set", "bench.shape=clump", "--set", "bench.decomposed=true"],
               ["bench.shape", "bench.decomposed"])
 
-if failures:
-    print(f"{len(failures)} failure(s)", file=sys.stderr)
-    sys.exit(1)
-print("bench clumps: all checks passed")
+finish("bench clumps: all checks passed")
