@@ -25,7 +25,7 @@ void ComponentPoses::update(const World& world) {
         // World::componentOffset and componentRadius, term for term.
         const double s = world.size[i];
         for (std::size_t k = 0; k < c->radius.size(); ++k)
-            out[k] = {Vec3(world.q[i] * Vec3(s * c->centre[k])), s * c->radius[k]};
+            out[k] = {turned(world.q[i], s * c->centre[k]), s * c->radius[k]};
     });
 }
 

@@ -66,7 +66,7 @@ inline double sphereSphereBound(double ra, double rb, double margin) {
     return (reach + slack) * (reach + slack);
 }
 
-inline bool sphereSphereGap(const World& world, const Vec3& xa, double ra, const Vec3& xb, double rb,
+[[gnu::always_inline]] inline bool sphereSphereGap(const World& world, const Vec3& xa, double ra, const Vec3& xb, double rb,
                             double margin, Vec3& d, double& dist, double& gap) {
     d = xb - xa;
     if (world.anyPeriodic()) d = world.minimumImageNear(d);
@@ -695,6 +695,50 @@ void CellGridDetector::detect(const World& world, double margin, std::vector<Con
 
 // ---------------------------------------------------------------------------
 
+void VerletListDetector::expandComponents(const World& world, double reach) {
+    // narrowPair at margin + skin on each pair of bodies, keeping the pairs
+    // of components it would test and find within reach: in key order, as
+    // narrowPair emits them.
+    std::vector<CellGridDetector::Pair> bodies;
+    bodies.swap(list_);
+    features_.clear();
+    for (const CellGridDetector::Pair& p : bodies)
+        narrowPair(world, poses_, p.a, p.b, reach, [&](const Contact& found) {
+            list_.push_back(p);
+            features_.push_back(static_cast<std::uint8_t>(keyFeature(found.key)));
+        });
+    const std::size_t nb = world.numBodies();
+    builtTurn_.assign(world.q.begin(), world.q.begin() + static_cast<std::ptrdiff_t>(nb));
+    builtReach_.assign(nb, 0.0);
+    for (std::size_t i = 0; i < poses_.grains(); ++i) {
+        if (!world.clumpOf(i)) continue;
+        double far2 = 0.0;
+        for (unsigned k = 0; k < poses_.count(i); ++k) far2 = std::max(far2, poses_.ball(i, k).offset.squaredNorm());
+        builtReach_[i] = std::sqrt(far2);
+    }
+}
+
+bool VerletListDetector::travelled(const World& world, double limit) const {
+    const std::size_t nb = world.numBodies();
+    const double limit2 = limit * limit;
+    if (builtReach_.size() != nb)  // spheres only
+        return anyIndex(nb, nb > kParallelGrains, [&](std::size_t i) {
+            return world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
+        });
+    // A turn by θ moves a component at distance ρ from the centre by the
+    // chord 2ρ sin(θ/2) ≤ 2ρ |q − ±q₀| (the quaternions' chord e, with
+    // sin²(θ/2) = e² − e⁴/4): no cancellation, so never below the truth.
+    return anyIndex(nb, nb > kParallelGrains, [&](std::size_t i) {
+        const double d2 = world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm();
+        if (builtReach_[i] == 0.0) return d2 > limit2;
+        const Quat& q = world.q[i];
+        const Quat& q0 = builtTurn_[i];
+        const double sign = q.dot(q0) < 0.0 ? -1.0 : 1.0;
+        const double chord = (q.coeffs() - sign * q0.coeffs()).norm();
+        return std::sqrt(d2) + 2.0 * builtReach_[i] * chord > limit;
+    });
+}
+
 void VerletListDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
     detectInto(world, margin, out, nullptr);
 }
@@ -715,21 +759,21 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         forEachIndex(old, old > kParallelGrains, [&](std::size_t k) { mem[k] = {out[k].key, out[k].history}; });
     }
     const std::size_t nb = world.numBodies();
+    const bool clumps = world.hasClumps();
     bool rebuild = skin_ <= 0.0 || builtAt_.size() != nb || margin != builtMargin_;
     if (!rebuild) {
         // Two bodies each moved at most skin/2 (minimum image on periodic
         // axes) cannot have closed a gap of more than the skin; a deforming
         // cell's images move too, and take their share of it.
-        const double limit = 0.5 * (skin_ - world.cellChange(builtCell_)), limit2 = limit * limit;
-        if (!(limit > 0.0)) rebuild = true;
-        rebuild = rebuild || anyIndex(nb, nb > kParallelGrains, [&](std::size_t i) {
-                      return world.minimumImage(world.x[i] - builtAt_[i]).squaredNorm() > limit2;
-                  });
+        const double limit = 0.5 * (skin_ - world.cellChange(builtCell_));
+        rebuild = !(limit > 0.0) || travelled(world, limit);
     }
+    if (clumps) poses_.update(world);
     if (rebuild) {
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
         grid_.detectPairs(world, margin + skin_, list_);
         grid_.releaseBuffers();
+        if (clumps) expandComponents(world, margin + skin_);
         builtAt_ = world.x;
         builtCell_ = world.cellState();
         builtMargin_ = margin;
@@ -748,18 +792,26 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     // std::vector's doubling (see resizeTight).
     if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
     std::size_t written = 0;
-    const bool clumps = world.hasClumps();
-    if (clumps) poses_.update(world);
-    auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
+    // A world with clumps: one pair of components per entry (narrowPair's
+    // test on it). A loop of its own, so that the spheres' stays as it was.
+    auto narrowComponents = [&](std::size_t ch, std::vector<Contact>& part) {
         part.clear();
         Contact c;
         const std::size_t begin = ch * kChunk;
         for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
             const CellGridDetector::Pair& l = list_[k];
-            if (clumps) {
-                narrowPair(world, poses_, l.a, l.b, margin, [&](const Contact& found) { part.push_back(found); });
-                continue;
-            }
+            const unsigned ca = features_[k] >> 4, cb = features_[k] & 0xFu;
+            const auto ia = static_cast<std::size_t>(l.a), ib = static_cast<std::size_t>(l.b);
+            const ComponentBall* B = world.isWall(l.b) ? nullptr : &poses_.ball(ib, cb);
+            if (narrowBalls(world, l.a, l.b, ca, poses_.ball(ia, ca), cb, B, margin, c)) part.push_back(c);
+        }
+    };
+    auto narrowSpheres = [&](std::size_t ch, std::vector<Contact>& part) {
+        part.clear();
+        Contact c;
+        const std::size_t begin = ch * kChunk;
+        for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
+            const CellGridDetector::Pair& l = list_[k];
             const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
                                                 : narrowSphereSphere(world, l.a, l.b, margin, c);
             if (kept) {
@@ -780,6 +832,10 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         }
         std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(written));
         written = end;
+    };
+    auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
+        if (clumps) narrowComponents(ch, part);
+        else narrowSpheres(ch, part);
     };
     if (chunks <= 1) {  // no team for one chunk (see core/parallel.hpp)
         for (std::size_t ch = 0; ch < chunks; ++ch) {

@@ -319,7 +319,7 @@ struct PlacedComponent {
 std::vector<PlacedComponent> placedComponents(const ClumpShape& shape, double size, const Quat& q) {
     std::vector<PlacedComponent> c;
     for (std::size_t i = 0; i < shape.centre.size(); ++i)
-        c.push_back({q * Vec3(size * shape.centre[i]), size * shape.radius[i]});
+        c.push_back({turned(q, size * shape.centre[i]), size * shape.radius[i]});
     return c;
 }
 

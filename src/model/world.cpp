@@ -87,7 +87,7 @@ Vec3 World::principalInertia(std::size_t i) const {
 
 double World::rotationalEnergy(std::size_t i) const {
     if (dimension == 3 && clumpOf(i) != nullptr) {
-        const Vec3 body = q[i].conjugate() * w[i];
+        const Vec3 body = turned(q[i].conjugate(), w[i]);
         return 0.5 * body.dot(principalInertia(i).cwiseProduct(body));
     }
     return 0.5 * inertia[i] * w[i].squaredNorm();

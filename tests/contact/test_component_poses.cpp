@@ -118,4 +118,62 @@ TEST_SUITE("contact") {
             }
         }
     }
+
+    TEST_CASE("the Verlet list of pairs of components stays exact while bodies move and turn") {
+        for (const bool periodic : {false, true}) {
+            CAPTURE(periodic);
+            World w = clumpWorld(150, 5.0, periodic, periodic ? 11 : 13);
+            VerletListDetector list(0.2);
+            Rng rng(17);
+            std::size_t most = 0;
+            for (int step = 0; step < 30; ++step) {
+                CAPTURE(step);
+                std::vector<Contact> brute, found;
+                detectBruteForce(w, 0.02, brute);
+                list.detect(w, 0.02, found);
+                REQUIRE(found.size() == brute.size());
+                for (std::size_t k = 0; k < brute.size(); ++k) {
+                    CHECK(found[k].key == brute[k].key);
+                    CHECK(found[k].gap == brute[k].gap);
+                    CHECK(found[k].n == brute[k].n);
+                }
+                most = std::max(most, brute.size());
+                // Each grain drifts by up to 0.01 and turns by up to 0.06 rad:
+                // a component 0.5 from its centre moves up to 0.04 a step.
+                for (std::size_t i = 0; i < w.numGrains; ++i) {
+                    w.x[i] += 0.01 * Vec3(rng.uniform() - 0.5, rng.uniform() - 0.5, rng.uniform() - 0.5);
+                    const Vec3 axis(rng.uniform() - 0.5, rng.uniform() - 0.5, rng.uniform() - 0.5);
+                    w.q[i] = (Quat(Eigen::AngleAxisd(0.06 * rng.uniform(), axis.normalized())) * w.q[i]).normalized();
+                }
+            }
+            CHECK(most > 50);
+            CHECK(list.builds() > 3);
+            CHECK(list.builds() < 30);
+        }
+    }
+
+    TEST_CASE("a turn alone, the centres fixed, rebuilds the list of pairs of components") {
+        // Two dimers (components ±0.5 along the body's x, radius 0.25), side
+        // by side 0.8 apart: 0.3 between components, beyond margin + skin.
+        // Turning b about z by 60° brings one component of each into
+        // overlap; the centres never move.
+        World w;
+        w.dimension = 3;
+        w.clumpShapes.push_back(makeClumpShape({{Vec3(-0.5, 0, 0), 0.25}, {Vec3(0.5, 0, 0), 0.25}}, 3));
+        w.addClump(Vec3::Zero(), 1, 1.0, Quat::Identity(), 1.0);
+        w.addClump(Vec3(0.0, 0.8, 0.0), 1, 1.0, Quat::Identity(), 1.0);
+        VerletListDetector list(0.2);
+        std::vector<Contact> brute, found;
+        for (int deg = 0; deg <= 60; deg += 5) {
+            CAPTURE(deg);
+            w.q[1] = Quat(Eigen::AngleAxisd(deg * std::numbers::pi / 180.0, Vec3::UnitZ()));
+            detectBruteForce(w, 0.0, brute);
+            list.detect(w, 0.0, found);
+            REQUIRE(found.size() == brute.size());
+            for (std::size_t k = 0; k < brute.size(); ++k) CHECK(found[k].key == brute[k].key);
+        }
+        CHECK(brute.size() == 1);
+        CHECK(brute[0].gap < 0.0);
+        CHECK(list.builds() > 1);
+    }
 }

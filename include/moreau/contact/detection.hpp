@@ -136,7 +136,8 @@ public:
     void detect(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>& previous);
     /// Builds of the list so far (for benches and tests).
     long builds() const { return builds_; }
-    /// Pairs in the list now (within margin + skin at the last build).
+    /// Entries in the list now (within margin + skin at the last build):
+    /// pairs of bodies, or of components in a world with clumps.
     std::size_t listPairs() const { return list_.size(); }
 
 private:
@@ -154,11 +155,25 @@ private:
     struct alignas(64) Scratch {
         std::vector<Contact> contacts;
     };
+    /// A world with clumps: the list of pairs of components (expandComponents).
+    void expandComponents(const World& world, double reach);
+    /// Whether some body may have closed a gap of more than the skin since
+    /// the build: its travel (minimum image) within `limit`, plus, for a
+    /// clump, what its turn can move a component.
+    bool travelled(const World& world, double limit) const;
+
     CellGridDetector grid_;
+    /// Sphere worlds: the pairs of bodies within margin + skin at the build,
+    /// in key order. Worlds with clumps: the pairs of components within it
+    /// (a body pair once per pair of its components, in key order), each
+    /// entry's components in `features_` (ca << 4 | cb; ca alone for a wall).
     std::vector<CellGridDetector::Pair> list_;
+    std::vector<std::uint8_t> features_;
     std::vector<Scratch> scratch_;  ///< one per thread
     ComponentPoses poses_;          ///< a world with clumps: its balls, updated at each call
     std::vector<Vec3> builtAt_;
+    std::vector<Quat> builtTurn_;    ///< a world with clumps: orientations at the build
+    std::vector<double> builtReach_; ///< ... and each body's farthest component centre (0: a sphere)
     World::CellState builtCell_;  ///< the periodic cell at the build (deforming cells)
     double skin_ = 0.0, builtMargin_ = -1.0;
     std::size_t lastSize_ = 0;  ///< contacts output by the last call

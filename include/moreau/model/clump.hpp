@@ -49,21 +49,29 @@ double lightestContactFraction(const ClumpShape& shape, const Vec3& spins);
 
 /// The torque-free motion of a rigid body over dt at constant world angular
 /// momentum L = R diag(I) Rᵀ ω, R the rotation of q: q and the world angular
-/// velocity w are updated together. The free rotor's Hamiltonian
+/// velocity w are updated together. A spherical top (three equal moments)
+/// turns at constant ω (World::rotate); a symmetric top (two equal, I_a =
+/// I_b = A, the third I_k = C: dimers, planar trimers, any clump with an
+/// axis of threefold symmetry or more) in closed form, exact to rounding:
+/// a turn about L at |L|/A composed with a turn about its axis k at
+/// π_k (1/C − 1/A). An asymmetric body: the free rotor's Hamiltonian
 /// Σ π_k² / 2I_k (π = Rᵀ L, the body-frame angular momentum) is split into
 /// its three terms, each an exact rotation about one principal axis, and
 /// composed symmetrically over the axes 1, 2, 3, 2, 1 (dt/2, dt/2, dt, dt/2,
 /// dt/2): symplectic, time-reversible, second order (Dullweber, Leimkuhler
 /// and McLachlan, J. Chem. Phys. 107, 5840 (1997); the rotation of Miller et
 /// al.'s NO_SQUISH integrator, J. Chem. Phys. 116, 8649 (2002)). |L| and the
-/// direction of L are kept to rounding, the energy to O(dt²) without drift.
-/// `moments` are the principal moments (all positive).
+/// direction of L are kept to rounding, the energy to O(dt²) without drift
+/// (symmetric and spherical tops: to rounding). Moments equal within 10⁻¹²
+/// of the largest count as equal. Sines and cosines of half angles below
+/// 10⁻² come from their Taylor series (exact to rounding). `moments` are
+/// the principal moments (all positive).
 void freeRotorDrift(Quat& q, Vec3& w, const Vec3& moments, double dt);
 
 /// The world-frame product I_w⁻¹ t = R diag(inverse) Rᵀ t of a body of
 /// orientation q with principal inverse moments `inverse`.
 inline Vec3 inverseInertiaTimes(const Quat& q, const Vec3& inverse, const Vec3& t) {
-    return q * Vec3(inverse.cwiseProduct(q.conjugate() * t));
+    return turned(q, inverse.cwiseProduct(turned(q.conjugate(), t)));
 }
 
 /// The world-frame inverse inertia tensor R diag(inverse) Rᵀ.

@@ -286,7 +286,7 @@ struct World {
     /// centre's offset from the body's centre (world frame) and its radius.
     Vec3 componentOffset(std::size_t i, unsigned k) const {
         const ClumpShape* c = clumpOf(i);
-        return c ? Vec3(q[i] * Vec3(size[i] * c->centre[k])) : Vec3::Zero();
+        return c ? turned(q[i], size[i] * c->centre[k]) : Vec3::Zero();
     }
     double componentRadius(std::size_t i, unsigned k) const {
         const ClumpShape* c = clumpOf(i);
