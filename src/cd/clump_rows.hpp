@@ -61,6 +61,78 @@ inline Vec3 solvePlanar(const Mat3& W, const Vec3& q, double mu) {
     return {-q.x() / a, 0.0, 0.0};  // (no sliding root: W far from a rigid body's)
 }
 
+/// a · (x, y, z), written out: on Vec3 (three doubles, unaligned) Eigen's
+/// SSE2 packets cost more instructions than the scalar products.
+[[gnu::always_inline]] inline double dot3(const Vec3& a, double x, double y, double z) {
+    return a.x() * x + a.y() * y + a.z() * z;
+}
+
+/// l × (x, y, z) into out.
+[[gnu::always_inline]] inline void cross3(const Vec3& l, double x, double y, double z, double* out) {
+    out[0] = l.y() * z - l.z() * y;
+    out[1] = l.z() * x - l.x() * z;
+    out[2] = l.x() * y - l.y() * x;
+}
+
+/// A clump row's whole update in the sweep: the shock law (eq. 34) on the
+/// block W (the row's, or the proximal problem's, with its inverse) for the
+/// relative velocity plus `extra` (world frame: a deforming cell's image
+/// velocity, the proximal term), and the new impulse applied to both
+/// bodies. The same law as impulse() followed by applyImpulse(), in scalar
+/// arithmetic (on Vec3, three unaligned doubles, Eigen's SSE2 packets cost
+/// more instructions than scalar products).
+[[gnu::always_inline]] inline void solve(SolverRow& r, std::vector<SolverBody>& bodies,
+                                         const std::vector<BodyMasks>& masks, const RowTables& t, const Mat3& W,
+                                         const Mat3& Winv, const Vec3& extra) {
+    const ClumpRow& k = of(r, t);
+    const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
+    SolverBody& A = bodies[ia];
+    SolverBody& B = bodies[ib];
+    const Vec3* e[3] = {&r.n, &k.t1, &k.t2};
+    const double P0 = r.P.x(), P1 = r.P.y(), P2 = r.P.z();
+    double p[3], x[3] = {0.0, 0.0, 0.0};
+    for (int i = 0; i < 3; ++i) p[i] = dot3(*e[i], P0, P1, P2);
+    if (r.mn != 0.0) {  // else solved elsewhere, or within one body
+        // V = v_b + ω_b × l_b − v_a − ω_a × l_a (+ extra), then u = V in the frame.
+        double wa[3], wb[3];
+        cross3(k.la, A.w.x(), A.w.y(), A.w.z(), wa);  // l_a × ω_a = −ω_a × l_a
+        cross3(k.lb, B.w.x(), B.w.y(), B.w.z(), wb);
+        const double Vx = B.v.x() - A.v.x() + extra.x() - wb[0] + wa[0];
+        const double Vy = B.v.y() - A.v.y() + extra.y() - wb[1] + wa[1];
+        const double Vz = B.v.z() - A.v.z() + extra.z() - wb[2] + wa[2];
+        Vec3 q;
+        for (int i = 0; i < 3; ++i) q[i] = dot3(*e[i], Vx, Vy, Vz) - (W(i, 0) * p[0] + W(i, 1) * p[1] + W(i, 2) * p[2]);
+        q.x() += r.bias;
+        const double mu = t.mu[r.friction];
+        const Vec3 sol = t.planar ? solvePlanar(W, q, mu) : solveOneContact(W, Winv, q, mu, Vec3(p[0], p[1], p[2]));
+        x[0] = sol.x();
+        x[1] = sol.y();
+        x[2] = sol.z();
+    }
+    double dP[3];
+    for (int c = 0; c < 3; ++c) {
+        const double Pnew = x[0] * r.n[c] + x[1] * k.t1[c] + x[2] * k.t2[c];
+        dP[c] = Pnew - r.P[c];
+        r.P[c] = Pnew;
+    }
+    const Vec3 dPv(dP[0], dP[1], dP[2]);
+    if (A.invMass >= 0.0) A.v -= A.invMass * dPv;
+    else A.v += A.invMass * masks[ia].linear.cwiseProduct(dPv);
+    if (B.invMass >= 0.0) B.v += B.invMass * dPv;
+    else B.v -= B.invMass * masks[ib].linear.cwiseProduct(dPv);
+    // Δω_a = −I_a⁻¹ (l_a × dP), Δω_b = I_b⁻¹ (l_b × dP).
+    double la[3], lb[3];
+    cross3(k.la, dP[0], dP[1], dP[2], la);
+    cross3(k.lb, dP[0], dP[1], dP[2], lb);
+    const Mat3& Ia = t.spin[ia];
+    const Mat3& Ib = t.spin[ib];
+    for (int c = 0; c < 3; ++c) {
+        A.w[c] -= Ia(c, 0) * la[0] + Ia(c, 1) * la[1] + Ia(c, 2) * la[2];
+        B.w[c] += Ib(c, 0) * lb[0] + Ib(c, 1) * lb[1] + Ib(c, 2) * lb[2];
+    }
+    r.dP = static_cast<float>(std::sqrt(dP[0] * dP[0] + dP[1] * dP[1] + dP[2] * dP[2]));
+}
+
 /// The impulse of the shock law (eq. 34) on the whole block W (the row's,
 /// or the proximal problem's) for a relative velocity V that holds the
 /// row's current impulse: u = V + g/Δt n = W P + q in the row's frame.

@@ -31,13 +31,8 @@ double naturalError(const LocalProblem& p, const std::vector<double>& r) {
     return naturalError(e2, norm2(p.q), norm2(r), norm2(u));
 }
 
-Vec3 solveOneContact(const Mat3& W, const Mat3& Winv, const Vec3& q, double mu, const Vec3& guess) {
-    if (q.x() >= 0.0) return Vec3::Zero();  // u = q separates or rests: r = 0 satisfies the law
-    const Vec3 stick = -(Winv * q);
-    if (mu == 0.0) return W(0, 0) > 0.0 ? Vec3(-q.x() / W(0, 0), 0.0, 0.0) : Vec3::Zero();  // u_n = 0, r_t = 0
-    if (stick.x() > 0.0 && std::hypot(stick.y(), stick.z()) <= mu * stick.x()) return stick;
-    // Sliding along d = (cos θ, sin θ): r = ρ (1, −μ d), ρ from u_n = 0; a root
-    // of f(θ) = u_t × d with u_t · d ≥ 0.
+Vec3 one_contact::slideByScan(const Mat3& W, const Vec3& q, double mu, double c0, double s0) {
+    // f(θ) = u_t × d along d = (cos θ, sin θ), ρ from u_n = 0.
     struct Slide {
         Vec3 r;
         double cross, along;
@@ -55,30 +50,8 @@ Vec3 solveOneContact(const Mat3& W, const Mat3& Winv, const Vec3& q, double mu, 
         sl.along = u.y() * c + u.z() * s;
         return sl;
     };
-    const double scale = q.norm();
-    // From the previous impulse's slip direction (−r_t), else the sticking
-    // impulse's: secant steps on f, which converge in a few steps when the
-    // contact slid the same way last sweep.
-    const double gt = std::hypot(guess.y(), guess.z());
-    double th0 = gt > 0.0 ? std::atan2(-guess.z(), -guess.y()) : std::atan2(-stick.z(), -stick.y());
-    {
-        double a = th0, b = th0 + 1e-4;
-        Slide sa = at(a), sb = at(b);
-        for (int it = 0; it < 30 && sa.valid && sb.valid; ++it) {
-            if (std::abs(sb.cross) <= 1e-15 * scale || std::abs(b - a) < 1e-15) {
-                if (sb.along >= 0.0) return sb.r;
-                break;
-            }
-            const double denom = sb.cross - sa.cross;
-            if (denom == 0.0) break;
-            const double c = b - sb.cross * (b - a) / denom;
-            a = b;
-            sa = sb;
-            b = c;
-            sb = at(b);
-        }
-    }
-    // A scan of the directions from th0 with bisection on each sign change.
+    // The directions from θ0 with bisection on each sign change.
+    const double th0 = std::atan2(s0, c0);
     constexpr int kScan = 72;
     const double h = 2.0 * std::numbers::pi / kScan;
     Slide prev = at(th0);

@@ -133,9 +133,19 @@ template <bool Clumps>
     r.dP = static_cast<float>(dP.norm());
 }
 
+/// A deforming cell's image velocity of a row (zero elsewhere).
+[[gnu::always_inline]] inline Vec3 imageVelocity(const SolverRow& r, const RowTables& tables) {
+    return tables.imageVelocity ? tables.imageVelocity[&r - tables.rows] : Vec3::Zero();
+}
+
 template <bool Clumps>
 [[gnu::always_inline]] inline void shockLaw(SolverRow& r, std::vector<SolverBody>& bodies,
                                             const std::vector<BodyMasks>& masks, const RowTables& tables) {
+    if constexpr (Clumps)
+        if (r.ra < 0.0) {
+            const ClumpRow& k = clump_rows::of(r, tables);
+            return clump_rows::solve(r, bodies, masks, tables, k.W, k.Winv, imageVelocity(r, tables));
+        }
     setImpulse<Clumps>(r, rowImpulse<Clumps>(r, relativeVelocity<Clumps>(r, bodies, tables), tables), bodies, masks,
                        tables);
 }
@@ -165,12 +175,13 @@ struct ProximalLaw {
             return;
         }
         const double e = eta / r.mn;  // η relative to the row's normal compliance
-        const Vec3 V = relativeVelocity<Clumps>(r, bodies, tables) + e * (r.P - anchor[&r - tables.rows]);
         if (Clumps && r.ra < 0.0) {
             const ClumpRow& k = clump_rows::of(r, tables);
             const Mat3 W = k.W + e * Mat3::Identity();
-            return setImpulse<Clumps>(r, clump_rows::impulse(r, k, V, W, W.inverse(), tables), bodies, masks, tables);
+            return clump_rows::solve(r, bodies, masks, tables, W, W.inverse(),
+                                     imageVelocity(r, tables) + e * (r.P - anchor[&r - tables.rows]));
         }
+        const Vec3 V = relativeVelocity<Clumps>(r, bodies, tables) + e * (r.P - anchor[&r - tables.rows]);
         const double mt = r.mt > 0.0 ? r.mt / (1.0 + e * r.mt) : r.mt;
         setImpulse<Clumps>(r, lawImpulse(r, V, r.mn / (1.0 + e * r.mn), mt, tables), bodies, masks, tables);
     }

@@ -4,6 +4,7 @@
 /// any 3×3 blocks and any μ per contact, with an exact one-contact solver.
 /// The engine's own sweep (cd/solver.hpp) is the fast path for spheres and
 /// disks; CdSolver::localProblem() poses its step as a local problem.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -19,13 +20,97 @@ double naturalError(const LocalProblem& problem, const std::vector<double>& r);
 
 /// One contact: the r of Coulomb's law for u = W r + q (W positive definite).
 /// Separation (r = 0) when q_n ≥ 0, else sticking if −W⁻¹q lies in the cone,
-/// else sliding: r = ρ (1, −μ d) with u_n = 0 and u_t ∥ d, found by secant
-/// steps on the slip direction d, else a scan of d with bisection (the root
-/// nearest the starting direction when several exist).
+/// else sliding: r = ρ (1, −μ d) with u_n = 0 and u_t ∥ d, found by Newton
+/// steps on the slip direction d (a unit vector: no trigonometry), else a
+/// scan of d with bisection (the root nearest the starting direction when
+/// several exist).
 Vec3 solveOneContact(const Mat3& W, const Vec3& q, double mu);
 /// The same with W⁻¹ given, the root search starting from the slip direction
 /// of `guess` (the contact's previous impulse): the Gauss–Seidel's form.
-Vec3 solveOneContact(const Mat3& W, const Mat3& Winv, const Vec3& q, double mu, const Vec3& guess);
+[[gnu::always_inline]] inline Vec3 solveOneContact(const Mat3& W, const Mat3& Winv, const Vec3& q, double mu, const Vec3& guess);
+
+namespace one_contact {
+/// solveOneContact's sliding case when Newton's steps from d0 fail (a
+/// degenerate W, a root with u_t · d < 0): a scan of d with bisection, else a
+/// projected fixed point on the cone.
+Vec3 slideByScan(const Mat3& W, const Vec3& q, double mu, double c0, double s0);
+
+/// The sliding impulse r = ρ (1, −μ d) with u_n = 0 and u_t = W_t r + q_t
+/// parallel to d, u_t · d ≥ 0: Newton's method on f(θ) = u_t × d in the
+/// angle θ of d = (c, s), each step a turn by 2 atan(δθ/2) (rational in δθ,
+/// exact on the unit circle to rounding), from d0 = (c, s), until |f| is
+/// 10⁻¹⁵ of |q|₁ or a step is below 10⁻⁹ (the error after it, quadratic,
+/// far below rounding's). False when a step fails (ρ's denominator not
+/// positive, f' = 0, no convergence in 16 steps) or the root has u_t · d < 0.
+[[gnu::always_inline]] inline bool slideByNewton(const Mat3& W, const Vec3& q, double mu, double c, double s,
+                                                 Vec3& r) {
+    const double scale = 1e-15 * (std::abs(q.x()) + std::abs(q.y()) + std::abs(q.z()));
+    for (int it = 0; it < 16; ++it) {
+        const double den = W(0, 0) - mu * (W(0, 1) * c + W(0, 2) * s);
+        if (!(den > 0.0)) return false;
+        const double rho = -q.x() / den;
+        // u_t = ρ g + q_t with g = W_tn − μ W_tt d.
+        const double g1 = W(1, 0) - mu * (W(1, 1) * c + W(1, 2) * s);
+        const double g2 = W(2, 0) - mu * (W(2, 1) * c + W(2, 2) * s);
+        const double u1 = rho * g1 + q.y(), u2 = rho * g2 + q.z();
+        const double f = u1 * s - u2 * c, along = u1 * c + u2 * s;
+        // d' = (−s, c): ρ' = −ρ den'/den with den' = −μ W_nt d', g' = −μ W_tt d'.
+        const double dden = -mu * (W(0, 2) * c - W(0, 1) * s);
+        const double drho = -rho * dden / den;
+        const double du1 = drho * g1 - rho * mu * (W(1, 2) * c - W(1, 1) * s);
+        const double du2 = drho * g2 - rho * mu * (W(2, 2) * c - W(2, 1) * s);
+        const double df = du1 * s - du2 * c + along;
+        if (std::abs(f) <= scale) {
+            if (along < 0.0) return false;
+            r = Vec3(rho, -mu * rho * c, -mu * rho * s);
+            return true;
+        }
+        if (df == 0.0) return false;
+        const double step = -f / df;
+        const double t = 0.5 * step, t2 = t * t, inv = 1.0 / (1.0 + t2);
+        const double cn = ((1.0 - t2) * c - 2.0 * t * s) * inv;
+        s = ((1.0 - t2) * s + 2.0 * t * c) * inv;
+        c = cn;
+        if (std::abs(step) <= 1e-9) {  // converging quadratically: the turned d is within ~step² of the root
+            if (along < 0.0) return false;
+            const double den2 = W(0, 0) - mu * (W(0, 1) * c + W(0, 2) * s);
+            if (!(den2 > 0.0)) return false;
+            const double rho2 = -q.x() / den2;
+            r = Vec3(rho2, -mu * rho2 * c, -mu * rho2 * s);
+            return true;
+        }
+    }
+    return false;
+}
+}  // namespace one_contact
+
+[[gnu::always_inline]] inline Vec3 solveOneContact(const Mat3& W, const Mat3& Winv, const Vec3& q, double mu,
+                                                 const Vec3& guess) {
+    if (q.x() >= 0.0) return Vec3::Zero();  // u = q separates or rests: r = 0 satisfies the law
+    if (mu == 0.0) return W(0, 0) > 0.0 ? Vec3(-q.x() / W(0, 0), 0.0, 0.0) : Vec3::Zero();  // u_n = 0, r_t = 0
+    const Vec3 stick(-(Winv(0, 0) * q.x() + Winv(0, 1) * q.y() + Winv(0, 2) * q.z()),
+                     -(Winv(1, 0) * q.x() + Winv(1, 1) * q.y() + Winv(1, 2) * q.z()),
+                     -(Winv(2, 0) * q.x() + Winv(2, 1) * q.y() + Winv(2, 2) * q.z()));
+    const double st2 = stick.y() * stick.y() + stick.z() * stick.z();
+    if (stick.x() > 0.0 && st2 <= mu * mu * stick.x() * stick.x()) return stick;
+    // Sliding: from the previous impulse's slip direction (−r_t), else the
+    // sticking impulse's, which is the answer's when the contact slid the
+    // same way last sweep.
+    const double g2 = guess.y() * guess.y() + guess.z() * guess.z();
+    double c = 1.0, s = 0.0;
+    if (g2 > 0.0) {
+        const double inv = -1.0 / std::sqrt(g2);
+        c = guess.y() * inv;
+        s = guess.z() * inv;
+    } else if (st2 > 0.0) {
+        const double inv = -1.0 / std::sqrt(st2);
+        c = stick.y() * inv;
+        s = stick.z() * inv;
+    }
+    Vec3 r;
+    if (one_contact::slideByNewton(W, q, mu, c, s, r)) return r;
+    return one_contact::slideByScan(W, q, mu, c, s);
+}
 
 struct LocalSolveResult {
     int sweeps = 0;
