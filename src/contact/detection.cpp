@@ -792,33 +792,29 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
     // std::vector's doubling (see resizeTight).
     if (out.empty()) out.reserve(lastSize_ + lastSize_ / 32);
     std::size_t written = 0;
-    // A world with clumps: one pair of components per entry (narrowPair's
-    // test on it). A loop of its own, so that the spheres' stays as it was.
-    auto narrowComponents = [&](std::size_t ch, std::vector<Contact>& part) {
+    // The narrow phase of one chunk: keep(k, c) tests entry k into c. One
+    // loop per kind of world (each instantiated for its own test).
+    auto narrowChunk = [&](std::size_t ch, std::vector<Contact>& part, auto&& keep) {
         part.clear();
         Contact c;
         const std::size_t begin = ch * kChunk;
-        for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
-            const CellGridDetector::Pair& l = list_[k];
-            const unsigned ca = features_[k] >> 4, cb = features_[k] & 0xFu;
-            const auto ia = static_cast<std::size_t>(l.a), ib = static_cast<std::size_t>(l.b);
-            const ComponentBall* B = world.isWall(l.b) ? nullptr : &poses_.ball(ib, cb);
-            if (narrowBalls(world, l.a, l.b, ca, poses_.ball(ia, ca), cb, B, margin, c)) part.push_back(c);
-        }
+        for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k)
+            if (keep(k, c)) part.push_back(c);
     };
-    auto narrowSpheres = [&](std::size_t ch, std::vector<Contact>& part) {
-        part.clear();
-        Contact c;
-        const std::size_t begin = ch * kChunk;
-        for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k) {
-            const CellGridDetector::Pair& l = list_[k];
-            const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
-                                                : narrowSphereSphere(world, l.a, l.b, margin, c);
-            if (kept) {
-                c.history = ContactHistory{};
-                part.push_back(c);
-            }
-        }
+    // A world with clumps: one pair of components per entry (narrowPair's test on it).
+    auto components = [&](std::size_t k, Contact& c) {
+        const CellGridDetector::Pair& l = list_[k];
+        const unsigned ca = features_[k] >> 4, cb = features_[k] & 0xFu;
+        const auto ia = static_cast<std::size_t>(l.a), ib = static_cast<std::size_t>(l.b);
+        const ComponentBall* B = world.isWall(l.b) ? nullptr : &poses_.ball(ib, cb);
+        return narrowBalls(world, l.a, l.b, ca, poses_.ball(ia, ca), cb, B, margin, c);
+    };
+    auto spheres = [&](std::size_t k, Contact& c) {
+        const CellGridDetector::Pair& l = list_[k];
+        const bool kept = world.isWall(l.b) ? narrowSphereWall(world, l.a, l.b, margin, c)
+                                            : narrowSphereSphere(world, l.a, l.b, margin, c);
+        if (kept) c.history = ContactHistory{};
+        return kept;
     };
     auto append = [&](const std::vector<Contact>& part) {
         const std::size_t end = written + part.size();
@@ -834,8 +830,8 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         written = end;
     };
     auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
-        if (clumps) narrowComponents(ch, part);
-        else narrowSpheres(ch, part);
+        if (clumps) narrowChunk(ch, part, components);
+        else narrowChunk(ch, part, spheres);
     };
     if (chunks <= 1) {  // no team for one chunk (see core/parallel.hpp)
         for (std::size_t ch = 0; ch < chunks; ++ch) {
