@@ -21,15 +21,18 @@ inline Vec3 relativeVelocity(const ClumpRow& k, const SolverBody& A, const Solve
 
 /// Body `id` (arm l) takes the impulse sign·dP: Δv = sign M⁻¹ dP,
 /// Δω = I_w⁻¹ (l × sign·dP).
-inline void kick(SolverBody& B, BodyId id, const std::vector<BodyMasks>& masks, const RowTables& t, const Vec3& dP,
-                 const Vec3& l, double sign) {
+[[gnu::always_inline]] inline void kick(SolverBody& B, BodyId id, const std::vector<BodyMasks>& masks,
+                                        const RowTables& t, const Vec3& dP, const Vec3& l, double sign) {
     const auto i = static_cast<std::size_t>(id);
     if (B.invMass >= 0.0) B.v += (sign * B.invMass) * dP;
     else B.v += (-sign * B.invMass) * masks[i].linear.cwiseProduct(dP);
-    B.w += t.spin[i] * (sign * l.cross(dP));
+    const double m[3] = {sign * (l.y() * dP.z() - l.z() * dP.y()), sign * (l.z() * dP.x() - l.x() * dP.z()),
+                         sign * (l.x() * dP.y() - l.y() * dP.x())};
+    const Mat3& I = t.spin[i];
+    for (int c = 0; c < 3; ++c) B.w[c] += I(c, 0) * m[0] + I(c, 1) * m[1] + I(c, 2) * m[2];
 }
 
-inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+[[gnu::always_inline]] inline void applyImpulse(const SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
                          const RowTables& t, const Vec3& dP) {
     const ClumpRow& k = of(r, t);
     kick(bodies[static_cast<std::size_t>(r.a)], r.a, masks, t, dP, k.la, -1.0);
@@ -74,40 +77,46 @@ inline Vec3 solvePlanar(const Mat3& W, const Vec3& q, double mu) {
     out[2] = l.x() * y - l.y() * x;
 }
 
-/// A clump row's whole update in the sweep: the shock law (eq. 34) on the
-/// block W (the row's, or the proximal problem's, with its inverse) for the
-/// relative velocity plus `extra` (world frame: a deforming cell's image
-/// velocity, the proximal term), and the new impulse applied to both
-/// bodies. The same law as impulse() followed by applyImpulse(), in scalar
-/// arithmetic (on Vec3, three unaligned doubles, Eigen's SSE2 packets cost
-/// more instructions than scalar products).
+/// The shock law (eq. 34) in the row's frame (n, t1, t2) on the block W
+/// (the row's, or the proximal problem's, with its inverse), for a relative
+/// velocity V (world frame) that holds the row's current impulse:
+/// u = V + g/Δt n = W p + q. Gives p, the current impulse in the frame, and
+/// x, the new one. Scalar arithmetic: on Vec3 (three unaligned doubles)
+/// Eigen's SSE2 packets cost more instructions than scalar products.
+[[gnu::always_inline]] inline void lawInFrame(const SolverRow& r, const ClumpRow& k, double Vx, double Vy, double Vz,
+                                              const Mat3& W, const Mat3& Winv, const RowTables& t, double* p,
+                                              double* x) {
+    const Vec3* e[3] = {&r.n, &k.t1, &k.t2};
+    for (int i = 0; i < 3; ++i) p[i] = dot3(*e[i], r.P.x(), r.P.y(), r.P.z());
+    Vec3 q;
+    for (int i = 0; i < 3; ++i) q[i] = dot3(*e[i], Vx, Vy, Vz) - (W(i, 0) * p[0] + W(i, 1) * p[1] + W(i, 2) * p[2]);
+    q.x() += r.bias;
+    const double mu = t.mu[r.friction];
+    const Vec3 sol = t.planar ? solvePlanar(W, q, mu) : solveOneContact(W, Winv, q, mu, Vec3(p[0], p[1], p[2]));
+    x[0] = sol.x();
+    x[1] = sol.y();
+    x[2] = sol.z();
+}
+
+/// A clump row's whole update in the sweep: lawInFrame for the relative
+/// velocity plus `extra` (world frame: a deforming cell's image velocity,
+/// the proximal term), the change applied to both bodies (applyImpulse).
+/// What impulse() and setImpulse do, with the velocity and the new impulse
+/// in scalars.
 [[gnu::always_inline]] inline void solve(SolverRow& r, std::vector<SolverBody>& bodies,
                                          const std::vector<BodyMasks>& masks, const RowTables& t, const Mat3& W,
                                          const Mat3& Winv, const Vec3& extra) {
     const ClumpRow& k = of(r, t);
-    const auto ia = static_cast<std::size_t>(r.a), ib = static_cast<std::size_t>(r.b);
-    SolverBody& A = bodies[ia];
-    SolverBody& B = bodies[ib];
-    const Vec3* e[3] = {&r.n, &k.t1, &k.t2};
-    const double P0 = r.P.x(), P1 = r.P.y(), P2 = r.P.z();
+    const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
+    const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
     double p[3], x[3] = {0.0, 0.0, 0.0};
-    for (int i = 0; i < 3; ++i) p[i] = dot3(*e[i], P0, P1, P2);
     if (r.mn != 0.0) {  // else solved elsewhere, or within one body
-        // V = v_b + ω_b × l_b − v_a − ω_a × l_a (+ extra), then u = V in the frame.
+        // V = v_b + ω_b × l_b − v_a − ω_a × l_a (+ extra); l × ω = −ω × l.
         double wa[3], wb[3];
-        cross3(k.la, A.w.x(), A.w.y(), A.w.z(), wa);  // l_a × ω_a = −ω_a × l_a
+        cross3(k.la, A.w.x(), A.w.y(), A.w.z(), wa);
         cross3(k.lb, B.w.x(), B.w.y(), B.w.z(), wb);
-        const double Vx = B.v.x() - A.v.x() + extra.x() - wb[0] + wa[0];
-        const double Vy = B.v.y() - A.v.y() + extra.y() - wb[1] + wa[1];
-        const double Vz = B.v.z() - A.v.z() + extra.z() - wb[2] + wa[2];
-        Vec3 q;
-        for (int i = 0; i < 3; ++i) q[i] = dot3(*e[i], Vx, Vy, Vz) - (W(i, 0) * p[0] + W(i, 1) * p[1] + W(i, 2) * p[2]);
-        q.x() += r.bias;
-        const double mu = t.mu[r.friction];
-        const Vec3 sol = t.planar ? solvePlanar(W, q, mu) : solveOneContact(W, Winv, q, mu, Vec3(p[0], p[1], p[2]));
-        x[0] = sol.x();
-        x[1] = sol.y();
-        x[2] = sol.z();
+        lawInFrame(r, k, B.v.x() - A.v.x() + extra.x() - wb[0] + wa[0], B.v.y() - A.v.y() + extra.y() - wb[1] + wa[1],
+                   B.v.z() - A.v.z() + extra.z() - wb[2] + wa[2], W, Winv, t, p, x);
     }
     double dP[3];
     for (int c = 0; c < 3; ++c) {
@@ -115,21 +124,7 @@ inline Vec3 solvePlanar(const Mat3& W, const Vec3& q, double mu) {
         dP[c] = Pnew - r.P[c];
         r.P[c] = Pnew;
     }
-    const Vec3 dPv(dP[0], dP[1], dP[2]);
-    if (A.invMass >= 0.0) A.v -= A.invMass * dPv;
-    else A.v += A.invMass * masks[ia].linear.cwiseProduct(dPv);
-    if (B.invMass >= 0.0) B.v += B.invMass * dPv;
-    else B.v -= B.invMass * masks[ib].linear.cwiseProduct(dPv);
-    // Δω_a = −I_a⁻¹ (l_a × dP), Δω_b = I_b⁻¹ (l_b × dP).
-    double la[3], lb[3];
-    cross3(k.la, dP[0], dP[1], dP[2], la);
-    cross3(k.lb, dP[0], dP[1], dP[2], lb);
-    const Mat3& Ia = t.spin[ia];
-    const Mat3& Ib = t.spin[ib];
-    for (int c = 0; c < 3; ++c) {
-        A.w[c] -= Ia(c, 0) * la[0] + Ia(c, 1) * la[1] + Ia(c, 2) * la[2];
-        B.w[c] += Ib(c, 0) * lb[0] + Ib(c, 1) * lb[1] + Ib(c, 2) * lb[2];
-    }
+    applyImpulse(r, bodies, masks, t, Vec3(dP[0], dP[1], dP[2]));
     r.dP = static_cast<float>(std::sqrt(dP[0] * dP[0] + dP[1] * dP[1] + dP[2] * dP[2]));
 }
 
@@ -139,12 +134,9 @@ inline Vec3 solvePlanar(const Mat3& W, const Vec3& q, double mu) {
 inline Vec3 impulse(const SolverRow& r, const ClumpRow& k, const Vec3& V, const Mat3& W, const Mat3& Winv,
                     const RowTables& t) {
     if (r.mn == 0.0) return Vec3::Zero();  // solved elsewhere, or within one body
-    const Vec3 u = V + r.bias * r.n;
-    const Vec3 p(r.n.dot(r.P), k.t1.dot(r.P), k.t2.dot(r.P));
-    const Vec3 q = Vec3(r.n.dot(u), k.t1.dot(u), k.t2.dot(u)) - W * p;
-    const double mu = t.mu[r.friction];
-    const Vec3 x = t.planar ? solvePlanar(W, q, mu) : solveOneContact(W, Winv, q, mu, p);
-    return x.x() * r.n + x.y() * k.t1 + x.z() * k.t2;
+    double p[3], x[3];
+    lawInFrame(r, k, V.x(), V.y(), V.z(), W, Winv, t, p, x);
+    return x[0] * r.n + x[1] * k.t1 + x[2] * k.t2;
 }
 
 }  // namespace moreau::clump_rows
