@@ -1,0 +1,82 @@
+#pragma once
+/// Geometry between convex polygons, and between a polygon and a half-plane,
+/// in the x–y plane: contact points for contact dynamics (vertex–edge) and
+/// the overlap region for molecular dynamics (overlap area, its centroid and
+/// the chord through the boundaries' intersections). z is ignored on input
+/// and 0 on output.
+#include <cstddef>
+
+#include "moreau/core/types.hpp"
+
+namespace moreau {
+
+/// A polygon placed in the plane: its vertices in world coordinates,
+/// counter-clockwise, convex (the caller turns and moves a PolygonShape).
+struct PlacedPolygon {
+    const double* x = nullptr;
+    const double* y = nullptr;
+    std::size_t n = 0;
+};
+
+/// The world vertices of a shape's unit vertices (vx, vy) scaled by s, turned
+/// by (cos θ, sin θ) and moved to (cx, cy), written to (x, y) (n entries each).
+void placePolygon(const double* vx, const double* vy, std::size_t n, double s, double c, double sn, double cx,
+                  double cy, double* x, double* y);
+
+/// One contact point of contact dynamics between polygons A and B: a vertex
+/// of one on an edge of the other (LMGC90's vertex–edge points). The point
+/// on the vertex's polygon is that vertex; the point on the other polygon is
+/// the vertex moved by gap along n towards it (vertexOfB: minus gap n).
+struct VertexEdgePoint {
+    bool vertexOfB = false;  ///< the vertex belongs to B (else to A)
+    int vertex = 0;          ///< its index in that polygon
+    Vec3 n = Vec3::UnitX();  ///< unit normal from A to B (the reference edge's outward normal, ±)
+    double gap = 0.0;        ///< signed distance along n, < 0 when overlapping
+};
+
+/// Contact points of A and B whose gap is at most `margin` (≥ 0): the
+/// separating axis of largest separation over both polygons' edge normals
+/// picks the reference edge (with a small preference for A's, so that near
+/// ties do not flip from step to step); the other polygon's edge most
+/// opposed to it is the incident edge; each end of the incident edge that
+/// lies within the reference edge's extent is a point (a vertex of the
+/// incident polygon), and each end of the reference edge that lies within
+/// the incident edge's extent is one too (a vertex of the reference polygon,
+/// its gap measured along n to the incident edge's line): at most two
+/// points, two for faces in contact, one for a vertex on a face, no two at
+/// the same place. Returns the number written to out[0..1]; 0 when the
+/// largest separation exceeds margin. Deterministic (no tolerance depends on
+/// the order of the arguments other than the stated preference).
+int polygonContactPoints(const PlacedPolygon& a, const PlacedPolygon& b, double margin, VertexEdgePoint out[2]);
+
+/// Contact points of polygon A with the half-plane {p : (p − o)·m ≥ 0} (m unit,
+/// pointing where the grains live; the wall is B): each vertex whose signed
+/// distance (p − o)·m is at most margin, in vertex order, with n = −m and gap
+/// that distance. Returns how many were written (at most A.n) to out.
+int polygonHalfPlanePoints(const PlacedPolygon& a, const Vec3& o, const Vec3& m, double margin, VertexEdgePoint* out);
+
+/// The overlap of two convex polygons (molecular dynamics): its area, its
+/// centroid and the contact line through the two points where the
+/// boundaries cross (with more than two crossings, deep overlaps only, the
+/// two farthest apart). n is the unit normal of that line pointing from A to
+/// B: oriented so that n·(m_B − m_A) ≥ 0, m the mean of each polygon's
+/// vertices; chord is the line's length. When the crossings are
+/// too close to give a direction (|p2 − p1| below 1e-12 of the polygons'
+/// size) the normal of the reference edge of polygonContactPoints is used.
+struct Overlap {
+    double area = 0.0;            ///< 0 when the polygons do not overlap
+    Vec3 centroid = Vec3::Zero(); ///< of the overlap region (the contact point)
+    Vec3 n = Vec3::UnitX();       ///< normal of the contact line, from A to B
+    Vec3 p1 = Vec3::Zero(), p2 = Vec3::Zero();  ///< the crossings
+    double chord = 0.0;           ///< |p2 − p1|
+};
+/// Whether A and B overlap with positive area; fills `out` (Sutherland–Hodgman
+/// clipping of A by B's edges, then the shoelace formulas).
+bool polygonOverlap(const PlacedPolygon& a, const PlacedPolygon& b, Overlap& out);
+
+/// The overlap of polygon A with the half-plane's complement (the wall's
+/// solid side {(p − o)·m < 0}): area, centroid, the crossings on the wall's
+/// line, n = −m.
+bool polygonHalfPlaneOverlap(const PlacedPolygon& a, const Vec3& o, const Vec3& m, Overlap& out);
+
+}  // namespace moreau
