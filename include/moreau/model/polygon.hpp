@@ -39,10 +39,14 @@ PolygonShape regularPolygon(int n, const std::string& key = "polygon.vertices");
 
 /// The polygon of the given vertices (x, y pairs, unit size, either
 /// orientation), moved so that its centroid is at the origin, vertices
-/// counter-clockwise. Throws InputError with one line naming `key` for fewer
-/// than 3 or more than kMaxPolygonVertices vertices, a non-finite coordinate,
-/// zero (or below 1e-12 of the bounding box's) area, a non-convex or
-/// self-intersecting list, or repeated vertices.
+/// counter-clockwise (a clockwise list is reversed after its first vertex,
+/// which stays vertex 0). Throws InputError with one line naming `key` for an
+/// odd count of numbers, fewer than 3 or more than kMaxPolygonVertices
+/// vertices, a non-finite coordinate, repeated vertices (closer than 1e-9 of
+/// the bounding box's diagonal), a self-intersecting list (edges that are not
+/// neighbours meet), zero (or below 1e-12 of the bounding box's) area, or a
+/// list that is not strictly convex (a vertex turning against the others, or
+/// one on the line through its neighbours). Messages count vertices from 1.
 PolygonShape makePolygonShape(const std::vector<double>& xy, const std::string& key = "polygon.shape");
 
 /// A random irregular convex N-gon of circumradius 1 about its circle's
@@ -50,7 +54,7 @@ PolygonShape makePolygonShape(const std::vector<double>& xy, const std::string& 
 /// −π/2 + (2k + 1)π/N + irregularity · u_k · π/N, u_k uniform in (−1, 1)
 /// from `rng`; irregularity in [0, 1) (0: the regular N-gon; the angles stay
 /// in order, so the polygon is convex). docs/polygons.md names the
-/// construction.
+/// construction. Throws InputError for N or irregularity out of range.
 PolygonShape randomPolygon(int n, double irregularity, Rng& rng);
 
 }  // namespace moreau
