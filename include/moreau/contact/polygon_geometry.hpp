@@ -42,11 +42,17 @@ struct VertexEdgePoint {
 /// lies within the reference edge's extent is a point (a vertex of the
 /// incident polygon), and each end of the reference edge that lies within
 /// the incident edge's extent is one too (a vertex of the reference polygon,
-/// its gap measured along n to the incident edge's line): at most two
-/// points, two for faces in contact, one for a vertex on a face, no two at
-/// the same place. Returns the number written to out[0..1]; 0 when the
-/// largest separation exceeds margin. Deterministic (no tolerance depends on
-/// the order of the arguments other than the stated preference).
+/// its gap measured along n to the incident edge's line), extents measured
+/// along the reference edge: the two ends of the interval where the edges'
+/// shadows overlap. At most two points, two for faces in contact, one for a
+/// vertex on a face, no two at the same place (within 1e-9 of the smaller
+/// polygon's extent; there the incident vertex is kept). Returns the number
+/// written to out[0..1], low end of the interval first; 0 when the largest
+/// separation exceeds margin or the shadows miss each other (corners apart
+/// along a diagonal: no point until they touch). Deterministic (no tolerance
+/// depends on the order of the arguments other than the stated preference:
+/// B's edge is the reference only when its separation is larger by 1e-3 of
+/// the smaller polygon's extent).
 int polygonContactPoints(const PlacedPolygon& a, const PlacedPolygon& b, double margin, VertexEdgePoint out[2]);
 
 /// Contact points of polygon A with the half-plane {p : (p − o)·m ≥ 0} (m unit,
@@ -62,7 +68,8 @@ int polygonHalfPlanePoints(const PlacedPolygon& a, const Vec3& o, const Vec3& m,
 /// B: oriented so that n·(m_B − m_A) ≥ 0, m the mean of each polygon's
 /// vertices; chord is the line's length. When the crossings are
 /// too close to give a direction (|p2 − p1| below 1e-12 of the polygons'
-/// size) the normal of the reference edge of polygonContactPoints is used.
+/// size, or none: one polygon inside the other, p1 = p2 = the centroid) the
+/// normal of the reference edge of polygonContactPoints is used.
 struct Overlap {
     double area = 0.0;            ///< 0 when the polygons do not overlap
     Vec3 centroid = Vec3::Zero(); ///< of the overlap region (the contact point)
