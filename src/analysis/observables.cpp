@@ -105,6 +105,7 @@ double grainVolume(double r, int dim) {
 }  // namespace
 
 double solidVolume(const World& world, std::size_t i) {
+    if (const PolygonShape* p = world.polygonOf(i)) return p->area * world.size[i] * world.size[i];
     const ClumpShape* c = world.clumpOf(i);
     if (!c) return grainVolume(world.radius[i], world.dimension);
     const double s = world.size[i];
@@ -235,8 +236,12 @@ struct RegionGeometry {
     }
     /// Grain i's solid volume inside the box. A clump's union volume is
     /// shared in proportion to its spheres' volumes inside (exact for a clump
-    /// wholly inside or outside; overlaps are not located).
+    /// wholly inside or outside; overlaps are not located), a polygon's area
+    /// in proportion to its bounding disk's.
     double solidVolumeInside(const World& world, std::size_t i) const {
+        if (world.polygonOf(i))  // shared as its bounding disk is (exact wholly inside or outside)
+            return solidVolume(world, i) * grainVolumeInside(world.x[i], world.radius[i]) /
+                   grainVolume(world.radius[i], dim);
         if (!world.clumpOf(i)) return grainVolumeInside(world.x[i], world.radius[i]);
         double inside = 0.0, whole = 0.0;
         for (unsigned k = 0; k < world.components(i); ++k) {

@@ -357,7 +357,7 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
     tables_.clump.clear();
     tables_.spin.clear();
     tables_.planar = !threeD;
-    if (world.hasClumps()) {
+    if (world.hasShapes()) {
         tables_.spin.resize(nb);
         for (std::size_t i = 0; i < nb; ++i) {
             const Vec3 ii = world.invInertia[i] * share(i);
@@ -381,8 +381,9 @@ void CdSolver::prepare(const World& world, const std::vector<Contact>& contacts,
         r.dP = 0.0f;
         if (!pairs_.empty()) pairs_[c] = {mobile_[ia] ? r.a : -1, mobile_[ib] && ib != ia ? r.b : -1};
         const bool solved = ia != ib && (ownRows_.empty() || ownRows_[c]);
+        const auto ga = static_cast<std::size_t>(k.a), gb = static_cast<std::size_t>(k.b);
         if (!tables_.spin.empty() &&
-            (world.clumpOf(static_cast<std::size_t>(k.a)) || world.clumpOf(static_cast<std::size_t>(k.b)))) {
+            (world.clumpOf(ga) || world.clumpOf(gb) || world.polygonOf(ga) || world.polygonOf(gb))) {
             poseClumpRow(world, k, r, tables_, share_);
             if (!solved) r.mn = 0.0;
             continue;

@@ -242,6 +242,17 @@ namespace {
 template <class Emit>
 void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyId b, double margin, Emit&& emit) {
     Contact c;
+    if (world.hasPolygons()) {
+        // Two polygons touch at two points at most, a polygon and a wall at
+        // each of its vertices (no buffer of 64 Contacts for every pair).
+        Contact two[2];
+        std::vector<Contact> many;
+        if (world.isWall(b)) many.resize(world.polygonShapes[world.polygon[static_cast<std::size_t>(a)] - 1u].vertices());
+        Contact* found = world.isWall(b) ? many.data() : two;
+        const int k = polygonContacts(world, a, b, margin, found);
+        for (int i = 0; i < k; ++i) emit(found[i]);
+        return;
+    }
     if (!world.hasClumps()) {
         if (world.isWall(b) ? narrowSphereWall(world, a, b, margin, c) : narrowSphereSphere(world, a, b, margin, c))
             emit(c);
@@ -275,6 +286,25 @@ void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyI
 }
 }  // namespace
 
+namespace {
+/// A polygon contact's n and gap at the world's pose, into fresh: the
+/// same vertex–edge point (its key) or the pair's overlap; false when the
+/// pair no longer yields it.
+bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh) {
+    Contact two[2];
+    std::vector<Contact> many;
+    if (world.isWall(c.b)) many.resize(world.polygonOf(static_cast<std::size_t>(c.a))->vertices());
+    Contact* found = world.isWall(c.b) ? many.data() : two;
+    const int k = polygonContacts(world, c.a, c.b, HUGE_VAL, found);
+    for (int i = 0; i < k; ++i)
+        if (found[i].key == c.key) {
+            fresh = found[i];
+            return true;
+        }
+    return false;
+}
+}  // namespace
+
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) {
     ComponentPoses poses;
     if (world.hasClumps()) poses.update(world);
@@ -283,12 +313,14 @@ void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) 
 
 void refreshContactGeometry(const World& world, const ComponentPoses& poses, std::vector<Contact>& contacts) {
     const std::size_t m = contacts.size();
-    const bool clumps = world.hasClumps();
+    const bool clumps = world.hasClumps(), polygons = world.hasPolygons();
     forEachIndex(m, m > kParallelGrains, [&](std::size_t k) {
         Contact& c = contacts[k];
         Contact fresh;
         bool ok = false;
-        if (clumps) {
+        if (polygons) {
+            ok = refreshPolygonContact(world, c, fresh);
+        } else if (clumps) {
             const std::uint32_t f = keyFeature(c.key);
             const unsigned ca = f >> 4, cb = f & 0xFu;
             const ComponentBall* B = world.isWall(c.b) ? nullptr : &poses.ball(static_cast<std::size_t>(c.b), cb);
@@ -676,7 +708,7 @@ void CellGridDetector::detectPairs(const World& world, double margin, std::vecto
 }
 
 void CellGridDetector::detect(const World& world, double margin, std::vector<Contact>& out) {
-    if (world.hasClumps()) {  // several contacts per pair: the pairs, then their contacts
+    if (world.hasShapes()) {  // several contacts per pair: the pairs, then their contacts
         std::vector<Pair> pairs;
         detectPairs(world, margin, pairs);
         poses_.update(world);
@@ -829,8 +861,17 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(written));
         written = end;
     };
+    // A world of polygons: each entry a pair of bodies, with up to two
+    // contacts (one per vertex on a wall).
+    auto polygons = [&](std::size_t ch, std::vector<Contact>& part) {
+        part.clear();
+        const std::size_t begin = ch * kChunk;
+        for (std::size_t k = begin; k < std::min(L, begin + kChunk); ++k)
+            narrowPair(world, poses_, list_[k].a, list_[k].b, margin, [&](const Contact& c) { part.push_back(c); });
+    };
     auto narrow = [&](std::size_t ch, std::vector<Contact>& part) {
-        if (clumps) narrowChunk(ch, part, components);
+        if (world.hasPolygons()) polygons(ch, part);
+        else if (clumps) narrowChunk(ch, part, components);
         else narrowChunk(ch, part, spheres);
     };
     if (chunks <= 1) {  // no team for one chunk (see core/parallel.hpp)

@@ -188,7 +188,7 @@ std::string grainsDocument(const World& world, std::span<const std::size_t> whic
     vectorArray(s, "angular_velocity", spin);
     integerArray<std::int64_t>(s, "Int64", "id", id);
     tensorArray(s, "stress", tensor);
-    if (world.hasClumps())  // w, x, y, z: the principal frame to world
+    if (world.hasShapes())  // w, x, y, z: the principal frame to world
         dataArray(s, "Float64", "orientation", 4, n, 1, [&](std::size_t k) {
             const Quat& q = world.q[which[k]];
             appendVec(s, Vec3(q.w(), q.x(), q.y()));
@@ -201,10 +201,45 @@ std::string grainsDocument(const World& world, std::span<const std::size_t> whic
     return s;
 }
 
+/// The polygons' outlines (a world of polygons): one filled polygon cell
+/// per grain, its vertices in order, with the grain's id (ParaView draws
+/// them as they are, no glyph needed).
+std::string polygonsDocument(const World& world) {
+    std::vector<Vec3> points;
+    std::vector<std::int64_t> id, offsets;
+    for (std::size_t i = 0; i < world.numGrains; ++i) {
+        const PolygonShape* p = world.polygonOf(i);
+        if (!p) continue;
+        const double angle = world.angle(i), c = std::cos(angle), sn = std::sin(angle), r = world.size[i];
+        for (std::size_t k = 0; k < p->vertices(); ++k)
+            points.push_back(world.x[i] + Vec3(r * (c * p->vx[k] - sn * p->vy[k]), r * (sn * p->vx[k] + c * p->vy[k]), 0.0));
+        id.push_back(static_cast<std::int64_t>(i));
+        offsets.push_back(static_cast<std::int64_t>(points.size()));
+    }
+    std::string s;
+    s.reserve(256 + points.size() * 80);
+    polyDataHeader(s, points.size(), 0, 0, id.size());
+    s += "      <CellData>\n";
+    integerArray<std::int64_t>(s, "Int64", "id", id);
+    s += "      </CellData>\n";
+    s += "      <Points>\n";
+    vectorArray(s, "Points", points);
+    s += "      </Points>\n";
+    s += "      <Polys>\n";
+    rampArray(s, "connectivity", points.size(), 0, 1);
+    integerArray<std::int64_t>(s, "Int64", "offsets", offsets);
+    s += "      </Polys>\n";
+    s += "    </Piece>\n"
+         "  </PolyData>\n"
+         "</VTKFile>\n";
+    return s;
+}
+
 /// The clumps' component spheres (a world with clumps): one point each at
 /// its centre, with its radius and its grain's id, for ParaView's sphere
 /// glyphs (scaled by radius).
 std::string shapesDocument(const World& world) {
+    if (world.hasPolygons()) return polygonsDocument(world);
     std::vector<Vec3> points;
     std::vector<double> radius;
     std::vector<std::int64_t> id;
@@ -267,7 +302,7 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
         bodyA.push_back(static_cast<std::int64_t>(ids[a]));
         bodyB.push_back(static_cast<std::int64_t>(ids[b]));
         periodic.push_back(crosses ? 1 : 0);
-        if (world.hasClumps()) touch.push_back(contactPoint(world, c));
+        if (world.hasShapes()) touch.push_back(contactPoint(world, c));
     }
     const std::size_t lines = normal.size();
 
@@ -281,7 +316,7 @@ std::string contactsDocument(const World& world, const std::vector<Contact>& con
     integerArray<std::int64_t>(s, "Int64", "a", bodyA);
     integerArray<std::int64_t>(s, "Int64", "b", bodyB);
     integerArray<std::uint8_t>(s, "UInt8", "periodic", periodic);
-    if (world.hasClumps()) vectorArray(s, "contact_point", touch);  // on a's surface: the lines join centres
+    if (world.hasShapes()) vectorArray(s, "contact_point", touch);  // on a's surface: the lines join centres
     s += "      </CellData>\n";
     pointsCellsAndFooter(s, points, "Lines", lines, 2);
     return s;
@@ -575,8 +610,8 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
     if (pieces > 0) {  // the ranks wrote their pieces (writeVtkPiece)
         grains.replace(grains.size() - 3, 3, "pvtp");
         network.replace(network.size() - 3, 3, "pvtp");
-        writeFileAtomically(dir_ / grains, parallelDocument("grains", step, pieces, world.hasClumps()));
-        writeFileAtomically(dir_ / network, parallelDocument("contacts", step, pieces, world.hasClumps()));
+        writeFileAtomically(dir_ / grains, parallelDocument("grains", step, pieces, world.hasShapes()));
+        writeFileAtomically(dir_ / network, parallelDocument("contacts", step, pieces, world.hasShapes()));
     } else {
         const std::vector<std::uint64_t> ids = identity(world.numBodies());
         std::vector<std::size_t> all(world.numGrains);
@@ -591,7 +626,7 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
         writeFileAtomically(dir_ / walls, wallsDocument(world, contacts));
         recordSnapshot(wallFiles_, time, walls);
     }
-    if (world.hasClumps()) {
+    if (world.hasShapes()) {
         const std::string shapes = snapshotName("shapes", step);
         writeFileAtomically(dir_ / shapes, shapesDocument(world));
         recordSnapshot(shapeFiles_, time, shapes);

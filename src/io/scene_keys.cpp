@@ -351,14 +351,34 @@ std::vector<Rule> fixedRules() {
                   "column); generators place clumps by their bounding sphere and draw their orientations "
                   "from simulation.seed. Mass from the union's volume (area) at grains.density, inertia "
                   "from its shape; each clump is kept in its principal frame. Clumps run in CD, and in "
-                  "MD with md.integrator = cd (see docs/clumps.md).",
-                  {"sphere", "clump"}),
+                  "MD with md.integrator = cd (see docs/clumps.md). polygon (2D only): a convex polygon "
+                  "of polygon.vertices or polygon.shape, scaled by each grain's size; generators place "
+                  "polygons inside the circle of that size about their frame's origin and draw their "
+                  "angles from simulation.seed; mass and moment of inertia exact (docs/polygons.md).",
+                  {"sphere", "clump", "polygon"}),
     });
     // [clump]
     r.insert(r.end(), {
         textKey("clump.spheres", "",
                 "The clump's spheres for grains.shape = clump: 'x y z r; x y z r; ...' in the clump's "
                 "own frame and in units of the grain's size (1 to 16 spheres; 2D: disks, z ignored)."),
+    });
+    // [polygon]
+    r.insert(r.end(), {
+        intKey("polygon.vertices", "6",
+               "For grains.shape = polygon: the regular polygon of this many vertices, circumradius the "
+               "grain's size, vertices at angles -pi/2 + (2k+1) pi/N (at angle 0 its lowest edge is flat).",
+               3, 64),
+        textKey("polygon.shape", "",
+                "For grains.shape = polygon: a convex vertex list 'x y; x y; ...' in units of the grain's size "
+                "(3 to 64 vertices, either orientation), used instead of polygon.vertices. The body is kept "
+                "with its centre of mass at its position (a packing file's row gives the list's origin)."),
+        realKey("polygon.irregularity", "0",
+                "For grains.shape = polygon with polygon.vertices: 0 gives the regular polygon; up to 0.95, "
+                "each grain is an irregular convex polygon whose vertices lie on the circle of its size at "
+                "angles moved by up to irregularity * pi/N from the regular ones, drawn from "
+                "simulation.seed and the grain's index (docs/polygons.md).",
+                0.0, false, 0.95),
     });
     // [chain]
     r.insert(r.end(), {
@@ -403,7 +423,7 @@ std::vector<Rule> fixedRules() {
     r.insert(r.end(), {
         textKey("packing.file", "",
                 "Packing file for grains.source = file: rows 'x y z radius' or 'id x y z radius', '#' "
-                "comments; for clumps 'x y z size' and an orientation after it, 3D 'qw qx qy qz' (unit "
+                "comments; for clumps and polygons 'x y z size' and an orientation after it, 3D 'qw qx qy qz' (unit "
                 "quaternion), 2D 'angle' (radians), none meaning identity. A relative path is taken from the scene file's folder (from the working "
                 "directory for built-in scenes and --set)."),
     });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "moreau/core/error.hpp"
+#include "moreau/core/rng.hpp"
 #include "moreau/model/generators.hpp"
 
 namespace moreau::scene_io {
@@ -299,6 +300,27 @@ std::vector<moreau::SphereComponent> moreau::parseClumpSpheres(const std::string
     return spheres;
 }
 
+std::vector<double> moreau::parsePolygonVertices(const std::string& text) {
+    using namespace scene_io;
+    std::vector<double> xy;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        const std::string row = trim(text.substr(start, end - start));
+        start = end + 1;
+        const std::vector<std::string> words = splitWords(row, false);
+        if (words.empty()) continue;
+        bool ok = words.size() == 2;
+        for (std::size_t k = 0; ok && k < 2; ++k) {
+            const auto value = parseDouble(words[k]);
+            ok = value && std::isfinite(*value);
+            if (ok) xy.push_back(*value);
+        }
+        if (!ok) throw InputError("has the vertex '" + shown(row) + "', not two finite numbers");
+    }
+    return xy;
+}
+
 namespace moreau::scene_io {
 
 void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
@@ -347,9 +369,41 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     } else if (inertia == "sphere") {
         shape = GrainShape::Sphere;
     }
-    const bool clumps = v.text("grains.shape") == "clump";
+    const bool clumps = v.text("grains.shape") == "clump", polygons = v.text("grains.shape") == "polygon";
     const std::uint64_t seed = v.unsignedInteger("simulation.seed");
-    if (!clumps) {
+    if (polygons) {
+        if (dimension != 2) v.fail("grains.shape", "is polygon, which needs simulation.dimension = 2", "sphere|clump in 1D and 3D");
+        if (inertia == "sphere")
+            v.fail("grains.inertia", "is not possible with grains.shape = polygon (plates in the plane)", "auto|disk");
+        const bool given = !v.text("polygon.shape").empty();
+        const double irregularity = v.real("polygon.irregularity");
+        if (given && irregularity > 0.0)
+            v.fail("polygon.irregularity", "is set with polygon.shape, which gives the one shape",
+                   "0 with polygon.shape (irregular polygons come from polygon.vertices)");
+        try {
+            world.polygonShapes.push_back(given ? makePolygonShape(parsePolygonVertices(v.text("polygon.shape")))
+                                                : regularPolygon(static_cast<int>(v.integer("polygon.vertices"))));
+        } catch (const InputError& e) {
+            const std::string key = given ? "polygon.shape" : "polygon.vertices";
+            std::string why = e.what();
+            if (why.rfind(key + ": ", 0) == 0) why.erase(0, key.size() + 2);
+            v.fail(key, why, "a convex polygon of 3 to 64 vertices 'x y; x y; ...' with positive area");
+        }
+        std::vector<GrainSpec> grains =
+            generateGrains(v, dimension, seed, sceneDir, polygonReach(world.polygonShapes.back()), PackingColumns::Oriented2D);
+        if (v.text("grains.source") != "file") randomOrientations(grains, dimension, seed);
+        std::uint32_t shapeIndex = 1;
+        if (irregularity > 0.0) {
+            world.polygonShapes.clear();
+            const int n = static_cast<int>(v.integer("polygon.vertices"));
+            for (std::size_t i = 0; i < grains.size(); ++i) {
+                Rng rng = Rng::stream(seed, kPolygonStream, i);
+                world.polygonShapes.push_back(randomPolygon(n, irregularity, rng));
+            }
+            shapeIndex = 0;
+        }
+        addPolygons(world, grains, shapeIndex, v.real("grains.density"), v.real("grains.mass"));
+    } else if (!clumps) {
         const std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
         addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
         checkGrainMasses(v, world, shape);

@@ -45,7 +45,12 @@ inline Vec3 relativeAtContact(const std::vector<MdForceStage::Vec6>& P, const Wo
 /// l_b × F = −r_b n × F_t, the same moment), the arms from `poses`.
 template <bool Ranged, bool Arms = false>
 void scatter(const World& world, const std::vector<Contact>& contacts, const Vec3* F, const Vec3* T, std::size_t lo,
-             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t, const ComponentPoses* poses = nullptr) {
+             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t, const ComponentPoses* poses = nullptr,
+             const PolygonOverlapGeometry* polygons = nullptr) {
+    auto arm = [&](std::size_t c, const Contact& k, BodyId body) {
+        if (polygons) return body == k.a ? polygons[c].la : polygons[c].lb;
+        return leverArm(*poses, k, body);
+    };
     std::fill(f.begin() + static_cast<std::ptrdiff_t>(lo), f.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
     std::fill(t.begin() + static_cast<std::ptrdiff_t>(lo), t.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
     for (std::size_t c = 0; c < contacts.size(); ++c) {
@@ -54,14 +59,14 @@ void scatter(const World& world, const std::vector<Contact>& contacts, const Vec
         if (!Ranged || ib - lo < hi - lo) {
             f[ib] += F[c];
             if constexpr (Arms)
-                t[ib] += leverArm(*poses, k, k.b).cross(F[c]);
+                t[ib] += arm(c, k, k.b).cross(F[c]);
             else
                 t[ib] -= world.radius[ib] * T[c];
         }
         if (!Ranged || ia - lo < hi - lo) {
             f[ia] -= F[c];
             if constexpr (Arms)
-                t[ia] -= leverArm(*poses, k, k.a).cross(F[c]);
+                t[ia] -= arm(c, k, k.a).cross(F[c]);
             else
                 t[ia] -= world.radius[ia] * T[c];
         }
@@ -104,6 +109,15 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
     // bench md-step staged), where passing the balls into contactVelocity
     // had cost 6 to 23 more.
     const ComponentPoses* arms = world.hasClumps() ? &poses_ : nullptr;
+    const PolygonOverlapGeometry* polygons = world.hasPolygons() ? polygonGeometry_.data() : nullptr;
+    auto velocity = [&](std::size_t c, const Contact& k) {
+        if (polygons) {
+            const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+            return Vec3(world.v[ib] + world.w[ib].cross(polygons[c].lb) - world.v[ia] -
+                        world.w[ia].cross(polygons[c].la));
+        }
+        return arms ? clumpContactVelocity(world, *arms, k) : sphereContactVelocity(world, k);
+    };
     forEachIndex(chunks, m > 4096, [&](std::size_t chunk) {
         double elasticSum = 0.0, workSum = 0.0;
         const std::size_t chunkEnd = std::min(m, (chunk + 1) * kEnergyChunk);
@@ -117,20 +131,20 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
             contactForce_[c] = contactTorque_[c] = Vec3::Zero();
             if (lawWork) lawWorkStep_[c] = Vec3::Zero();
             if (rolling) contactCouple_[c] = Vec3::Zero();
-            const double overlap = -k.gap;
+            const double overlap = polygons ? -polygons[c].gap : -k.gap;
             if (overlap <= 0.0) {  // the contact ends when the overlap vanishes; its memory is forgotten
                 if (stride > 0) std::fill_n(mem, stride, 0.0);
                 if (k.history.reaction.squaredNorm() > 0.0) {
                     // Last step's force did work while the contact opened.
-                    Vec3 V = arms ? clumpContactVelocity(world, *arms, k) : sphereContactVelocity(world, k);
+                    Vec3 V = velocity(c, k);
                     if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);
                     workSum += -0.5 * k.history.reaction.dot(V) * dt;
                 }
                 continue;
             }
             const Constants cst = contactConstants<N>(s, world, k);
-            const Vec3& n = k.n;
-            Vec3 V = arms ? clumpContactVelocity(world, *arms, k) : sphereContactVelocity(world, k);
+            const Vec3& n = polygons ? polygons[c].n : k.n;
+            Vec3 V = velocity(c, k);
             if (deforming && !world.isWall(k.b)) V += world.imageVelocity(world.x[ib] - world.x[ia]);  // the image's
             const double Vn = n.dot(V);
             const Vec3 Vt = V - Vn * n;
@@ -188,6 +202,11 @@ void MdForceStage::evaluate(const World& world, const std::vector<Contact>& cont
     if (lawRow(settings_.tangential).ownWork) lawWorkStep_.resize(m);
     if (rollingMoment_) contactCouple_.resize(m);
     if (world.hasClumps()) poses_.update(world);
+    if (world.hasPolygons()) {
+        polygonGeometry_.resize(m);
+        forEachIndex(m, m > kParallelContacts,
+                     [&](std::size_t c) { polygonGeometry_[c] = polygonOverlapGeometry(world, contacts[c]); });
+    }
     // The law pair is chosen once per step; the loop is compiled for it.
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw(settings_.tangential,
@@ -216,6 +235,11 @@ void MdForceStage::commit(std::vector<Contact>& contacts, ContactSlots& slots, b
 void MdForceStage::setReactions(std::vector<Contact>& contacts) const {
     const std::size_t m = contacts.size();
     forEachIndex(m, m > kParallelContacts, [&](std::size_t c) { contacts[c].history.reaction = contactForce_[c]; });
+    if (polygonGeometry_.size() == m)  // a world of polygons: the overlap's normal and equivalent gap
+        forEachIndex(m, m > kParallelContacts, [&](std::size_t c) {
+            contacts[c].n = polygonGeometry_[c].n;
+            contacts[c].gap = polygonGeometry_[c].gap;
+        });
 }
 
 void MdForceStage::checkFinite(long step) const { md_kernels::checkFiniteForces(force_, torque_, step); }
@@ -242,8 +266,9 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
     const int threads = omp_get_max_threads();
     force_.resize(nb);
     torque_.resize(nb);
-    if (world.hasClumps()) {  // one thread, in contact order: the same bits for any thread count
-        scatter<false, true>(world, contacts, contactForce_.data(), nullptr, 0, nb, force_, torque_, &poses_);
+    if (world.hasShapes()) {  // one thread, in contact order: the same bits for any thread count
+        scatter<false, true>(world, contacts, contactForce_.data(), nullptr, 0, nb, force_, torque_, &poses_,
+                             world.hasPolygons() ? polygonGeometry_.data() : nullptr);
         return;
     }
     if (threads == 1 || nb <= kParallelContacts) {

@@ -73,7 +73,7 @@ inline Vec3 sphereContactVelocity(const World& world, const Contact& k) {
 /// a deforming cell's image velocity is the caller's to add).
 inline Vec3 contactVelocity(const World& world, const Contact& k) {
     const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-    if (world.hasClumps())
+    if (world.hasShapes())
         return world.v[ib] + world.w[ib].cross(leverArm(world, k, k.b)) - world.v[ia] -
                world.w[ia].cross(leverArm(world, k, k.a));
     return sphereContactVelocity(world, k);

@@ -330,6 +330,32 @@ void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t
     }
 }
 
+double polygonReach(const PolygonShape& shape) {
+    double r2 = 0.0;
+    for (std::size_t k = 0; k < shape.vertices(); ++k)
+        r2 = std::max(r2, Vec3(shape.vx[k] + shape.centroid.x(), shape.vy[k] + shape.centroid.y(), 0.0).squaredNorm());
+    return std::sqrt(r2);
+}
+
+void addPolygons(World& world, const std::vector<GrainSpec>& grains, std::uint32_t shapeIndex, double density,
+                 double fixedMass) {
+    constexpr std::size_t kWallRoom = 16;
+    world.reserve(world.numBodies() + grains.size() + kWallRoom);
+    const std::size_t first = world.polygonShapes.size() - (shapeIndex == 0 ? grains.size() : 0);
+    for (std::size_t i = 0; i < grains.size(); ++i) {
+        const GrainSpec& g = grains[i];
+        const auto index = shapeIndex != 0 ? shapeIndex : static_cast<std::uint32_t>(first + i + 1);
+        const PolygonShape& shape = world.polygonShapes[index - 1u];
+        const double size = g.radius / polygonReach(shape);
+        const double m = fixedMass > 0.0 ? fixedMass : density * shape.area * size * size;
+        const double angle = 2.0 * std::atan2(g.orientation.z(), g.orientation.w());
+        const double c = std::cos(angle), s = std::sin(angle);
+        const Vec3 offset(size * (c * shape.centroid.x() - s * shape.centroid.y()),
+                          size * (s * shape.centroid.x() + c * shape.centroid.y()), 0.0);
+        world.addPolygon(g.position + offset, index, size, angle, m);
+    }
+}
+
 void writePackingFile(const std::string& path, const std::vector<GrainSpec>& grains) {
     std::ofstream out(path);
     if (!out) throw InputError("cannot write packing file '" + path + "'");

@@ -29,10 +29,9 @@ void World::reserve(std::size_t bodies) {
     inertia.reserve(bodies);
     prescribed.reserve(bodies);
     if (!force.empty()) force.reserve(bodies);
-    if (hasClumps()) {
-        shape.reserve(bodies);
-        size.reserve(bodies);
-    }
+    if (hasClumps()) shape.reserve(bodies);
+    if (hasPolygons()) polygon.reserve(bodies);
+    if (!size.empty()) size.reserve(bodies);
 }
 
 BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
@@ -49,10 +48,9 @@ BodyId World::addGrain(const Vec3& pos, double r, double m, double I) {
     mass.push_back(m);
     inertia.push_back(I);
     prescribed.push_back(false);
-    if (hasClumps()) {
-        shape.push_back(0);
-        size.push_back(r);
-    }
+    if (hasClumps()) shape.push_back(0);
+    if (hasPolygons()) polygon.push_back(0);
+    if (!size.empty()) size.push_back(r);
     ++numGrains;
     return static_cast<BodyId>(x.size() - 1);
 }
@@ -69,13 +67,26 @@ BodyId World::addClump(const Vec3& pos, std::uint16_t shapeIndex, double s, cons
         if (mask[k] > 0.0) inverse[k] = 1.0 / moments[k];
     const BodyId id = addGrain(pos, s * c.boundingRadius, m, dimension == 3 ? moments.mean() : moments.z());
     const auto i = static_cast<std::size_t>(id);
-    if (first) {  // the grains so far are spheres: shape 0, their radius as size
-        shape.assign(numBodies(), 0);
-        size = radius;
-    }
+    if (first) shape.assign(numBodies(), 0);  // the grains so far are spheres or polygons: shape 0
+    if (size.empty()) size = radius;         // and spheres their radius as size
     invInertia[i] = inverse;
     q[i] = orientation.normalized();
     shape[i] = shapeIndex;
+    size[i] = s;
+    return id;
+}
+
+BodyId World::addPolygon(const Vec3& pos, std::uint32_t shapeIndex, double s, double angle, double m) {
+    assert(numWalls() == 0 && "add all grains before walls");
+    assert(dimension == 2 && shapeIndex >= 1 && shapeIndex <= polygonShapes.size());
+    const bool first = !hasPolygons();
+    const PolygonShape& p = polygonShapes[shapeIndex - 1u];
+    const BodyId id = addGrain(pos, s * p.boundingRadius, m, m * s * s * p.momentPerMass);
+    const auto i = static_cast<std::size_t>(id);
+    if (first) polygon.assign(numBodies(), 0);  // the grains so far are spheres or clumps: shape 0
+    if (size.empty()) size = radius;
+    q[i] = Quat(Eigen::AngleAxisd(angle, Vec3::UnitZ()));
+    polygon[i] = shapeIndex;
     size[i] = s;
     return id;
 }
@@ -160,10 +171,9 @@ BodyId World::addWall(const std::string& name, const WallShape& shape, const Vec
     inertia.push_back(0.0);
     prescribed.push_back(false);
     if (!force.empty()) force.emplace_back();
-    if (hasClumps()) {
-        this->shape.push_back(0);
-        size.push_back(0.0);
-    }
+    if (hasClumps()) this->shape.push_back(0);
+    if (hasPolygons()) polygon.push_back(0);
+    if (!size.empty()) size.push_back(0.0);
     wallShape.push_back(shape);
     wallName.push_back(name);
     wallMobile.push_back(mobile);

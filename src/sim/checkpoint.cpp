@@ -76,6 +76,15 @@ void writeWorld(ByteWriter& out, const World& w) {
     });
     out.putVector(w.shape);
     out.putVector(w.size);
+    putEach(out, w.polygonShapes, [&](const PolygonShape& p) {  // format 4: polygons
+        out.putVector(p.vx);
+        out.putVector(p.vy);
+        out.put(p.area);
+        out.put(p.momentPerMass);
+        out.put(p.boundingRadius);
+        out.put(p.centroid);
+    });
+    out.putVector(w.polygon);
 }
 
 World readWorld(ByteReader& in, std::uint32_t format) {
@@ -142,6 +151,18 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         w.shape = in.getVector<std::uint16_t>("body shapes");
         w.size = in.getVector<double>("body sizes");
     }
+    if (format >= 4) {
+        w.polygonShapes.resize(in.count(8, "polygon shapes"));
+        for (PolygonShape& p : w.polygonShapes) {
+            p.vx = in.getVector<double>("polygon shapes");
+            p.vy = in.getVector<double>("polygon shapes");
+            p.area = in.get<double>("polygon shapes");
+            p.momentPerMass = in.get<double>("polygon shapes");
+            p.boundingRadius = in.get<double>("polygon shapes");
+            p.centroid = in.get<Vec3>("polygon shapes");
+        }
+        w.polygon = in.getVector<std::uint32_t>("body polygons");
+    }
 
     // One entry per body everywhere, one per wall in the wall arrays.
     const std::size_t n = w.x.size();
@@ -163,8 +184,37 @@ World readWorld(ByteReader& in, std::uint32_t format) {
             ok = c.centre[j].allFinite() && std::isfinite(c.radius[j]) && c.radius[j] > 0.0;
         if (!ok) in.fail("clump shape " + std::to_string(k) + " is not 1 to 16 finite spheres of positive size");
     }
-    if (!(w.shape.empty() && w.size.empty()) && (w.shape.size() != n || w.size.size() != n || w.clumpShapes.empty()))
-        in.fail("the clumps' arrays disagree on the number of bodies");
+    if ((!w.shape.empty() && (w.shape.size() != n || w.clumpShapes.empty())) ||
+        (!w.polygon.empty() && (w.polygon.size() != n || w.polygonShapes.empty() || w.dimension != 2)) ||
+        w.size.size() != (w.hasShapes() ? n : 0))
+        in.fail("the clumps' or polygons' arrays disagree on the number of bodies");
+    // Polygons: 3 to 64 finite vertices with positive mass properties; per
+    // body a shape index in range (walls 0) and a positive size.
+    for (std::size_t k = 0; k < w.polygonShapes.size(); ++k) {
+        const PolygonShape& p = w.polygonShapes[k];
+        bool ok = p.vx.size() >= 3 && p.vx.size() <= static_cast<std::size_t>(kMaxPolygonVertices) &&
+                  p.vy.size() == p.vx.size() && std::isfinite(p.area) && p.area > 0.0 &&
+                  std::isfinite(p.momentPerMass) && p.momentPerMass > 0.0 && std::isfinite(p.boundingRadius) &&
+                  p.boundingRadius > 0.0 && p.centroid.allFinite();
+        for (std::size_t j = 0; ok && j < p.vx.size(); ++j) ok = std::isfinite(p.vx[j]) && std::isfinite(p.vy[j]);
+        if (ok) try {  // convex and simple, as the geometry needs (contact/polygon_geometry.hpp)
+                std::vector<double> xy;
+                for (std::size_t j = 0; j < p.vx.size(); ++j) xy.insert(xy.end(), {p.vx[j], p.vy[j]});
+                makePolygonShape(xy);
+                double twice = 0.0;  // counter-clockwise: positive signed area
+                for (std::size_t j = 0, m = p.vx.size(); j < m; ++j)
+                    twice += p.vx[j] * p.vy[(j + 1) % m] - p.vx[(j + 1) % m] * p.vy[j];
+                ok = twice > 0.0;
+            } catch (const InputError&) {
+                ok = false;
+            }
+        if (!ok) in.fail("polygon shape " + std::to_string(k) + " is not 3 to 64 finite vertices of positive area");
+    }
+    for (std::size_t i = 0; i < w.polygon.size(); ++i)
+        if (w.polygon[i] > w.polygonShapes.size() || (i >= grains && w.polygon[i] != 0) ||
+            (w.polygon[i] != 0 && (!(std::isfinite(w.size[i]) && w.size[i] > 0.0) || (i < w.shape.size() && w.shape[i] != 0))))
+            in.fail("body " + std::to_string(i) + ": polygon shape " + std::to_string(w.polygon[i]) + " or size " +
+                    std::to_string(w.size[i]) + " out of range");
     for (std::size_t i = 0; i < w.shape.size(); ++i)
         if (w.shape[i] > w.clumpShapes.size() || (i >= grains && w.shape[i] != 0) ||
             (w.shape[i] != 0 && !(std::isfinite(w.size[i]) && w.size[i] > 0.0)))

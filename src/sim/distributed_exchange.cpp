@@ -58,7 +58,7 @@ void DistributedSimulation::rebuild() {
     };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     const std::vector<std::int32_t> driven = drivenOf(w);
-    const bool clumps = !w.clumpShapes.empty();  // each grain's shape and size go with it
+    const bool clumps = w.hasShapes();  // each grain's shape, polygon and size go with it
     // The MD scheme's state (multi-step history) goes with the grains.
     if (scheme_) takeScheme(sim_->md(), w);
     auto grainHere = [&](std::size_t i) {

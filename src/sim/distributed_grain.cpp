@@ -31,27 +31,30 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
     if (!driven.empty()) g.driven = driven[i];
     g.shape = i < w.shape.size() ? w.shape[i] : std::uint16_t{0};
     g.size = i < w.size.size() ? w.size[i] : w.radius[i];
+    g.polygon = i < w.polygon.size() ? w.polygon[i] : 0u;
     g.scheme.resize(scheme ? per : 0);
     if (!g.scheme.empty()) scheme->bodyScheme(i, g.scheme.data());
     return g;
 }
 
-void putGrain(ByteWriter& out, const DistributedGrain& g, bool clumps) {
+void putGrain(ByteWriter& out, const DistributedGrain& g, bool shapes) {
     out.put(static_cast<const GrainState&>(g));
-    if (clumps) {
+    if (shapes) {
         out.put(g.shape);
         out.put(g.size);
+        out.put(g.polygon);
     }
     out.put(static_cast<std::uint64_t>(g.scheme.size()));
     for (const MdSolver::Vec6& v : g.scheme) out.put(v);
 }
 
-DistributedGrain getGrain(ByteReader& in, bool clumps) {
+DistributedGrain getGrain(ByteReader& in, bool shapes) {
     DistributedGrain g;
     static_cast<GrainState&>(g) = in.get<GrainState>("grain");
-    if (clumps) {
+    if (shapes) {
         g.shape = in.get<std::uint16_t>("grain");
         g.size = in.get<double>("grain");
+        g.polygon = in.get<std::uint32_t>("grain");
     }
     g.scheme.resize(in.count(sizeof(MdSolver::Vec6), "grain"));
     for (MdSolver::Vec6& v : g.scheme) v = in.get<MdSolver::Vec6>("grain");

@@ -24,10 +24,12 @@ struct GrainState {
 /// A grain's whole state, as it migrates or first arrives as a ghost.
 struct DistributedGrain : GrainState {
     /// World::shape and World::size (0 and the radius in a world without
-    /// clumps): a clump's components follow from them and q. Sent only in
-    /// a world with clumps.
+    /// clumps or polygons): a clump's components follow from them and q.
     std::uint16_t shape = 0;
     double size = 0.0;
+    /// World::polygon (0 in a world without polygons). Sent, with shape and
+    /// size, only in a world with clumps or polygons.
+    std::uint32_t polygon = 0;
     std::vector<MdSolver::Vec6> scheme;  ///< its entries of the MD scheme's state (owned grains; MdSolver::bodyScheme)
 };
 

@@ -179,8 +179,9 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     // Clumps: every part holds the scene's shapes, and World::shape and size
     // for each of its bodies (set below, after the walls), whether or not a
     // clump is among them: the part takes the serial world's code paths.
-    const bool clumps = !from.clumpShapes.empty();
+    const bool clumps = !from.clumpShapes.empty(), polygons = !from.polygonShapes.empty();
     w.clumpShapes = from.clumpShapes;
+    w.polygonShapes = from.polygonShapes;
     const std::size_t n = grains.size();
     w.reserve(n + from.numWalls());
     bool anySchedule = false;
@@ -228,11 +229,13 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
         w.prescribed[j] = from.prescribed[i];
         if (i < from.force.size()) w.forceSchedule(b) = from.force[i];
     }
-    if (clumps) {  // the walls' shape 0 and size 0
-        w.shape.assign(w.numBodies(), 0);
+    if (clumps || polygons) {  // the walls' shape 0 and size 0
+        if (clumps) w.shape.assign(w.numBodies(), 0);
+        if (polygons) w.polygon.assign(w.numBodies(), 0);
         w.size.assign(w.numBodies(), 0.0);
         for (std::size_t k = 0; k < n; ++k) {
-            w.shape[k] = grains[order[k]].shape;
+            if (clumps) w.shape[k] = grains[order[k]].shape;
+            if (polygons) w.polygon[k] = grains[order[k]].polygon;
             w.size[k] = grains[order[k]].size;
         }
     }

@@ -224,7 +224,7 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 }  // namespace
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
-    if (scene.world.hasClumps()) {
+    if (scene.world.hasShapes()) {
         // What cannot step clumps (a scheme, the fused pipeline, a rolling
         // law) is refused here as a serial run refuses it, by a Simulation
         // of the whole scene (one line, exit 2), not later by each rank's part.

@@ -30,12 +30,40 @@ void checkClumps(const Scene& scene) {
     if (scene.md.rolling != RollingLaw::None) refuse("md.rolling", "a rolling law", "none");
 }
 
+/// What a world of polygons needs of its scene: plane walls only; in MD what
+/// checkClumps asks and no Peña tangential law (its branch vectors are a
+/// disk's; polygons' eqs. 14–15 are not written yet).
+void checkPolygons(const Scene& scene) {
+    const World& w = scene.world;
+    for (std::size_t i = 0; i < w.numGrains; ++i)
+        if (!w.polygonOf(i))
+            throw InputError(scene.origin + ": key 'grains.shape': grain " + std::to_string(i) +
+                             " is not a polygon in a world of polygons (allowed: every grain a polygon)");
+    for (std::size_t k = 0; k < w.numWalls(); ++k)
+        if (w.wallShape[k].kind != ShapeKind::Plane)
+            throw InputError(scene.origin + ": key 'wall." + w.wallName[k] +
+                             ".type': 'cylinder' cannot hold polygons (allowed: plane)");
+    if (scene.simulation.method != Method::MD) return;
+    auto refuse = [&](const std::string& key, const std::string& value, const std::string& allowed) {
+        throw InputError(scene.origin + ": key '" + key + "': '" + value + "' cannot run polygons (allowed: " +
+                         allowed + ")");
+    };
+    const IntegratorInfo& info = integratorInfo(scene.md.integrator);
+    if (!info.clumps) refuse("md.integrator", info.name, "cd");
+    if (scene.md.rolling != RollingLaw::None) refuse("md.rolling", "a rolling law", "none");
+    if (scene.md.tangential == TangentialLaw::Pena) refuse("md.tangential", "pena", "any other tangential law");
+}
+
 }  // namespace
 
 Simulation::Simulation(Scene scene)
     : scene_(std::move(scene)), detector_(scene_.simulation.skin), cd_(scene_.cd), md_(scene_.md) {
     const MdSettings& md = scene_.md;
     if (scene_.world.hasClumps()) checkClumps(scene_);
+    if (scene_.world.hasPolygons()) {
+        checkPolygons(scene_);
+        scene_.world.polygonOverlaps = scene_.simulation.method == Method::MD;
+    }
     if (scene_.simulation.method != Method::MD) return;
     // A deforming cell's images move: the contact kinematics of the cd
     // scheme's force pass carry their velocity; the stage evaluations of the
@@ -46,8 +74,8 @@ Simulation::Simulation(Scene scene)
                          "periodic.strain_rate)");
     // The staged solver's laws declare the memory each contact carries.
     slots_.stride = previousSlots_.stride = md_.slotStride();
-    std::string why = "clumps take the staged pipeline";
-    const bool fusable = !scene_.world.hasClumps() && MdSolver::pairListAdmits(md, &why);
+    std::string why = scene_.world.hasClumps() ? "clumps take the staged pipeline" : "polygons take the staged pipeline";
+    const bool fusable = !scene_.world.hasShapes() && MdSolver::pairListAdmits(md, &why);
     if (md.pipeline == MdPipeline::Fused && !fusable)
         throw InputError(scene_.origin + ": key 'md.pipeline': 'fused' cannot run this scene: " + why +
                          " (allowed: auto, staged)");

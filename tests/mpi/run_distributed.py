@@ -234,6 +234,18 @@ cases += [
      ["simulation.method=cd", "cd.distributed=exact", "cd.order=random-keys", "random.count=150",
       "grains.velocity=0 -8 0", "simulation.steps=300", "output.every=50", "output.vtk_every=300"], (2,)),
 ]
+# Polygons (docs/polygons.md): irregular hexagons (each its own shape) under
+# a piston; MD (one overlap contact per pair) and CD exact (vertex-edge
+# points, several per pair), each against the serial run's snapshot.
+POLYGONS_2D = os.path.join(source, "examples", "polygons_2d.ini")
+cases += [
+    ("polygons_2d in MD (irregular hexagons falling into a box)", POLYGONS_2D,
+     ["simulation.method=md", "random.count=80", "grains.velocity=0 -6 0", "simulation.steps=600",
+      "output.every=50", "output.vtk_every=600"]),
+    ("polygons_2d in CD, exact", POLYGONS_2D,
+     ["cd.distributed=exact", "cd.order=random-keys", "random.count=80", "grains.velocity=0 -6 0",
+      "simulation.steps=400", "output.every=50", "output.vtk_every=400"], (2,)),
+]
 
 
 def last_snapshot(sets):

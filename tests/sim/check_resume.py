@@ -192,6 +192,10 @@ with tempfile.TemporaryDirectory() as tmp:
                   "random.count=200", "md.substeps=20"])
     restart_case(tmp, "cd_clumps", box, 90, 40,
                  ["grains.shape=clump", "clump.spheres=-0.5 0 0 0.5; 0.5 0.2 0 0.4", "random.count=200"])
+    # Polygons: their shapes (each irregular grain its own), sizes and angles travel with the world.
+    polygons = example("polygons_2d.ini")
+    restart_case(tmp, "cd_polygons", polygons, 400, 200, ["random.count=60"], vtk=True)
+    restart_case(tmp, "md_polygons", polygons, 400, 200, ["simulation.method=md", "random.count=60"])
     # Disks falling onto a floor in a cell periodic along x.
     cell = os.path.join(tmp, "periodic_2d.ini")
     with open(cell, "w") as f:

@@ -3,6 +3,7 @@
 ///
 /// Hot record: Contact is 80 bytes (see the static_assert below).
 #include <cassert>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,13 @@ inline ContactKey makeContactKey(BodyId a, BodyId b, std::uint32_t feature = 0) 
 inline std::uint32_t keyFeature(ContactKey key) { return static_cast<std::uint32_t>(key & kKeyFeatureMask); }
 /// The feature of a contact between component ca of a and cb of b.
 inline std::uint32_t componentFeature(std::uint32_t ca, std::uint32_t cb) { return ca << 4 | cb; }
+
+/// Polygon contacts (docs/polygons.md). A vertex–edge point's feature names
+/// its vertex: kVertexOfB set for a vertex of b, the vertex's index in the
+/// bits below; kOverlapFeature names the overlap region of a pair (molecular
+/// dynamics: one contact per pair or per polygon and wall).
+constexpr std::uint32_t kVertexOfB = 0x80u;
+constexpr std::uint32_t kOverlapFeature = 0xFFu;
 
 /// What survives from one step to the next for one contact, common to every
 /// method. The force laws' own memory (MD springs, plastic memory) is the
@@ -82,12 +90,38 @@ struct OverlapStats {
     double max = 0.0;          ///< largest max(−gap, 0) over those contacts (0 if none)
 };
 
+/// leverArm in a world of polygons (src/contact/polygon_contacts.cpp): a
+/// vertex–edge point's vertex offset for the vertex's body, the vertex
+/// moved by the gap along n for the other; an overlap's centroid from each
+/// centre; 0 for a wall.
+Vec3 polygonLeverArm(const World& world, const Contact& c, BodyId body);
+/// Both arms of a polygon contact at once (one overlap for the two).
+void polygonLeverArms(const World& world, const Contact& c, Vec3& la, Vec3& lb);
+
+/// A polygon overlap contact (kOverlapFeature) at the world's pose: the arms
+/// to the overlap's centroid, the normal of the contact line (a to b) and
+/// the equivalent gap −A/l_c (Peña et al. eq. 5); apart (no area), the
+/// contact's own normal and gap, not below 0.
+struct PolygonOverlapGeometry {
+    Vec3 la = Vec3::Zero(), lb = Vec3::Zero(), n = Vec3::UnitX();
+    double gap = 0.0;
+};
+PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const Contact& c);
+
+/// Every contact of polygon a with body b > a (a polygon or a plane wall)
+/// whose gap is at most margin, in key order, written to out (room for
+/// kMaxPolygonVertices); returns how many. Vertex–edge points, or one
+/// overlap contact (kOverlapFeature: n and gap of the deepest point) where
+/// world.polygonOverlaps.
+int polygonContacts(const World& world, BodyId a, BodyId b, double margin, Contact* out);
+
 /// Lever arm of `body` (c.a or c.b) from its centre of mass to the contact
 /// point: r_a n for a, −r_b n for b; for a clump, from its centre to the
 /// touching component's centre plus that radius along ±n. For a wall it is
 /// 0 (radius 0): walls never rotate, so no arm of theirs enters any equation.
 inline Vec3 leverArm(const World& world, const Contact& c, BodyId body) {
     assert(body == c.a || body == c.b);
+    if (world.hasPolygons()) return polygonLeverArm(world, c, body);
     if (world.hasClumps()) {
         const std::uint32_t f = keyFeature(c.key);
         const auto i = static_cast<std::size_t>(body);
@@ -113,10 +147,12 @@ inline Vec3 leverArm(const ComponentPoses& poses, const Contact& c, BodyId body)
 }
 
 /// The radius of `body`'s sphere that touches at c (c.a or c.b): its own,
-/// or its clump's component's; 0 for a wall.
+/// or its clump's component's; a polygon's equivalent radius √(A/π) (Peña
+/// et al. eq. 5); 0 for a wall.
 inline double contactRadius(const World& world, const Contact& c, BodyId body) {
     assert(body == c.a || body == c.b);
     const auto i = static_cast<std::size_t>(body);
+    if (const PolygonShape* p = world.polygonOf(i)) return world.size[i] * std::sqrt(p->area / M_PI);
     if (!world.hasClumps()) return world.radius[i];
     const std::uint32_t f = keyFeature(c.key);
     return world.componentRadius(i, body == c.a ? f >> 4 : f & 0xFu);

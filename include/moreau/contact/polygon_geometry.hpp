@@ -27,11 +27,13 @@ void placePolygon(const double* vx, const double* vy, std::size_t n, double s, d
 /// of one on an edge of the other (LMGC90's vertex–edge points). The point
 /// on the vertex's polygon is that vertex; the point on the other polygon is
 /// the vertex moved by gap along n towards it (vertexOfB: minus gap n).
+/// No default values: the functions below write every field, and callers
+/// keep arrays of kMaxPolygonVertices of them on the stack per contact test.
 struct VertexEdgePoint {
-    bool vertexOfB = false;  ///< the vertex belongs to B (else to A)
-    int vertex = 0;          ///< its index in that polygon
-    Vec3 n = Vec3::UnitX();  ///< unit normal from A to B (the reference edge's outward normal, ±)
-    double gap = 0.0;        ///< signed distance along n, < 0 when overlapping
+    bool vertexOfB;  ///< the vertex belongs to B (else to A)
+    int vertex;      ///< its index in that polygon
+    Vec3 n;          ///< unit normal from A to B (the reference edge's outward normal, ±)
+    double gap;      ///< signed distance along n, < 0 when overlapping
 };
 
 /// Contact points of A and B whose gap is at most `margin` (≥ 0): the

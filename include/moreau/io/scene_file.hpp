@@ -84,6 +84,11 @@ std::string canonicalSceneText(const Scene& scene);
 std::vector<SphereComponent> parseClumpSpheres(const std::string& text, int dimension);
 inline constexpr const char* kClumpSpheresAllowed = "'x y z r; x y z r; ...', 1 to 16 spheres of radius > 0";
 
+/// The vertices of a polygon.shape value, 'x y; x y; ...', as x, y pairs
+/// (makePolygonShape checks the polygon). Throws InputError saying what is
+/// wrong (the caller names file and key): a vertex that is not two finite numbers.
+std::vector<double> parsePolygonVertices(const std::string& text);
+
 /// One of the example scenes compiled into the library (embeddedScenes()), by
 /// file name, e.g. "chain_1d.ini". Throws InputError for an unknown name.
 Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& sets,

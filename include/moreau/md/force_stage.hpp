@@ -25,6 +25,7 @@
 /// narrow phase, the laws and the per-body sums in one pass and sends the
 /// touching grain–grain pairs through a lane kernel. Both leave the per-body
 /// sums in force() and torque(), in key order: the same bits.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -156,6 +157,11 @@ private:
     std::vector<Vec3> contactCouple_;        ///< the rolling moment on a per contact (b: its opposite)
     std::vector<Vec3> force_, torque_;       ///< per body
     ComponentPoses poses_;                   ///< a world with clumps: its balls at the last evaluate()
+    /// A world of polygons: each contact's overlap geometry at the last
+    /// evaluate() (polygonOverlapGeometry: the arms to the overlap's
+    /// centroid, the contact line's normal, the equivalent gap −A/l_c), found
+    /// once per evaluation; commit() writes n and gap into the contacts.
+    std::vector<PolygonOverlapGeometry> polygonGeometry_;
     std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
     double elastic_ = 0.0, workIn_ = 0.0;
     MdSolver::TangentialWork lawWork_;

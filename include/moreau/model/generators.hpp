@@ -18,6 +18,7 @@
 namespace moreau {
 
 struct World;
+struct PolygonShape;
 
 /// One grain of a generated configuration.
 struct GrainSpec {
@@ -147,10 +148,26 @@ void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape sh
 void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,
                double fixedMass = 0.0, bool frameOrigins = false);
 
+/// Appends the grains as polygons. Each grain's shape is
+/// world.polygonShapes[shapeIndex − 1], or with shapeIndex 0 its own shape,
+/// appended to world.polygonShapes in grain order (irregular polygons). A
+/// grain's GrainSpec::radius is its size times the shape's reach (the
+/// farthest vertex from the frame the shape was given in: 1 for regular and
+/// random polygons, whose vertices lie on the unit circle), so that the
+/// polygon lies in the disk of that radius about g.position, the frame's
+/// origin; its centre of mass is moved to where the frame puts it. Angle
+/// from g.orientation (about z). Mass `fixedMass` if > 0, else density ×
+/// size² × area.
+void addPolygons(World& world, const std::vector<GrainSpec>& grains, std::uint32_t shapeIndex, double density,
+                 double fixedMass = 0.0);
+/// A polygon shape's reach: the farthest vertex from the frame it was given in (unit size).
+double polygonReach(const PolygonShape& shape);
+
 /// Stream tags of the generators' random numbers (second word of Rng::stream),
 /// fixed so that scene seeds keep their meaning across versions.
 inline constexpr std::uint64_t kRandomPackingStream = 0x52534150ULL;  // "RSAP"
 inline constexpr std::uint64_t kLatticeJitterStream = 0x4a495454ULL;  // "JITT"
 inline constexpr std::uint64_t kOrientationStream = 0x4f524e54ULL;    // "ORNT"
+inline constexpr std::uint64_t kPolygonStream = 0x504f4c59ULL;        // "POLY": irregular polygons' vertices
 
 }  // namespace moreau

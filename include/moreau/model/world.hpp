@@ -14,6 +14,7 @@
 
 #include "moreau/core/types.hpp"
 #include "moreau/model/clump.hpp"
+#include "moreau/model/polygon.hpp"
 
 namespace moreau {
 
@@ -86,8 +87,19 @@ struct World {
     /// Per body: 0 for a sphere (disk) or a wall, k for a clump of
     /// clumpShapes[k − 1].
     std::vector<std::uint16_t> shape;
-    /// Per body: a clump's size (its shape's scale); a sphere's radius; 0 for walls.
+    /// Per body: a clump's or polygon's size (its shape's scale); a sphere's
+    /// radius; 0 for walls. Empty unless some body is a clump or a polygon.
     std::vector<double> size;
+
+    // --- polygons (model/polygon.hpp; 2D only); empty in a world without them
+    std::vector<PolygonShape> polygonShapes;
+    /// Per body: 0 for anything else, k for a polygon of polygonShapes[k − 1].
+    std::vector<std::uint32_t> polygon;
+    /// How polygons touch: false, contact dynamics' vertex–edge points (up
+    /// to two per pair of polygons, one per vertex on a wall); true,
+    /// molecular dynamics' overlap region (one contact per pair, its force
+    /// from the overlap area: docs/polygons.md). Set by the method.
+    bool polygonOverlaps = false;
 
     // --- global ----------------------------------------------------------------
     Vec3 gravity = Vec3::Zero();
@@ -267,6 +279,21 @@ struct World {
     BodyId addClump(const Vec3& pos, std::uint16_t shapeIndex, double s, const Quat& orientation, double m);
     /// Whether some body is a clump.
     bool hasClumps() const { return !shape.empty(); }
+    /// Append a polygon of polygonShapes[shapeIndex − 1] at size s, mass m
+    /// and angle (radians about z, body frame to world); its moment of
+    /// inertia follows from its shape, m and s. 2D worlds only. Returns its id.
+    BodyId addPolygon(const Vec3& pos, std::uint32_t shapeIndex, double s, double angle, double m);
+    /// Whether some body is a polygon.
+    bool hasPolygons() const { return !polygon.empty(); }
+    /// Body i's polygon shape, or null for anything else.
+    const PolygonShape* polygonOf(std::size_t i) const {
+        return i < polygon.size() && polygon[i] != 0 ? &polygonShapes[polygon[i] - 1u] : nullptr;
+    }
+    /// Whether some body is not round (a clump or a polygon): contacts then
+    /// need lever arms that do not follow from n and the radii alone.
+    bool hasShapes() const { return hasClumps() || hasPolygons(); }
+    /// Body i's angle about z (2D): from its orientation.
+    double angle(std::size_t i) const { return 2.0 * std::atan2(q[i].z(), q[i].w()); }
     /// Body i's clump shape, or null for a sphere, disk or wall.
     const ClumpShape* clumpOf(std::size_t i) const {
         return i < shape.size() && shape[i] != 0 ? &clumpShapes[shape[i] - 1u] : nullptr;

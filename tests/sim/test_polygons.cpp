@@ -1,0 +1,181 @@
+// Polygons (2D convex grains) in contact dynamics and molecular dynamics:
+// the scene keys, the body, and closed forms (a square's weight on the
+// floor, sticking and sliding on a slope where a disk rolls, a stack that
+// does not rock); docs/polygons.md.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "moreau/core/error.hpp"
+#include "moreau/io/scene_file.hpp"
+#include "moreau/sim/simulation.hpp"
+#include "support/clump_worlds.hpp"
+
+using namespace moreau;
+
+namespace {
+
+constexpr double kG = 9.81;
+
+/// A world of unit squares (regularPolygon(4) at circumradius 1/√2: side 1,
+/// lowest edge flat at angle 0) under `gravity`, no grains yet.
+World squareWorld(const Vec3& gravity) {
+    World w;
+    w.dimension = 2;
+    w.gravity = gravity;
+    w.polygonShapes.push_back(regularPolygon(4));
+    return w;
+}
+constexpr double kSquareSize = 0.70710678118654752440;  // circumradius of the unit square
+
+/// polygons_2d.ini's settings and walls (floor y = 0, μ = 0.4) around `world`.
+Scene sceneWith(World world, std::vector<std::string> sets) {
+    sets.insert(sets.begin(), {"cd.criterion=natural", "cd.epsilon=1e-12", "cd.max_iterations=5000"});
+    return test::sceneAround(std::move(world), std::move(sets), "polygons_2d.ini");
+}
+
+/// The walls' push on the grains (the reaction is the force on b, the wall).
+Vec3 wallLoad(const Simulation& sim) {
+    Vec3 f = Vec3::Zero();
+    for (const Contact& c : sim.contacts())
+        if (sim.world().isWall(c.b)) f -= c.history.reaction;
+    return f;
+}
+
+}  // namespace
+
+TEST_SUITE("polygons") {
+    TEST_CASE("polygon scenes: the keys give the body, exact mass and inertia, and bad lists exit 2") {
+        Scene s = loadBuiltinScene("polygons_2d.ini", {"polygon.irregularity=0", "random.count=20"});
+        const World& w = s.world;
+        REQUIRE(w.hasPolygons());
+        REQUIRE(w.numGrains == 20);
+        REQUIRE(w.polygonShapes.size() == 1);
+        const PolygonShape& hex = w.polygonShapes[0];
+        const double area = 3.0 * std::sqrt(3.0) / 2.0;  // regular hexagon of circumradius 1
+        CHECK(hex.area == doctest::Approx(area).epsilon(1e-14));
+        for (std::size_t i = 0; i < w.numGrains; ++i) {
+            const double s2 = w.size[i] * w.size[i];
+            CHECK(w.mass[i] == doctest::Approx(area * s2).epsilon(1e-14));
+            // A regular hexagon of circumradius R: I = 5/12 m R² about its centre.
+            CHECK(w.inertia[i] == doctest::Approx(5.0 / 12.0 * w.mass[i] * s2).epsilon(1e-13));
+            CHECK(w.radius[i] == doctest::Approx(w.size[i]).epsilon(1e-14));
+        }
+        // Irregular: one shape per grain, each inside its circle, seeded.
+        Scene a = loadBuiltinScene("polygons_2d.ini", {"random.count=20"});
+        Scene b = loadBuiltinScene("polygons_2d.ini", {"random.count=20"});
+        REQUIRE(a.world.polygonShapes.size() == 20);
+        for (std::size_t i = 0; i < 20; ++i) {
+            CHECK(a.world.polygonShapes[i].vx == b.world.polygonShapes[i].vx);
+            CHECK(a.world.mass[i] == b.world.mass[i]);
+        }
+        CHECK(a.world.polygonShapes[0].vx != a.world.polygonShapes[1].vx);
+        // A given list: the square's centroid moved to the origin.
+        Scene g = loadBuiltinScene("polygons_2d.ini", {"polygon.irregularity=0", "random.count=4",
+                                                       "polygon.shape=0 0; 1 0; 1 1; 0 1"});
+        CHECK(g.world.polygonShapes[0].centroid.isApprox(Vec3(0.5, 0.5, 0.0), 1e-15));
+        CHECK(g.world.polygonShapes[0].momentPerMass == doctest::Approx(1.0 / 6.0).epsilon(1e-14));
+        for (const char* bad : {"polygon.shape=0 0; 1 0; 0.2 0.2; 0 1", "polygon.shape=0 0; 1 1; 1 0; 0 1",
+                                "polygon.shape=0 0; 1 0", "polygon.shape=0 0; 1 0; 2 0", "polygon.shape=0 0; 1 nan; 0 1"}) {
+            CAPTURE(bad);
+            try {
+                loadBuiltinScene("polygons_2d.ini", {"polygon.irregularity=0", "random.count=4", bad});
+                FAIL("accepted");
+            } catch (const InputError& e) {
+                CHECK(std::string(e.what()).find("polygon.shape") != std::string::npos);
+            }
+        }
+        CHECK_THROWS_AS(loadBuiltinScene("polygons_2d.ini", {"simulation.dimension=3"}), InputError);
+    }
+
+    TEST_CASE("polygon scenes: what cannot run polygons is refused with the key") {
+        World w = squareWorld(Vec3(0.0, -kG, 0.0));
+        w.addPolygon(Vec3(6.0, 0.5, 0.0), 1, kSquareSize, 0.0, 1.0);
+        CHECK_THROWS_WITH_AS(Simulation(sceneWith(w, {"simulation.method=md", "md.integrator=rk"})),
+                             doctest::Contains("key 'md.integrator': 'rk' cannot run polygons"), InputError);
+        CHECK_THROWS_WITH_AS(Simulation(sceneWith(w, {"simulation.method=md", "md.tangential=pena"})),
+                             doctest::Contains("key 'md.tangential': 'pena' cannot run polygons"), InputError);
+        CHECK_THROWS_WITH_AS(Simulation(sceneWith(w, {"simulation.method=md", "md.pipeline=fused"})),
+                             doctest::Contains("polygons take the staged pipeline"), InputError);
+        World disk = w;
+        disk.addGrain(Vec3(8.0, 0.5, 0.0), 0.5, 1.0, 0.125);
+        CHECK_THROWS_WITH_AS(Simulation(sceneWith(disk, {})), doctest::Contains("is not a polygon"), InputError);
+    }
+
+    TEST_CASE("CD: a square rests on the floor with its weight on two points, sticks on a slope and slides on a steep one") {
+        auto run = [&](double theta) {
+            World w = squareWorld(Vec3(kG * std::sin(theta), -kG * std::cos(theta), 0.0));
+            w.addPolygon(Vec3(6.0, 0.5, 0.0), 1, kSquareSize, 0.0, 1.0);
+            Simulation sim(sceneWith(std::move(w), {}));
+            for (int s = 0; s < 100; ++s) sim.step();
+            return std::tuple{sim.world().v[0].x() / sim.world().time, sim.world().w[0].z(), wallLoad(sim),
+                              sim.contacts().size()};
+        };
+        const auto [restA, restW, restLoad, restContacts] = run(0.0);
+        CHECK(restContacts == 2);
+        CHECK(restLoad.y() == doctest::Approx(kG).epsilon(1e-10));
+        CHECK(std::abs(restA) < 1e-12);
+        CHECK(std::abs(restW) < 1e-12);
+        const double gentle = std::atan(0.3), steep = std::atan(0.6), mu = 0.4;
+        const auto [stickA, stickW, stickLoad, stickContacts] = run(gentle);
+        CHECK(std::abs(stickA) < 1e-9);
+        CHECK(std::abs(stickW) < 1e-9);
+        const auto [slideA, slideW, slideLoad, slideContacts] = run(steep);
+        CHECK(slideA == doctest::Approx(kG * (std::sin(steep) - mu * std::cos(steep))).epsilon(1e-9));
+        CHECK(std::abs(slideW) < 1e-9);
+    }
+
+    TEST_CASE("CD: two squares stacked face to face on the floor carry the top one's weight without rocking") {
+        World w = squareWorld(Vec3(0.0, -kG, 0.0));
+        w.addPolygon(Vec3(6.0, 0.5, 0.0), 1, kSquareSize, 0.0, 1.0);
+        w.addPolygon(Vec3(6.25, 1.5, 0.0), 1, kSquareSize, 0.0, 1.0);  // offset by a quarter side
+        Simulation sim(sceneWith(std::move(w), {}));
+        for (int s = 0; s < 200; ++s) sim.step();
+        const World& now = sim.world();
+        CHECK(wallLoad(sim).y() == doctest::Approx(2.0 * kG).epsilon(1e-9));
+        for (std::size_t i = 0; i < 2; ++i) {
+            CHECK(now.v[i].norm() < 1e-9);
+            CHECK(std::abs(now.w[i].z()) < 1e-9);
+        }
+        // The pair's two points (a vertex of each on the other's face) carry the top's weight.
+        Vec3 onTop = Vec3::Zero();
+        int between = 0;
+        for (const Contact& c : sim.contacts())
+            if (c.a == 0 && c.b == 1) {
+                onTop += c.history.reaction;
+                ++between;
+            }
+        CHECK(between == 2);
+        CHECK(onTop.y() == doctest::Approx(kG).epsilon(1e-9));
+    }
+
+    TEST_CASE("MD: a square's weight on the floor, sticking on a slope, sliding at g (sin θ − μ cos θ) on a steep one") {
+        auto run = [&](double theta, int steps) {
+            World w = squareWorld(Vec3(kG * std::sin(theta), -kG * std::cos(theta), 0.0));
+            w.addPolygon(Vec3(6.0, 0.5, 0.0), 1, kSquareSize, 0.0, 1.0);
+            Simulation sim(sceneWith(std::move(w), {"simulation.method=md", "md.gamma_n=200", "md.gamma_t=100"}));
+            std::vector<Vec3> v;
+            for (int s = 0; s < steps; ++s) {
+                sim.step();
+                v.push_back(sim.world().v[0]);
+            }
+            return std::tuple{v, sim.world().w[0].z(), wallLoad(sim)};
+        };
+        // 1 s at rest: the overlap's spring and dashpot settle; the floor
+        // carries the weight (F_n = k_n A / l_c).
+        const auto [rest, restW, restLoad] = run(0.0, 500);
+        CHECK(restLoad.y() == doctest::Approx(kG).epsilon(1e-6));
+        CHECK(rest.back().norm() < 1e-6);
+        CHECK(std::abs(restW) < 1e-6);
+        const double gentle = std::atan(0.3), steep = std::atan(0.6), mu = 0.4;
+        const auto [stick, stickW, stickLoad] = run(gentle, 500);
+        CHECK(stick.back().norm() < 1e-6);
+        CHECK(std::abs(stickW) < 1e-6);
+        // Sliding: the acceleration between 0.5 s and 1 s (the transient gone).
+        const auto [slide, slideW, slideLoad] = run(steep, 500);
+        const double a = (slide[499].x() - slide[249].x()) / (250 * 0.002);
+        CHECK(a == doctest::Approx(kG * (std::sin(steep) - mu * std::cos(steep))).epsilon(1e-3));
+        CHECK(std::abs(slideW) < 1e-3);
+    }
+}
