@@ -261,6 +261,7 @@ struct BenchSetup {
     std::string source;
     std::string clump;               ///< bench.shape = clump: the cluster's name (bench.clump, or "custom"); else empty
     Vec3 spacing = Vec3::Zero();     ///< the clump crystal's lattice spacing (zero otherwise)
+    std::string flat;                ///< bench.shape = disk or polygon: that word (a 2D world); else empty
 };
 
 /// bench.clump's clusters, as clump.spheres (units of the grain size), each
@@ -290,8 +291,12 @@ std::vector<KeySpec> benchWorldKeys() {
         {"bench.mu", KeyType::Real, "0.5", "friction coefficient of all contacts", 0, kInf, {}},
         {"bench.shape", KeyType::Choice, "sphere",
          "sphere: the lattice of spheres; clump: rigid clusters of spheres (bench.clump) on a lattice where each "
-         "touches its neighbours (docs/md-performance.md, \"Clumps\")",
-         0, 0, {"sphere", "clump"}},
+         "touches its neighbours (docs/md-performance.md, \"Clumps\"); disk and polygon: a 2D square lattice of "
+         "pitch 1 of disks of radius 0.5 or of regular polygons (bench.polygon_vertices) as wide and tall as the "
+         "pitch, each touching its four neighbours (docs/md-performance.md, \"Polygons\")",
+         0, 0, {"sphere", "clump", "disk", "polygon"}},
+        {"bench.polygon_vertices", KeyType::Integer, "4",
+         "with bench.shape = polygon: the regular polygon's vertices (4: unit squares face to face)", 3, 64, {}},
         {"bench.clump", KeyType::Choice, "tetra",
          "with bench.shape = clump: the cluster, spheres of radius 0.5 (dimer: 2 spheres 0.5 apart; trimer: 3 at "
          "the corners of a triangle of side 0.5; tetra: 4 at the corners of a tetrahedron of edge 0.88)",
@@ -445,6 +450,65 @@ std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::s
     return grains;
 }
 
+const std::string& benchPacking(const Scene& scene) { return sceneText(scene, "bench.packing"); }
+
+/// The 2D bench world of bench.shape = disk or polygon: bench.particles
+/// grains on a square lattice of pitch 1 (x fastest, the side √n rounded,
+/// the top row partly filled), jittered as the spheres' lattice is (the same
+/// stream), density 1; disks of radius 0.5 or regular polygons of
+/// bench.polygon_vertices at angle 0 scaled to the pitch's width (a square:
+/// side 1), so that each grain touches its four neighbours (polygons with
+/// more than four vertices: along x at vertices, along y at faces or
+/// vertices). Frictional planes x = 0, x = L and a floor y = 0 at the
+/// lattice's box, gravity −y.
+BenchSetup flatBenchWorld(BenchSetup b, const std::string& shape) {
+    b.flat = shape;
+    World w;
+    w.dimension = 2;
+    const auto n = static_cast<std::size_t>(sceneInteger(b.scene, "bench.particles"));
+    const auto side = static_cast<std::size_t>(std::max(1.0, std::round(std::sqrt(static_cast<double>(n)))));
+    LatticeParams lp;
+    lp.type = LatticeType::Square;
+    lp.counts = {side, (n + side - 1) / side, 1};
+    lp.radius = 0.5;
+    lp.origin = Vec3(0.5, 0.5, 0.0);
+    lp.jitter = sceneReal(b.scene, "bench.jitter");
+    lp.seed = b.scene.simulation.seed;
+    std::vector<GrainSpec> grains = makeLattice(lp);
+    grains.resize(n);
+    double rmin = 0.5;
+    if (shape == "disk") {
+        addGrains(w, grains, GrainShape::Disk, 1.0);
+        b.source = "square lattice of disks";
+    } else {
+        w.polygonShapes.push_back(regularPolygon(static_cast<int>(sceneInteger(b.scene, "bench.polygon_vertices"))));
+        const PolygonShape& p = w.polygonShapes.back();
+        const double width = 2.0 * *std::max_element(p.vx.begin(), p.vx.end());
+        for (GrainSpec& g : grains) g.radius = 1.0 / width;  // the circumradius: as wide as the pitch
+        addPolygons(w, grains, 1, 1.0);
+        b.source = "square lattice of polygons";
+        rmin = std::sqrt(p.area / M_PI) / width;  // the equivalent radius
+    }
+    const double mu = sceneReal(b.scene, "bench.mu");
+    w.muGrain = mu;
+    w.gravity = Vec3(0, -9.81, 0);
+    auto plane = [&](const std::string& name, const Vec3& at, const Vec3& nrm) {
+        WallShape s;
+        s.kind = ShapeKind::Plane;
+        s.direction = nrm;
+        s.mu = mu;
+        w.addWall(name, s, at, false, 0.0, {false, false, false});
+    };
+    plane("floor", Vec3::Zero(), Vec3::UnitY());
+    plane("x0", Vec3::Zero(), Vec3::UnitX());
+    plane("x1", Vec3(static_cast<double>(side), 0, 0), -Vec3::UnitX());
+    b.scene.world = std::move(w);
+    b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
+    b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
+    b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
+    return b;
+}
+
 /// The bench world: grains from bench.packing or a cubic lattice of
 /// bench.particles grains (d = 1, density 1), frictional planes x = 0, x = L,
 /// y = 0, y = L and a floor z = 0 (the LAMMPS protocol's container; the planes
@@ -466,6 +530,13 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
     if (!clumps && (givenKey(options, "bench.clump") || !clumpSpheres.empty()))
         fail(givenKey(options, "bench.clump") ? "bench.clump" : "bench.clump_spheres", "needs bench.shape = clump",
              "bench.shape=clump with it, or leave it out");
+    const std::string& shapeName = sceneText(b.scene, "bench.shape");
+    if (shapeName != "polygon" && givenKey(options, "bench.polygon_vertices"))
+        fail("bench.polygon_vertices", "needs bench.shape = polygon", "bench.shape=polygon with it, or leave it out");
+    if ((shapeName == "disk" || shapeName == "polygon") && !benchPacking(b.scene).empty())
+        fail("bench.packing", "is a 3D packing; bench.shape = " + shapeName + " builds its own 2D lattice",
+             "bench.shape=sphere or clump with it");
+    if (shapeName == "disk" || shapeName == "polygon") return flatBenchWorld(std::move(b), shapeName);
     World w;
     w.dimension = 3;
     std::vector<GrainSpec> grains;
@@ -562,7 +633,8 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
 void shapeResults(nlohmann::json& results, const BenchSetup& b, const World& world) {
     std::size_t components = 0;
     for (std::size_t i = 0; i < world.numGrains; ++i) components += world.components(i);
-    results["shape"] = b.clump.empty() ? "sphere" : "clump";
+    results["shape"] = !b.flat.empty() ? b.flat : b.clump.empty() ? "sphere" : "clump";
+    if (b.flat == "polygon") results["polygon_vertices"] = world.polygonShapes.front().vertices();
     if (!b.clump.empty()) {
         results["clump"] = b.clump;
         if (b.spacing != Vec3::Zero()) results["lattice_spacing"] = {b.spacing.x(), b.spacing.y(), b.spacing.z()};
@@ -864,9 +936,10 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     b.scene.simulation.dt = sceneReal(b.scene, "bench.dt");
     b.scene.origin = "bench md-step";
     if (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed")) {
-        if (!b.clump.empty())
-            throw InputError("bench md-step: key 'bench.shape': 'clump' cannot run decomposed or on several ranks "
-                             "(allowed: sphere, or clump with bench.decomposed = false on one rank)");
+        if (!b.clump.empty() || !b.flat.empty())
+            throw InputError("bench md-step: key 'bench.shape': '" + (b.clump.empty() ? b.flat : std::string("clump")) +
+                             "' cannot run decomposed or on several ranks (allowed: sphere, or this shape with "
+                             "bench.decomposed = false on one rank)");
         const long warmup = sceneInteger(b.scene, "bench.warmup"), timedSteps = sceneInteger(b.scene, "bench.steps");
         return rankBench("md-step", std::move(b.scene), warmup, timedSteps);
     }
