@@ -379,3 +379,20 @@ def test_clumps_from_python_orientations_and_inertia():
     spheres = moreau.Simulation(example("box_3d.ini"), set={"random.count": 5})
     assert np.array_equal(spheres.orientations, np.tile([1.0, 0.0, 0.0, 0.0], (5, 1)))
     assert np.allclose(spheres.inertia[:, 0], 0.4 * spheres.masses * spheres.radii ** 2, rtol=1e-14)
+
+
+def test_polygons_from_python_angles_and_inertia():
+    # Regular hexagons (circumradius = size) falling into polygons_2d's box,
+    # in MD and CD: the same bits as `moreau run`, orientations turns about
+    # z (the angle 2 atan2(z, w)), the moment of inertia 5/12 m R² of a
+    # regular hexagon, and `radii` the circumradius (the bounding radius).
+    for method in ("md", "cd"):
+        sets = {"simulation.method": method, "polygon.irregularity": 0, "random.count": 40, "simulation.steps": 200}
+        sim = moreau.Simulation(example("polygons_2d.ini"), set=sets)
+        sim.step(200)
+        assert sim.state_hash == cli_hash(example("polygons_2d.ini"), *[f"{k}={v}" for k, v in sets.items()])
+        q, inertia = sim.orientations, sim.inertia
+        assert q.shape == (40, 4) and np.allclose(q[:, 1:3], 0.0) and np.allclose(np.linalg.norm(q, axis=1), 1.0)
+        assert np.allclose(inertia[:, 2], 5.0 / 12.0 * sim.masses * sim.radii ** 2, rtol=1e-12)
+        assert np.allclose(sim.masses, 1.5 * np.sqrt(3.0) * sim.radii ** 2, rtol=1e-12)  # density 1
+        assert len(sim.contacts()["a"]) > 0
