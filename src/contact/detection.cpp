@@ -247,7 +247,8 @@ void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyI
         // each of its vertices (no buffer of 64 Contacts for every pair).
         Contact two[2];
         std::vector<Contact> many;
-        if (world.isWall(b)) many.resize(world.polygonShapes[world.polygon[static_cast<std::size_t>(a)] - 1u].vertices());
+        const PolygonShape* pa = world.polygonOf(static_cast<std::size_t>(a));
+        if (world.isWall(b) && pa) many.resize(pa->vertices());
         Contact* found = world.isWall(b) ? many.data() : two;
         const int k = polygonContacts(world, a, b, margin, found);
         for (int i = 0; i < k; ++i) emit(found[i]);
@@ -293,7 +294,8 @@ namespace {
 bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh) {
     Contact two[2];
     std::vector<Contact> many;
-    if (world.isWall(c.b)) many.resize(world.polygonOf(static_cast<std::size_t>(c.a))->vertices());
+    const PolygonShape* pa = world.polygonOf(static_cast<std::size_t>(c.a));
+    if (world.isWall(c.b) && pa) many.resize(pa->vertices());
     Contact* found = world.isWall(c.b) ? many.data() : two;
     const int k = polygonContacts(world, c.a, c.b, HUGE_VAL, found);
     for (int i = 0; i < k; ++i)

@@ -40,13 +40,16 @@ Vec3 separation(const World& world, BodyId a, BodyId b) {
 int polygonContacts(const World& world, BodyId a, BodyId b, double margin, Contact* out) {
     assert(a < b && !world.isWall(a));
     const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    // Every grain of a world with polygons is one (Simulation refuses others);
+    // a grain that is not touches nothing here.
+    if (!world.polygonOf(ia) || (!world.isWall(b) && !world.polygonOf(ib))) return 0;
+    if (world.isWall(b) && world.wall(b).kind != ShapeKind::Plane) return 0;
     double ax[kMaxPolygonVertices], ay[kMaxPolygonVertices];
     VertexEdgePoint pts[kMaxPolygonVertices];
     double bx[kMaxPolygonVertices], by[kMaxPolygonVertices];
     int found = 0;
     if (world.isWall(b)) {
         const WallShape& wall = world.wall(b);
-        assert(wall.kind == ShapeKind::Plane);
         const double reach = world.radius[ia] + margin;
         if ((world.x[ia] - world.x[ib]).dot(wall.direction) > reach) return 0;
         const PlacedPolygon A = place(world, ia, world.x[ia], ax, ay);
