@@ -274,27 +274,41 @@ ClumpShape readClumpShape(const Values& v, int dimension) {
 
 }  // namespace moreau::scene_io
 
-std::vector<moreau::SphereComponent> moreau::parseClumpSpheres(const std::string& text, int dimension) {
-    using namespace scene_io;
-    std::vector<SphereComponent> spheres;
+namespace moreau::scene_io {
+namespace {
+/// Each row of a list value 'a b ...; a b ...' (empty rows skipped) as
+/// `width` finite numbers, to each(row, values, words). Throws InputError
+/// "has the WHAT 'row', not COUNT finite numbers" otherwise.
+template <class Each>
+void eachRow(const std::string& text, std::size_t width, const char* what, const char* count, Each&& each) {
     std::size_t start = 0;
+    double x[4];
     while (start <= text.size()) {
         const std::size_t end = std::min(text.find(';', start), text.size());
         const std::string row = trim(text.substr(start, end - start));
         start = end + 1;
         const std::vector<std::string> words = splitWords(row, false);
         if (words.empty()) continue;
-        double x[4];
-        bool ok = words.size() == 4;
-        for (std::size_t k = 0; ok && k < 4; ++k) {
+        bool ok = words.size() == width;
+        for (std::size_t k = 0; ok && k < width; ++k) {
             const auto value = parseDouble(words[k]);
             ok = value && std::isfinite(*value);
             if (ok) x[k] = *value;
         }
-        if (!ok) throw InputError("has the sphere '" + shown(row) + "', not four finite numbers");
+        if (!ok) throw InputError("has the " + std::string(what) + " '" + shown(row) + "', not " + count + " finite numbers");
+        each(row, x, words);
+    }
+}
+}  // namespace
+}  // namespace moreau::scene_io
+
+std::vector<moreau::SphereComponent> moreau::parseClumpSpheres(const std::string& text, int dimension) {
+    using namespace scene_io;
+    std::vector<SphereComponent> spheres;
+    eachRow(text, 4, "sphere", "four", [&](const std::string& row, const double* x, const std::vector<std::string>& words) {
         if (!(x[3] > 0.0)) throw InputError("has the sphere '" + shown(row) + "' of radius " + words[3]);
         spheres.push_back({Vec3(x[0], x[1], dimension == 3 ? x[2] : 0.0), x[3]});
-    }
+    });
     if (spheres.empty()) throw InputError("holds no sphere (grains.shape = clump needs them)");
     if (spheres.size() > 16) throw InputError("holds " + std::to_string(spheres.size()) + " spheres");
     return spheres;
@@ -303,21 +317,8 @@ std::vector<moreau::SphereComponent> moreau::parseClumpSpheres(const std::string
 std::vector<double> moreau::parsePolygonVertices(const std::string& text) {
     using namespace scene_io;
     std::vector<double> xy;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find(';', start), text.size());
-        const std::string row = trim(text.substr(start, end - start));
-        start = end + 1;
-        const std::vector<std::string> words = splitWords(row, false);
-        if (words.empty()) continue;
-        bool ok = words.size() == 2;
-        for (std::size_t k = 0; ok && k < 2; ++k) {
-            const auto value = parseDouble(words[k]);
-            ok = value && std::isfinite(*value);
-            if (ok) xy.push_back(*value);
-        }
-        if (!ok) throw InputError("has the vertex '" + shown(row) + "', not two finite numbers");
-    }
+    eachRow(text, 2, "vertex", "two",
+            [&](const std::string&, const double* x, const std::vector<std::string>&) { xy.insert(xy.end(), {x[0], x[1]}); });
     return xy;
 }
 
