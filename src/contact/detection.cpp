@@ -292,6 +292,15 @@ namespace {
 /// same vertex–edge point (its key) or the pair's overlap; false when the
 /// pair no longer yields it.
 bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh) {
+    if (keyFeature(c.key) == kOverlapFeature) {  // MD: the overlap's normal and equivalent gap
+        Contact found[1];
+        if (polygonContacts(world, c.a, c.b, HUGE_VAL, found) == 0) return false;
+        const PolygonOverlapGeometry g = polygonOverlapGeometry(world, found[0]);
+        fresh = found[0];
+        fresh.n = g.n;
+        fresh.gap = g.gap;
+        return true;
+    }
     Contact two[2];
     std::vector<Contact> many;
     const PolygonShape* pa = world.polygonOf(static_cast<std::size_t>(c.a));

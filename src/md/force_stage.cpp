@@ -152,7 +152,8 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
             auto state = [&] {
                 return ContactState{world, s, ia, ib, n, overlap, V, Vn, Vt, dt, staged, atStart,
                                     staged ? stageInc[c] : Vec3::Zero(), staged ? stageTwirl[c] : 0.0,
-                                    contactRadius(world, k, k.a), contactRadius(world, k, k.b)};
+                                    contactRadius(world, k, k.a), contactRadius(world, k, k.b),
+                                    polygons ? &polygons[c].la : nullptr, polygons ? &polygons[c].lb : nullptr};
             };
             double Fn = Normal::force(cst, overlap, -Vn, mem + L.normal);
             if (s.clipsAttraction() && Fn < 0.0) Fn = 0.0;
@@ -432,6 +433,14 @@ void MdForceStage::forceDerivativeLoop(const World& world, const std::vector<Con
 
 void MdForceStage::forceDerivative(const World& world, const std::vector<Contact>& contacts, const std::vector<Vec6>* dU,
                                const std::vector<Vec6>* dV, std::vector<Vec6>& out) const {
+    if (world.hasPolygons()) {
+        // The laws' rates are written for spheres (the overlap's rate −n·δu,
+        // the normal turning with the centre line); a polygon's overlap area
+        // changes at (chord / l_c) −n·δu instead. Gear starts its higher
+        // derivatives from zero there (docs/polygons.md).
+        out.assign(world.numBodies(), Vec6::Zero());
+        return;
+    }
     auto synced = [this](const std::vector<Vec6>* f, std::vector<Vec6>& copy) -> const std::vector<Vec6>* {
         if (!ghosts_ || !f) return f;
         copy = *f;

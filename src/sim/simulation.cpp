@@ -30,9 +30,9 @@ void checkClumps(const Scene& scene) {
     if (scene.md.rolling != RollingLaw::None) refuse("md.rolling", "a rolling law", "none");
 }
 
-/// What a world of polygons needs of its scene: plane walls only; in MD what
-/// checkClumps asks and no Peña tangential law (its branch vectors are a
-/// disk's; polygons' eqs. 14–15 are not written yet).
+/// What a world of polygons needs of its scene: plane walls only; in MD the
+/// leapfrog or Gear's predictor–correctors (the others' stages and law
+/// rates are written for spheres) and no rolling law.
 void checkPolygons(const Scene& scene) {
     const World& w = scene.world;
     for (std::size_t i = 0; i < w.numGrains; ++i)
@@ -49,9 +49,8 @@ void checkPolygons(const Scene& scene) {
                          allowed + ")");
     };
     const IntegratorInfo& info = integratorInfo(scene.md.integrator);
-    if (!info.clumps) refuse("md.integrator", info.name, "cd");
+    if (!info.clumps && info.family != IntegratorFamily::Gear) refuse("md.integrator", info.name, "cd, gpc3, gpc4, gear5");
     if (scene.md.rolling != RollingLaw::None) refuse("md.rolling", "a rolling law", "none");
-    if (scene.md.tangential == TangentialLaw::Pena) refuse("md.tangential", "pena", "any other tangential law");
 }
 
 }  // namespace

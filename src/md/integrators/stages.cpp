@@ -36,8 +36,14 @@ Vec3 relativeDisplacement(const Field& X, const World& world, const Contact& k, 
     const Vec3 sum = n0 + k.n;
     const double len = sum.norm();
     const Vec3 mean = len > 0.0 ? Vec3(sum / len) : k.n;
-    const Vec3 u = X[ib].head<3>() - X[ia].head<3>() -
-                   (world.radius[ia] * X[ia].tail<3>() + world.radius[ib] * X[ib].tail<3>()).cross(mean);
+    Vec3 u = X[ib].head<3>() - X[ia].head<3>();
+    if (world.hasPolygons()) {  // the arms to the overlap's centroid, not r n
+        Vec3 la, lb;
+        polygonLeverArms(world, k, la, lb);
+        u += X[ib].tail<3>().cross(lb) - X[ia].tail<3>().cross(la);
+    } else {
+        u -= (world.radius[ia] * X[ia].tail<3>() + world.radius[ib] * X[ib].tail<3>()).cross(mean);
+    }
     return intoPlane(u - mean.dot(u) * mean, k.n);
 }
 

@@ -54,6 +54,10 @@ struct ContactState {
     double twirl = 0.0;
     /// The radii of the touching spheres (a clump's components'; b: 0 for a wall).
     double radiusA = 0.0, radiusB = 0.0;
+    /// A polygon contact: each body's arm to the overlap's centroid (the
+    /// contact point of Peña et al.'s eqs. 14–15); null otherwise.
+    const Vec3* armA = nullptr;
+    const Vec3* armB = nullptr;
 
     /// The tangential movement this evaluation adds to a spring: V_t Δt, or the stage's.
     Vec3 movement() const { return stage ? increment : Vec3(Vt * dt); }

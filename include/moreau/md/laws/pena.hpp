@@ -42,6 +42,11 @@ struct TangentialKernel<TangentialLaw::Pena> {
         // Eqs. 14–15: the increment from the change of the centre line and
         // of the orientations since the last evaluation, not from V_t Δt; a
         // contact's first evaluation has no reference yet.
+        // Polygons (k.armA): the branch vectors to the overlap's centroid
+        // stand for the radii, in eq. 15's rotation part and in the paper's
+        // translation weight (the contact point's share of the way between
+        // the centres).
+        const bool polygon = k.armA != nullptr;
         const Vec3 R = world.minimumImage(world.x[k.ib] - world.x[k.ia]);
         const Quat& qa = world.q[k.ia];
         const Quat& qb = world.q[k.ib];
@@ -49,7 +54,7 @@ struct TangentialKernel<TangentialLaw::Pena> {
         Vec3 spring = rotateIntoPlane(slotVec3(mem), n);
         const Quat qaOld(aux[3], aux[4], aux[5], aux[6]), qbOld(aux[7], aux[8], aux[9], aux[10]);
         if (qaOld.squaredNorm() > 0.0) {
-            const double ra = k.ra(), rb = k.rb();
+            const double ra = polygon ? k.armA->norm() : k.ra(), rb = polygon ? k.armB->norm() : k.rb();
             const double weight = k.settings.penaTranslation == PenaTranslation::Paper ? ra / (ra + rb) : 1.0;
             dxi = penaIncrement(R - slotVec3(aux), qaOld, qa, qbOld, qb, ra, rb, n, weight);
         }
