@@ -429,3 +429,30 @@ TEST_CASE("polygon half-plane overlap: a square sunk into a floor") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("polygon contact points: two convex polygons that overlap always have a point") {
+    // Random pairs of random polygons placed near the reach of their
+    // circles, kept where the clip finds an area (slight overlaps mostly):
+    // CD must see each such pair (else a body passes into another).
+    Rng rng(7);
+    int overlapping = 0, missed = 0;
+    for (int trial = 0; trial < 4000; ++trial) {
+        Rng ra = Rng::stream(11, static_cast<std::uint64_t>(trial), 1), rb = Rng::stream(11, static_cast<std::uint64_t>(trial), 2);
+        const PolygonShape pa = randomPolygon(3 + static_cast<int>(rng.uniform() * 6), 0.9 * rng.uniform(), ra);
+        const PolygonShape pb = randomPolygon(3 + static_cast<int>(rng.uniform() * 6), 0.9 * rng.uniform(), rb);
+        double ax[64], ay[64], bx[64], by[64];
+        const double ta = 6.3 * rng.uniform(), tb = 6.3 * rng.uniform();
+        const double r = 1.6 + 0.4 * rng.uniform(), phi = 6.3 * rng.uniform();  // near the edge of reach: slight overlaps
+        placePolygon(pa.vx.data(), pa.vy.data(), pa.vertices(), 1.0, std::cos(ta), std::sin(ta), 0.0, 0.0, ax, ay);
+        placePolygon(pb.vx.data(), pb.vy.data(), pb.vertices(), 1.0, std::cos(tb), std::sin(tb), r * std::cos(phi),
+                     r * std::sin(phi), bx, by);
+        const PlacedPolygon A{ax, ay, pa.vertices()}, B{bx, by, pb.vertices()};
+        Overlap o;
+        if (!polygonOverlap(A, B, o)) continue;
+        ++overlapping;
+        VertexEdgePoint pts[2];
+        if (polygonContactPoints(A, B, 0.0, pts) == 0) ++missed;
+    }
+    CHECK(overlapping > 1000);
+    CHECK(missed == 0);
+}
