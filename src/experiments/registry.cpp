@@ -182,7 +182,7 @@ const std::vector<ExperimentInfo>& experiments() {
         experiment("relaxation-time",
                    "Pena et al. Figs. 5-9: relaxation time of two discs vs dt/t_c with Gear 5, Cundall spring vs "
                    "geometric update, three freedoms, several k_n, against the linear system; t_R vs mu, k_t/k_n, "
-                   "eps_t/eps_n",
+                   "eps_t/eps_n; with experiment.grains = polygons, Fig. 10: two squares, no rotation",
                    {}, relaxationTime),
         experiment("slow-shear",
                    "Pena et al. Fig. 3: E_k(t) of 256 disks sheared slowly between rough plates with Gear 5 at two "

@@ -158,7 +158,16 @@ struct Maxima {
     long steps = 0;
 };
 
-Maxima relax(const RelaxParams& p, bool geometric, Freedom freedom, double dtOverTc, double untilTc) {
+/// Fig. 10's pair: two squares of side 2a (Peña's polygons of Fig. 1, ours:
+/// the paper gives no shape), turned by 45° so that their faces meet along
+/// the same 45° contact line as the discs, j offset along the face by half
+/// a side (the faces overlap over a length a, so the contact line's ends
+/// are a vertex of each). Overlap law F_n = k_n A / l_c, l_c = 2 √(4a²/π):
+/// its normal stiffness is k_n a / l_c = k_n √π / 4.
+constexpr double kSquareStiffness = 0.44311346272637900;  // √π / 4
+
+Maxima relax(const RelaxParams& p, bool geometric, Freedom freedom, double dtOverTc, double untilTc,
+             bool polygons = false) {
     const PairConstants c = constantsOf(p);
     MdSettings md;
     md.normal = NormalLaw::Linear;
@@ -174,9 +183,16 @@ Maxima relax(const RelaxParams& p, bool geometric, Freedom freedom, double dtOve
     World world;
     world.dimension = 2;
     world.muGrain = p.mu;
-    world.addGrain(Vec3::Zero(), kRadius, kMass, kInertia);
     const Vec3 n0(std::sqrt(0.5), std::sqrt(0.5), 0.0);
-    world.addGrain(2.0 * kRadius * n0, kRadius, kMass, kInertia);
+    if (polygons) {
+        const Vec3 t0(-std::sqrt(0.5), std::sqrt(0.5), 0.0);
+        world.polygonShapes.push_back(regularPolygon(4));
+        world.addPolygon(Vec3::Zero(), 1, std::sqrt(2.0) * kRadius, 0.25 * M_PI, kMass);
+        world.addPolygon(2.0 * kRadius * n0 + kRadius * t0, 1, std::sqrt(2.0) * kRadius, 0.25 * M_PI, kMass);
+    } else {
+        world.addGrain(Vec3::Zero(), kRadius, kMass, kInertia);
+        world.addGrain(2.0 * kRadius * n0, kRadius, kMass, kInertia);
+    }
     world.invMass[0] = Vec3::Zero();
     world.invInertia[0] = Vec3::Zero();
     // F_V and −F_V of Fig. 4 balance the vertical reaction.
@@ -256,11 +272,77 @@ struct Job {
     bool geometric = false;
     Freedom freedom = Freedom::Both;
     double dt = 0.0;
+    bool polygons = false;  ///< Fig. 10: two squares (no rotation)
     Window window;
     double linear = kNaN;  ///< t_R of the linear system, in t_c
     Maxima maxima;
     double tr = kNaN, r2 = 0.0;
 };
+
+/// Fig. 10 (experiment.grains = polygons): t_R of the two squares against
+/// dt/t_c, Cundall's spring against the geometric update, no rotation; the
+/// paper's claim is that the geometric update removes the dependence on dt.
+nlohmann::json polygonFigure(const ExperimentOptions& options, const std::vector<Job>& jobs,
+                             const std::vector<double>& dts, long totalSteps, int failedFits, double minR2) {
+    std::vector<double> cundall, geometric;
+    double linear = kNaN;
+    for (double dt : dts)
+        for (const Job& j : jobs)
+            if (j.dt == dt) {
+                (j.geometric ? geometric : cundall).push_back(j.tr);
+                linear = j.linear;
+            }
+    auto json = [](const std::vector<double>& x) {
+        nlohmann::json a = nlohmann::json::array();
+        for (double d : x) a.push_back(numberOrNull(d));
+        return a;
+    };
+    auto spread = [](const std::vector<double>& x) {
+        double lo = kInf, hi = 0.0;
+        for (double d : x) {
+            if (!std::isfinite(d)) return kInf;
+            lo = std::min(lo, d), hi = std::max(hi, d);
+        }
+        return hi / lo - 1.0;
+    };
+    nlohmann::json results;
+    results["dt_over_tc"] = dts;
+    results["tr_polygon_cundall_norot"] = json(cundall);
+    results["tr_polygon_geometric_norot"] = json(geometric);
+    results["tr_polygon_linear"] = numberOrNull(linear);
+    results["spread_polygon_geometric_norot"] = numberOrNull(spread(geometric));
+    results["spread_polygon_cundall_norot"] = numberOrNull(spread(cundall));
+    results["total_steps"] = totalSteps;
+    results["fits_below_min_r2"] = failedFits;
+    results["min_r2"] = minR2;
+    nlohmann::json checks = nlohmann::json::array();
+    checks.push_back(makeCheck("polygons, geometric update: t_R spread max/min - 1 over all dt (Fig. 10: flat, < 0.1 %)",
+                               spread(geometric), 0.0, 1e-3, false));
+    checks.push_back(makeCheck(
+        "polygons, Cundall: t_R at the largest dt / geometric t_R there (Fig. 10: far below, < 0.9)",
+        cundall.front() / geometric.front(), 0.45, 0.45, false));
+    checks.push_back(makeCheck("polygons, Cundall: t_R at the finest dt / geometric t_R there (converges: within 1 %)",
+                               cundall.back() / geometric.back(), 1.0, 1e-2));
+    checks.push_back(makeCheck("polygons, geometric update: t_R / t_R of the linear system (within 0.5 %)",
+                               geometric.back() / linear, 1.0, 5e-3));
+    checks.push_back(makeCheck("polygons: fits with R^2 below 0.9 (none)", static_cast<double>(failedFits), 0.0, 0.5, false));
+    const nlohmann::json params = {{"grains", "two squares of side 2a, faces at 45 degrees, offset by a along the face"},
+                                   {"normal_law", "F_n = k_n A / l_c (Pena eq. 5)"},
+                                   {"rotation", "none"},
+                                   {"integrator", "gear5"}};
+    if (options.writeFiles) {
+        std::filesystem::create_directories(options.outDir);
+        std::ostringstream csv;
+        csv << std::setprecision(10) << "dt_over_tc,t_r_cundall,t_r_geometric,t_r_linear\n";
+        for (std::size_t i = 0; i < dts.size(); ++i)
+            csv << dts[i] << ',' << cundall[i] << ',' << geometric[i] << ',' << linear << '\n';
+        writeFileAtomically(options.outDir / "relaxation_time_polygons.csv", csv.str());
+        runPlotScript("relaxation_time_polygons",
+                      {options.outDir.string(), (options.outDir / "relaxation_time_polygons.png").string()},
+                      options.quiet);
+    }
+    return {{"experiment", "relaxation-time"}, {"params", params}, {"results", results}, {"checks", checks}};
+}
 
 }  // namespace
 
@@ -293,6 +375,10 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         {"experiment.et_list", KeyType::Text, "0.995,1,1.0053,1.008,1.01", "eps_t/eps_n of Fig. 8c (k_t/k_n = 1/3)"},
         {"experiment.sweep_dt", KeyType::Real, "1e-5", "dt/t_c of Figs. 8a-c (the paper's)", 0.0, kInf, {}, true},
         {"experiment.sweeps", KeyType::Bool, "true", "run Figs. 7b and 8a-c"},
+        {"experiment.grains", KeyType::Choice, "disks",
+         "disks: Figs. 5-9; polygons: Fig. 10, two squares in face contact, Cundall's spring against the geometric "
+         "update without rotation, over the steps of experiment.dt_over_tc down to experiment.extra_min_dt",
+         0, 0, {"disks", "polygons"}},
     };
     const Scene scene = experimentKeys("relaxation-time", options.sets, keys);
     std::vector<double> dts = parseList(sceneText(scene, "experiment.dt_over_tc"), "experiment.dt_over_tc");
@@ -327,15 +413,26 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     std::vector<Job> jobs;
     auto add = [&](const std::string& study, const std::string& variant, const RelaxParams& p, bool geometric,
                    Freedom freedom, double dt) {
-        Job j{study, variant, p, geometric, freedom, dt, {}, kNaN, {}, kNaN, 0.0};
+        Job j{study, variant, p, geometric, freedom, dt, study == "fig10", {}, kNaN, {}, kNaN, 0.0};
         const PairConstants c = constantsOf(p);
-        const Modes m = linearModes(c, p.kn, freedom, p.mu > 0.0);
+        const Modes m = linearModes(c, j.polygons ? kSquareStiffness * p.kn : p.kn, freedom, p.mu > 0.0);
         j.linear = m.slow / c.tc;
         j.window = fitWindow(m, c.tc, fitFrom, fitLength);
         jobs.push_back(j);
     };
+    const bool polygons = sceneText(scene, "experiment.grains") == "polygons";
+    if (polygons) {
+        std::vector<double> ran;
+        for (double dt : dts)
+            if (dt >= extraMin) ran.push_back(dt);
+        dts = ran;
+        for (bool geometric : {false, true})
+            for (double dt : dts)
+                add("fig10", geometric ? "geometric_norot" : "cundall_norot", base, geometric, Freedom::NoRotation, dt);
+    }
     const Freedom freedoms[] = {Freedom::Both, Freedom::NoRotation, Freedom::RotationOnly};
-    for (bool geometric : {false, true})
+    if (!polygons)
+        for (bool geometric : {false, true})
         for (Freedom f : freedoms)
             for (std::size_t q = 0; q < kns.size(); ++q)
                 for (double dt : dts) {
@@ -348,8 +445,8 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     RelaxParams frictionless = base;
     frictionless.mu = 0.0;
     for (double dt : dts)
-        if (dt >= extraMin) add("mu0", "cundall_mu0", frictionless, false, Freedom::Both, dt);
-    if (sweeps) {
+        if (dt >= extraMin && !polygons) add("mu0", "cundall_mu0", frictionless, false, Freedom::Both, dt);
+    if (sweeps && !polygons) {
         for (double mu : muList) {
             RelaxParams p = base;
             p.mu = mu;
@@ -381,7 +478,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     for (std::int64_t k = 0; k < count; ++k) {
         Job& j = jobs[order[static_cast<std::size_t>(k)]];
         try {
-            j.maxima = relax(j.p, j.geometric, j.freedom, j.dt, j.window.to);
+            j.maxima = relax(j.p, j.geometric, j.freedom, j.dt, j.window.to, j.polygons);
             j.tr = fitRelaxation(j.maxima, j.window, j.r2);
         } catch (...) {
 #pragma omp critical(relaxation_time_failure)
@@ -416,6 +513,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         for (double d : x) a.push_back(numberOrNull(d));
         return a;
     };
+    if (polygons) return polygonFigure(options, jobs, dts, totalSteps, failedFits, minR2);
 
     nlohmann::json results;
     results["dt_over_tc"] = dts;
