@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/simulation.hpp"
@@ -232,6 +233,25 @@ TEST_SUITE("polygons") {
                 CHECK(now.v[i].norm() < 1e-6);
                 CHECK(std::abs(now.w[i].z()) < 1e-5);
             }
+        }
+    }
+
+    TEST_CASE("CD and MD: irregular polygons settled in a box put their weight on the walls") {
+        // polygons_2d.ini's 40 irregular hexagons fall into the box (the piston
+        // held fixed at the top, far above): at rest the walls' vertical push
+        // is the grains' weight (the floor's, and the side walls' friction).
+        for (const std::string method : {"cd", "md"}) {
+            CAPTURE(method);
+            Scene scene = loadBuiltinScene(
+                "polygons_2d.ini", {"simulation.method=" + method, "random.count=40", "wall.piston.mobile=false",
+                                    "wall.piston.force=0 0 0", "cd.criterion=natural", "cd.epsilon=1e-9",
+                                    "cd.max_iterations=20000", "md.gamma_n=400", "md.gamma_t=200", "output.vtk_every=0"});
+            double weight = 0.0;
+            for (std::size_t i = 0; i < scene.world.numGrains; ++i) weight += scene.world.mass[i] * kG;
+            Simulation sim(std::move(scene));
+            for (int k = 0; k < 2500; ++k) sim.step();
+            CHECK(kineticEnergy(sim.world()) < 1e-6 * weight);
+            CHECK(wallLoad(sim).y() == doctest::Approx(weight).epsilon(method == "cd" ? 1e-8 : 1e-4));
         }
     }
 }
