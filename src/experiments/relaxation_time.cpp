@@ -433,15 +433,15 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     const Freedom freedoms[] = {Freedom::Both, Freedom::NoRotation, Freedom::RotationOnly};
     if (!polygons)
         for (bool geometric : {false, true})
-        for (Freedom f : freedoms)
-            for (std::size_t q = 0; q < kns.size(); ++q)
-                for (double dt : dts) {
-                    if (q > 0 && dt < collapseMin) continue;
-                    RelaxParams p = base;
-                    p.kn = kns[q];
-                    add("grid", std::string(geometric ? "geometric" : "cundall") + freedomSuffix(f), p, geometric, f,
-                        dt);
-                }
+            for (Freedom f : freedoms)
+                for (std::size_t q = 0; q < kns.size(); ++q)
+                    for (double dt : dts) {
+                        if (q > 0 && dt < collapseMin) continue;
+                        RelaxParams p = base;
+                        p.kn = kns[q];
+                        add("grid", std::string(geometric ? "geometric" : "cundall") + freedomSuffix(f), p, geometric, f,
+                            dt);
+                    }
     RelaxParams frictionless = base;
     frictionless.mu = 0.0;
     for (double dt : dts)
