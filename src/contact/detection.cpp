@@ -213,6 +213,21 @@ namespace {
     return true;
 }
 
+/// Room for polygonContacts' output without 64 Contacts (5 KB to
+/// initialise) per pair: two for a pair of polygons, one per vertex for a
+/// polygon and a wall (eight on the stack, more only for polygons of more
+/// vertices).
+struct PolygonContactBuffer {
+    Contact few[8];
+    std::vector<Contact> many;
+    Contact* room(const World& world, BodyId a, BodyId b) {
+        const PolygonShape* p = world.polygonOf(static_cast<std::size_t>(a));
+        if (!world.isWall(b) || !p || p->vertices() <= 8) return few;
+        many.resize(p->vertices());
+        return many.data();
+    }
+};
+
 /// A clump's components at most (4 bits of a contact key's feature each).
 constexpr unsigned kMaxComponents = 16;
 }  // namespace
@@ -243,13 +258,8 @@ template <class Emit>
 void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyId b, double margin, Emit&& emit) {
     Contact c;
     if (world.hasPolygons()) {
-        // Two polygons touch at two points at most, a polygon and a wall at
-        // each of its vertices (no buffer of 64 Contacts for every pair).
-        Contact two[2];
-        std::vector<Contact> many;
-        const PolygonShape* pa = world.polygonOf(static_cast<std::size_t>(a));
-        if (world.isWall(b) && pa) many.resize(pa->vertices());
-        Contact* found = world.isWall(b) ? many.data() : two;
+        PolygonContactBuffer buffer;
+        Contact* found = buffer.room(world, a, b);
         const int k = polygonContacts(world, a, b, margin, found);
         for (int i = 0; i < k; ++i) emit(found[i]);
         return;
@@ -301,11 +311,8 @@ bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh)
         fresh.gap = g.gap;
         return true;
     }
-    Contact two[2];
-    std::vector<Contact> many;
-    const PolygonShape* pa = world.polygonOf(static_cast<std::size_t>(c.a));
-    if (world.isWall(c.b) && pa) many.resize(pa->vertices());
-    Contact* found = world.isWall(c.b) ? many.data() : two;
+    PolygonContactBuffer buffer;
+    Contact* found = buffer.room(world, c.a, c.b);
     const int k = polygonContacts(world, c.a, c.b, HUGE_VAL, found);
     for (int i = 0; i < k; ++i)
         if (found[i].key == c.key) {

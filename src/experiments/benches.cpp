@@ -452,6 +452,28 @@ std::vector<GrainSpec> clumpCrystal(const ClumpShape& shape, double size, std::s
 
 const std::string& benchPacking(const Scene& scene) { return sceneText(scene, "bench.packing"); }
 
+/// The end of every bench world: `w` with frictional planes (name, a point,
+/// the normal into the grains) of the bench's μ and gravity `g` becomes the
+/// scene's world, and the contact reach scales with the smallest radius
+/// `rmin` (margin, skin and inner skin as fractions of it, as scenes do).
+void finishBenchWorld(BenchSetup& b, World w, const Vec3& g, double rmin,
+                      std::initializer_list<std::tuple<const char*, Vec3, Vec3>> planes) {
+    const double mu = sceneReal(b.scene, "bench.mu");
+    w.muGrain = mu;
+    w.gravity = g;
+    for (const auto& [name, at, normal] : planes) {
+        WallShape s;
+        s.kind = ShapeKind::Plane;
+        s.direction = normal;
+        s.mu = mu;
+        w.addWall(name, s, at, false, 0.0, {false, false, false});
+    }
+    b.scene.world = std::move(w);
+    b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
+    b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
+    b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
+}
+
 /// The 2D bench world of bench.shape = disk or polygon: bench.particles
 /// grains on a square lattice of pitch 1 (x fastest, the side √n rounded,
 /// the top row partly filled), jittered as the spheres' lattice is (the same
@@ -489,23 +511,10 @@ BenchSetup flatBenchWorld(BenchSetup b, const std::string& shape) {
         b.source = "square lattice of polygons";
         rmin = std::sqrt(p.area / M_PI) / width;  // the equivalent radius
     }
-    const double mu = sceneReal(b.scene, "bench.mu");
-    w.muGrain = mu;
-    w.gravity = Vec3(0, -9.81, 0);
-    auto plane = [&](const std::string& name, const Vec3& at, const Vec3& nrm) {
-        WallShape s;
-        s.kind = ShapeKind::Plane;
-        s.direction = nrm;
-        s.mu = mu;
-        w.addWall(name, s, at, false, 0.0, {false, false, false});
-    };
-    plane("floor", Vec3::Zero(), Vec3::UnitY());
-    plane("x0", Vec3::Zero(), Vec3::UnitX());
-    plane("x1", Vec3(static_cast<double>(side), 0, 0), -Vec3::UnitX());
-    b.scene.world = std::move(w);
-    b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
-    b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
-    b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
+    finishBenchWorld(b, std::move(w), Vec3(0, -9.81, 0), rmin,
+                     {{"floor", Vec3::Zero(), Vec3::UnitY()},
+                      {"x0", Vec3::Zero(), Vec3::UnitX()},
+                      {"x1", Vec3(static_cast<double>(side), 0, 0), -Vec3::UnitX()}});
     return b;
 }
 
@@ -604,26 +613,13 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
             rmin = size * *std::min_element(shape.radius.begin(), shape.radius.end());
         }
     }
-    const double mu = sceneReal(b.scene, "bench.mu");
-    w.muGrain = mu;
-    w.gravity = Vec3(0, 0, -9.81);
-    auto plane = [&](const std::string& name, const Vec3& p, const Vec3& nrm) {
-        WallShape s;
-        s.kind = ShapeKind::Plane;
-        s.direction = nrm;
-        s.mu = mu;
-        w.addWall(name, s, p, false, 0.0, {false, false, false});
-    };
-    plane("floor", Vec3(0, 0, lo.z()), Vec3::UnitZ());
-    plane("x0", Vec3(lo.x(), 0, 0), Vec3::UnitX());
-    plane("x1", Vec3(hi.x(), 0, 0), -Vec3::UnitX());
-    plane("y0", Vec3(0, lo.y(), 0), Vec3::UnitY());
-    plane("y1", Vec3(0, hi.y(), 0), -Vec3::UnitY());
-    b.scene.world = std::move(w);
     // Margin: 0.1 of the smallest radius, as scenes default to.
-    b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
-    b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
-    b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
+    finishBenchWorld(b, std::move(w), Vec3(0, 0, -9.81), rmin,
+                     {{"floor", Vec3(0, 0, lo.z()), Vec3::UnitZ()},
+                      {"x0", Vec3(lo.x(), 0, 0), Vec3::UnitX()},
+                      {"x1", Vec3(hi.x(), 0, 0), -Vec3::UnitX()},
+                      {"y0", Vec3(0, lo.y(), 0), Vec3::UnitY()},
+                      {"y1", Vec3(0, hi.y(), 0), -Vec3::UnitY()}});
     return b;
 }
 
