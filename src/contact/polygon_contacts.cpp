@@ -15,10 +15,8 @@ namespace {
 /// pose's angle, into x, y (room for kMaxPolygonVertices).
 PlacedPolygon place(const World& world, std::size_t i, const Vec3& centre, double* x, double* y) {
     const PolygonShape& p = *world.polygonOf(i);
-    // The angle's cosine and sine from the quaternion about z: cos θ = w² − z²,
-    // sin θ = 2wz (no trigonometry; unit to rounding).
-    const Quat& q = world.q[i];
-    const double c = q.w() * q.w() - q.z() * q.z(), s = 2.0 * q.w() * q.z();
+    double c, s;
+    angleCosSin(world.q[i], c, s);
     placePolygon(p.vx.data(), p.vy.data(), p.vertices(), world.size[i], c, s, centre.x(), centre.y(), x, y);
     return {x, y, p.vertices()};
 }
@@ -26,9 +24,10 @@ PlacedPolygon place(const World& world, std::size_t i, const Vec3& centre, doubl
 /// The offset of polygon i's vertex k from its centre, world frame.
 Vec3 vertexOffset(const World& world, std::size_t i, unsigned k) {
     const PolygonShape& p = *world.polygonOf(i);
-    const Quat& q = world.q[i];
-    const double c = q.w() * q.w() - q.z() * q.z(), s = 2.0 * q.w() * q.z(), r = world.size[i];
-    return {r * (c * p.vx[k] - s * p.vy[k]), r * (s * p.vx[k] + c * p.vy[k]), 0.0};
+    double c, s, x, y;
+    angleCosSin(world.q[i], c, s);
+    placePolygon(&p.vx[k], &p.vy[k], 1, world.size[i], c, s, 0.0, 0.0, &x, &y);
+    return {x, y, 0.0};
 }
 
 /// x_b − x_a in the minimum image (0 for a wall: its points are absolute).

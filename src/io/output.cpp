@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "moreau/analysis/observables.hpp"
+#include "moreau/contact/polygon_geometry.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/out_dir.hpp"
 
@@ -210,9 +211,10 @@ std::string polygonsDocument(const World& world) {
     for (std::size_t i = 0; i < world.numGrains; ++i) {
         const PolygonShape* p = world.polygonOf(i);
         if (!p) continue;
-        const double angle = world.angle(i), c = std::cos(angle), sn = std::sin(angle), r = world.size[i];
-        for (std::size_t k = 0; k < p->vertices(); ++k)
-            points.push_back(world.x[i] + Vec3(r * (c * p->vx[k] - sn * p->vy[k]), r * (sn * p->vx[k] + c * p->vy[k]), 0.0));
+        double c, sn, x[kMaxPolygonVertices], y[kMaxPolygonVertices];
+        angleCosSin(world.q[i], c, sn);
+        placePolygon(p->vx.data(), p->vy.data(), p->vertices(), world.size[i], c, sn, world.x[i].x(), world.x[i].y(), x, y);
+        for (std::size_t k = 0; k < p->vertices(); ++k) points.emplace_back(x[k], y[k], 0.0);
         id.push_back(static_cast<std::int64_t>(i));
         offsets.push_back(static_cast<std::int64_t>(points.size()));
     }

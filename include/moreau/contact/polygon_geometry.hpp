@@ -18,6 +18,13 @@ struct PlacedPolygon {
     std::size_t n = 0;
 };
 
+/// The cosine and sine of a 2D body's angle about z from its unit
+/// quaternion q (World::q): w² − z² and 2wz, no trigonometry.
+inline void angleCosSin(const Quat& q, double& c, double& s) {
+    c = q.w() * q.w() - q.z() * q.z();
+    s = 2.0 * q.w() * q.z();
+}
+
 /// The world vertices of a shape's unit vertices (vx, vy) scaled by s, turned
 /// by (cos θ, sin θ) and moved to (cx, cy), written to (x, y) (n entries each).
 void placePolygon(const double* vx, const double* vy, std::size_t n, double s, double c, double sn, double cx,
