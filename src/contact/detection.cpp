@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cassert>
 #include <cmath>
 #include <string>
@@ -213,16 +214,24 @@ namespace {
     return true;
 }
 
-/// Room for polygonContacts' output without 64 Contacts (5 KB to
-/// initialise) per pair: two for a pair of polygons, one per vertex for a
-/// polygon and a wall (eight on the stack, more only for polygons of more
-/// vertices).
+/// Room for polygonContacts' output: two for a pair of polygons, one per
+/// vertex for a polygon and a wall (eight on the stack, more only for
+/// polygons of more vertices). The eight are not constructed (polygonContacts
+/// writes every entry it returns): this runs for every pair of the list at
+/// every MD step, where constructing them cost more than the test of most
+/// pairs.
+static_assert(std::is_trivially_destructible_v<Contact>, "PolygonContactBuffer leaves its Contacts unconstructed");
 struct PolygonContactBuffer {
-    Contact few[8];
+    union {
+        Contact few[8];
+    };
     std::vector<Contact> many;
+    PolygonContactBuffer() {}
+    ~PolygonContactBuffer() {}
     Contact* room(const World& world, BodyId a, BodyId b) {
+        if (!world.isWall(b)) return few;
         const PolygonShape* p = world.polygonOf(static_cast<std::size_t>(a));
-        if (!world.isWall(b) || !p || p->vertices() <= 8) return few;
+        if (!p || p->vertices() <= 8) return few;
         many.resize(p->vertices());
         return many.data();
     }
@@ -255,12 +264,12 @@ namespace {
 /// and of R_b, so it never drops a pair the component test would keep: the
 /// same contacts, bit for bit.
 template <class Emit>
-void narrowPair(const World& world, const ComponentPoses& poses, BodyId a, BodyId b, double margin, Emit&& emit) {
+void narrowPair(const World& world, const ShapePoses& poses, BodyId a, BodyId b, double margin, Emit&& emit) {
     Contact c;
     if (world.hasPolygons()) {
         PolygonContactBuffer buffer;
         Contact* found = buffer.room(world, a, b);
-        const int k = polygonContacts(world, a, b, margin, found);
+        const int k = polygonContacts(world, poses, a, b, margin, found);
         for (int i = 0; i < k; ++i) emit(found[i]);
         return;
     }
@@ -301,11 +310,11 @@ namespace {
 /// A polygon contact's n and gap at the world's pose, into fresh: the
 /// same vertex–edge point (its key) or the pair's overlap; false when the
 /// pair no longer yields it.
-bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh) {
+bool refreshPolygonContact(const World& world, const ShapePoses& poses, const Contact& c, Contact& fresh) {
     if (keyFeature(c.key) == kOverlapFeature) {  // MD: the overlap's normal and equivalent gap
         Contact found[1];
-        if (polygonContacts(world, c.a, c.b, HUGE_VAL, found) == 0) return false;
-        const PolygonOverlapGeometry g = polygonOverlapGeometry(world, found[0]);
+        if (polygonContacts(world, poses, c.a, c.b, HUGE_VAL, found) == 0) return false;
+        const PolygonOverlapGeometry g = polygonOverlapGeometry(world, poses, found[0]);
         fresh = found[0];
         fresh.n = g.n;
         fresh.gap = g.gap;
@@ -313,7 +322,7 @@ bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh)
     }
     PolygonContactBuffer buffer;
     Contact* found = buffer.room(world, c.a, c.b);
-    const int k = polygonContacts(world, c.a, c.b, HUGE_VAL, found);
+    const int k = polygonContacts(world, poses, c.a, c.b, HUGE_VAL, found);
     for (int i = 0; i < k; ++i)
         if (found[i].key == c.key) {
             fresh = found[i];
@@ -324,12 +333,12 @@ bool refreshPolygonContact(const World& world, const Contact& c, Contact& fresh)
 }  // namespace
 
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts) {
-    ComponentPoses poses;
-    if (world.hasClumps()) poses.update(world);
+    ShapePoses poses;
+    if (world.hasShapes()) poses.update(world);
     refreshContactGeometry(world, poses, contacts);
 }
 
-void refreshContactGeometry(const World& world, const ComponentPoses& poses, std::vector<Contact>& contacts) {
+void refreshContactGeometry(const World& world, const ShapePoses& poses, std::vector<Contact>& contacts) {
     const std::size_t m = contacts.size();
     const bool clumps = world.hasClumps(), polygons = world.hasPolygons();
     forEachIndex(m, m > kParallelGrains, [&](std::size_t k) {
@@ -337,7 +346,7 @@ void refreshContactGeometry(const World& world, const ComponentPoses& poses, std
         Contact fresh;
         bool ok = false;
         if (polygons) {
-            ok = refreshPolygonContact(world, c, fresh);
+            ok = refreshPolygonContact(world, poses, c, fresh);
         } else if (clumps) {
             const std::uint32_t f = keyFeature(c.key);
             const unsigned ca = f >> 4, cb = f & 0xFu;
@@ -703,7 +712,7 @@ void CellGridDetector::releaseBuffers() {
     std::vector<std::array<std::uint32_t, 2>>().swap(grainPartners_);
     std::vector<std::size_t>().swap(grainOffset_);
     std::vector<Chunk>().swap(chunks_);
-    poses_ = ComponentPoses{};
+    poses_ = ShapePoses{};
 }
 
 template <class Out, class Emit>
@@ -818,7 +827,7 @@ void VerletListDetector::detectInto(const World& world, double margin, std::vect
         const double limit = 0.5 * (skin_ - world.cellChange(builtCell_));
         rebuild = !(limit > 0.0) || travelled(world, limit);
     }
-    if (clumps) poses_.update(world);
+    if (world.hasShapes()) poses_.update(world);
     if (rebuild) {
         std::vector<Contact>().swap(out);  // see the class comment: `out` and the grid take turns
         grid_.detectPairs(world, margin + skin_, list_);
@@ -919,8 +928,8 @@ void detectBruteForce(const World& world, double margin, std::vector<Contact>& o
     const auto n = static_cast<BodyId>(world.numGrains);
     const auto bodies = static_cast<BodyId>(world.numBodies());
     // i ascending, then j ascending (grains, then walls): already key order.
-    ComponentPoses poses;
-    if (world.hasClumps()) poses.update(world);
+    ShapePoses poses;
+    if (world.hasShapes()) poses.update(world);
     auto keep = [&](const Contact& found) { out.push_back(found); };
     for (BodyId i = 0; i < n; ++i)
         for (BodyId j = i + 1; j < bodies; ++j) narrowPair(world, poses, i, j, margin, keep);

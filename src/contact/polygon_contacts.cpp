@@ -4,24 +4,35 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <new>
 
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/polygon_geometry.hpp"
+#include "moreau/contact/shape_poses.hpp"
 
 namespace moreau {
 
 namespace {
-/// Polygon i placed at `centre` (its own centre, or an image of it) with its
-/// pose's angle, into x, y (room for kMaxPolygonVertices).
-PlacedPolygon place(const World& world, std::size_t i, const Vec3& centre, double* x, double* y) {
-    const PolygonShape& p = *world.polygonOf(i);
-    double c, s;
-    angleCosSin(world.q[i], c, s);
-    placePolygon(p.vx.data(), p.vy.data(), p.vertices(), world.size[i], c, s, centre.x(), centre.y(), x, y);
-    return {x, y, p.vertices()};
+/// Polygon i turned on the spot (turnPolygon), for callers without a
+/// ShapePoses: the same bits as a ShapePoses' polygon(i).
+struct TurnedPolygon {
+    double x[kMaxPolygonVertices], y[kMaxPolygonVertices], nx[kMaxPolygonVertices], ny[kMaxPolygonVertices];
+    PlacedPolygon view;
+    TurnedPolygon(const World& world, std::size_t i) : view(turnPolygon(world, i, x, y, nx, ny)) {}
+};
+
+/// Turned polygon b moved by d: its vertices plus d into x, y (room for
+/// kMaxPolygonVertices); its normals and extent do not change.
+PlacedPolygon moved(const PlacedPolygon& b, const Vec3& d, double* x, double* y) {
+    for (std::size_t k = 0; k < b.n; ++k) {
+        x[k] = b.x[k] + d.x();
+        y[k] = b.y[k] + d.y();
+    }
+    return {x, y, b.n, b.nx, b.ny, b.extent};
 }
 
-/// The offset of polygon i's vertex k from its centre, world frame.
+/// The offset of polygon i's vertex k from its centre, world frame
+/// (turnPolygon's arithmetic for that vertex).
 Vec3 vertexOffset(const World& world, std::size_t i, unsigned k) {
     const PolygonShape& p = *world.polygonOf(i);
     double c, s, x, y;
@@ -34,71 +45,26 @@ Vec3 vertexOffset(const World& world, std::size_t i, unsigned k) {
 Vec3 separation(const World& world, BodyId a, BodyId b) {
     return world.minimumImageNear(world.x[static_cast<std::size_t>(b)] - world.x[static_cast<std::size_t>(a)]);
 }
-}  // namespace
 
-int polygonContacts(const World& world, BodyId a, BodyId b, double margin, Contact* out) {
-    assert(a < b && !world.isWall(a));
-    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-    // Every grain of a world with polygons is one (Simulation refuses others);
-    // a grain that is not touches nothing here.
-    if (!world.polygonOf(ia) || (!world.isWall(b) && !world.polygonOf(ib))) return 0;
-    if (world.isWall(b) && world.wall(b).kind != ShapeKind::Plane) return 0;
-    double ax[kMaxPolygonVertices], ay[kMaxPolygonVertices];
-    VertexEdgePoint pts[kMaxPolygonVertices];
-    double bx[kMaxPolygonVertices], by[kMaxPolygonVertices];
-    int found = 0;
-    if (world.isWall(b)) {
-        const WallShape& wall = world.wall(b);
-        const double reach = world.radius[ia] + margin;
-        if ((world.x[ia] - world.x[ib]).dot(wall.direction) > reach) return 0;
-        const PlacedPolygon A = place(world, ia, world.x[ia], ax, ay);
-        found = polygonHalfPlanePoints(A, world.x[ib], wall.direction, margin, pts);
-    } else {
-        const Vec3 d = separation(world, a, b);
-        const double reach = world.radius[ia] + world.radius[ib] + margin;
-        if (d.squaredNorm() > reach * reach) return 0;
-        const PlacedPolygon A = place(world, ia, world.x[ia], ax, ay);
-        const PlacedPolygon B = place(world, ib, world.x[ia] + d, bx, by);
-        found = polygonContactPoints(A, B, margin, pts);
-    }
-    if (found == 0) return 0;
-    if (world.polygonOverlaps) {
-        // One contact per pair, with the deepest point's normal and gap (the
-        // separating axis's): the force stage finds the overlap itself, once
-        // per evaluation (polygonOverlapGeometry), and writes its normal and
-        // equivalent gap into the contact.
-        int deepest = 0;
-        for (int k = 1; k < found; ++k)
-            if (pts[k].gap < pts[deepest].gap) deepest = k;
-        Contact& c = out[0];
-        c = Contact{};
-        c.key = makeContactKey(a, b, kOverlapFeature);
-        c.a = a;
-        c.b = b;
-        c.n = pts[deepest].n;
-        c.gap = pts[deepest].gap;
-        return 1;
-    }
-    for (int k = 0; k < found; ++k) {
-        Contact& c = out[k];
-        c = Contact{};
-        const std::uint32_t f = (pts[k].vertexOfB ? kVertexOfB : 0u) | static_cast<std::uint32_t>(pts[k].vertex);
-        c.key = makeContactKey(a, b, f);
-        c.a = a;
-        c.b = b;
-        c.n = pts[k].n;
-        c.gap = pts[k].gap;
-    }
-    std::sort(out, out + found, [](const Contact& l, const Contact& r) { return l.key < r.key; });
-    return found;
+/// A contact of a and b with no history, constructed at c (the caller's
+/// room may be raw storage: see polygonContacts).
+Contact& fresh(Contact& place, BodyId a, BodyId b, std::uint32_t feature, const Vec3& n, double gap) {
+    Contact& c = *::new (static_cast<void*>(&place)) Contact();
+    c.key = makeContactKey(a, b, feature);
+    c.a = a;
+    c.b = b;
+    c.n = n;
+    c.gap = gap;
+    return c;
 }
 
-PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const Contact& c) {
+/// polygonOverlapGeometry with a's polygon A and b's turned polygon B (null
+/// for a wall), both about their centres.
+PolygonOverlapGeometry overlapGeometry(const World& world, const Contact& c, const PlacedPolygon& A,
+                                       const PlacedPolygon* B) {
     const auto ia = static_cast<std::size_t>(c.a);
-    const bool wall = world.isWall(c.b);
+    const bool wall = B == nullptr;
     const Vec3 d = wall ? Vec3::Zero() : separation(world, c.a, c.b);  // x_b − x_a, minimum image
-    double ax[kMaxPolygonVertices], ay[kMaxPolygonVertices];
-    const PlacedPolygon A = place(world, ia, Vec3::Zero(), ax, ay);  // about a's centre
     Overlap o;
     bool overlapping = false;
     if (wall) {
@@ -106,8 +72,7 @@ PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const Contact&
         overlapping = polygonHalfPlaneOverlap(A, origin, world.wall(c.b).direction, o);
     } else {
         double bx[kMaxPolygonVertices], by[kMaxPolygonVertices];
-        const PlacedPolygon B = place(world, static_cast<std::size_t>(c.b), d, bx, by);
-        overlapping = polygonOverlap(A, B, o);
+        overlapping = polygonOverlap(A, moved(*B, d, bx, by), o);
     }
     PolygonOverlapGeometry g;
     if (!overlapping) {  // apart: no force; any point will do
@@ -122,6 +87,82 @@ PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const Contact&
     g.n = o.n;
     g.gap = -o.area / (contactRadius(world, c, c.a) + contactRadius(world, c, c.b));
     return g;
+}
+}  // namespace
+
+int polygonContacts(const World& world, const ShapePoses& poses, BodyId a, BodyId b, double margin, Contact* out) {
+    assert(a < b && !world.isWall(a));
+    const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+    // Every grain of a world with polygons is one (Simulation refuses others);
+    // a grain that is not touches nothing here.
+    if (!world.polygonOf(ia) || (!world.isWall(b) && !world.polygonOf(ib))) return 0;
+    if (world.isWall(b) && world.wall(b).kind != ShapeKind::Plane) return 0;
+    // The pair's geometry in the frame of a's centre: A as turned, B turned
+    // and moved to x_b − x_a (the wall's point likewise).
+    const PlacedPolygon A = poses.polygon(ia);
+    VertexEdgePoint pts[kMaxPolygonVertices];
+    int found = 0;
+    if (world.isWall(b)) {
+        const WallShape& wall = world.wall(b);
+        const Vec3 origin = world.x[ib] - world.x[ia];
+        const double reach = world.radius[ia] + margin;
+        if (-origin.dot(wall.direction) > reach) return 0;
+        found = polygonHalfPlanePoints(A, origin, wall.direction, margin, pts);
+    } else {
+        const Vec3 d = separation(world, a, b);
+        const double reach = world.radius[ia] + world.radius[ib] + margin;
+        if (d.squaredNorm() > reach * reach) return 0;
+        if (world.polygonOverlaps) {
+            // MD: one contact per pair; the force stage finds the overlap
+            // itself, once per evaluation (polygonOverlapGeometry), and
+            // writes its normal and equivalent gap into the contact. Here only
+            // whether there is one: where the inscribed circles overlap, the
+            // polygons do (n along the centres, gap the circles'); else the
+            // separating axis decides (its normal and separation).
+            const double inner =
+                world.size[ia] * world.polygonOf(ia)->inradius + world.size[ib] * world.polygonOf(ib)->inradius;
+            const double d2 = d.squaredNorm();
+            if (d2 < inner * inner) {
+                const double dist = std::sqrt(d2);
+                fresh(out[0], a, b, kOverlapFeature, dist > 0.0 ? Vec3(d / dist) : Vec3::UnitX(), dist - inner);
+                return 1;
+            }
+            double bx[kMaxPolygonVertices], by[kMaxPolygonVertices];
+            Vec3 n;
+            double gap;
+            if (!polygonSeparatingAxis(A, moved(poses.polygon(ib), d, bx, by), margin, n, gap)) return 0;
+            fresh(out[0], a, b, kOverlapFeature, n, gap);
+            return 1;
+        }
+        double bx[kMaxPolygonVertices], by[kMaxPolygonVertices];
+        found = polygonContactPoints(A, moved(poses.polygon(ib), d, bx, by), margin, pts);
+    }
+    if (found == 0) return 0;
+    if (world.polygonOverlaps) {  // MD, a wall: one contact with the deepest vertex's normal and gap
+        int deepest = 0;
+        for (int k = 1; k < found; ++k)
+            if (pts[k].gap < pts[deepest].gap) deepest = k;
+        fresh(out[0], a, b, kOverlapFeature, pts[deepest].n, pts[deepest].gap);
+        return 1;
+    }
+    for (int k = 0; k < found; ++k) {
+        const std::uint32_t f = (pts[k].vertexOfB ? kVertexOfB : 0u) | static_cast<std::uint32_t>(pts[k].vertex);
+        fresh(out[k], a, b, f, pts[k].n, pts[k].gap);
+    }
+    std::sort(out, out + found, [](const Contact& l, const Contact& r) { return l.key < r.key; });
+    return found;
+}
+
+PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const ShapePoses& poses, const Contact& c) {
+    const PlacedPolygon B = world.isWall(c.b) ? PlacedPolygon{} : poses.polygon(static_cast<std::size_t>(c.b));
+    return overlapGeometry(world, c, poses.polygon(static_cast<std::size_t>(c.a)), world.isWall(c.b) ? nullptr : &B);
+}
+
+PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const Contact& c) {
+    const TurnedPolygon A(world, static_cast<std::size_t>(c.a));
+    if (world.isWall(c.b)) return overlapGeometry(world, c, A.view, nullptr);
+    const TurnedPolygon B(world, static_cast<std::size_t>(c.b));
+    return overlapGeometry(world, c, A.view, &B.view);
 }
 
 void polygonLeverArms(const World& world, const Contact& c, Vec3& la, Vec3& lb) {

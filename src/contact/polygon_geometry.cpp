@@ -32,28 +32,28 @@ constexpr double kShortChord = 1e-12;
 /// vertices that rounding puts on both sides of a clipping line.
 constexpr int kClipCapacity = 2 * kMaxPolygonVertices + 8;
 
-/// The larger side of the polygon's bounding box: the length that scales
-/// the tolerances, the same for either order of the arguments.
-double extentOf(const PlacedPolygon& p) {
-    double xlo = p.x[0], xhi = p.x[0], ylo = p.y[0], yhi = p.y[0];
-    for (std::size_t i = 1; i < p.n; ++i) {
-        xlo = std::min(xlo, p.x[i]);
-        xhi = std::max(xhi, p.x[i]);
-        ylo = std::min(ylo, p.y[i]);
-        yhi = std::max(yhi, p.y[i]);
-    }
-    return std::max(xhi - xlo, yhi - ylo);
-}
+/// The polygon's extent: its own when it has one (PlacedPolygon::extent).
+double extentOf(const PlacedPolygon& p) { return p.extent > 0.0 ? p.extent : polygonExtent(p.x, p.y, p.n); }
 
 std::size_t next(std::size_t i, std::size_t n) { return i + 1 == n ? 0 : i + 1; }
 
-/// Outward unit normal of edge i of a counter-clockwise polygon.
-void edgeNormal(const PlacedPolygon& p, std::size_t i, double& nx, double& ny) {
-    const std::size_t j = next(i, p.n);
-    const double ex = p.x[j] - p.x[i], ey = p.y[j] - p.y[i];
+void polygonEdgeNormal(const double* x, const double* y, std::size_t n, std::size_t i, double& nx, double& ny) {
+    const std::size_t j = next(i, n);
+    const double ex = x[j] - x[i], ey = y[j] - y[i];
     const double len = std::sqrt(ex * ex + ey * ey);
     nx = ey / len;
     ny = -ex / len;
+}
+
+/// Outward unit normal of edge i of a counter-clockwise polygon: its own
+/// when it has them, else polygonEdgeNormals' arithmetic.
+void edgeNormal(const PlacedPolygon& p, std::size_t i, double& nx, double& ny) {
+    if (p.nx) {
+        nx = p.nx[i];
+        ny = p.ny[i];
+        return;
+    }
+    polygonEdgeNormal(p.x, p.y, p.n, i, nx, ny);
 }
 
 struct Axis {
@@ -63,15 +63,27 @@ struct Axis {
 
 /// The edge of `p` whose line has the other polygon `q` farthest out: the
 /// largest over p's edges of min over q's vertices of n·(w − v). The first
-/// edge wins a tie.
-Axis maxSeparation(const PlacedPolygon& p, const PlacedPolygon& q) {
+/// edge wins a tie. Stops at the first edge whose separation exceeds
+/// `enough` (that edge is returned: q lies beyond it).
+Axis maxSeparation(const PlacedPolygon& p, const PlacedPolygon& q,
+                   double enough = std::numeric_limits<double>::infinity()) {
+    double ownX[kMaxPolygonVertices], ownY[kMaxPolygonVertices];
+    const double* nxs = p.nx;
+    const double* nys = p.ny;
+    if (!nxs) {
+        polygonEdgeNormals(p.x, p.y, p.n, ownX, ownY);
+        nxs = ownX;
+        nys = ownY;
+    }
     Axis best{0, -std::numeric_limits<double>::infinity()};
     for (std::size_t i = 0; i < p.n; ++i) {
-        double nx, ny;
-        edgeNormal(p, i, nx, ny);
+        const double nx = nxs[i], ny = nys[i], ox = p.x[i], oy = p.y[i];
         double s = std::numeric_limits<double>::infinity();
-        for (std::size_t j = 0; j < q.n; ++j) s = std::min(s, nx * (q.x[j] - p.x[i]) + ny * (q.y[j] - p.y[i]));
-        if (s > best.separation) best = {i, s};
+        for (std::size_t j = 0; j < q.n; ++j) s = std::min(s, nx * (q.x[j] - ox) + ny * (q.y[j] - oy));
+        if (s > best.separation) {
+            best = {i, s};
+            if (s > enough) break;
+        }
     }
     return best;
 }
@@ -105,12 +117,19 @@ struct ClipPolygon {
 };
 
 /// Sutherland–Hodgman: keeps the part of `in` with (p − (ox, oy))·(nx, ny) ≤ 0;
-/// new vertices on the clipping line leave along `edge`.
-void clipByLine(const ClipPolygon& in, double ox, double oy, double nx, double ny, int edge, ClipPolygon& out) {
-    out.n = 0;
-    if (in.n == 0) return;
+/// new vertices on the clipping line leave along `edge`. Returns false,
+/// leaving `out` alone, when every vertex is kept (the line does not cut:
+/// the caller keeps `in`).
+bool clipByLine(const ClipPolygon& in, double ox, double oy, double nx, double ny, int edge, ClipPolygon& out) {
+    if (in.n == 0) return false;
     double d[kClipCapacity];
-    for (int k = 0; k < in.n; ++k) d[k] = nx * (in.x[k] - ox) + ny * (in.y[k] - oy);
+    bool cuts = false;
+    for (int k = 0; k < in.n; ++k) {
+        d[k] = nx * (in.x[k] - ox) + ny * (in.y[k] - oy);
+        cuts |= d[k] > 0.0;
+    }
+    if (!cuts) return false;
+    out.n = 0;
     for (int k = 0; k < in.n; ++k) {
         const int e = k + 1 == in.n ? 0 : k + 1;
         const bool startIn = d[k] <= 0.0, endIn = d[e] <= 0.0;
@@ -128,6 +147,7 @@ void clipByLine(const ClipPolygon& in, double ox, double oy, double nx, double n
             out.push(ix, iy, edge);
         }
     }
+    return true;
 }
 
 /// Area and centroid of the clipped polygon (shoelace, about its first
@@ -187,10 +207,38 @@ void placePolygon(const double* vx, const double* vy, std::size_t n, double s, d
     }
 }
 
+void polygonEdgeNormals(const double* x, const double* y, std::size_t n, double* nx, double* ny) {
+    for (std::size_t i = 0; i < n; ++i) polygonEdgeNormal(x, y, n, i, nx[i], ny[i]);
+}
+
+double polygonExtent(const double* x, const double* y, std::size_t n) {
+    double xlo = x[0], xhi = x[0], ylo = y[0], yhi = y[0];
+    for (std::size_t i = 1; i < n; ++i) {
+        xlo = std::min(xlo, x[i]);
+        xhi = std::max(xhi, x[i]);
+        ylo = std::min(ylo, y[i]);
+        yhi = std::max(yhi, y[i]);
+    }
+    return std::max(xhi - xlo, yhi - ylo);
+}
+
+bool polygonSeparatingAxis(const PlacedPolygon& a, const PlacedPolygon& b, double margin, Vec3& n, double& gap) {
+    const Axis onA = maxSeparation(a, b, margin);
+    if (onA.separation > margin) return false;
+    const Axis onB = maxSeparation(b, a, margin);
+    if (onB.separation > margin) return false;
+    const Reference ref = chooseReference(onA, onB, std::min(extentOf(a), extentOf(b)));
+    double nx, ny;
+    edgeNormal(ref.onB ? b : a, ref.axis.edge, nx, ny);
+    n = ref.onB ? Vec3(-nx, -ny, 0.0) : Vec3(nx, ny, 0.0);
+    gap = ref.axis.separation;
+    return true;
+}
+
 int polygonContactPoints(const PlacedPolygon& a, const PlacedPolygon& b, double margin, VertexEdgePoint out[2]) {
-    const Axis onA = maxSeparation(a, b);
+    const Axis onA = maxSeparation(a, b, margin);
     if (onA.separation > margin) return 0;
-    const Axis onB = maxSeparation(b, a);
+    const Axis onB = maxSeparation(b, a, margin);
     if (onB.separation > margin) return 0;
     const double extent = std::min(extentOf(a), extentOf(b));
     const Reference ref = chooseReference(onA, onB, extent);
@@ -304,8 +352,7 @@ bool polygonOverlap(const PlacedPolygon& a, const PlacedPolygon& b, Overlap& out
     for (std::size_t j = 0; j < b.n && cur->n > 0; ++j) {
         double nx, ny;
         edgeNormal(b, j, nx, ny);
-        clipByLine(*cur, b.x[j], b.y[j], nx, ny, na + static_cast<int>(j), *nxt);
-        std::swap(cur, nxt);
+        if (clipByLine(*cur, b.x[j], b.y[j], nx, ny, na + static_cast<int>(j), *nxt)) std::swap(cur, nxt);
     }
     if (!finishOverlap(*cur, na, out)) return false;
 
@@ -343,8 +390,9 @@ bool polygonHalfPlaneOverlap(const PlacedPolygon& a, const Vec3& o, const Vec3& 
     ClipPolygon in, clipped;
     for (int k = 0; k < na; ++k) in.push(a.x[k], a.y[k], k);
     // The solid side (p − o)·m < 0 is kept; its boundary, the wall's line, is the clipping line.
-    clipByLine(in, o.x(), o.y(), m.x(), m.y(), na, clipped);
-    if (!finishOverlap(clipped, na, out)) return false;
+    // (A line that cuts nothing leaves the whole polygon on the solid side.)
+    const ClipPolygon& solid = clipByLine(in, o.x(), o.y(), m.x(), m.y(), na, clipped) ? clipped : in;
+    if (!finishOverlap(solid, na, out)) return false;
     out.n = Vec3(-m.x(), -m.y(), 0.0);
     return true;
 }

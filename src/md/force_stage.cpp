@@ -45,7 +45,7 @@ inline Vec3 relativeAtContact(const std::vector<MdForceStage::Vec6>& P, const Wo
 /// l_b × F = −r_b n × F_t, the same moment), the arms from `poses`.
 template <bool Ranged, bool Arms = false>
 void scatter(const World& world, const std::vector<Contact>& contacts, const Vec3* F, const Vec3* T, std::size_t lo,
-             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t, const ComponentPoses* poses = nullptr,
+             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t, const ShapePoses* poses = nullptr,
              const PolygonOverlapGeometry* polygons = nullptr) {
     auto arm = [&](std::size_t c, const Contact& k, BodyId body) {
         if (polygons) return body == k.a ? polygons[c].la : polygons[c].lb;
@@ -108,7 +108,7 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
     // branch: 18 fewer instructions per contact in this loop (callgrind,
     // bench md-step staged), where passing the balls into contactVelocity
     // had cost 6 to 23 more.
-    const ComponentPoses* arms = world.hasClumps() ? &poses_ : nullptr;
+    const ShapePoses* arms = world.hasClumps() ? &poses_ : nullptr;
     const PolygonOverlapGeometry* polygons = world.hasPolygons() ? polygonGeometry_.data() : nullptr;
     auto velocity = [&](std::size_t c, const Contact& k) {
         if (polygons) {
@@ -202,11 +202,11 @@ void MdForceStage::evaluate(const World& world, const std::vector<Contact>& cont
     contactTorque_.resize(m);
     if (lawRow(settings_.tangential).ownWork) lawWorkStep_.resize(m);
     if (rollingMoment_) contactCouple_.resize(m);
-    if (world.hasClumps()) poses_.update(world);
+    if (world.hasShapes()) poses_.update(world);
     if (world.hasPolygons()) {
         polygonGeometry_.resize(m);
         forEachIndex(m, m > kParallelContacts,
-                     [&](std::size_t c) { polygonGeometry_[c] = polygonOverlapGeometry(world, contacts[c]); });
+                     [&](std::size_t c) { polygonGeometry_[c] = polygonOverlapGeometry(world, poses_, contacts[c]); });
     }
     // The law pair is chosen once per step; the loop is compiled for it.
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {

@@ -81,7 +81,7 @@ inline Vec3 contactVelocity(const World& world, const Contact& k) {
 
 /// contactVelocity in a world with clumps, the arms read from `poses`
 /// (updated at the world's pose) instead of turned again: the same bits.
-inline Vec3 clumpContactVelocity(const World& world, const ComponentPoses& poses, const Contact& k) {
+inline Vec3 clumpContactVelocity(const World& world, const ShapePoses& poses, const Contact& k) {
     const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
     return world.v[ib] + world.w[ib].cross(leverArm(poses, k, k.b)) - world.v[ia] -
            world.w[ia].cross(leverArm(poses, k, k.a));

@@ -97,10 +97,26 @@ PolygonShape shapeOf(std::vector<double> vx, std::vector<double> vy) {
     s.boundingRadius = std::sqrt(r2);
     s.vx = std::move(vx);
     s.vy = std::move(vy);
+    setEdgeNormals(s);
     return s;
 }
 
 }  // namespace
+
+void setEdgeNormals(PolygonShape& s) {
+    const std::size_t n = s.vertices();
+    s.nx.resize(n);
+    s.ny.resize(n);
+    s.inradius = HUGE_VAL;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t j = i + 1 == n ? 0 : i + 1;
+        const double ex = s.vx[j] - s.vx[i], ey = s.vy[j] - s.vy[i];
+        const double len = std::sqrt(ex * ex + ey * ey);
+        s.nx[i] = ey / len;
+        s.ny[i] = -ex / len;
+        s.inradius = std::min(s.inradius, s.nx[i] * s.vx[i] + s.ny[i] * s.vy[i]);
+    }
+}
 
 PolygonShape regularPolygon(int n, const std::string& key) {
     if (n < 3 || n > kMaxPolygonVertices)
@@ -131,6 +147,7 @@ PolygonShape regularPolygon(int n, const std::string& key) {
     s.boundingRadius = 1.0;
     s.vx = std::move(vx);
     s.vy = std::move(vy);
+    setEdgeNormals(s);
     return s;
 }
 

@@ -191,7 +191,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     // Polygons: 3 to 64 finite vertices with positive mass properties; per
     // body a shape index in range (walls 0) and a positive size.
     for (std::size_t k = 0; k < w.polygonShapes.size(); ++k) {
-        const PolygonShape& p = w.polygonShapes[k];
+        PolygonShape& p = w.polygonShapes[k];
         bool ok = p.vx.size() >= 3 && p.vx.size() <= static_cast<std::size_t>(kMaxPolygonVertices) &&
                   p.vy.size() == p.vx.size() && std::isfinite(p.area) && p.area > 0.0 &&
                   std::isfinite(p.momentPerMass) && p.momentPerMass > 0.0 && std::isfinite(p.boundingRadius) &&
@@ -209,6 +209,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
                 ok = false;
             }
         if (!ok) in.fail("polygon shape " + std::to_string(k) + " is not 3 to 64 finite vertices of positive area");
+        setEdgeNormals(p);  // not in the file: they follow from the vertices
     }
     for (std::size_t i = 0; i < w.polygon.size(); ++i)
         if (w.polygon[i] > w.polygonShapes.size() || (i >= grains && w.polygon[i] != 0) ||

@@ -254,4 +254,33 @@ TEST_SUITE("polygons") {
             CHECK(wallLoad(sim).y() == doctest::Approx(weight).epsilon(method == "cd" ? 1e-8 : 1e-4));
         }
     }
+
+    TEST_CASE("MD: a servo lid holds its stress on a bed of irregular polygons") {
+        // The piston of polygons_2d.ini as a servo wall (docs/mechanics.md):
+        // v = g (S − σ), σ = F_y / 20. Face contacts make the lid's contacts
+        // stiff (about k_n per touching face, some 20 of them): the loop is
+        // stable for g < A / (k Δt) ≈ 0.02, and g = 0.005 settles without
+        // overshoot. At rest the lid carries S · 20 and the walls together
+        // the grains' weight (the lid pushes down what the floor pushes up).
+        Scene scene = loadBuiltinScene(
+            "polygons_2d.ini",
+            {"simulation.method=md", "random.count=40", "random.box_max=20 4 0", "wall.piston.point=0 4.5 0",
+             "wall.piston.mobile=false", "wall.piston.force=0 0 0", "wall.piston.servo_stress=100",
+             "wall.piston.servo_gain=0.005", "wall.piston.servo_max_speed=1", "wall.piston.servo_area=20",
+             "md.gamma_n=400", "md.gamma_t=200", "output.vtk_every=0"});
+        double weight = 0.0;
+        for (std::size_t i = 0; i < scene.world.numGrains; ++i) weight += scene.world.mass[i] * kG;
+        BodyId lid = -1;
+        for (std::size_t k = 0; k < scene.world.wallName.size(); ++k)
+            if (scene.world.wallName[k] == "piston") lid = static_cast<BodyId>(scene.world.numGrains + k);
+        REQUIRE(lid >= 0);
+        Simulation sim(std::move(scene));
+        for (int k = 0; k < 5000; ++k) sim.step();
+        Vec3 onLid = Vec3::Zero();  // the lid's push on the grains
+        for (const Contact& c : sim.contacts())
+            if (c.b == lid) onLid -= c.history.reaction;
+        CHECK(kineticEnergy(sim.world()) < 1e-6 * weight);
+        CHECK(-onLid.y() / 20.0 == doctest::Approx(100.0).epsilon(1e-3));
+        CHECK(wallLoad(sim).y() == doctest::Approx(weight).epsilon(1e-3));
+    }
 }

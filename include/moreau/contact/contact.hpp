@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "moreau/contact/component_poses.hpp"
+#include "moreau/contact/shape_poses.hpp"
 #include "moreau/core/types.hpp"
 #include "moreau/model/world.hpp"
 
@@ -107,13 +107,18 @@ struct PolygonOverlapGeometry {
     double gap = 0.0;
 };
 PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const Contact& c);
+/// The same from the polygons of `poses` (updated at the world's pose): the same bits.
+PolygonOverlapGeometry polygonOverlapGeometry(const World& world, const ShapePoses& poses, const Contact& c);
 
 /// Every contact of polygon a with body b > a (a polygon or a plane wall)
-/// whose gap is at most margin, in key order, written to out (room for
-/// kMaxPolygonVertices); returns how many. Vertex–edge points, or one
-/// overlap contact (kOverlapFeature: n and gap of the deepest point) where
-/// world.polygonOverlaps.
-int polygonContacts(const World& world, BodyId a, BodyId b, double margin, Contact* out);
+/// whose gap is at most margin, in key order, constructed in out (room for
+/// two, or for a's vertices when b is a wall; it may be raw storage); returns how many; the polygons from `poses`
+/// (updated at the world's pose). Vertex–edge points, or where
+/// world.polygonOverlaps one overlap contact (kOverlapFeature): for two
+/// polygons when their separating axis (polygonSeparatingAxis) separates
+/// them by at most margin, with its normal and separation as n and gap;
+/// for a wall, the deepest vertex's.
+int polygonContacts(const World& world, const ShapePoses& poses, BodyId a, BodyId b, double margin, Contact* out);
 
 /// Lever arm of `body` (c.a or c.b) from its centre of mass to the contact
 /// point: r_a n for a, −r_b n for b; for a clump, from its centre to the
@@ -137,7 +142,7 @@ inline Vec3 leverArm(const World& world, const Contact& c, BodyId body) {
 /// leverArm with the component's ball read from `poses` (updated at the
 /// world's current pose) instead of turned again: the same arm, bit for
 /// bit. For the hot loops of a world with clumps.
-inline Vec3 leverArm(const ComponentPoses& poses, const Contact& c, BodyId body) {
+inline Vec3 leverArm(const ShapePoses& poses, const Contact& c, BodyId body) {
     assert(body == c.a || body == c.b);
     const auto i = static_cast<std::size_t>(body);
     if (i >= poses.grains()) return Vec3::Zero();  // a wall

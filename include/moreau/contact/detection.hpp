@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "moreau/contact/component_poses.hpp"
+#include "moreau/contact/shape_poses.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/model/world.hpp"
@@ -31,7 +31,7 @@ bool narrowComponents(const World& world, BodyId a, BodyId b, unsigned ca, unsig
 void refreshContactGeometry(const World& world, std::vector<Contact>& contacts);
 /// The same with every grain's balls read from `poses`, updated at the
 /// world's current pose (a world with clumps: no component turned again).
-void refreshContactGeometry(const World& world, const ComponentPoses& poses, std::vector<Contact>& contacts);
+void refreshContactGeometry(const World& world, const ShapePoses& poses, std::vector<Contact>& contacts);
 
 /// Uniform cell grid broad phase. Cell size = largest diameter + margin, so
 /// each grain only needs its own and neighbouring cells. Reuses its buffers
@@ -117,7 +117,7 @@ private:
     std::vector<std::array<std::uint32_t, 2>> grainPartners_;  ///< (chunk, start) of each grain's partners
     std::vector<std::size_t> grainOffset_;             ///< prefix sum of grainCount_: output offsets
     std::vector<Chunk> chunks_;
-    ComponentPoses poses_;  ///< a world with clumps: its balls, updated at each detect()
+    ShapePoses poses_;  ///< a world with clumps or polygons: its shapes, updated at each detect()
 };
 
 /// Verlet list on top of the cell grid: pairs within margin + skin are found
@@ -170,7 +170,7 @@ private:
     std::vector<CellGridDetector::Pair> list_;
     std::vector<std::uint8_t> features_;
     std::vector<Scratch> scratch_;  ///< one per thread
-    ComponentPoses poses_;          ///< a world with clumps: its balls, updated at each call
+    ShapePoses poses_;          ///< a world with clumps or polygons: its shapes, updated at each call
     std::vector<Vec3> builtAt_;
     std::vector<Quat> builtTurn_;    ///< a world with clumps: orientations at the build
     std::vector<double> builtReach_; ///< ... and each body's farthest component centre (0: a sphere)

@@ -10,13 +10,30 @@
 
 namespace moreau {
 
-/// A polygon placed in the plane: its vertices in world coordinates,
-/// counter-clockwise, convex (the caller turns and moves a PolygonShape).
+/// A polygon placed in the plane: its vertices, counter-clockwise, convex
+/// (the caller turns and moves a PolygonShape). Optionally the unit outward
+/// normals of its edges (edge k from vertex k to k + 1) and its extent (the
+/// length that scales the tolerances below), when the caller has them at
+/// hand (ShapePoses keeps them per body, from the shape's: they do not
+/// change when the polygon moves); without them (null, 0) the functions
+/// below compute them from the vertices (polygonEdgeNormals, and the larger
+/// side of the bounding box, polygonExtent).
 struct PlacedPolygon {
     const double* x = nullptr;
     const double* y = nullptr;
     std::size_t n = 0;
+    const double* nx = nullptr;
+    const double* ny = nullptr;
+    double extent = 0.0;
 };
+
+/// The unit outward normals of a counter-clockwise polygon's n edges (edge
+/// k from vertex k to k + 1) into nx, ny.
+void polygonEdgeNormals(const double* x, const double* y, std::size_t n, double* nx, double* ny);
+
+/// The larger side of the bounding box of n vertices: the length that
+/// scales the geometry's tolerances.
+double polygonExtent(const double* x, const double* y, std::size_t n);
 
 /// The cosine and sine of a 2D body's angle about z from its unit
 /// quaternion q (World::q): w² − z² and 2wz, no trigonometry.
@@ -42,6 +59,16 @@ struct VertexEdgePoint {
     Vec3 n;          ///< unit normal from A to B (the reference edge's outward normal, ±)
     double gap;      ///< signed distance along n, < 0 when overlapping
 };
+
+/// The separating axis of A and B: over the unit edge normals of both, the
+/// one along which B lies farthest out from A (B's normals turned to point
+/// from A to B), n from A to B and gap that separation (< 0: they overlap
+/// by at least |gap| along every edge normal; an overlap's depth along its
+/// shallowest direction). Returns false, as soon as an edge shows it, when
+/// that separation exceeds margin. Ties as in polygonContactPoints (A's
+/// edge unless B's separates by 1e-3 of the smaller extent more). The MD
+/// narrow phase's test: a pair of polygons is a contact when this holds.
+bool polygonSeparatingAxis(const PlacedPolygon& a, const PlacedPolygon& b, double margin, Vec3& n, double& gap);
 
 /// Contact points of A and B whose gap is at most `margin` (≥ 0): the
 /// separating axis of largest separation over both polygons' edge normals

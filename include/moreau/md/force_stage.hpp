@@ -30,7 +30,7 @@
 #include <functional>
 #include <vector>
 
-#include "moreau/contact/component_poses.hpp"
+#include "moreau/contact/shape_poses.hpp"
 #include "moreau/contact/contact.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/md/md_solver.hpp"
@@ -61,8 +61,9 @@ public:
     /// The forces of every contact at the world's state from its memory
     /// `committed` (stride() doubles per contact), advanced over dt or by a
     /// stage's increments; the updated memory is kept (memory()) until commit().
-    /// A world with clumps: its balls (ComponentPoses) are updated first,
-    /// for the lever arms of this evaluation and of the gather after it.
+    /// A world with clumps or polygons: its shapes (ShapePoses) are updated
+    /// first, for the lever arms of this evaluation and of the gather after
+    /// it (a polygon's overlaps are found from them).
     void evaluate(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
                   const StageIncrements* stage = nullptr);
     /// The per-body sums of the last evaluation's forces and torques (and
@@ -156,7 +157,7 @@ private:
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
     std::vector<Vec3> contactCouple_;        ///< the rolling moment on a per contact (b: its opposite)
     std::vector<Vec3> force_, torque_;       ///< per body
-    ComponentPoses poses_;                   ///< a world with clumps: its balls at the last evaluate()
+    ShapePoses poses_;                       ///< a world with clumps or polygons: its shapes at the last evaluate()
     /// A world of polygons: each contact's overlap geometry at the last
     /// evaluate() (polygonOverlapGeometry: the arms to the overlap's
     /// centroid, the contact line's normal, the equivalent gap −A/l_c), found

@@ -26,8 +26,18 @@ struct PolygonShape {
     /// given there at x_given with angle θ has its centre at
     /// x_given + R(θ) (size · centroid) (a packing file's row).
     Vec3 centroid = Vec3::Zero();
+    /// The unit outward normal of edge k (vertex k to k + 1); a turned
+    /// polygon's normals are these turned (ShapePoses).
+    std::vector<double> nx, ny;
+    /// The distance from the centroid to the nearest edge's line, unit size:
+    /// the radius of the largest circle about the centroid inside the polygon.
+    double inradius = 0.0;
     std::size_t vertices() const { return vx.size(); }
 };
+
+/// Fills s.nx, s.ny and s.inradius from its vertices (every constructor
+/// below does; a checkpoint's shapes get them so after reading).
+void setEdgeNormals(PolygonShape& s);
 
 /// Most vertices a polygon may have (contact keys name a vertex in 7 bits).
 constexpr int kMaxPolygonVertices = 64;

@@ -1,4 +1,4 @@
-// ComponentPoses (every grain's world-frame component balls) against the
+// ShapePoses (every grain's world-frame component balls) against the
 // World's own componentOffset / componentRadius, and the narrow phase that
 // reads them (culling components out of the other body's reach) against
 // every pair of components tested one by one.
@@ -8,7 +8,7 @@
 #include <numbers>
 #include <vector>
 
-#include "moreau/contact/component_poses.hpp"
+#include "moreau/contact/shape_poses.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/rng.hpp"
 
@@ -59,7 +59,7 @@ World clumpWorld(std::size_t n, double L, bool periodic, std::uint64_t seed) {
 TEST_SUITE("contact") {
     TEST_CASE("component balls: World::componentOffset and componentRadius, bit for bit, for every grain") {
         const World w = clumpWorld(60, 4.0, false, 3);
-        ComponentPoses poses;
+        ShapePoses poses;
         poses.update(w);
         REQUIRE(poses.grains() == w.numGrains);
         for (std::size_t i = 0; i < w.numGrains; ++i) {
@@ -109,7 +109,7 @@ TEST_SUITE("contact") {
                 refreshContactGeometry(w, refreshed);
                 for (std::size_t k = 0; k < brute.size(); ++k) CHECK(refreshed[k].gap == brute[k].gap);
                 // Lever arms from the balls are the World's.
-                ComponentPoses poses;
+                ShapePoses poses;
                 poses.update(w);
                 for (const Contact& k : brute) {
                     CHECK(leverArm(poses, k, k.a) == leverArm(w, k, k.a));
