@@ -456,3 +456,27 @@ TEST_CASE("polygon contact points: two convex polygons that overlap always have 
     CHECK(overlapping > 1000);
     CHECK(missed == 0);
 }
+
+TEST_CASE("separating axis: two squares' overlap along x, and apart beyond the margin") {
+    Vec3 n;
+    double gap = 0.0;
+    // Side by side, overlapping by 0.1 along x, offset by 0.3 along y: the
+    // axis is A's right face (n = +x), the separation −0.1.
+    REQUIRE(polygonSeparatingAxis(square(0.5, 0.5).view(), square(1.4, 0.8).view(), 0.0, n, gap));
+    CHECK(near(n, Vec3(1, 0, 0), 1e-15));
+    CHECK(gap == doctest::Approx(-0.1).epsilon(1e-12));
+    // B first: the same axis from B's side, n from B to A (−x).
+    REQUIRE(polygonSeparatingAxis(square(1.4, 0.8).view(), square(0.5, 0.5).view(), 0.0, n, gap));
+    CHECK(near(n, Vec3(-1, 0, 0), 1e-15));
+    CHECK(gap == doctest::Approx(-0.1).epsilon(1e-12));
+    // Apart by 0.2: found within a margin of 0.25, not within 0.15.
+    REQUIRE(polygonSeparatingAxis(square(0.5, 0.5).view(), square(1.7, 0.5).view(), 0.25, n, gap));
+    CHECK(gap == doctest::Approx(0.2).epsilon(1e-12));
+    CHECK(!polygonSeparatingAxis(square(0.5, 0.5).view(), square(1.7, 0.5).view(), 0.15, n, gap));
+    // A square turned by 45° above another, its corner 0.05 into the top face.
+    const double h = 0.5 * std::sqrt(2.0);
+    REQUIRE(polygonSeparatingAxis(square(0.5, 0.5).view(), square(0.5, 1.0 + h - 0.05, 1.0, kPi / 4).view(), 0.0, n,
+                                  gap));
+    CHECK(near(n, Vec3(0, 1, 0), 1e-12));
+    CHECK(gap == doctest::Approx(-0.05).epsilon(1e-9));
+}

@@ -1,7 +1,8 @@
-// ShapePoses (every grain's world-frame component balls) against the
-// World's own componentOffset / componentRadius, and the narrow phase that
-// reads them (culling components out of the other body's reach) against
-// every pair of components tested one by one.
+// ShapePoses (every grain's world-frame component balls, a polygon's turned
+// vertices and edge normals) against the World's own componentOffset /
+// componentRadius and turnPolygon, and the narrow phase that reads them
+// (culling components out of the other body's reach) against every pair of
+// components tested one by one.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "moreau/contact/shape_poses.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/rng.hpp"
+#include "moreau/model/polygon.hpp"
 
 using namespace moreau;
 
@@ -175,5 +177,46 @@ TEST_SUITE("contact") {
         CHECK(brute.size() == 1);
         CHECK(brute[0].gap < 0.0);
         CHECK(list.builds() > 1);
+    }
+}
+
+TEST_SUITE("contact") {
+    TEST_CASE("turned polygons: the poses' vertices and normals, bit for bit as on the spot, the normals unit and outward") {
+        World w;
+        w.dimension = 2;
+        Rng rng(7);
+        w.polygonShapes.push_back(randomPolygon(6, 0.5, rng));
+        w.polygonShapes.push_back(regularPolygon(4));
+        for (int i = 0; i < 20; ++i) {
+            const Vec3 x(10.0 * rng.uniform(), 10.0 * rng.uniform(), 0.0);
+            w.addPolygon(x, static_cast<std::uint32_t>(1 + i % 2), 0.5 + rng.uniform(), 6.3 * rng.uniform(), 1.0);
+        }
+        ShapePoses poses;
+        poses.update(w);
+        for (std::size_t i = 0; i < w.numGrains; ++i) {
+            CAPTURE(i);
+            double x[kMaxPolygonVertices], y[kMaxPolygonVertices], nx[kMaxPolygonVertices], ny[kMaxPolygonVertices];
+            const PlacedPolygon p = poses.polygon(i), q = turnPolygon(w, i, x, y, nx, ny);
+            REQUIRE(p.n == w.polygonOf(i)->vertices());
+            REQUIRE(q.n == p.n);
+            CHECK(p.extent == q.extent);
+            CHECK(p.extent == 2.0 * w.size[i] * w.polygonOf(i)->boundingRadius);
+            for (std::size_t k = 0; k < p.n; ++k) {
+                CHECK(p.x[k] == x[k]);
+                CHECK(p.y[k] == y[k]);
+                CHECK(p.nx[k] == nx[k]);
+                CHECK(p.ny[k] == ny[k]);
+                // Unit, perpendicular to its edge, every other vertex behind its line.
+                const std::size_t k1 = (k + 1) % p.n;
+                const double ex = p.x[k1] - p.x[k], ey = p.y[k1] - p.y[k];
+                CHECK(std::abs(std::hypot(p.nx[k], p.ny[k]) - 1.0) < 1e-14);
+                CHECK(std::abs(p.nx[k] * ex + p.ny[k] * ey) < 1e-14 * std::hypot(ex, ey));
+                for (std::size_t j = 0; j < p.n; ++j)
+                    if (j != k && j != k1) CHECK(p.nx[k] * (p.x[j] - p.x[k]) + p.ny[k] * (p.y[j] - p.y[k]) < 0.0);
+            }
+            // The inscribed circle lies inside: every edge line at least that far from the centre.
+            const double inner = w.size[i] * w.polygonOf(i)->inradius;
+            for (std::size_t k = 0; k < p.n; ++k) CHECK(p.nx[k] * p.x[k] + p.ny[k] * p.y[k] >= inner * (1.0 - 1e-14));
+        }
     }
 }
