@@ -1,5 +1,9 @@
 #include "moreau/contact/shape_poses.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <span>
+
 #include "moreau/core/parallel.hpp"
 #include "moreau/model/polygon.hpp"
 
@@ -24,8 +28,38 @@ PlacedPolygon turnPolygon(const World& world, std::size_t i, double* x, double* 
     return {x, y, n, nx, ny, 2.0 * s * p.boundingRadius};
 }
 
+namespace {
+/// The first n entries of v (all of it when shorter: an empty array stays empty).
+template <class T>
+std::span<const T> head(const std::vector<T>& v, std::size_t n) {
+    return {v.data(), std::min(n, v.size())};
+}
+template <class T>
+bool sameBits(const std::vector<T>& kept, std::span<const T> now) {
+    return kept.size() == now.size() &&
+           (now.empty() || std::memcmp(kept.data(), now.data(), now.size_bytes()) == 0);
+}
+template <class T>
+void keep(std::vector<T>& kept, std::span<const T> now) {
+    kept.assign(now.begin(), now.end());
+}
+}  // namespace
+
+bool ShapePoses::current(const World& world) const {
+    // Bits, not values (memcmp): what update() read, read again.
+    const std::size_t n = world.numGrains;
+    return grains() == n && sameBits(turn_, head(world.q, n)) && sameBits(size_, head(world.size, n)) &&
+           sameBits(radius_, head(world.radius, n)) && sameBits(shape_, head(world.shape, n)) &&
+           sameBits(polygon_, head(world.polygon, n));
+}
+
 void ShapePoses::update(const World& world) {
     const std::size_t n = world.numGrains;
+    keep(turn_, head(world.q, n));
+    keep(size_, head(world.size, n));
+    keep(radius_, head(world.radius, n));
+    keep(shape_, head(world.shape, n));
+    keep(polygon_, head(world.polygon, n));
     first_.resize(n + 1);
     first_[0] = 0;
     for (std::size_t i = 0; i < n; ++i) first_[i + 1] = first_[i] + world.components(i);

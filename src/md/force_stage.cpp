@@ -42,14 +42,15 @@ inline Vec3 relativeAtContact(const std::vector<MdForceStage::Vec6>& P, const Wo
 /// other bodies are left alone (else [lo, hi) is every body). `Arms` (a
 /// world with clumps, whose arms are not along n): the torques are the
 /// moments l × F of each body's lever arm instead (for a sphere
-/// l_b × F = −r_b n × F_t, the same moment), the arms from `poses`.
+/// l_b × F = −r_b n × F_t, the same moment), the arms from `clumps` (a
+/// clump's contacts) or `polygons` (a polygon's).
 template <bool Ranged, bool Arms = false>
 void scatter(const World& world, const std::vector<Contact>& contacts, const Vec3* F, const Vec3* T, std::size_t lo,
-             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t, const ShapePoses* poses = nullptr,
-             const PolygonOverlapGeometry* polygons = nullptr) {
+             std::size_t hi, std::vector<Vec3>& f, std::vector<Vec3>& t,
+             const MdForceStage::ContactArms* clumps = nullptr, const PolygonOverlapGeometry* polygons = nullptr) {
     auto arm = [&](std::size_t c, const Contact& k, BodyId body) {
         if (polygons) return body == k.a ? polygons[c].la : polygons[c].lb;
-        return leverArm(*poses, k, body);
+        return body == k.a ? clumps[c].la : clumps[c].lb;
     };
     std::fill(f.begin() + static_cast<std::ptrdiff_t>(lo), f.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
     std::fill(t.begin() + static_cast<std::ptrdiff_t>(lo), t.begin() + static_cast<std::ptrdiff_t>(hi), Vec3::Zero());
@@ -103,20 +104,20 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
     const RollingMoment rolling = rollingMoment_;
     const bool deforming = world.deforming();
     double* next = next_.data();
-    // A world with clumps: the lever arms from this evaluation's balls.
-    // Spheres take sphereContactVelocity, without contactVelocity's clump
-    // branch: 18 fewer instructions per contact in this loop (callgrind,
-    // bench md-step staged), where passing the balls into contactVelocity
-    // had cost 6 to 23 more.
-    const ShapePoses* arms = world.hasClumps() ? &poses_ : nullptr;
+    // A world with clumps or polygons: the lever arms of this evaluation
+    // (evaluate() found them once per contact, for this loop and the
+    // gather). Spheres take sphereContactVelocity, without contactVelocity's
+    // shapes branch: 18 fewer instructions per contact in this loop
+    // (callgrind, bench md-step staged), where passing the balls into
+    // contactVelocity had cost 6 to 23 more.
+    const ContactArms* clumps = world.hasClumps() ? clumpArms_.data() : nullptr;
     const PolygonOverlapGeometry* polygons = world.hasPolygons() ? polygonGeometry_.data() : nullptr;
     auto velocity = [&](std::size_t c, const Contact& k) {
-        if (polygons) {
-            const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-            return Vec3(world.v[ib] + world.w[ib].cross(polygons[c].lb) - world.v[ia] -
-                        world.w[ia].cross(polygons[c].la));
-        }
-        return arms ? clumpContactVelocity(world, *arms, k) : sphereContactVelocity(world, k);
+        if (!clumps && !polygons) return sphereContactVelocity(world, k);
+        const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
+        const Vec3& la = polygons ? polygons[c].la : clumps[c].la;
+        const Vec3& lb = polygons ? polygons[c].lb : clumps[c].lb;
+        return Vec3(world.v[ib] + world.w[ib].cross(lb) - world.v[ia] - world.w[ia].cross(la));
     };
     forEachIndex(chunks, m > 4096, [&](std::size_t chunk) {
         double elasticSum = 0.0, workSum = 0.0;
@@ -195,18 +196,28 @@ void MdForceStage::forceLoop(const World& world, const std::vector<Contact>& con
 }
 
 void MdForceStage::evaluate(const World& world, const std::vector<Contact>& contacts, const double* committed,
-                            double dt, const StageIncrements* stage) {
+                            double dt, const StageIncrements* stage, const ShapePoses* atThisPose) {
     const std::size_t m = contacts.size();
     next_.resize(m * layout_.stride);
     contactForce_.resize(m);
     contactTorque_.resize(m);
     if (lawRow(settings_.tangential).ownWork) lawWorkStep_.resize(m);
     if (rollingMoment_) contactCouple_.resize(m);
-    if (world.hasShapes()) poses_.update(world);
+    shapes_ = &poses_;
+    if (world.hasShapes()) {
+        if (atThisPose && atThisPose->current(world)) shapes_ = atThisPose;
+        else poses_.update(world);
+    }
     if (world.hasPolygons()) {
         polygonGeometry_.resize(m);
         forEachIndex(m, m > kParallelContacts,
-                     [&](std::size_t c) { polygonGeometry_[c] = polygonOverlapGeometry(world, poses_, contacts[c]); });
+                     [&](std::size_t c) { polygonGeometry_[c] = polygonOverlapGeometry(world, *shapes_, contacts[c]); });
+    } else if (world.hasClumps()) {
+        clumpArms_.resize(m);
+        forEachIndex(m, m > kParallelContacts, [&](std::size_t c) {
+            const Contact& k = contacts[c];
+            clumpArms_[c] = {leverArm(*shapes_, k, k.a), leverArm(*shapes_, k, k.b)};
+        });
     }
     // The law pair is chosen once per step; the loop is compiled for it.
     withNormalLaw(settings_.normal, [&]<NormalLaw N>() {
@@ -268,7 +279,7 @@ void MdForceStage::gatherForces(const World& world, const std::vector<Contact>& 
     force_.resize(nb);
     torque_.resize(nb);
     if (world.hasShapes()) {  // one thread, in contact order: the same bits for any thread count
-        scatter<false, true>(world, contacts, contactForce_.data(), nullptr, 0, nb, force_, torque_, &poses_,
+        scatter<false, true>(world, contacts, contactForce_.data(), nullptr, 0, nb, force_, torque_, clumpArms_.data(),
                              world.hasPolygons() ? polygonGeometry_.data() : nullptr);
         return;
     }

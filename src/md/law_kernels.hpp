@@ -79,14 +79,6 @@ inline Vec3 contactVelocity(const World& world, const Contact& k) {
     return sphereContactVelocity(world, k);
 }
 
-/// contactVelocity in a world with clumps, the arms read from `poses`
-/// (updated at the world's pose) instead of turned again: the same bits.
-inline Vec3 clumpContactVelocity(const World& world, const ShapePoses& poses, const Contact& k) {
-    const auto ia = static_cast<std::size_t>(k.a), ib = static_cast<std::size_t>(k.b);
-    return world.v[ib] + world.w[ib].cross(leverArm(poses, k, k.b)) - world.v[ia] -
-           world.w[ia].cross(leverArm(poses, k, k.a));
-}
-
 /// The constants of contact k after the effective-mass convention: walls (fixed
 /// or mobile) count with their own mass, fixed ones as infinite.
 inline Constants contactConstants(const MdSettings& s, double invMa, double invMb, double mu) {

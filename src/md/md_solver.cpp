@@ -102,7 +102,7 @@ void MdSolver::step(World& world, std::vector<Contact>& contacts, ContactSlots& 
 }
 
 void MdSolver::forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots,
-                      const StepContext& ctx) {
+                      const StepContext& ctx, const ShapePoses* atThisPose) {
     if (pairs_) {  // the pair schedule: the list brought up to date, then the laws over it
         pairs_->update(world, margin_);
         forces_->evaluatePairs(world, *pairs_, ctx, margin_, trackWork_);
@@ -111,7 +111,7 @@ void MdSolver::forces(const World& world, std::vector<Contact>& contacts, Contac
     }
     if (!centralDifference_) return;  // the scheme evaluates its own stages (integrate)
     checkSlots(contacts, slots);
-    forces_->evaluate(world, contacts, slots.values.data(), ctx.dt);
+    forces_->evaluate(world, contacts, slots.values.data(), ctx.dt, nullptr, atThisPose);
     forces_->gather(world, contacts);
     forces_->checkFinite(ctx.step);
     forces_->commit(contacts, slots);

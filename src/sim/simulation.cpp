@@ -254,7 +254,7 @@ void Simulation::solve() {
     if (scene_.simulation.method == Method::CD) {
         stats_ = cd_.solve(w, contacts_, ctx);
     } else {
-        md_.forces(w, contacts_, slots_, ctx);
+        md_.forces(w, contacts_, slots_, ctx, &detector_.shapePoses());
         contactsStale_ = fused();
     }
     next_ = Stage::Integrate;

@@ -134,6 +134,9 @@ public:
     /// The same as rememberContacts(out, previous) followed by detect(world,
     /// margin, out); the remembering runs as a parallel pass first.
     void detect(const World& world, double margin, std::vector<Contact>& out, std::vector<ContactMemory>& previous);
+    /// The shapes of the last detect() (ShapePoses: clumps' balls,
+    /// polygons' turned vertices), for a reader at the same pose.
+    const ShapePoses& shapePoses() const { return poses_; }
     /// Builds of the list so far (for benches and tests).
     long builds() const { return builds_; }
     /// Entries in the list now (within margin + skin at the last build):

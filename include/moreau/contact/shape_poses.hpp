@@ -22,7 +22,8 @@
 ///
 /// Hot record: ComponentBall is 32 bytes, one per component of every grain
 /// (a tetra clump: 128 bytes), plus 4 bytes per grain of index; walls have
-/// none. A polygon adds 32 bytes per vertex and 12 per grain.
+/// none. A polygon adds 32 bytes per vertex and 12 per grain; every grain
+/// up to 54 for the record current() compares.
 #include <cassert>
 #include <cstdint>
 #include <vector>
@@ -58,6 +59,12 @@ public:
     /// worlds, each grain written by one thread: the same bits for any
     /// thread count).
     void update(const World& world);
+    /// Whether the shapes are those of `world` now: the same grains, each
+    /// with the orientation, size (a sphere: radius) and shape of the last
+    /// update, bit for bit. Then they are what update() would compute, and
+    /// another reader at the same pose may use them instead of its own (the
+    /// MD force stage reads the detector's: MdSolver::forces).
+    bool current(const World& world) const;
     /// The grains covered (those of the world at the last update).
     std::size_t grains() const { return first_.empty() ? 0 : first_.size() - 1; }
     /// Grain i's number of components.
@@ -87,6 +94,12 @@ public:
 private:
     std::vector<std::uint32_t> first_;  ///< grain i's balls are [first_[i], first_[i + 1])
     std::vector<ComponentBall> balls_;
+    /// The grains' orientations, sizes, radii and shape indices at the last
+    /// update: what current() compares.
+    std::vector<Quat> turn_;
+    std::vector<double> size_, radius_;
+    std::vector<std::uint16_t> shape_;
+    std::vector<std::uint32_t> polygon_;
     std::vector<std::uint32_t> vertexFirst_;      ///< polygon i's vertices are [vertexFirst_[i], vertexFirst_[i + 1])
     std::vector<double> vx_, vy_, nx_, ny_;       ///< turned vertices and edge normals
     std::vector<double> extent_;                  ///< per polygon: PlacedPolygon::extent

@@ -50,6 +50,11 @@ public:
     using Vec6 = MdSolver::Vec6;
     explicit MdForceStage(const MdSettings& settings, bool historyMode);
 
+    /// A contact's lever arms from each body's centre to the contact point.
+    struct ContactArms {
+        Vec3 la, lb;
+    };
+
     /// What a stage evaluation of a multi-stage scheme advances the memory
     /// by, per contact, instead of V_t dt: the tangential movement since the
     /// step start, Kuhn's twirl angle; and whether the stage is the step start.
@@ -63,9 +68,12 @@ public:
     /// stage's increments; the updated memory is kept (memory()) until commit().
     /// A world with clumps or polygons: its shapes (ShapePoses) are updated
     /// first, for the lever arms of this evaluation and of the gather after
-    /// it (a polygon's overlaps are found from them).
+    /// it (a polygon's overlaps are found from them), unless `atThisPose`
+    /// holds them already (ShapePoses::current: the detector's, when the
+    /// evaluation follows the detection at the same pose); it must then stay
+    /// unchanged until gather().
     void evaluate(const World& world, const std::vector<Contact>& contacts, const double* committed, double dt,
-                  const StageIncrements* stage = nullptr);
+                  const StageIncrements* stage = nullptr, const ShapePoses* atThisPose = nullptr);
     /// The per-body sums of the last evaluation's forces and torques (and
     /// rolling couples, glued grains' forces on their walls), in key order,
     /// at the pose of that evaluation (a clump's arms are read from its balls).
@@ -157,12 +165,16 @@ private:
     std::vector<Vec3> contactTorque_;        ///< r n × F_t per contact (torques are −r_a, −r_b times it)
     std::vector<Vec3> contactCouple_;        ///< the rolling moment on a per contact (b: its opposite)
     std::vector<Vec3> force_, torque_;       ///< per body
-    ShapePoses poses_;                       ///< a world with clumps or polygons: its shapes at the last evaluate()
+    ShapePoses poses_;                       ///< a world with clumps or polygons: its shapes, when evaluate() finds them itself
+    const ShapePoses* shapes_ = &poses_;     ///< the shapes of the last evaluate(): poses_ or the caller's
     /// A world of polygons: each contact's overlap geometry at the last
     /// evaluate() (polygonOverlapGeometry: the arms to the overlap's
     /// centroid, the contact line's normal, the equivalent gap −A/l_c), found
     /// once per evaluation; commit() writes n and gap into the contacts.
     std::vector<PolygonOverlapGeometry> polygonGeometry_;
+    /// A world with clumps: each contact's arms at the last evaluate()
+    /// (leverArm from the shapes), for its force loop and the gather.
+    std::vector<ContactArms> clumpArms_;
     std::vector<std::int32_t> aStart_, bStart_, byB_;  ///< contacts by body, in key order
     double elastic_ = 0.0, workIn_ = 0.0;
     MdSolver::TangentialWork lawWork_;

@@ -108,8 +108,10 @@ public:
     /// committed and each contact's force on b in history.reaction; nothing
     /// moves. Throws DivergenceError when a force is not finite. Other
     /// schemes evaluate the forces at their own stages, inside integrate():
-    /// here they do nothing.
-    void forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
+    /// here they do nothing. `atThisPose`: shapes that may hold the world's
+    /// clumps' or polygons' pose already (the detector's, read if current).
+    void forces(const World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx,
+                const ShapePoses* atThisPose = nullptr);
     /// The step's integrate stage: cd: kick and drift with the forces of
     /// forces(); other schemes: their whole step (their family object).
     void integrate(World& world, std::vector<Contact>& contacts, ContactSlots& slots, const StepContext& ctx);
