@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "moreau/analysis/observables.hpp"
@@ -69,101 +70,143 @@ private:
     struct sigaction oldInt_ {}, oldTerm_ {};
 };
 
-// --- the loop --------------------------------------------------------------------
+}  // namespace
 
-/// Steps `sim` to simulation.steps with the outputs; `from` is the
-/// checkpoint a resumed run continues (null for a fresh run), `exact` false
-/// where the resume changed the step (summary.json: bit_exact_resume).
-RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals, const Checkpoint* from,
-                   bool exact = true) {
-    const Scene& scene = sim.scene();
-    const std::filesystem::path& dir = options.outDir;
-    const World& start = sim.world();
-    RunOutputs out(scene, start, options, from, exact, scene.cd.measureError && scene.simulation.method == Method::CD,
-                   {format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads",
-                           MOREAU_VERSION, from ? "resuming" : "running", scene.origin.c_str(),
-                           methodName(scene).c_str(), start.numGrains, start.numWalls(), start.step,
-                           scene.simulation.steps, omp_get_max_threads())});
-    const RunCadence& cadence = out.cadence();
-    const long steps = cadence.steps;
+// --- a serial run, step by step ------------------------------------------------
 
-    auto checkpoint = [&](CheckpointKind kind) {
-        out.checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(sim, at, kind); });
-    };
-    auto summaryOf = [&](const char* status) {
-        nlohmann::json s = out.summary(status, sim.world(), totals, sim.record().contacts);
-        if (scene.simulation.method == Method::MD) {
-            s["md_pipeline"] = sim.fused() ? "fused" : "staged";
-            s["md_simd"] = sim.fused() ? sim.md().pairIsa(sim.world()) : "none";
-        }
-        s["phase_seconds"] = phaseSeconds(sim.profile(), scene.simulation.method == Method::CD);
-        return s;
-    };
-
-    // The guards (GuardSettings) and the last step they passed, kept as
-    // the checkpoint a divergence writes.
-    const Guard guard(sim, totals);
-    std::string lastGood;
+/// What a serial run holds between its steps (SteppedRun): the folder, the
+/// simulation, its outputs and sums, the guards and their last good step.
+struct SteppedRun::State {
+    OutDirLock lock;
+    std::optional<Checkpoint> from;  ///< the checkpoint a resumed run continues (RunOutputs reads it)
+    std::unique_ptr<Simulation> sim;
+    RunOptions options;
+    RunTotals totals;
+    bool exact = true;
+    std::optional<RunOutputs> out;
+    std::optional<Guard> guard;
+    std::string sceneText;
+    std::string lastGood;  ///< the checkpoint bytes of the last step the guards passed
     long lastGoodStep = -1;
-    const std::string sceneText = canonicalSceneText(scene);
-    auto keepGood = [&] {
-        totals.wallSeconds = out.wallSeconds();
-        lastGood = checkpointBytes(sim, totals, CheckpointKind::Diverged, &sceneText);
-        lastGoodStep = sim.world().step;
-    };
-    if (guard.active()) keepGood();
-    auto diverged = [&](const std::string& why) {
+    LocalProblemCapture capture;  ///< the steps an FCLIB dump writes
+    bool finished = false;
+
+    const Scene& scene() const { return sim->scene(); }
+
+    void checkpoint(CheckpointKind kind) {
+        out->checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(*sim, at, kind); });
+    }
+    nlohmann::json summaryOf(const char* status) {
+        nlohmann::json s = out->summary(status, sim->world(), totals, sim->record().contacts);
+        if (scene().simulation.method == Method::MD) {
+            s["md_pipeline"] = sim->fused() ? "fused" : "staged";
+            s["md_simd"] = sim->fused() ? sim->md().pairIsa(sim->world()) : "none";
+        }
+        s["phase_seconds"] = phaseSeconds(sim->profile(), scene().simulation.method == Method::CD);
+        return s;
+    }
+    void keepGood() {
+        totals.wallSeconds = out->wallSeconds();
+        lastGood = checkpointBytes(*sim, totals, CheckpointKind::Diverged, &sceneText);
+        lastGoodStep = sim->world().step;
+    }
+    /// The checkpoint of the last good step and summary.json, then DivergenceError.
+    [[noreturn]] void diverged(const std::string& why) {
+        finished = true;
         if (lastGood.empty()) {
             checkpoint(CheckpointKind::Diverged);
-            lastGoodStep = sim.world().step;
+            lastGoodStep = sim->world().step;
         } else {
-            out.writeCheckpoint(lastGood);
+            out->writeCheckpoint(lastGood);
         }
         nlohmann::json summary = summaryOf("diverged");
         summary["divergence"] = why;
         summary["last_good_step"] = lastGoodStep;
-        out.writeSummary(summary);
-        out.log("diverged: " + why);
+        out->writeSummary(summary);
+        out->log("diverged: " + why);
+        const std::filesystem::path& dir = options.outDir;
         throw DivergenceError(why + "; the last good step (" + std::to_string(lastGoodStep) + ") is in " +
                               (dir / "checkpoint").string() + ": resume it with a smaller step, e.g. " +
                               "moreau run --resume " + dir.string() + " --set simulation.dt=...");
-    };
+    }
+};
 
-    StopSignals signals;
+SteppedRun::SteppedRun(std::unique_ptr<State> state) : s_(std::move(state)) {
+    State& r = *s_;
+    const Scene& scene = r.scene();
+    const World& start = r.sim->world();
+    const bool resumed = r.from.has_value();
+    r.out.emplace(scene, start, r.options, resumed ? &*r.from : nullptr, r.exact,
+                  scene.cd.measureError && scene.simulation.method == Method::CD,
+                  std::vector<std::string>{format("moreau %s: %s %s, %s, %zu grains, %zu walls, steps %ld to %ld, %d threads",
+                                                  MOREAU_VERSION, resumed ? "resuming" : "running", scene.origin.c_str(),
+                                                  methodName(scene).c_str(), start.numGrains, start.numWalls(),
+                                                  start.step, scene.simulation.steps, omp_get_max_threads())});
+    // The guards (GuardSettings) and the last step they passed, kept as
+    // the checkpoint a divergence writes.
+    r.guard.emplace(*r.sim, r.totals);
+    r.sceneText = canonicalSceneText(scene);
+    if (r.guard->active()) r.keepGood();
+    if (!resumed) {
+        r.out->row(start, r.sim->measuredRecord());
+        if (r.out->cadence().vtkEvery > 0) r.out->snapshot(start, r.sim->contacts(), 0);
+    }
+}
+
+SteppedRun::~SteppedRun() {
+    if (s_ && !s_->finished) try {
+            finish(s_->sim->world().step >= steps() ? "completed" : "closed");
+        } catch (const std::exception&) {  // a destructor reports nothing: what was written stands
+        }
+}
+
+std::unique_ptr<SteppedRun> SteppedRun::start(Scene scene, const RunOptions& options) {
+    checkMdStep(scene);
+    checkStart(scene);
+    auto state = std::make_unique<State>();
+    state->sim = std::make_unique<Simulation>(std::move(scene));  // its errors (a scene it cannot run) come before any output
+    state->lock = holdOutDir(options.outDir, options.folderOption);
+    prepareOutDir(options.outDir, true);
+    state->options = options;
+    return std::unique_ptr<SteppedRun>(new SteppedRun(std::move(state)));
+}
+
+Simulation& SteppedRun::simulation() { return *s_->sim; }
+const Simulation& SteppedRun::simulation() const { return *s_->sim; }
+long SteppedRun::steps() const { return s_->scene().simulation.steps; }
+bool SteppedRun::finished() const { return s_->finished; }
+
+void SteppedRun::step() {
+    State& r = *s_;
+    if (r.finished) throw InputError(r.options.folderOption + " '" + r.options.outDir.string() + "': the run is closed");
+    Simulation& sim = *r.sim;
+    RunOutputs& out = *r.out;
+    const RunCadence& cadence = out.cadence();
+    const long steps = cadence.steps;
+    const long s = sim.world().step + 1;
     std::string failure;
-    long s = out.first() + 1;
     try {
-        if (!from) {
-            out.row(sim.world(), sim.measuredRecord());
-            if (cadence.vtkEvery > 0) out.snapshot(sim.world(), sim.contacts(), 0);
+        const long fclibEvery = r.scene().output.fclibEvery;
+        const bool dumpProblem = fclibEvery > 0 && s % fclibEvery == 0;
+        sim.cd().setStepObserver(dumpProblem ? &r.capture : nullptr);
+        const CdStepStats st = sim.advance();  // observed below only where written
+        if (dumpProblem) writeFclib(r.capture.problem, fclibPath(r.options.outDir, s), &r.capture.reactions);
+        countStep(r.totals, st, r.scene().cd);
+        if (cadence.row(s)) out.row(sim.world(), sim.measuredRecord());
+        if (cadence.snapshot(s)) out.snapshot(sim.world(), sim.contacts(), s);
+        if (cadence.log(s)) out.logStep(s, sim.record());
+        if (r.guard->active()) {
+            std::string why = r.guard->checkTravel(sim);
+            if (why.empty() && (s % r.guard->every() == 0 || s == steps)) why = r.guard->check(sim);
+            if (!why.empty()) failure = format("step %ld: ", s) + why;
+            else if (s % r.guard->every() == 0 || s == steps) r.keepGood();
         }
-        const long fclibEvery = scene.output.fclibEvery;
-        LocalProblemCapture capture;  // the steps an FCLIB dump writes
-        for (; s <= steps; ++s) {
-            const bool dumpProblem = fclibEvery > 0 && s % fclibEvery == 0;
-            sim.cd().setStepObserver(dumpProblem ? &capture : nullptr);
-            const CdStepStats r = sim.advance();  // observed below only where written
-            if (dumpProblem) writeFclib(capture.problem, fclibPath(dir, s), &capture.reactions);
-            countStep(totals, r, scene.cd);
-            if (cadence.row(s)) out.row(sim.world(), sim.measuredRecord());
-            if (cadence.snapshot(s)) out.snapshot(sim.world(), sim.contacts(), s);
-            if (cadence.log(s)) out.logStep(s, sim.record());
-            if (guard.active()) {
-                std::string why = guard.checkTravel(sim);
-                if (why.empty() && (s % guard.every() == 0 || s == steps)) why = guard.check(sim);
-                if (!why.empty()) {
-                    failure = format("step %ld: ", s) + why;
-                    break;
-                }
-                if (s % guard.every() == 0 || s == steps) keepGood();
-            }
-            if (cadence.checkpoint(s)) checkpoint(CheckpointKind::Periodic);
-            if (gSignal != 0 && s < steps) break;
-        }
+        if (failure.empty() && cadence.checkpoint(s)) r.checkpoint(CheckpointKind::Periodic);
     } catch (const InputError& e) {
         // An output that could not be written (a full disk): what was
         // written stands, and summary.json says where it ended, if it can.
-        nlohmann::json summary = summaryOf("failed");
+        r.finished = true;
+        nlohmann::json summary = r.summaryOf("failed");
         summary["error"] = e.what();
         try {
             out.writeSummary(summary);
@@ -176,23 +219,49 @@ RunOutcome runLoop(Simulation& sim, const RunOptions& options, RunTotals totals,
         // way back, where they are on.
         failure = e.what();
     }
-    if (!failure.empty()) diverged(failure);
+    if (!failure.empty()) r.diverged(failure);
+}
 
+void SteppedRun::checkpoint() {
+    State& r = *s_;
+    if (r.finished) throw InputError(r.options.folderOption + " '" + r.options.outDir.string() + "': the run is closed");
+    r.checkpoint(CheckpointKind::Periodic);
+}
+
+RunOutcome SteppedRun::finish(const char* status, const char* signal) {
+    State& r = *s_;
     RunOutcome outcome;
-    const char* status = "completed";
-    if (s <= steps) {
-        checkpoint(CheckpointKind::Stopped);
-        status = "stopped";
-        outcome.exitStatus = 128 + static_cast<int>(gSignal);
+    if (r.finished) return outcome;
+    r.finished = true;
+    const bool stopped = signal != nullptr;
+    if (stopped) {
+        r.checkpoint(CheckpointKind::Stopped);
+        outcome.exitStatus = 128 + (std::string(signal) == "SIGINT" ? SIGINT : SIGTERM);
     }
-    out.flush();
-    outcome.summary = summaryOf(status);
-    const char* signal = gSignal == SIGINT ? "SIGINT" : "SIGTERM";
-    if (outcome.exitStatus != 0) outcome.summary["signal"] = signal;
-    out.writeSummary(outcome.summary);
-    const long done = sim.world().step;
-    outcome.report = outcome.exitStatus != 0 ? out.stopped(signal, done, "") : out.completed(done, outcome.summary);
+    r.out->flush();
+    outcome.summary = r.summaryOf(status);
+    if (stopped) outcome.summary["signal"] = signal;
+    r.out->writeSummary(outcome.summary);
+    const long done = r.sim->world().step;
+    outcome.report = stopped ? r.out->stopped(signal, done, "") : r.out->completed(done, outcome.summary);
+    r.lock.release();
     return outcome;
+}
+
+namespace {
+
+// --- the loop --------------------------------------------------------------------
+
+/// Steps `run` to simulation.steps (stopped early by SIGINT or SIGTERM,
+/// with a checkpoint).
+RunOutcome runLoop(SteppedRun& run) {
+    StopSignals signals;
+    const long steps = run.steps();
+    for (long s = run.simulation().world().step + 1; s <= steps; ++s) {
+        run.step();
+        if (gSignal != 0 && s < steps) return run.finish("stopped", gSignal == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+    return run.finish("completed");
 }
 
 // --- on MPI ranks (docs/distributed.md) ---------------------------------------
@@ -523,18 +592,27 @@ const std::vector<std::string>& resumableKeys() {
 
 RunOutcome runScene(Scene scene, const RunOptions& options) {
     if (comm::ranks() > 1) return runDistributed(std::move(scene), options);
-    checkMdStep(scene);
-    checkStart(scene);
-    Simulation sim(std::move(scene));  // its errors (a scene it cannot run) come before any output
-    const OutDirLock lock = holdOutDir(options.outDir);
-    prepareOutDir(options.outDir, true);
-    return runLoop(sim, options, RunTotals{}, nullptr);
+    const auto run = SteppedRun::start(std::move(scene), options);
+    return runLoop(*run);
 }
 
-RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets, const std::string& sceneFile) {
+namespace {
+/// A run's folder held, its checkpoint read and the scene to continue
+/// with, `sets` checked against what a resume may change (resumeRun).
+struct PreparedResume {
+    OutDirLock lock;
+    Checkpoint checkpoint;
+    Scene scene;
+    bool exact = true;
+};
+
+PreparedResume prepareResume(const RunOptions& options, const std::vector<std::string>& sets,
+                             const std::string& sceneFile) {
     const std::filesystem::path file = options.outDir / "checkpoint";
-    const OutDirLock lock = holdResumedDir(options.outDir);  // before the checkpoint is read: no run writes it now
-    Checkpoint c = readCheckpoint(file);
+    PreparedResume p;
+    p.lock = holdResumedDir(options.outDir);  // before the checkpoint is read: no run writes it now
+    p.checkpoint = readCheckpoint(file);
+    Checkpoint& c = p.checkpoint;
     const std::string origin = "checkpoint '" + file.string() + "'";
     const Scene before = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
     Scene scene = loadSceneWithWorld(c.sceneText, origin, sets, c.world);
@@ -552,7 +630,6 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
         for (const std::string& key : resumable) text += (text.empty() ? "" : ", ") + key;
         return text + (diverged ? "; after a divergence also simulation.dt, md.substeps" : "");
     };
-    bool exact = true;
     for (const auto& [key, value] : scene.values) {
         const auto was = before.values.find(key);
         if (was != before.values.end() && was->second == value) continue;
@@ -571,7 +648,7 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
         if (!mayChange(key))
             throw InputError("--set " + key + ": cannot change when a run resumes (it would change the trajectory or " +
                              "what series.csv's columns are; allowed: " + allowed() + ")");
-        if (key == "simulation.dt" || key == "md.substeps") exact = false;
+        if (key == "simulation.dt" || key == "md.substeps") p.exact = false;
     }
     if (!sceneFile.empty()) {
         // The scene named beside --resume must be the checkpoint's.
@@ -594,16 +671,39 @@ RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& 
     // summary.json records (checkpointVersionNote).
     if (c.version != MOREAU_VERSION && !options.quiet && comm::rank() == 0)
         std::fprintf(stderr, "moreau: warning: %s\n", versionWarning(c).c_str());
-    if (comm::ranks() > 1) return runDistributed(std::move(scene), options, &c, exact);
+    p.scene = std::move(scene);
+    return p;
+}
+}  // namespace
+
+std::unique_ptr<SteppedRun> SteppedRun::resume(const RunOptions& options, const std::vector<std::string>& sets,
+                                               const std::string& sceneFile) {
+    PreparedResume p = prepareResume(options, sets, sceneFile);
     prepareOutDir(options.outDir, false);
-    Simulation sim(std::move(scene));
-    ByteReader in(c.state, origin);
-    sim.loadState(in);
+    auto state = std::make_unique<State>();
+    state->lock = std::move(p.lock);
+    state->sim = std::make_unique<Simulation>(std::move(p.scene));
+    const std::string origin = "checkpoint '" + (options.outDir / "checkpoint").string() + "'";
+    ByteReader in(p.checkpoint.state, origin);
+    state->sim->loadState(in);
     if (in.left() != 0) in.fail("bytes after the simulation state");
-    if (!exact && !options.quiet)
+    if (!p.exact && !options.quiet)
         std::fprintf(stderr, "moreau: resuming a diverged run with a changed step: the result is not the bits of any "
                              "uninterrupted run\n");
-    return runLoop(sim, options, c.totals, &c, exact);
+    state->totals = p.checkpoint.totals;
+    state->exact = p.exact;
+    state->from = std::move(p.checkpoint);
+    state->options = options;
+    return std::unique_ptr<SteppedRun>(new SteppedRun(std::move(state)));
+}
+
+RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets, const std::string& sceneFile) {
+    if (comm::ranks() > 1) {
+        PreparedResume p = prepareResume(options, sets, sceneFile);
+        return runDistributed(std::move(p.scene), options, &p.checkpoint, p.exact);
+    }
+    const auto run = SteppedRun::resume(options, sets, sceneFile);
+    return runLoop(*run);
 }
 
 }  // namespace moreau

@@ -14,13 +14,13 @@ namespace moreau {
 
 // --- the folder ------------------------------------------------------------------
 
-OutDirLock holdOutDir(const std::filesystem::path& dir) {
+OutDirLock holdOutDir(const std::filesystem::path& dir, const std::string& option) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (!std::filesystem::is_directory(dir, ec))
-        throw InputError("--out '" + dir.string() + "': cannot create the folder" +
+        throw InputError(option + " '" + dir.string() + "': cannot create the folder" +
                          (ec ? " (" + ec.message() + ")" : std::string(" (a file of that name exists)")));
-    return OutDirLock(dir, "--out");
+    return OutDirLock(dir, option);
 }
 
 OutDirLock holdResumedDir(const std::filesystem::path& dir) {

@@ -27,7 +27,7 @@ namespace moreau {
 
 /// Creates `dir` (a fresh run's) and holds it for the run (OutDirLock):
 /// before anything in it is written or removed.
-OutDirLock holdOutDir(const std::filesystem::path& dir);
+OutDirLock holdOutDir(const std::filesystem::path& dir, const std::string& option = "--out");
 
 /// Holds the folder a run resumes in, if it is one (else readCheckpoint
 /// says what is missing). Collective: rank 0 holds it, every rank gets its error.

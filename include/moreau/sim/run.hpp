@@ -3,6 +3,7 @@
 /// (series.csv, summary.json, VTK, the run log log.txt, checkpoints), resumed
 /// from a checkpoint, stopped cleanly by SIGINT or SIGTERM.
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace moreau {
 struct RunOptions {
     std::filesystem::path outDir = "out";
     bool quiet = false;  ///< no log lines on stderr (log.txt is written all the same)
+    std::string folderOption = "--out";  ///< how messages name the folder ("out=" from Python)
 };
 
 /// How a run ended: summary.json's content, a few lines for stdout, and the
@@ -49,5 +51,54 @@ const std::vector<std::string>& resumableKeys();
 /// summary.json's checkpoint_version and bit_exact_resume = false.
 RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets,
                      const std::string& sceneFile = {});
+
+class Simulation;
+
+/// A serial run that its caller steps: `moreau run`'s loop (runScene,
+/// resumeRun) and Python's Simulation(..., out=DIR). It holds the folder
+/// and writes what INTERFACE.md lists as it steps: series.csv rows, VTK
+/// snapshots, log.txt and checkpoints at their cadences, the guards'
+/// checks, summary.json at finish(). The cadences end at the scene's
+/// simulation.steps as `moreau run`'s do; a caller may step past it.
+class SteppedRun {
+public:
+    /// A fresh run of `scene` into options.outDir: what `moreau run` refuses
+    /// before step 0 throws InputError before any output; then the folder is
+    /// held (a held one throws, naming its holder), cleared of an earlier
+    /// run's outputs, and step 0's row and snapshot are written.
+    static std::unique_ptr<SteppedRun> start(Scene scene, const RunOptions& options);
+    /// The run in options.outDir continued from its checkpoint, with `sets`
+    /// (resumeRun's checks and messages; serial).
+    static std::unique_ptr<SteppedRun> resume(const RunOptions& options, const std::vector<std::string>& sets,
+                                              const std::string& sceneFile = {});
+    /// Finishes an unfinished run ("completed" at or past simulation.steps,
+    /// else "closed"), swallowing errors.
+    ~SteppedRun();
+    SteppedRun(const SteppedRun&) = delete;
+    SteppedRun& operator=(const SteppedRun&) = delete;
+
+    Simulation& simulation();
+    const Simulation& simulation() const;
+    long steps() const;  ///< the scene's simulation.steps
+    bool finished() const;
+
+    /// One step with its outputs and checks. A divergence (a value not
+    /// finite, a guard that fails) writes the checkpoint of the last good
+    /// step and summary.json, finishes the run and throws DivergenceError;
+    /// an output that cannot be written writes summary.json ("failed") if
+    /// it can and throws InputError. After finish() it throws InputError.
+    void step();
+    /// DIR/checkpoint of the state now (atomically).
+    void checkpoint();
+    /// Flushes series.csv, writes summary.json with `status` and releases
+    /// the folder; with `signal` ("SIGINT", "SIGTERM") a stopped run's
+    /// checkpoint first. Once; later calls return an empty outcome.
+    RunOutcome finish(const char* status, const char* signal = nullptr);
+
+private:
+    struct State;
+    explicit SteppedRun(std::unique_ptr<State> state);
+    std::unique_ptr<State> s_;
+};
 
 }  // namespace moreau
