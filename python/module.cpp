@@ -23,6 +23,7 @@
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/model/law_table.hpp"
 #include "moreau/sim/guards.hpp"
+#include "moreau/sim/run.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace py = pybind11;
@@ -135,59 +136,119 @@ py::dict recordDict(const StepRecord& r) {
 
 py::object jsonToPython(const nlohmann::json& doc) { return py::module_::import("json").attr("loads")(doc.dump()); }
 
-/// The Python-side Simulation: owns the C++ one.
+/// The Python-side Simulation: owns the C++ one, or the run (SteppedRun)
+/// that owns it and writes its outputs (out=DIR).
 class PySimulation {
 public:
-    PySimulation(const py::object& scene, const py::object& set, const py::object& threads) {
-        if (!threads.is_none()) {
-            const int n = threads.cast<int>();
-            if (n < 1 || n > 4096) throw InputError("threads=" + std::to_string(n) + " (allowed: 1 to 4096)");
-            omp_set_num_threads(n);
-        }
+    PySimulation(const py::object& scene, const py::object& set, const py::object& threads, const py::object& out) {
+        setThreads(threads);
         Scene s = sceneOf(scene, setsOf(set));
-        // What `moreau run` refuses before step 0 (sim/guards.hpp), with its messages.
-        checkMdStep(s);
-        checkStart(s);
-        sim_ = std::make_unique<Simulation>(std::move(s));
+        if (!out.is_none()) {
+            // `moreau run --out DIR`'s checks, folder and outputs.
+            run_ = SteppedRun::start(std::move(s), outOptions(valueText(out)));
+        } else {
+            // What `moreau run` refuses before step 0 (sim/guards.hpp), with its messages.
+            checkMdStep(s);
+            checkStart(s);
+            sim_ = std::make_unique<Simulation>(std::move(s));
+        }
         restartGuard();
+    }
+
+    /// The run in `dir` continued from its checkpoint (`moreau run --resume DIR`).
+    PySimulation(const std::string& dir, const py::object& set, const py::object& threads) {
+        setThreads(threads);
+        run_ = SteppedRun::resume(outOptions(dir), setsOf(set));
+        restartGuard();
+    }
+
+    static void setThreads(const py::object& threads) {
+        if (threads.is_none()) return;
+        const int n = threads.cast<int>();
+        if (n < 1 || n > 4096) throw InputError("threads=" + std::to_string(n) + " (allowed: 1 to 4096)");
+        omp_set_num_threads(n);
+    }
+
+    static RunOptions outOptions(const std::string& dir) {
+        RunOptions o;
+        o.outDir = dir;
+        o.quiet = true;  // log.txt holds the log; a script's stderr stays its own
+        o.folderOption = "out=";
+        return o;
     }
 
     /// n whole steps, each checked by `moreau run`'s guards as its run loop
     /// checks them: travel every step, overlaps and energy every guard.every
-    /// steps (there is no last step here). A failure raises DivergenceError
-    /// with the diagnosis summary.json's "divergence" holds; the world is
-    /// left at the step that failed.
+    /// steps (without out=DIR there is no last step). A failure raises
+    /// DivergenceError with the diagnosis summary.json's "divergence" holds;
+    /// without out=DIR the world is left at the step that failed, with it
+    /// the run is finished as `moreau run`'s (the last good step's
+    /// checkpoint, summary.json).
     void step(long n) {
         if (n < 0) throw InputError("step(n): n = " + std::to_string(n) + " (allowed: n >= 0)");
         for (long k = 0; k < n; ++k) {
             {
                 py::gil_scoped_release free;
-                sim_->advance();
-                if (guard_->active()) {
-                    const long s = sim_->world().step;
-                    std::string why = guard_->checkTravel(*sim_);
-                    if (why.empty() && s % guard_->every() == 0) why = guard_->check(*sim_);
-                    if (!why.empty()) throw DivergenceError("step " + std::to_string(s) + ": " + why);
+                if (run_) {
+                    run_->step();
+                } else {
+                    sim_->advance();
+                    if (guard_->active()) {
+                        const long s = sim_->world().step;
+                        std::string why = guard_->checkTravel(*sim_);
+                        if (why.empty() && s % guard_->every() == 0) why = guard_->check(*sim_);
+                        if (!why.empty()) throw DivergenceError("step " + std::to_string(s) + ": " + why);
+                    }
                 }
             }
             if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         }
     }
 
+    /// The run's folder (out=DIR), or throws InputError naming `what`.
+    SteppedRun& run(const char* what) {
+        if (!run_) throw InputError(std::string(what) + ": only for a Simulation with out=DIR (it has no folder)");
+        return *run_;
+    }
+    void checkpoint() {
+        py::gil_scoped_release free;
+        run("checkpoint").checkpoint();
+    }
+    /// Flushes and writes summary.json (status "completed" at or past
+    /// simulation.steps, else "closed"); returns it (None without out=DIR
+    /// or once closed).
+    py::object close() {
+        if (!run_ || run_->finished()) return py::none();
+        const char* status = world().step >= run_->steps() ? "completed" : "closed";
+        RunOutcome outcome;
+        {
+            py::gil_scoped_release free;
+            outcome = run_->finish(status);
+        }
+        return jsonToPython(outcome.summary);
+    }
+    /// The run's folder (out=DIR), or None.
+    py::object folder() const { return run_ ? py::cast(run_->folder().string()) : py::none(); }
+
     /// The guards from the state now: a setter may add an energy source (a
     /// wall force, cell rates or a cell servo) or give the grains energy
     /// (velocities, positions), so the energy guard starts over from it.
     void restartGuard() {
+        if (run_) {
+            run_->restartGuards();
+            return;
+        }
         RunTotals fresh;  // the energy reference is made from the state now
-        guard_.emplace(*sim_, fresh);
+        guard_.emplace(sim(), fresh);
     }
 
-    Simulation& sim() { return *sim_; }
-    const World& world() const { return sim_->world(); }
+    Simulation& sim() { return run_ ? run_->simulation() : *sim_; }
+    const Simulation& sim() const { return run_ ? run_->simulation() : *sim_; }
+    const World& world() const { return sim().world(); }
 
     py::dict contacts() const {
         const World& w = world();
-        const std::vector<Contact>& cs = sim_->contacts();
+        const std::vector<Contact>& cs = sim().contacts();
         const std::size_t m = cs.size();
         py::array_t<std::int64_t> a(static_cast<py::ssize_t>(m)), b(static_cast<py::ssize_t>(m));
         py::array_t<double> normal({static_cast<py::ssize_t>(m), py::ssize_t{3}}), gap(static_cast<py::ssize_t>(m)),
@@ -226,7 +287,7 @@ public:
 
     py::dict walls() const {
         const World& w = world();
-        const std::vector<Vec3> loads = sim_->wallLoads();
+        const std::vector<Vec3> loads = sim().wallLoads();
         py::dict d;
         for (std::size_t k = 0; k < w.numWalls(); ++k) {
             const std::size_t i = w.numGrains + k;
@@ -245,7 +306,7 @@ public:
             for (const World::DrivenGrain& g : w.driven)
                 if (static_cast<std::size_t>(g.wall) == i) glued.push_back(g.grain);
             wall["glued"] = glued;
-            for (const WallServo& servo : sim_->scene().servos)
+            for (const WallServo& servo : sim().scene().servos)
                 if (static_cast<std::size_t>(servo.wall) == i) wall["servo_stress"] = servo.stress;
             d[py::str(w.wallName[k])] = wall;
         }
@@ -257,7 +318,7 @@ public:
     void setGrainVectors(const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
                          std::vector<Vec3>& target, const Vec3& mask, const char* what) {
         const World& w = world();
-        if (!sim_->betweenSteps())
+        if (!sim().betweenSteps())
             throw InputError(std::string(what) + ": only between steps (a stage of this step is under way)");
         if (values.ndim() != 2 || values.shape(0) != static_cast<py::ssize_t>(w.numGrains) || values.shape(1) != 3)
             throw InputError(std::string(what) + ": an array of shape (" + std::to_string(w.numGrains) +
@@ -274,12 +335,13 @@ public:
             }
         for (std::size_t i = 0; i < w.numGrains; ++i)
             for (int e = 0; e < 3; ++e) target[i][e] = v(static_cast<py::ssize_t>(i), e);
-        sim_->md().reset();  // a multi-step scheme's history is of the old state
+        sim().md().reset();  // a multi-step scheme's history is of the old state
         restartGuard();
     }
 
 private:
-    std::unique_ptr<Simulation> sim_;
+    std::unique_ptr<SteppedRun> run_;  ///< with out=DIR: the run, which owns the simulation
+    std::unique_ptr<Simulation> sim_;  ///< without: the simulation
     std::optional<Guard> guard_;
 };
 
@@ -329,17 +391,47 @@ PYBIND11_MODULE(moreau, m) {
 
     py::class_<PySimulation>(m, "Simulation", R"(A scene being stepped.
 
-Simulation(scene, set=None, threads=None)
+Simulation(scene, set=None, threads=None, out=None)
 
 scene    a scene file path, or a dict of 'section.key' values (every key of
          `moreau run --help`; unset keys take their defaults)
 set      a dict of 'section.key' overrides, as the command line's --set
 threads  OpenMP threads (default: all cores); results do not depend on it
+out      a folder: the run writes there what `moreau run --out DIR` writes,
+         as it steps (series.csv, VTK, log.txt, checkpoints at the scene's
+         cadences; summary.json at close()), and holds it until close()
 
 Bad input, and a scene `moreau run` refuses before step 0 (guard.contact_steps,
-guard.start_overlap), raise moreau.InputError with the command line's message.)")
-        .def(py::init<const py::object&, const py::object&, const py::object&>(), py::arg("scene"),
-             py::arg("set") = py::none(), py::arg("threads") = py::none())
+guard.start_overlap), raise moreau.InputError with the command line's message.
+With out=DIR: `with moreau.Simulation(..., out=DIR) as sim:` closes it at the
+end of the block; Simulation.resume(DIR) continues a run from its checkpoint.)")
+        .def(py::init<const py::object&, const py::object&, const py::object&, const py::object&>(), py::arg("scene"),
+             py::arg("set") = py::none(), py::arg("threads") = py::none(), py::arg("out") = py::none())
+        .def_static(
+            "resume",
+            [](const py::object& dir, const py::object& set, const py::object& threads) {
+                return std::make_unique<PySimulation>(valueText(dir), set, threads);
+            },
+            py::arg("dir"), py::arg("set") = py::none(), py::arg("threads") = py::none(),
+            "The run in folder dir continued from its checkpoint, as `moreau run --resume DIR [--set ...]` continues "
+            "it (set: the keys a resume may change, e.g. simulation.steps and output.*); it writes on into dir.")
+        .def("checkpoint", &PySimulation::checkpoint,
+             "Write DIR/checkpoint of the state now (out=DIR only): `moreau run --resume DIR` or "
+             "Simulation.resume(DIR) continue from it to the bits of the run that was never stopped.")
+        .def("close", &PySimulation::close,
+             "Flush series.csv, write summary.json (status 'completed' once the scene's simulation.steps are "
+             "done, else 'closed', with a checkpoint of the state to continue from) and release the folder; returns "
+             "the summary as a dict (None without out=DIR, or when already closed). Stepping after it raises "
+             "InputError.")
+        .def("__enter__", [](py::object self) { return self; })
+        .def(
+            "__exit__",
+            [](PySimulation& s, const py::object&, const py::object&, const py::object&) {
+                s.close();
+                return false;
+            },
+            py::arg("type"), py::arg("value"), py::arg("traceback"))
+        .def_property_readonly("out", &PySimulation::folder, "The run's folder (out=DIR), or None.")
         .def("step", &PySimulation::step, py::arg("n") = 1,
              "Advance n whole steps (the GIL is released while stepping; Ctrl-C stops between steps with "
              "KeyboardInterrupt). Raises moreau.DivergenceError when a value turns non-finite (the world is then "
@@ -390,15 +482,10 @@ guard.start_overlap), raise moreau.InputError with the command line's message.)"
             "CD: keep the residual of every sweep of each step (costs a pass per sweep); see residual_history().")
         .def(
             "set_cd_iterations",
-            [](PySimulation& s, int n) {
-                if (s.sim().scene().simulation.method != Method::CD)
-                    throw InputError("set_cd_iterations: CD only (simulation.method = cd)");
-                if (n < 1) throw InputError("set_cd_iterations: " + std::to_string(n) + " (allowed: integer >= 1)");
-                s.sim().cd().settings().iterations = n;
-            },
+            [](PySimulation& s, int n) { s.sim().setCdIterations(n, "set_cd_iterations"); },
             py::arg("n"),
             "CD: N_I, the sweeps of each following step under the fixed criterion (cd.iterations), e.g. many "
-            "sweeps for one step of a convergence study. `settings` keeps the scene's value.")
+            "sweeps for one step of a convergence study. `settings` and the run's checkpoints say it from now on.")
         .def(
             "residual_history",
             [](PySimulation& s) {
@@ -488,9 +575,11 @@ guard.start_overlap), raise moreau.InputError with the command line's message.)"
                 d["strain_rate"] = std::vector<double>{w.strainRate[0], w.strainRate[1], w.strainRate[2]};
                 d["shear_rate"] = w.shearRate;
                 d["shift"] = w.shift;
+                d["shear_strain"] = w.shearStrain;
                 return d;
             },
-            "The periodic cell: periodic axes, box_min, box_max, strain_rate, shear_rate, shift (Lees-Edwards offset).")
+            "The periodic cell: periodic axes, box_min, box_max, strain_rate, shear_rate, shift (Lees-Edwards offset, "
+            "in [0, L_x)), shear_strain (the integral of the shear rate over time, never wrapped).")
         .def(
             "cell_stress",
             [](PySimulation& s) {

@@ -493,9 +493,12 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
         "fabric_yz";
     if (naturalColumn_) header += ",natural_error";
     cellColumns_ = world.anyPeriodic();
-    shiftColumn_ = world.leesEdwards();
+    // Wherever Lees–Edwards shear can run (x and y periodic), whether or not
+    // it runs at the start: a shear started later (Python's set_cell_rates)
+    // keeps the columns, and a resumed run's header is the first part's.
+    shiftColumn_ = world.periodic[0] && world.periodic[1];
     if (cellColumns_) header += ",cell_lx,cell_ly,cell_lz";
-    if (shiftColumn_) header += ",cell_shift";
+    if (shiftColumn_) header += ",cell_shift,shear_strain";
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         if (!world.wallMobile[k]) continue;
         mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
@@ -557,7 +560,10 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     if (cellColumns_)
         for (int k = 0; k < 3; ++k)
             put(world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : 0.0);
-    if (shiftColumn_) put(world.shift);
+    if (shiftColumn_) {
+        put(world.shift);
+        put(world.shearStrain);
+    }
     for (BodyId b : mobileWalls_)
         for (int k = 0; k < 3; ++k) put(world.x[static_cast<std::size_t>(b)][k]);
     for (std::size_t k = 0; k < world.numWalls(); ++k) {

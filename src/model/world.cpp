@@ -117,6 +117,7 @@ void World::advanceCell(double dt) {
         const double Lx = boxMax[0] - boxMin[0];
         shift += shearRate * Ly * dt;
         shift -= Lx * std::floor(shift / Lx);
+        shearStrain += shearRate * dt;
     }
 }
 
@@ -186,6 +187,7 @@ void World::copyCellAndClock(const World& from) {
     strainRate = from.strainRate;
     shearRate = from.shearRate;
     shift = from.shift;
+    shearStrain = from.shearStrain;
     stressErrorIntegral = from.stressErrorIntegral;
     wallErrorIntegral = from.wallErrorIntegral;
     time = from.time;

@@ -58,6 +58,7 @@ void writeWorld(ByteWriter& out, const World& w) {
     out.put(w.strainRate);  // format 2: the deforming cell, the driven grains
     out.put(w.shearRate);
     out.put(w.shift);
+    out.put(w.shearStrain);  // format 5
     out.put(w.stressErrorIntegral);
     out.putVector(w.wallErrorIntegral);
     putEach(out, w.driven, [&](const World::DrivenGrain& d) {
@@ -128,6 +129,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         w.strainRate = in.get<Vec3>("cell strain rate");
         w.shearRate = in.get<double>("cell shear rate");
         w.shift = in.get<double>("cell shift");
+        if (format >= 5) w.shearStrain = in.get<double>("cell shear strain");
         w.stressErrorIntegral = in.get<Vec3>("cell servo integral");
         w.wallErrorIntegral = in.getVector<double>("wall servo integrals");
         w.driven.resize(in.count(2 * sizeof(BodyId), "driven grains"));
@@ -264,7 +266,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     }
     if (!w.gravity.allFinite() || !(std::isfinite(w.muGrain) && w.muGrain >= 0.0) || !w.boxMin.allFinite() ||
         !w.boxMax.allFinite() || !std::isfinite(w.time) || !w.strainRate.allFinite() || !std::isfinite(w.shearRate) ||
-        !std::isfinite(w.shift) || !w.stressErrorIntegral.allFinite() ||
+        !std::isfinite(w.shift) || !std::isfinite(w.shearStrain) || !w.stressErrorIntegral.allFinite() ||
         !std::all_of(w.wallErrorIntegral.begin(), w.wallErrorIntegral.end(), [](double x) { return std::isfinite(x); }))
         in.fail("the gravity, grain friction, periodic box or time is not finite (or the friction < 0)");
     return w;

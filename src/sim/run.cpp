@@ -175,6 +175,7 @@ Simulation& SteppedRun::simulation() { return *s_->sim; }
 const Simulation& SteppedRun::simulation() const { return *s_->sim; }
 long SteppedRun::steps() const { return s_->scene().simulation.steps; }
 bool SteppedRun::finished() const { return s_->finished; }
+const std::filesystem::path& SteppedRun::folder() const { return s_->options.outDir; }
 
 void SteppedRun::step() {
     State& r = *s_;
@@ -228,6 +229,13 @@ void SteppedRun::checkpoint() {
     r.checkpoint(CheckpointKind::Periodic);
 }
 
+void SteppedRun::restartGuards() {
+    State& r = *s_;
+    r.totals.energyStart = std::numeric_limits<double>::quiet_NaN();  // Guard makes the reference anew
+    r.guard.emplace(*r.sim, r.totals);
+    if (r.guard->active()) r.keepGood();
+}
+
 RunOutcome SteppedRun::finish(const char* status, const char* signal) {
     State& r = *s_;
     RunOutcome outcome;
@@ -237,6 +245,8 @@ RunOutcome SteppedRun::finish(const char* status, const char* signal) {
     if (stopped) {
         r.checkpoint(CheckpointKind::Stopped);
         outcome.exitStatus = 128 + (std::string(signal) == "SIGINT" ? SIGINT : SIGTERM);
+    } else if (std::string(status) == "closed") {
+        r.checkpoint(CheckpointKind::Stopped);  // ended before its steps: a checkpoint to continue from
     }
     r.out->flush();
     outcome.summary = r.summaryOf(status);

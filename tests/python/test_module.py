@@ -396,3 +396,134 @@ def test_polygons_from_python_angles_and_inertia():
         assert np.allclose(inertia[:, 2], 5.0 / 12.0 * sim.masses * sim.radii ** 2, rtol=1e-12)
         assert np.allclose(sim.masses, 1.5 * np.sqrt(3.0) * sim.radii ** 2, rtol=1e-12)  # density 1
         assert len(sim.contacts()["a"]) > 0
+
+
+# --- outputs from Python (out=DIR): the run `moreau run --out DIR` makes ---------------------------------------
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def summary(folder):
+    with open(os.path.join(folder, "summary.json")) as f:
+        return json.load(f)
+
+
+def cli_into(out, *args):
+    return subprocess.run([BINARY, "run", *args, "--out", str(out), "--quiet"], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("method", ["cd", "md"])
+def test_out_writes_what_moreau_run_writes(tmp_path, method):
+    scene = example("piston_2d.ini")
+    sets = {"simulation.method": method, "simulation.steps": 120, "output.every": 10, "output.vtk_every": 40}
+    r = cli_into(tmp_path / "cli", scene, *[f"--set={k}={v}" for k, v in sets.items()])
+    assert r.returncode == 0, r.stderr
+    with moreau.Simulation(scene, set=sets, out=tmp_path / "py") as sim:
+        assert sim.out == str(tmp_path / "py")
+        sim.step(120)
+    a, b = summary(tmp_path / "cli"), summary(tmp_path / "py")
+    assert b["status"] == "completed" and b["steps"] == a["steps"]
+    assert b["state_hash"] == a["state_hash"]
+    assert read(tmp_path / "py" / "series.csv") == read(tmp_path / "cli" / "series.csv")
+    assert sorted(os.listdir(tmp_path / "py" / "vtk")) == sorted(os.listdir(tmp_path / "cli" / "vtk"))
+    with pytest.raises(moreau.InputError, match="the run is closed"):
+        sim.step()
+
+
+def test_checkpoints_resume_both_ways(tmp_path):
+    scene = example("piston_2d.ini")
+    sets = {"simulation.steps": 200, "output.every": 10}
+    assert cli_into(tmp_path / "whole", scene, *[f"--set={k}={v}" for k, v in sets.items()]).returncode == 0
+    whole = summary(tmp_path / "whole")["state_hash"]
+    # Python's checkpoint, resumed by the command line.
+    sim = moreau.Simulation(scene, set=sets, out=tmp_path / "a")
+    sim.step(70)
+    sim.checkpoint()
+    closed = sim.close()
+    assert closed["status"] == "closed" and sim.close() is None
+    r = subprocess.run([BINARY, "run", "--resume", str(tmp_path / "a"), "--quiet"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert summary(tmp_path / "a")["state_hash"] == whole
+    assert read(tmp_path / "a" / "series.csv") == read(tmp_path / "whole" / "series.csv")
+    # The command line's checkpoint, resumed by Python.
+    short = dict(sets, **{"simulation.steps": 90, "output.checkpoint_every": 90})
+    assert cli_into(tmp_path / "b", scene, *[f"--set={k}={v}" for k, v in short.items()]).returncode == 0
+    sim = moreau.Simulation.resume(tmp_path / "b", set={"simulation.steps": 200})
+    assert sim.step_count == 90
+    sim.step(110)
+    assert sim.close()["state_hash"] == whole
+    assert read(tmp_path / "b" / "series.csv") == read(tmp_path / "whole" / "series.csv")
+
+
+def test_a_held_folder_and_a_resume_that_changes_the_trajectory_are_refused(tmp_path):
+    scene = example("chain_1d.ini")
+    sim = moreau.Simulation(scene, out=tmp_path / "run")
+    with pytest.raises(moreau.InputError, match=r"out= '.*': in use by moreau pid"):
+        moreau.Simulation(scene, out=tmp_path / "run")
+    r = cli_into(tmp_path / "run", scene)
+    assert r.returncode == 2 and "in use by moreau pid" in r.stderr
+    sim.step(10)
+    sim.checkpoint()
+    sim.close()
+    with pytest.raises(moreau.InputError, match="cd.iterations: cannot change when a run resumes"):
+        moreau.Simulation.resume(tmp_path / "run", set={"cd.iterations": 7})
+    with pytest.raises(moreau.InputError, match="only for a Simulation with out=DIR"):
+        moreau.Simulation(scene).checkpoint()
+
+
+def test_setters_are_in_the_checkpoint(tmp_path):
+    """A protocol driven by setters (a cell servo, then shear at constant
+    pressure, more sweeps) resumed from a checkpoint taken between them
+    continues as it was going: the bits of the run that was never stopped."""
+    scene = example("lees_edwards_2d.ini")
+    sets = {"periodic.shear_rate": 0, "periodic.stress_axes": "", "simulation.steps": 400, "output.every": 20}
+
+    def protocol(sim, upto):
+        # 0-150 compress by the servo, 150-400 shear at constant pressure with more sweeps
+        if sim.step_count < 150:
+            if sim.step_count == 0:
+                sim.set_cell_stress("xy", [0.005, 0.005, 0], gain=0.05, max_rate=1e-3)
+            sim.step(min(upto, 150) - sim.step_count)
+        if sim.step_count == 150 and upto > 150:
+            sim.set_cell_stress("y", [0, 0.005, 0], gain=0.05, max_rate=1e-3, time=0.5)
+            sim.set_cell_rates([0, 0, 0], shear_rate=1e-3)
+            sim.set_cd_iterations(60)
+        sim.step(upto - sim.step_count)
+
+    with moreau.Simulation(scene, set=sets, out=tmp_path / "whole") as sim:
+        protocol(sim, 400)
+        whole = sim.state_hash
+        # The shear strain accumulates (cell_shift wraps at L_x): 250 steps at 1e-3.
+        assert sim.cell["shear_strain"] == pytest.approx(1e-3 * 250 * sim.dt, rel=1e-12)
+    with open(tmp_path / "whole" / "series.csv") as f:
+        header, *rows = f.read().splitlines()
+    column = header.split(",").index("shear_strain")
+    assert float(rows[-1].split(",")[column]) == pytest.approx(1e-3 * 250 * sim.dt, rel=1e-12)
+    assert float(rows[5].split(",")[column]) == 0.0  # step 100: not sheared yet, the column there all the same
+    for stop in (100, 270):  # before the setters and after them
+        folder = tmp_path / f"at{stop}"
+        sim = moreau.Simulation(scene, set=sets, out=folder)
+        protocol(sim, stop)
+        sim.checkpoint()
+        sim.close()
+        r = subprocess.run([BINARY, "run", "--resume", str(folder), "--quiet"], capture_output=True, text=True)
+        if stop == 270:  # past the setters: the command line continues the protocol on its own
+            assert r.returncode == 0, r.stderr
+            assert summary(folder)["state_hash"] == whole
+            assert read(folder / "series.csv") == read(tmp_path / "whole" / "series.csv")
+        else:  # before them the command line runs the rest without the setters: another run
+            assert r.returncode == 0, r.stderr
+            assert summary(folder)["state_hash"] != whole
+    folder = tmp_path / "again"
+    sim = moreau.Simulation(scene, set=sets, out=folder)
+    protocol(sim, 100)
+    sim.checkpoint()
+    sim.close()
+    sim = moreau.Simulation.resume(folder)
+    assert sim.step_count == 100
+    protocol(sim, 400)
+    assert sim.close()["state_hash"] == whole
+    assert read(folder / "series.csv") == read(tmp_path / "whole" / "series.csv")

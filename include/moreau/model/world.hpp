@@ -122,6 +122,7 @@ struct World {
     Vec3 strainRate = Vec3::Zero();
     double shearRate = 0.0;
     double shift = 0.0;  ///< Lees–Edwards image offset δ along x, in [0, L_x)
+    double shearStrain = 0.0;  ///< the Lees–Edwards shear strain ∫ γ̇ dt, never wrapped
     /// The cell's stress servo's memory (CellServo): ∫ (σ_kk − target_k) dt per axis.
     Vec3 stressErrorIntegral = Vec3::Zero();
     /// The wall servos' memory (WallServo): ∫ (target − σ) dt per wall

@@ -54,8 +54,10 @@ struct Checkpoint {
 
 /// The format written; readCheckpoint reads every format up to it (2 added
 /// the deforming cell and the driven grains, World::driven; a format-1 file
-/// has neither; 3 the clumps' shapes and each body's shape and size).
-constexpr std::uint32_t kCheckpointFormat = 4;
+/// has neither; 3 the clumps' shapes and each body's shape and size; 4 the
+/// polygons; 5 the accumulated shear strain, World::shearStrain, which an
+/// older file's run did not keep: 0 there).
+constexpr std::uint32_t kCheckpointFormat = 5;
 
 /// Writes `file` atomically (io/out_dir.hpp, writeFileAtomically): the bytes
 /// go to a temporary of a unique name beside it (never through a link),

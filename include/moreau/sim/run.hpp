@@ -81,6 +81,7 @@ public:
     const Simulation& simulation() const;
     long steps() const;  ///< the scene's simulation.steps
     bool finished() const;
+    const std::filesystem::path& folder() const;  ///< options.outDir
 
     /// One step with its outputs and checks. A divergence (a value not
     /// finite, a guard that fails) writes the checkpoint of the last good
@@ -90,9 +91,14 @@ public:
     void step();
     /// DIR/checkpoint of the state now (atomically).
     void checkpoint();
+    /// The guards from the state now (Guard): after a change of the state
+    /// or its sources between steps (a setter), the energy guard measures
+    /// from here, and checkpoints carry that reference.
+    void restartGuards();
     /// Flushes series.csv, writes summary.json with `status` and releases
-    /// the folder; with `signal` ("SIGINT", "SIGTERM") a stopped run's
-    /// checkpoint first. Once; later calls return an empty outcome.
+    /// the folder; with `signal` ("SIGINT", "SIGTERM"), or status "closed"
+    /// (a caller's run ended before simulation.steps), a checkpoint first,
+    /// as a stopped run's. Once; later calls return an empty outcome.
     RunOutcome finish(const char* status, const char* signal = nullptr);
 
 private:

@@ -68,11 +68,19 @@ public:
     /// Throws InputError (naming `what`) where the cell cannot take it: axes
     /// that are not periodic, a shear without x and y periodic, MD with a
     /// scheme other than cd, rates or stresses not finite, a gain <= 0.
+    /// The scene's values (periodic.stress_axes, stress, stress_gain,
+    /// max_strain_rate, stress_time) are set to it: a checkpoint written
+    /// from now on continues with it.
     void setCellServo(const CellServo& servo, const std::string& what = "setCellServo");
     /// The cell's strain rates and Lees–Edwards shear rate from now on
     /// (World::strainRate, shearRate; validated as setCellServo). The grains
-    /// keep their velocities: the new flow enters from the faces.
+    /// keep their velocities: the new flow enters from the faces. The
+    /// scene's periodic.strain_rate and shear_rate say them too.
     void setCellRates(const Vec3& strainRate, double shearRate, const std::string& what = "setCellRates");
+    /// CD: N_I, the sweeps of each step from now on under the fixed
+    /// criterion (cd.iterations, in the scene's values too). Throws
+    /// InputError naming `what` for MD or n < 1.
+    void setCdIterations(int n, const std::string& what = "setCdIterations");
     /// Called by advance() between solve() and integrate() (none: nothing):
     /// a distributed run sums the mobile walls' forces over its ranks here.
     void setAfterSolve(std::function<void()> hook) { afterSolve_ = std::move(hook); }
