@@ -43,6 +43,7 @@ usage:
   moreau list [experiments|benches|force-laws|integrators|criteria|orders]
   moreau --help | --version
   moreau run --help        every scene key with its default, range and meaning
+  moreau run --help KEY    one key (md.kn) or section (md, wall.NAME)
   moreau experiment NAME --help, moreau bench NAME --help   its own keys
 
 KEY is section.key as in scene files, e.g. cd.iterations=80.
@@ -165,6 +166,11 @@ void writeResult(const nlohmann::json& doc, const std::string& jsonPath) {
 
 int cmdRun(const std::vector<std::string>& args) {
     Common c = parseCommon("run", args, true, false);
+    std::error_code exists;
+    if (c.help && !c.target.empty() && !std::filesystem::exists(c.target, exists)) {
+        std::cout << sceneKeyHelp(c.target);  // --help KEY or --help SECTION
+        return 0;
+    }
     if (c.help) {
         std::cout << "moreau run SCENE [--set KEY=VALUE]... [--out DIR] [--threads N] [--seed S] [--quiet]\n"
                   << "moreau run --resume DIR [--set KEY=VALUE]... [--threads N] [--quiet]\n\n"

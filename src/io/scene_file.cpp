@@ -234,6 +234,8 @@ std::string sceneReference() { return referenceText(makeSchema({})); }
 
 std::string sceneReference(const std::vector<KeySpec>& extraKeys) { return referenceText(makeSchema(extraKeys)); }
 
+std::string sceneKeyHelp(const std::string& topic) { return referenceText(makeSchema({}), topic); }
+
 namespace {
 
 const std::string& valueOf(const Scene& scene, const std::string& key) {

@@ -257,6 +257,51 @@ std::string referenceText(const Schema& schema) {
 // Key lookup
 
 namespace {
+template <class Candidates>
+std::string closest(const std::string& word, const Candidates& candidates);
+}  // namespace
+
+std::string referenceText(const Schema& schema, const std::string& topic) {
+    std::string t = topic;
+    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') t = t.substr(1, t.size() - 2);
+    std::string out;
+    // A fixed section or key.
+    for (const Rule& r : schema.fixed) {
+        const std::string& key = r.spec.key;
+        if (key == t || key.substr(0, key.find('.')) == t) {
+            if (out.empty() && key != t) out += "[" + t + "]\n";
+            appendKey(out, key, r);
+        }
+    }
+    if (!out.empty()) return out;
+    // A dynamic section ("wall", "wall.NAME", "wall.floor") or one of its keys.
+    for (const auto& [dyn, rules] : schema.dynamic) {
+        if (t != dyn && !t.starts_with(dyn + ".")) continue;
+        const std::string rest = t == dyn ? "" : t.substr(dyn.size() + 1);  // "NAME", "floor", "NAME.mu", "floor.mu"
+        const std::size_t dot = rest.find('.');
+        const std::string name = rest.empty() ? "NAME" : rest.substr(0, dot);
+        const std::string key = dot == std::string::npos ? "" : rest.substr(dot + 1);
+        for (const Rule& r : rules)
+            if (key.empty() || r.spec.key == key) appendKey(out, dyn + "." + name + "." + r.spec.key, r);
+        if (!out.empty()) return (key.empty() ? "[" + dyn + "." + name + "]\n" : std::string()) + out;
+    }
+    std::vector<std::string> candidates;
+    for (const Rule& r : schema.fixed) {
+        candidates.push_back(r.spec.key);
+        candidates.push_back(r.spec.key.substr(0, r.spec.key.find('.')));
+    }
+    for (const auto& [dyn, rules] : schema.dynamic) {
+        candidates.push_back(dyn);
+        for (const Rule& r : rules) candidates.push_back(dyn + ".NAME." + r.spec.key);
+    }
+    const std::string best = closest(t, candidates);
+    throw InputError("moreau run --help " + topic + ": no key or section of that name" +
+                     (best.empty() ? std::string() : " (did you mean '" + best + "'?)") +
+                     "; allowed: a key such as md.kn or wall.NAME.mu, or a section such as md or wall (moreau run "
+                     "--help lists them all)");
+}
+
+namespace {
 
 /// Words longer than this get no suggestion: no key is that long, and the
 /// distance costs the product of the lengths.

@@ -84,6 +84,11 @@ std::string checkValue(const Rule& rule, const std::string& key, const std::stri
 
 /// Every key with its default, allowed values and description, by section.
 std::string referenceText(const Schema& schema);
+/// The part of referenceText about `topic`: a key ("md.kn", "wall.NAME.mu"
+/// or "wall.floor.mu"), a section ("md", "[md]", "wall", "wall.NAME" or
+/// "wall.floor"). Throws InputError with the nearest key or section for
+/// anything else.
+std::string referenceText(const Schema& schema, const std::string& topic);
 
 struct Resolved {
     const Rule* rule = nullptr;

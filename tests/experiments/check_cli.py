@@ -121,6 +121,16 @@ with tempfile.TemporaryDirectory() as tmp:
               ["restitution", "simulation.dt", "not used", "md.*", "not md.kn"], tmp)
     bad_input(["bench", "detect", "--set", "bench.particles=1000", "--set", "simulation.dt=5"],
               ["bench detect", "simulation.dt", "contact.margin"], tmp)
+    # `moreau run --help KEY|SECTION`: that key or section only; an unknown one names the nearest.
+    p = run("run", "--help", "md.kn")
+    expect(p.returncode == 0 and p.stdout.startswith("md.kn = ") and "Normal stiffness" in p.stdout
+           and "md.kt" not in p.stdout, f"run --help md.kn: {p.stdout[:300]}")
+    p = run("run", "--help", "wall.lid.mu")
+    expect(p.returncode == 0 and p.stdout.startswith("wall.lid.mu = "), f"run --help wall.lid.mu: {p.stdout[:200]}")
+    p = run("run", "--help", "[periodic]")
+    expect(p.returncode == 0 and p.stdout.startswith("[periodic]") and "periodic.stress_gain" in p.stdout
+           and "md.kn" not in p.stdout, f"run --help [periodic]: {p.stdout[:200]}")
+    bad_input(["run", "--help", "md.kx"], ["md.kx", "did you mean 'md.kn'"], tmp)
     p = run("experiment", "force-relaxation", "--help")
     expect(p.returncode == 0 and "Scene keys it reads" in p.stdout and "cd.order" in p.stdout,
            f"experiment --help lists the scene keys it reads: {p.stdout[-300:]}")

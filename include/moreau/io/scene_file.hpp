@@ -97,6 +97,9 @@ Scene loadBuiltinScene(const std::string& name, const std::vector<std::string>& 
 /// Every key with its default, allowed values and description, grouped by
 /// section (printed by `moreau run --help`; docs/scenes.md carries a copy).
 std::string sceneReference();
+/// What sceneReference() says about one key or section (`moreau run --help
+/// TOPIC`); InputError naming the nearest one for an unknown topic.
+std::string sceneKeyHelp(const std::string& topic);
 
 /// Setting `experiment.key_reference` (or `bench.key_reference`), a key no
 /// experiment or bench declares, makes the loader throw this instead of the
