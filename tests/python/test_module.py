@@ -401,14 +401,8 @@ def test_polygons_from_python_angles_and_inertia():
 # --- outputs from Python (out=DIR): the run `moreau run --out DIR` makes ---------------------------------------
 
 
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def summary(folder):
-    with open(os.path.join(folder, "summary.json")) as f:
-        return json.load(f)
+    return json.loads((folder / "summary.json").read_text())
 
 
 def cli_into(out, *args):
@@ -427,7 +421,7 @@ def test_out_writes_what_moreau_run_writes(tmp_path, method):
     a, b = summary(tmp_path / "cli"), summary(tmp_path / "py")
     assert b["status"] == "completed" and b["steps"] == a["steps"]
     assert b["state_hash"] == a["state_hash"]
-    assert read(tmp_path / "py" / "series.csv") == read(tmp_path / "cli" / "series.csv")
+    assert (tmp_path / "py" / "series.csv").read_bytes() == (tmp_path / "cli" / "series.csv").read_bytes()
     assert sorted(os.listdir(tmp_path / "py" / "vtk")) == sorted(os.listdir(tmp_path / "cli" / "vtk"))
     with pytest.raises(moreau.InputError, match="the run is closed"):
         sim.step()
@@ -447,7 +441,7 @@ def test_checkpoints_resume_both_ways(tmp_path):
     r = subprocess.run([BINARY, "run", "--resume", str(tmp_path / "a"), "--quiet"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert summary(tmp_path / "a")["state_hash"] == whole
-    assert read(tmp_path / "a" / "series.csv") == read(tmp_path / "whole" / "series.csv")
+    assert (tmp_path / "a" / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
     # The command line's checkpoint, resumed by Python.
     short = dict(sets, **{"simulation.steps": 90, "output.checkpoint_every": 90})
     assert cli_into(tmp_path / "b", scene, *[f"--set={k}={v}" for k, v in short.items()]).returncode == 0
@@ -455,7 +449,7 @@ def test_checkpoints_resume_both_ways(tmp_path):
     assert sim.step_count == 90
     sim.step(110)
     assert sim.close()["state_hash"] == whole
-    assert read(tmp_path / "b" / "series.csv") == read(tmp_path / "whole" / "series.csv")
+    assert (tmp_path / "b" / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
 
 
 def test_a_held_folder_and_a_resume_that_changes_the_trajectory_are_refused(tmp_path):
@@ -513,7 +507,7 @@ def test_setters_are_in_the_checkpoint(tmp_path):
         if stop == 270:  # past the setters: the command line continues the protocol on its own
             assert r.returncode == 0, r.stderr
             assert summary(folder)["state_hash"] == whole
-            assert read(folder / "series.csv") == read(tmp_path / "whole" / "series.csv")
+            assert (folder / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
         else:  # before them the command line runs the rest without the setters: another run
             assert r.returncode == 0, r.stderr
             assert summary(folder)["state_hash"] != whole
@@ -526,4 +520,4 @@ def test_setters_are_in_the_checkpoint(tmp_path):
     assert sim.step_count == 100
     protocol(sim, 400)
     assert sim.close()["state_hash"] == whole
-    assert read(folder / "series.csv") == read(tmp_path / "whole" / "series.csv")
+    assert (folder / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
