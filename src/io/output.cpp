@@ -1,6 +1,8 @@
 #include "moreau/io/output.hpp"
 
+#include <bit>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +16,8 @@
 #include "moreau/contact/polygon_geometry.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/out_dir.hpp"
+
+#include <zlib.h>
 
 namespace moreau {
 
@@ -34,13 +38,6 @@ void appendInt(std::string& s, Int value) {
     s.append(buf, res.ptr);
 }
 
-void appendVec(std::string& s, const Vec3& v) {
-    for (int k = 0; k < 3; ++k) {
-        if (k > 0) s += ' ';
-        appendNumber(s, v[k]);
-    }
-}
-
 /// "grains_000042.vtp": the step, zero-padded to at least 6 digits.
 std::string snapshotName(const char* prefix, long step) {
     char buf[64];
@@ -48,11 +45,48 @@ std::string snapshotName(const char* prefix, long step) {
     return buf;
 }
 
-// --- VTK XML PolyData (ASCII) ------------------------------------------------
+// --- VTK XML PolyData (inline binary) -------------------------------------------
 // Format version 1.0: offsets list the end of each cell (no leading 0), the
-// layout every VTK reader since 5.x accepts.
+// layout every VTK reader since 5.x accepts. Each DataArray is "binary": the
+// values as they lie in memory, little-endian (byte_order), zlib-compressed
+// in blocks (binaryArray), base64: no text conversion.
+static_assert(std::endian::native == std::endian::little, "the VTK files declare LittleEndian");
 
-void openDataArray(std::string& s, const char* type, const char* name, int components) {
+/// Base64 (RFC 4648, with padding) of n bytes appended to s.
+void appendBase64(std::string& s, const unsigned char* data, std::size_t n) {
+    static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const std::size_t at = s.size();
+    s.resize(at + 4 * ((n + 2) / 3));
+    char* out = s.data() + at;
+    std::size_t i = 0;
+    for (; i + 3 <= n; i += 3, out += 4) {
+        const unsigned v = (unsigned{data[i]} << 16) | (unsigned{data[i + 1]} << 8) | data[i + 2];
+        out[0] = kDigits[(v >> 18) & 63];
+        out[1] = kDigits[(v >> 12) & 63];
+        out[2] = kDigits[(v >> 6) & 63];
+        out[3] = kDigits[v & 63];
+    }
+    if (i < n) {
+        const unsigned v = (unsigned{data[i]} << 16) | (i + 1 < n ? unsigned{data[i + 1]} << 8 : 0u);
+        out[0] = kDigits[(v >> 18) & 63];
+        out[1] = kDigits[(v >> 12) & 63];
+        out[2] = i + 1 < n ? kDigits[(v >> 6) & 63] : '=';
+        out[3] = '=';
+    }
+}
+
+/// VTK's zlib blocks: arrays are cut into blocks of this many bytes, each
+/// compressed on its own (VTK's own writer's default size).
+constexpr std::size_t kVtkBlock = 32768;
+
+/// A DataArray of VTK type `type` (Float64, Int64, UInt8, String) whose
+/// values are the `bytes` bytes at `data`; `extra`: more attributes. The
+/// values are zlib-compressed in blocks (compressor vtkZLibDataCompressor,
+/// fastest level): the header [#blocks, block size, last partial block's
+/// size (0: none), each block's compressed size] as UInt64s in one base64
+/// run, the compressed blocks in another, as VTK's reader takes them.
+void binaryArray(std::string& s, const char* type, const char* name, int components, const void* data,
+                 std::size_t bytes, const std::string& extra = {}) {
     s += "        <DataArray type=\"";
     s += type;
     s += "\" Name=\"";
@@ -63,76 +97,103 @@ void openDataArray(std::string& s, const char* type, const char* name, int compo
         appendInt(s, components);
         s += '"';
     }
-    s += " format=\"ascii\">\n";
+    s += extra;
+    s += " format=\"binary\">\n          ";
+    const std::size_t blocks = (bytes + kVtkBlock - 1) / kVtkBlock;
+    std::vector<std::uint64_t> header{blocks, kVtkBlock, bytes % kVtkBlock};
+    // One deflate state per thread, reset per block: a fresh one per call
+    // (compress2) zeroes its tables each time, which cost more than the
+    // compression of the small arrays here.
+    struct Deflate {
+        z_stream z{};
+        bool ready = false;
+        ~Deflate() {
+            if (ready) deflateEnd(&z);
+        }
+    };
+    thread_local Deflate deflater;
+    if (!deflater.ready) {
+        if (deflateInit(&deflater.z, Z_BEST_SPEED) != Z_OK) throw std::runtime_error("zlib: no deflate state");
+        deflater.ready = true;
+    }
+    thread_local std::string packed;
+    packed.clear();
+    const auto* in = static_cast<const unsigned char*>(data);
+    for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t size = std::min(kVtkBlock, bytes - b * kVtkBlock);
+        z_stream& z = deflater.z;
+        deflateReset(&z);
+        const std::size_t room = deflateBound(&z, static_cast<uLong>(size));
+        const std::size_t at = packed.size();
+        if (packed.capacity() < at + room) packed.reserve(2 * (at + room));
+        packed.resize(at + room);  // within capacity: no reallocation
+        z.next_in = const_cast<Bytef*>(in + b * kVtkBlock);
+        z.avail_in = static_cast<uInt>(size);
+        z.next_out = reinterpret_cast<Bytef*>(packed.data() + at);
+        z.avail_out = static_cast<uInt>(room);
+        if (deflate(&z, Z_FINISH) != Z_STREAM_END) throw std::runtime_error("zlib could not compress a VTK array");
+        packed.resize(at + (room - z.avail_out));
+        header.push_back(room - z.avail_out);
+    }
+    appendBase64(s, reinterpret_cast<const unsigned char*>(header.data()), header.size() * sizeof(std::uint64_t));
+    appendBase64(s, reinterpret_cast<const unsigned char*>(packed.data()), packed.size());
+    s += "\n        </DataArray>\n";
 }
 
-void closeDataArray(std::string& s) { s += "\n        </DataArray>\n"; }
-
-/// A DataArray of `count` tuples, `perLine` a line, tuple i written by put(i).
-template <class Put>
-void dataArray(std::string& s, const char* type, const char* name, int components, std::size_t count,
-               std::size_t perLine, Put put) {
-    openDataArray(s, type, name, components);
-    for (std::size_t i = 0; i < count; ++i) {
-        if (i > 0) s += (i % perLine == 0) ? '\n' : ' ';
-        put(i);
-    }
-    closeDataArray(s);
+template <class T>
+void typedArray(std::string& s, const char* type, const char* name, int components, std::span<const T> values) {
+    binaryArray(s, type, name, components, values.data(), values.size_bytes());
 }
 
 void scalarArray(std::string& s, const char* name, std::span<const double> values) {
-    dataArray(s, "Float64", name, 1, values.size(), 8, [&](std::size_t i) { appendNumber(s, values[i]); });
+    typedArray(s, "Float64", name, 1, values);
 }
 
 void vectorArray(std::string& s, const char* name, std::span<const Vec3> values) {
-    dataArray(s, "Float64", name, 3, values.size(), 1, [&](std::size_t i) { appendVec(s, values[i]); });
+    static_assert(sizeof(Vec3) == 3 * sizeof(double));
+    binaryArray(s, "Float64", name, 3, values.data(), values.size_bytes());
 }
 
 /// 3 × 3 tensors as 9 components, row-major (xx xy xz yx … zz): the order
 /// ParaView reads a 9-component array in as a tensor.
 void tensorArray(std::string& s, const char* name, std::span<const Mat3> values) {
-    dataArray(s, "Float64", name, 9, values.size(), 1, [&](std::size_t i) {
+    std::vector<double> rows;
+    rows.reserve(9 * values.size());
+    for (const Mat3& m : values)
         for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) {
-                if (r + c > 0) s += ' ';
-                appendNumber(s, values[i](r, c));
-            }
-    });
+            for (int c = 0; c < 3; ++c) rows.push_back(m(r, c));
+    typedArray(s, "Float64", name, 9, std::span<const double>(rows));
 }
 
-/// An integer array of VTK type `type` (Int64, UInt8, ...).
+/// An integer array of VTK type `type` (Int64, UInt8, ...), which must be Int's.
 template <class Int>
 void integerArray(std::string& s, const char* type, const char* name, std::span<const Int> values) {
-    dataArray(s, type, name, 1, values.size(), 16, [&](std::size_t i) { appendInt(s, values[i]); });
+    typedArray(s, type, name, 1, values);
 }
 
-/// A string array: in VTK's ASCII form each string is its character codes
-/// followed by a 0.
+/// A string array: each string's characters and a 0, as VTK reads them.
 void stringArray(std::string& s, const char* name, std::span<const std::string> values) {
-    s += "        <DataArray type=\"String\" Name=\"";
-    s += name;
-    s += "\" NumberOfTuples=\"";
-    appendInt(s, values.size());
-    s += "\" format=\"ascii\">\n";
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i > 0) s += '\n';
-        for (unsigned char c : values[i]) {
-            appendInt(s, static_cast<int>(c));
-            s += ' ';
-        }
-        s += '0';
+    std::string chars;
+    for (const std::string& v : values) {
+        chars += v;
+        chars += '\0';
     }
-    closeDataArray(s);
+    std::string tuples = " NumberOfTuples=\"";
+    appendInt(tuples, values.size());
+    tuples += '"';
+    binaryArray(s, "String", name, 1, chars.data(), chars.size(), tuples);
 }
 
 /// An Int64 array of the `count` values first, first + step, first + 2 step, ...
 void rampArray(std::string& s, const char* name, std::size_t count, std::size_t first, std::size_t step) {
-    dataArray(s, "Int64", name, 1, count, 16, [&](std::size_t i) { appendInt(s, first + i * step); });
+    std::vector<std::int64_t> values(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<std::int64_t>(first + i * step);
+    typedArray(s, "Int64", name, 1, std::span<const std::int64_t>(values));
 }
 
 void polyDataHeader(std::string& s, std::size_t points, std::size_t verts, std::size_t lines, std::size_t polys = 0) {
     s += "<?xml version=\"1.0\"?>\n"
-         "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+         "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\" compressor=\"vtkZLibDataCompressor\">\n"
          "  <PolyData>\n"
          "    <Piece NumberOfPoints=\"";
     appendInt(s, points);
@@ -189,13 +250,15 @@ std::string grainsDocument(const World& world, std::span<const std::size_t> whic
     vectorArray(s, "angular_velocity", spin);
     integerArray<std::int64_t>(s, "Int64", "id", id);
     tensorArray(s, "stress", tensor);
-    if (world.hasShapes())  // w, x, y, z: the principal frame to world
-        dataArray(s, "Float64", "orientation", 4, n, 1, [&](std::size_t k) {
+    if (world.hasShapes()) {  // w, x, y, z: the principal frame to world
+        std::vector<double> wxyz;
+        wxyz.reserve(4 * n);
+        for (std::size_t k = 0; k < n; ++k) {
             const Quat& q = world.q[which[k]];
-            appendVec(s, Vec3(q.w(), q.x(), q.y()));
-            s += ' ';
-            appendNumber(s, q.z());
-        });
+            wxyz.insert(wxyz.end(), {q.w(), q.x(), q.y(), q.z()});
+        }
+        typedArray(s, "Float64", "orientation", 4, std::span<const double>(wxyz));
+    }
     s += "      </PointData>\n";
     // One vertex cell per grain: without cells ParaView draws nothing.
     pointsCellsAndFooter(s, points, "Verts", n, 1);
@@ -657,11 +720,16 @@ void VtkWriter::writePvd() const {
         "<?xml version=\"1.0\"?>\n"
         "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
         "  <Collection>\n";
+    // Each part carries its block's name (ParaView's PVD reader names the
+    // blocks by it: grains, contacts, walls, shapes, not Block0 … Block3).
     auto entry = [&s](double time, int part, const std::string& file) {
+        static const char* const kNames[] = {"grains", "contacts", "walls", "shapes"};
         s += "    <DataSet timestep=\"";
         appendNumber(s, time);
         s += "\" group=\"\" part=\"";
         appendInt(s, part);
+        s += "\" name=\"";
+        s += kNames[part];
         s += "\" file=\"" + file + "\"/>\n";
     };
     for (std::size_t i = 0; i < grainFiles_.size(); ++i) {
