@@ -201,6 +201,12 @@ def check_vtk_dir(ck, vtk_dir, particles=None, series=None):
         if not ck.check(os.path.isfile(path), f"{pvd} lists {name}, which does not exist"):
             continue
         base = os.path.basename(name)
+        kind = base.split("_")[0]
+        ck.check(ds.get("name") == kind, f"{pvd}: {name} has name={ds.get('name')!r}, expected {kind!r} (the block's name)")
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("latin-1")
+        ck.check('compressor="vtkZLibDataCompressor"' in head and 'format="ascii"' not in head,
+                 f"{path}: arrays not binary and zlib-compressed")
         if base.startswith("grains_"):
             ck.check(part == "0", f"{pvd}: {name} has part={part!r}, expected '0'")
             grains.append((float(timestep), path))
@@ -325,6 +331,17 @@ def main(argv):
     ran = run_moreau(ck, moreau, source_dir, out_dir)
     if ran:
         check_output_dir(ck, out_dir)
+    if ran and shutil.which("pvbatch") and shutil.which("xvfb-run"):
+        # Where ParaView is installed: tools/paraview/standard_view.py renders the run.
+        picture = os.path.join(out_dir, "view.png")
+        script = os.path.join(source_dir, "tools", "paraview", "standard_view.py")
+        for _ in range(2):  # Xvfb sometimes aborts at start: once more
+            p = subprocess.run(["xvfb-run", "-a", "pvbatch", script, out_dir, picture], capture_output=True, text=True,
+                               timeout=600)
+            if p.returncode == 0:
+                break
+        ck.check(p.returncode == 0 and os.path.getsize(picture) > 10000 if os.path.exists(picture) else False,
+                 f"tools/paraview/standard_view.py did not render {picture}: {p.stderr[-300:]}")
     status = report(ck, out_dir)
     if status == 0 or not ran:
         shutil.rmtree(out_dir, ignore_errors=True)
