@@ -1,4 +1,9 @@
 #include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cctype>
+
+#include <cstring>
 
 #include <atomic>
 #include <cmath>
@@ -60,15 +65,79 @@ std::string arrayTag(const std::string& xml, const std::string& name) {
     return xml.substr(begin, xml.find('>', at) - begin + 1);
 }
 
-/// The numbers inside the DataArray named `name`.
-std::vector<double> arrayValues(const std::string& xml, const std::string& name) {
+/// Base64 text decoded (RFC 4648; padding ends it).
+std::string fromBase64(const std::string& text) {
+    auto value = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    std::string out;
+    unsigned bits = 0;
+    int held = 0;
+    for (char c : text) {
+        const int v = value(c);
+        if (v < 0) continue;  // padding, blanks
+        bits = (bits << 6) | static_cast<unsigned>(v);
+        held += 6;
+        if (held >= 8) {
+            held -= 8;
+            out += static_cast<char>((bits >> held) & 0xFF);
+        }
+    }
+    return out;
+}
+
+/// The bytes of the DataArray named `name`, as the writer stores them:
+/// base64 of the zlib header (#blocks, block size, last partial size, each
+/// block's compressed size: UInt64s), then base64 of the compressed blocks.
+std::string arrayBytes(const std::string& xml, const std::string& name) {
+    const std::string tag = arrayTag(xml, name);
+    REQUIRE_MESSAGE(tag.find("format=\"binary\"") != std::string::npos, "DataArray " << name << " is not binary");
     const auto at = xml.find("Name=\"" + name + "\"");
-    REQUIRE_MESSAGE(at != std::string::npos, "DataArray " << name << " missing");
     const auto begin = xml.find('>', at) + 1;
-    const auto end = xml.find("</DataArray>", begin);
-    std::istringstream in(xml.substr(begin, end - begin));
+    std::string text;
+    for (char c : xml.substr(begin, xml.find("</DataArray>", begin) - begin))
+        if (!std::isspace(static_cast<unsigned char>(c))) text += c;
+    const std::string first = fromBase64(text.substr(0, 32));  // 24 bytes: #blocks, sizes
+    std::uint64_t head[3];
+    std::memcpy(head, first.data(), sizeof head);
+    const std::size_t headerBytes = (3 + head[0]) * 8, headerChars = 4 * ((headerBytes + 2) / 3);
+    const std::string header = fromBase64(text.substr(0, headerChars));
+    const std::string packed = fromBase64(text.substr(headerChars));
+    std::string out;
+    std::size_t from = 0;
+    for (std::uint64_t b = 0; b < head[0]; ++b) {
+        std::uint64_t compressed;
+        std::memcpy(&compressed, header.data() + 8 * (3 + b), 8);
+        uLongf size = static_cast<uLongf>(b + 1 == head[0] && head[2] != 0 ? head[2] : head[1]);
+        std::string block(size, '\0');
+        REQUIRE(uncompress(reinterpret_cast<Bytef*>(block.data()), &size,
+                           reinterpret_cast<const Bytef*>(packed.data() + from), static_cast<uLong>(compressed)) == Z_OK);
+        out += block.substr(0, size);
+        from += compressed;
+    }
+    return out;
+}
+
+/// The values of the DataArray named `name` (Float64, Int64, UInt8; a
+/// String's bytes), as doubles.
+std::vector<double> arrayValues(const std::string& xml, const std::string& name) {
+    const std::string tag = arrayTag(xml, name), bytes = arrayBytes(xml, name);
     std::vector<double> values;
-    for (double value; in >> value;) values.push_back(value);
+    auto all = [&]<class T>(T) {
+        for (std::size_t k = 0; k + sizeof(T) <= bytes.size(); k += sizeof(T)) {
+            T v;
+            std::memcpy(&v, bytes.data() + k, sizeof v);
+            values.push_back(static_cast<double>(v));
+        }
+    };
+    if (tag.find("\"Float64\"") != std::string::npos) all(double{});
+    else if (tag.find("\"Int64\"") != std::string::npos) all(std::int64_t{});
+    else all(std::uint8_t{});  // UInt8, String
     return values;
 }
 
@@ -291,18 +360,18 @@ TEST_SUITE("io") {
             CHECK(arrayValues(xml, "torque") == std::vector<double>{-1, 5, -0.25, 0, 0, 0});
         }
 
-        SUBCASE("run.pvd lists the three series with their times") {
+        SUBCASE("run.pvd lists the three series with their times, each part named as its block") {
             const std::string pvd = readFile(dir / "run.pvd");
             CHECK(pvd.find("type=\"Collection\"") != std::string::npos);
             CHECK(count(pvd, "<DataSet ") == 6);
-            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"2\" file=\"walls_000010.vtp\"") !=
+            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"2\" name=\"walls\" file=\"walls_000010.vtp\"") !=
                   std::string::npos);
-            CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"0\" file=\"grains_000000.vtp\"") != std::string::npos);
-            CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"1\" file=\"contacts_000000.vtp\"") !=
+            CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"0\" name=\"grains\" file=\"grains_000000.vtp\"") != std::string::npos);
+            CHECK(pvd.find("timestep=\"0\" group=\"\" part=\"1\" name=\"contacts\" file=\"contacts_000000.vtp\"") !=
                   std::string::npos);
-            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"0\" file=\"grains_000010.vtp\"") !=
+            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"0\" name=\"grains\" file=\"grains_000010.vtp\"") !=
                   std::string::npos);
-            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"1\" file=\"contacts_000010.vtp\"") !=
+            CHECK(pvd.find("timestep=\"0.5\" group=\"\" part=\"1\" name=\"contacts\" file=\"contacts_000010.vtp\"") !=
                   std::string::npos);
         }
 
