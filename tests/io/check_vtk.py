@@ -331,7 +331,21 @@ def main(argv):
     ran = run_moreau(ck, moreau, source_dir, out_dir)
     if ran:
         check_output_dir(ck, out_dir)
-    if ran and shutil.which("pvbatch") and shutil.which("xvfb-run"):
+    def paraview_present():
+        # pvbatch and its Python module (Debian's paraview and python3-paraview; the
+        # latter replaces python3-vtk9, so a test machine usually has pvbatch alone).
+        if not (shutil.which("pvbatch") and shutil.which("xvfb-run")):
+            return False
+        for _ in range(2):  # Xvfb sometimes aborts at start: once more
+            p = subprocess.run(["xvfb-run", "-a", "pvbatch", "-c", "import paraview.simple"], capture_output=True,
+                               text=True, timeout=300)
+            if p.returncode == 0:
+                return True
+            if "No module named" in p.stderr:
+                return False
+        return False
+
+    if ran and paraview_present():
         # Where ParaView is installed: tools/paraview/standard_view.py renders the run.
         picture = os.path.join(out_dir, "view.png")
         script = os.path.join(source_dir, "tools", "paraview", "standard_view.py")
