@@ -236,6 +236,12 @@ std::string sceneReference(const std::vector<KeySpec>& extraKeys) { return refer
 
 std::string sceneKeyHelp(const std::string& topic) { return referenceText(makeSchema({}), topic); }
 
+std::string sceneValueText(double x) { return scene_io::formatNumber(x); }
+
+std::string sceneValueText(const Vec3& v) {
+    return sceneValueText(v[0]) + " " + sceneValueText(v[1]) + " " + sceneValueText(v[2]);
+}
+
 namespace {
 
 const std::string& valueOf(const Scene& scene, const std::string& key) {

@@ -1,7 +1,6 @@
 #include "moreau/sim/simulation.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -12,6 +11,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/bytes.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/io/scene_file.hpp"
 #include "moreau/model/integrator_table.hpp"
 
 namespace moreau {
@@ -332,17 +332,6 @@ void checkCell(const Scene& scene, const std::array<bool, 3>& axes, bool shear, 
 
 }  // namespace
 
-namespace {
-/// A number as a scene value that reads back to the same bits ("inf" for infinity).
-std::string exactText(double x) {
-    if (std::isinf(x)) return x > 0.0 ? "inf" : "-inf";
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, x);
-    return std::string(buf, r.ptr);
-}
-std::string exactText(const Vec3& v) { return exactText(v[0]) + " " + exactText(v[1]) + " " + exactText(v[2]); }
-}  // namespace
-
 void Simulation::setCellServo(const CellServo& servo, const std::string& what) {
     checkCell(scene_, servo.axes, false, what);
     if (servo.any() && !(servo.stress.allFinite() && servo.gain > 0.0 && std::isfinite(servo.gain) && servo.maxRate > 0.0 &&
@@ -354,10 +343,10 @@ void Simulation::setCellServo(const CellServo& servo, const std::string& what) {
     for (int a = 0; a < 3; ++a)
         if (servo.axes[static_cast<std::size_t>(a)]) axes += static_cast<char>('x' + a);
     scene_.values["periodic.stress_axes"] = axes;
-    scene_.values["periodic.stress"] = exactText(servo.stress);
-    scene_.values["periodic.stress_gain"] = servo.any() ? exactText(servo.gain) : "";
-    scene_.values["periodic.max_strain_rate"] = exactText(servo.maxRate);
-    scene_.values["periodic.stress_time"] = exactText(servo.time);
+    scene_.values["periodic.stress"] = sceneValueText(servo.stress);
+    scene_.values["periodic.stress_gain"] = servo.any() ? sceneValueText(servo.gain) : "";
+    scene_.values["periodic.max_strain_rate"] = sceneValueText(servo.maxRate);
+    scene_.values["periodic.stress_time"] = sceneValueText(servo.time);
 }
 
 void Simulation::setCellRates(const Vec3& strainRate, double shearRate, const std::string& what) {
@@ -366,8 +355,8 @@ void Simulation::setCellRates(const Vec3& strainRate, double shearRate, const st
         throw InputError(what + ": finite rates (allowed: finite numbers)");
     scene_.world.strainRate = strainRate;
     scene_.world.shearRate = shearRate;
-    scene_.values["periodic.strain_rate"] = exactText(strainRate);
-    scene_.values["periodic.shear_rate"] = exactText(shearRate);
+    scene_.values["periodic.strain_rate"] = sceneValueText(strainRate);
+    scene_.values["periodic.shear_rate"] = sceneValueText(shearRate);
 }
 
 void Simulation::setCdIterations(int n, const std::string& what) {

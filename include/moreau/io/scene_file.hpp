@@ -101,6 +101,11 @@ std::string sceneReference();
 /// TOPIC`); InputError naming the nearest one for an unknown topic.
 std::string sceneKeyHelp(const std::string& topic);
 
+/// A number as a scene value: the shortest text that reads back to the same
+/// bits ("inf", "-inf" for infinities); a vector's three, blank-separated.
+std::string sceneValueText(double x);
+std::string sceneValueText(const Vec3& v);
+
 /// Setting `experiment.key_reference` (or `bench.key_reference`), a key no
 /// experiment or bench declares, makes the loader throw this instead of the
 /// unknown-key error: `text` lists that section's keys of the experiment or
