@@ -5,6 +5,13 @@
 /// one-contact law on the whole Delassus block. Spheres never come here.
 #include <cmath>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define MOREAU_CLUMP_ROWS_AVX2 1
+#else
+#define MOREAU_CLUMP_ROWS_AVX2 0
+#endif
+
 #include "moreau/cd/local_problem.hpp"
 #include "moreau/cd/solver.hpp"
 
@@ -28,7 +35,7 @@ inline Vec3 relativeVelocity(const ClumpRow& k, const SolverBody& A, const Solve
     else B.v += (-sign * B.invMass) * masks[i].linear.cwiseProduct(dP);
     const double m[3] = {sign * (l.y() * dP.z() - l.z() * dP.y()), sign * (l.z() * dP.x() - l.x() * dP.z()),
                          sign * (l.x() * dP.y() - l.y() * dP.x())};
-    const Mat3& I = t.spin[i];
+    const SpinTensor& I = t.spin[i];
     for (int c = 0; c < 3; ++c) B.w[c] += I(c, 0) * m[0] + I(c, 1) * m[1] + I(c, 2) * m[2];
 }
 
@@ -127,6 +134,103 @@ inline Vec3 solvePlanar(const Mat3& W, const Vec3& q, double mu) {
     applyImpulse(r, bodies, masks, t, Vec3(dP[0], dP[1], dP[2]));
     r.dP = static_cast<float>(std::sqrt(dP[0] * dP[0] + dP[1] * dP[1] + dP[2] * dP[2]));
 }
+
+#if MOREAU_CLUMP_ROWS_AVX2
+/// solve() four doubles at a time (cd.simd = avx2, where the CPU has it): a
+/// Vec3 is one register (lane 3 unused), a 3 × 3 product a sum of columns
+/// times broadcast components. Every lane does the scalar code's operations
+/// in its order, with no fused multiply-add, so the bits are solve()'s
+/// (tests/cd/test_clumps.cpp compares them). Only for the row's own blocks
+/// (k.W, k.Winv: their column loads read the member after each); `extra`
+/// is null or a deforming cell's image velocity. The law stays scalar: the
+/// sticking impulse in vectors, the sliding case one_contact::slide.
+namespace avx2 {
+#define MOREAU_AVX2 [[gnu::target("avx2"), gnu::always_inline]] inline
+
+/// (y, z, x, ·) and (z, x, y, ·) of (x, y, z, ·).
+MOREAU_AVX2 __m256d yzx(__m256d v) { return _mm256_permute4x64_pd(v, 0xC9); }
+MOREAU_AVX2 __m256d zxy(__m256d v) { return _mm256_permute4x64_pd(v, 0xD2); }
+/// Lane k of v in every lane.
+template <int K>
+MOREAU_AVX2 __m256d lane(__m256d v) {
+    return _mm256_permute4x64_pd(v, K * 0x55);
+}
+/// l × d, as cross3: l.y d.z − l.z d.y, …
+MOREAU_AVX2 __m256d cross(__m256d l, __m256d d) { return yzx(l) * zxy(d) - zxy(l) * yzx(d); }
+/// c0 v0 + c1 v1 + c2 v2 (columns c, components v broadcast), summed in that order.
+MOREAU_AVX2 __m256d columns(const double* c0, const double* c1, const double* c2, __m256d v) {
+    return (_mm256_loadu_pd(c0) * lane<0>(v) + _mm256_loadu_pd(c1) * lane<1>(v)) + _mm256_loadu_pd(c2) * lane<2>(v);
+}
+MOREAU_AVX2 double at0(__m256d v) { return _mm256_cvtsd_f64(v); }
+MOREAU_AVX2 double at1(__m256d v) { return _mm_cvtsd_f64(_mm_unpackhi_pd(_mm256_castpd256_pd128(v), _mm256_castpd256_pd128(v))); }
+MOREAU_AVX2 double at2(__m256d v) { return _mm_cvtsd_f64(_mm256_extractf128_pd(v, 1)); }
+
+/// kick() with dP (lane 3 zero) in a register.
+MOREAU_AVX2 void kick(SolverBody& B, BodyId id, const std::vector<BodyMasks>& masks, const RowTables& t, __m256d dP,
+                      const Vec3& l, double sign) {
+    const auto i = static_cast<std::size_t>(id);
+    if (B.invMass >= 0.0) {
+        _mm256_store_pd(&B.v.x(), _mm256_load_pd(&B.v.x()) + _mm256_set1_pd(sign * B.invMass) * dP);
+    } else {
+        const Vec3 d(at0(dP), at1(dP), at2(dP));
+        B.v += (-sign * B.invMass) * masks[i].linear.cwiseProduct(d);
+    }
+    const __m256d m = _mm256_set1_pd(sign) * cross(_mm256_loadu_pd(&l.x()), dP);
+    const SpinTensor& I = t.spin[i];  // columns padded with zeros: lane 3 (invInertia) gains +0
+    _mm256_store_pd(&B.w.x(), _mm256_load_pd(&B.w.x()) + columns(I.col[0], I.col[1], I.col[2], m));
+}
+
+MOREAU_AVX2 void solve(SolverRow& r, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                       const RowTables& t, const Vec3* extra) {
+    const ClumpRow& k = of(r, t);
+    const __m256d P = _mm256_loadu_pd(&r.P.x());  // lane 3: r.ra
+    double x[3] = {0.0, 0.0, 0.0};
+    if (r.mn != 0.0) {  // else solved elsewhere, or within one body
+        const SolverBody& A = bodies[static_cast<std::size_t>(r.a)];
+        const SolverBody& B = bodies[static_cast<std::size_t>(r.b)];
+        const __m256d e = extra ? _mm256_maskload_pd(&extra->x(), _mm256_set_epi64x(0, -1, -1, -1)) : _mm256_setzero_pd();
+        // V = v_b + ω_b × l_b − v_a − ω_a × l_a (+ extra): solve()'s sums in its order.
+        const __m256d V = (((_mm256_load_pd(&B.v.x()) - _mm256_load_pd(&A.v.x())) + e) -
+                           cross(_mm256_loadu_pd(&k.lb.x()), _mm256_load_pd(&B.w.x()))) +
+                          cross(_mm256_loadu_pd(&k.la.x()), _mm256_load_pd(&A.w.x()));
+        const double* fT = &k.frameT[0][0];
+        const __m256d p = columns(fT, fT + 4, fT + 8, P);  // the impulse in the frame
+        const double* W = k.W.data();
+        const __m256d q4 = columns(fT, fT + 4, fT + 8, V) - columns(W, W + 3, W + 6, p);
+        const Vec3 q(at0(q4) + r.bias, at1(q4), at2(q4));
+        const double mu = t.mu[r.friction];
+        Vec3 sol;
+        if (t.planar) {
+            sol = solvePlanar(k.W, q, mu);
+        } else if (q.x() >= 0.0) {
+            sol = Vec3::Zero();
+        } else if (mu == 0.0) {
+            sol = k.W(0, 0) > 0.0 ? Vec3(-q.x() / k.W(0, 0), 0.0, 0.0) : Vec3::Zero();
+        } else {
+            const double* Wi = k.Winv.data();
+            const __m256d qb = _mm256_blend_pd(q4, _mm256_set1_pd(q.x()), 0x1);  // q with the bias
+            const __m256d s4 = -columns(Wi, Wi + 3, Wi + 6, qb);
+            const Vec3 stick(at0(s4), at1(s4), at2(s4));
+            const double st2 = stick.y() * stick.y() + stick.z() * stick.z();
+            if (stick.x() > 0.0 && st2 <= mu * mu * stick.x() * stick.x()) sol = stick;
+            else sol = one_contact::slide(k.W, q, mu, Vec3(at0(p), at1(p), at2(p)), stick, st2);
+        }
+        x[0] = sol.x();
+        x[1] = sol.y();
+        x[2] = sol.z();
+    }
+    const __m256d Pnew = (_mm256_loadu_pd(&r.n.x()) * _mm256_set1_pd(x[0]) + _mm256_loadu_pd(&k.t1.x()) * _mm256_set1_pd(x[1])) +
+                         _mm256_loadu_pd(&k.t2.x()) * _mm256_set1_pd(x[2]);
+    const __m256d dP = _mm256_blend_pd(Pnew - P, _mm256_setzero_pd(), 0x8);
+    _mm256_storeu_pd(&r.P.x(), _mm256_blend_pd(Pnew, P, 0x8));  // r.ra kept
+    kick(bodies[static_cast<std::size_t>(r.a)], r.a, masks, t, dP, k.la, -1.0);
+    kick(bodies[static_cast<std::size_t>(r.b)], r.b, masks, t, dP, k.lb, +1.0);
+    const double d0 = at0(dP), d1 = at1(dP), d2 = at2(dP);
+    r.dP = static_cast<float>(std::sqrt(d0 * d0 + d1 * d1 + d2 * d2));
+}
+#undef MOREAU_AVX2
+}  // namespace avx2
+#endif
 
 /// The impulse of the shock law (eq. 34) on the whole block W (the row's,
 /// or the proximal problem's) for a relative velocity V that holds the

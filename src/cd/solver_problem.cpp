@@ -76,7 +76,7 @@ LocalProblem CdSolver::localProblem() const {
                     const auto side = [](double c) { return c < 0.0 ? 0 : 1; };
                     const Vec3& li = arms[static_cast<std::size_t>(i)][side(ci)];
                     const Vec3& lj = arms[static_cast<std::size_t>(j)][side(cj)];
-                    w += (ci * cj) * Mat3(crossMatrix(li).transpose() * tables_.spin[k] * crossMatrix(lj));
+                    w += (ci * cj) * Mat3(crossMatrix(li).transpose() * tables_.spin[k].matrix() * crossMatrix(lj));
                 } else {
                     w -= (rhoi * rhoj) * crossMatrix(ni) * iinv.asDiagonal() * crossMatrix(nj);
                 }

@@ -819,6 +819,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"sweeps", sweeps},
         {"levels_per_sweep", levels / static_cast<double>(steps)},
         {"sweep_split", levels > 0.0 ? "levels" : "serial"},
+        {"simd", world.hasShapes() ? run.sim.cd().rowIsa() : "none"},  // cd.simd: the clump and polygon rows
         {"seconds", alt.seconds[1]},
         {"contact_updates_per_second", alt.done[1] / alt.seconds[1]},
         {"solve_seconds", solveSeconds[1]},

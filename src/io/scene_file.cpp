@@ -51,6 +51,7 @@ void readCd(CdSettings& cd, const Values& v, const std::string& origin) {
     cd.proximal = proximal == "on" ? Proximal::On : proximal == "stall" ? Proximal::Stall : Proximal::Off;
     cd.proximalEta = v.real("cd.proximal_eta");
     cd.proximalEvery = v.smallInteger("cd.proximal_every");
+    cd.vectorRows = v.text("cd.simd") != "off";
     if (cd.proximal == Proximal::Stall && cd.criterion != Criterion::Natural)
         throw InputError(origin + ": key 'cd.proximal': 'stall' watches the natural criterion's error (allowed with "
                                   "cd.criterion = natural; otherwise off or on)");

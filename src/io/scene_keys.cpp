@@ -160,6 +160,12 @@ std::vector<Rule> fixedRules() {
                                           "compliance 1/m_n).",
                 0.0, true),
         intKey("cd.proximal_every", "50", "Sweeps between moves of the proximal term's anchor.", 1),
+        choiceKey("cd.simd", "auto",
+                  "Vector unit of the sweep's rows that touch a clump or a polygon (their 3x3 Delassus "
+                  "blocks): avx2 takes each row's vectors and matrix columns four doubles at a time, with "
+                  "the scalar rows' bits. auto: avx2 where the CPU has it, else off; off: scalar only. "
+                  "Sphere rows and the proximal term's rows are scalar either way.",
+                  {"auto", "avx2", "off"}),
         boolKey("cd.warm_start", "true",
                 "Start each step's iteration from last step's contact reactions."),
         choiceKey("cd.gap", "pos",

@@ -101,6 +101,8 @@ struct SteppedRun::State {
         if (scene().simulation.method == Method::MD) {
             s["md_pipeline"] = sim->fused() ? "fused" : "staged";
             s["md_simd"] = sim->fused() ? sim->md().pairIsa(sim->world()) : "none";
+        } else {
+            s["cd_simd"] = sim->world().hasShapes() ? sim->cd().rowIsa() : "none";
         }
         s["phase_seconds"] = phaseSeconds(sim->profile(), scene().simulation.method == Method::CD);
         return s;

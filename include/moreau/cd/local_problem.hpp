@@ -35,6 +35,13 @@ namespace one_contact {
 /// projected fixed point on the cone.
 Vec3 slideByScan(const Mat3& W, const Vec3& q, double mu, double c0, double s0);
 
+/// solveOneContact's sliding case, q_n < 0 and μ > 0 with the sticking
+/// impulse `stick` = −W⁻¹q outside the cone (st2 its tangential norm²):
+/// Newton's steps from the slip direction of `guess`, else of `stick`, else
+/// the scan. (Also the AVX2 clump rows' sliding case, cd/clump_rows.hpp.)
+[[gnu::always_inline]] inline Vec3 slide(const Mat3& W, const Vec3& q, double mu, const Vec3& guess, const Vec3& stick,
+                                         double st2);
+
 /// The sliding impulse r = ρ (1, −μ d) with u_n = 0 and u_t = W_t r + q_t
 /// parallel to d, u_t · d ≥ 0: Newton's method on f(θ) = u_t × d in the
 /// angle θ of d = (c, s), each step a turn by 2 atan(δθ/2) (rational in δθ,
@@ -93,6 +100,11 @@ Vec3 slideByScan(const Mat3& W, const Vec3& q, double mu, double c0, double s0);
                      -(Winv(2, 0) * q.x() + Winv(2, 1) * q.y() + Winv(2, 2) * q.z()));
     const double st2 = stick.y() * stick.y() + stick.z() * stick.z();
     if (stick.x() > 0.0 && st2 <= mu * mu * stick.x() * stick.x()) return stick;
+    return one_contact::slide(W, q, mu, guess, stick, st2);
+}
+
+[[gnu::always_inline]] inline Vec3 one_contact::slide(const Mat3& W, const Vec3& q, double mu, const Vec3& guess,
+                                                      const Vec3& stick, double st2) {
     // Sliding: from the previous impulse's slip direction (−r_t), else the
     // sticking impulse's, which is the answer's when the contact slid the
     // same way last sweep.

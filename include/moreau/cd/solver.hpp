@@ -92,10 +92,36 @@ static_assert(sizeof(SolverRow) == 104, "rows are sized for memory; see the comm
 /// lever arms are not along n, so its Delassus block W = H^T M⁻¹ H couples
 /// the normal and tangential impulses, and the one-contact law is solved on
 /// the whole block (cd/local_problem.hpp: exact; in 2D in closed form).
+///
+/// The layout serves the AVX2 kernel (cd.simd, cd/clump_rows.hpp) too: it
+/// loads each Vec3 and each column of W and W⁻¹ as four doubles, the fourth
+/// (the next member's first, or the padding after Winv) unused, and the
+/// frame's transpose from `frameT`, each column padded with a zero.
 struct ClumpRow {
     Vec3 la, lb;   ///< lever arms from a's and b's centre of mass to the contact point
     Vec3 t1, t2;   ///< the row's frame with n (2D: t1 in the plane, t2 = z)
     Mat3 W, Winv;  ///< the Delassus block in that frame and its (pseudo-)inverse
+    /// (n_c, t1_c, t2_c, 0) for c = x, y, z: the frame's transpose.
+    alignas(32) double frameT[3][4];
+};
+
+/// A body's world-frame inverse inertia tensor (RowTables::spin), column
+/// by column, each padded with a zero: the AVX2 kernel's kick adds I⁻¹ m to
+/// ω four doubles at a time, and the zeros keep SolverBody::invInertia.
+struct alignas(32) SpinTensor {
+    double col[3][4] = {};
+    SpinTensor() = default;
+    explicit SpinTensor(const Mat3& m) {
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) col[c][r] = m(r, c);
+    }
+    double operator()(int r, int c) const { return col[c][r]; }
+    Mat3 matrix() const {
+        Mat3 m;
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) m(r, c) = col[c][r];
+        return m;
+    }
 };
 
 /// Side tables of the rows: anisotropic tangential masses and friction coefficients.
@@ -106,7 +132,7 @@ struct RowTables {
     /// world-frame inverse inertia tensor (masked and shared as its scalar
     /// one), which their impulses turn through. Empty elsewhere.
     std::vector<ClumpRow> clump;
-    std::vector<Mat3> spin;
+    std::vector<SpinTensor> spin;
     bool planar = false;  ///< a 2D world (clump rows solve their 2×2 block)
     /// In a deforming periodic cell: per row, the velocity of b's image less
     /// b's (World::imageVelocity), added to the relative velocity; rows is
@@ -159,6 +185,10 @@ public:
 
     const CdSettings& settings() const { return settings_; }
     CdSettings& settings() { return settings_; }
+    /// What the sweeps' rows that touch a clump or a polygon run on
+    /// (cd.simd): "avx2" where it is asked for (auto) and the CPU has it,
+    /// else "none". Sphere rows are scalar.
+    const char* rowIsa() const { return vectorRows() ? "avx2" : "none"; }
 
     /// Wall seconds the last step spent in its sweeps (orders, levels and
     /// shock-law updates; not prepare/store/integrate). For `moreau bench`.
@@ -274,6 +304,7 @@ private:
     double qNorm2_ = 0.0;  ///< ‖q‖² of this step (natural-map error)
     std::vector<Vec3> jacobi_;  ///< the Jacobi order's impulses of a sweep
     std::vector<Vec3> anchors_; ///< the proximal term's anchor impulses, per row
+    bool vectorRows() const;
     bool proximal_ = false;     ///< the sweeps solve the proximal problem (cd.proximal)
     CdStepObserver* stepObserver_ = nullptr;
 };

@@ -61,6 +61,7 @@ struct CdSettings {
     Proximal proximal = Proximal::Off;  ///< the proximal term of the sweeps (docs/convergence.md)
     double proximalEta = 0.1;    ///< its weight η relative to each row's normal compliance 1/m_n
     int proximalEvery = 50;      ///< sweeps between moves of its anchor
+    bool vectorRows = true;      ///< cd.simd: the clump rows' AVX2 kernel where the CPU has it (false: off)
     CdDistributed distributed = CdDistributed::Domains;  ///< on MPI ranks (serial runs: no effect)
 };
 
