@@ -487,6 +487,16 @@ end of the block; Simulation.resume(DIR) continues a run from its checkpoint.)")
             "CD: N_I, the sweeps of each following step under the fixed criterion (cd.iterations), e.g. many "
             "sweeps for one step of a convergence study. `settings` and the run's checkpoints say it from now on.")
         .def(
+            "set_stage",
+            [](PySimulation& s, const std::string& name) { s.sim().setStage(name, "set_stage"); },
+            py::arg("name"),
+            "The protocol's stage from the next row of series.csv on (its last column `stage`; the run must "
+            "start with output.stage = the first stage's name). `settings` and the run's checkpoints say it "
+            "from now on.")
+        .def_property_readonly(
+            "stage", [](const PySimulation& s) { return s.sim().scene().output.stage; },
+            "The current stage (output.stage; empty: the run names no stages).")
+        .def(
             "residual_history",
             [](PySimulation& s) {
                 const std::vector<double>& r = s.sim().cd().residualHistory();

@@ -547,8 +547,8 @@ void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double t
 // --- SeriesWriter ---------------------------------------------------------------
 
 SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter,
-                           bool naturalError)
-    : naturalColumn_(naturalError) {
+                           bool naturalError, bool stageColumn)
+    : naturalColumn_(naturalError), stageColumn_(stageColumn) {
     std::string header =
         "step,time,kinetic_energy,rotational_energy,contacts,iterations,residual,mean_overlap,max_overlap,"
         "elastic_energy,stress_xx,stress_yy,stress_zz,stress_xy,stress_xz,stress_yz,pressure,deviator,"
@@ -570,6 +570,7 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
     for (std::size_t k = 0; k < world.numWalls(); ++k)
         for (const char* axis : {"_fx", "_fy", "_fz", "_tx", "_ty", "_tz"})
             header += ",wall_" + world.wallName[k] + axis;
+    if (stageColumn_) header += ",stage";
     header += '\n';
     if (resumeAfter < 0) {
         out_ = OutputStream(file, false);
@@ -600,7 +601,7 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
 
 void SeriesWriter::flush() { out_.flush(); }
 
-void SeriesWriter::write(const World& world, const StepRecord& r) {
+void SeriesWriter::write(const World& world, const StepRecord& r, const std::string& stage) {
     std::string row;
     row.reserve(256);
     appendInt(row, r.step);
@@ -632,6 +633,10 @@ void SeriesWriter::write(const World& world, const StepRecord& r) {
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         for (int e = 0; e < 3; ++e) put(k < r.wallForce.size() ? r.wallForce[k][e] : 0.0);
         for (int e = 0; e < 3; ++e) put(k < r.wallTorque.size() ? r.wallTorque[k][e] : 0.0);
+    }
+    if (stageColumn_) {
+        row += ',';
+        row += stage;
     }
     row += '\n';
     out_.write(row);

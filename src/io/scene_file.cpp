@@ -132,6 +132,9 @@ void readOutput(Scene& scene, const Values& v, const std::string& origin) {
     scene.output.checkpointEvery = static_cast<long>(v.integer("output.checkpoint_every"));
     scene.output.logEvery = static_cast<long>(v.integer("output.log_every"));
     scene.output.fclibEvery = static_cast<long>(v.integer("output.fclib_every"));
+    scene.output.stage = v.text("output.stage");
+    if (!scene.output.stage.empty() && !isStageName(scene.output.stage))
+        v.fail("output.stage", "is not a stage name", kStageNameAllowed);
     if (scene.output.fclibEvery > 0 && !haveFclib())
         throw InputError(origin + ": key 'output.fclib_every': this build has no FCLIB (install libfclib-dev "
                                   "libhdf5-dev and rebuild; allowed here: 0)");

@@ -295,6 +295,11 @@ std::vector<Rule> fixedRules() {
                "diverges); `moreau run --resume OUT` continues from it with the uninterrupted run's bits. "
                "Written atomically: a kill at any moment leaves the previous one whole.",
                0),
+        textKey("output.stage", "",
+                "Name of the protocol's current stage (prepare, compress, shear, ...): series.csv ends "
+                "with a column stage holding it on every row, and Python's sim.set_stage(NAME) moves it "
+                "on between steps (kept in the checkpoint). 1 to 64 letters, digits, '_', '-' or '.'; "
+                "empty: no stage column."),
         textKey("output.stress_region", "",
                 "Box 'xmin ymin zmin xmax ymax zmax' that the measurements of series.csv average over "
                 "(stress, pressure, deviator, packing fraction, coordination, fabric; not the wall "

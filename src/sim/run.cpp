@@ -591,8 +591,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
 }
 
 const std::vector<std::string>& resumableKeys() {
-    // Every output.* and guard.* key but the two that change series.csv's
-    // columns or what they measure (the file would not be one run's): a
+    // Every output.* and guard.* key but the three that change series.csv's
+    // columns or what they measure (natural_error, stress_region, stage) (the file would not be one run's): a
     // test checks the list against the scene's keys.
     static const std::vector<std::string> keys = {
         "simulation.steps",    "output.every",       "output.vtk_every",    "output.vtk_pieces",

@@ -148,7 +148,8 @@ RunOutputs::RunOutputs(const Scene& scene, const World& start, const RunOptions&
                        bool exact, bool naturalError, const std::vector<std::string>& intro,
                        std::chrono::steady_clock::time_point started)
     : scene_(scene), dir_(options.outDir), cadence_(scene), first_(start.step), from_(from), exact_(exact),
-      series_(dir_ / "series.csv", start, from ? cadence_.keptUpTo(first_, cadence_.every) : -1, naturalError),
+      series_(dir_ / "series.csv", start, from ? cadence_.keptUpTo(first_, cadence_.every) : -1, naturalError,
+              !scene.output.stage.empty()),
       vtk_(cadence_.vtkEvery > 0
                ? std::make_unique<VtkWriter>(dir_ / "vtk", from ? cadence_.keptUpTo(first_, cadence_.vtkEvery) : -1)
                : nullptr),

@@ -113,7 +113,7 @@ public:
     double wallSeconds() const;
 
     /// A row of series.csv.
-    void row(const World& w, const StepRecord& r) { series_.write(w, r); }
+    void row(const World& w, const StepRecord& r) { series_.write(w, r, scene_.output.stage); }
     /// A VTK snapshot of step `step` (`pieces`: ranks whose pieces it lists, VtkWriter::write).
     void snapshot(const World& w, const std::vector<Contact>& contacts, long step, int pieces = 0);
     /// The log's row of step s.

@@ -367,6 +367,16 @@ void Simulation::setCdIterations(int n, const std::string& what) {
     scene_.values["cd.iterations"] = std::to_string(n);
 }
 
+void Simulation::setStage(const std::string& name, const std::string& what) {
+    if (scene_.output.stage.empty())
+        throw InputError(what + ": this run has no stage column (start it with output.stage = NAME, the first "
+                                "stage's name)");
+    if (!isStageName(name))
+        throw InputError(what + ": '" + name + "' is not a stage name (allowed: " + kStageNameAllowed + ")");
+    scene_.output.stage = name;
+    scene_.values["output.stage"] = name;
+}
+
 Mat3 Simulation::cellStress() const {
     const World& w = scene_.world;
     Mat3 sum = Mat3::Zero();

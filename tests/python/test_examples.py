@@ -44,3 +44,32 @@ def test_notebook_executes(tmp_path):
                        capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert (tmp_path / "executed.ipynb").exists()
+
+
+def test_shear_study_notebook_executes(tmp_path):
+    """examples/notebooks/shear_study.ipynb: prepare, compress by the servo and
+    shear at constant pressure in CD, shear in MD from the same packing, mu
+    against strain; its last cell checks that the methods agree."""
+    import json
+    import shutil
+    jupyter = shutil.which("jupyter", path="/usr/bin") or shutil.which("jupyter")
+    assert jupyter, "jupyter-nbconvert is not installed (tools/bootstrap installs it)"
+    env = dict(os.environ, MOREAU_SOURCE=SRC, MOREAU_NOTEBOOK_OUT=str(tmp_path / "out"), MPLBACKEND="Agg",
+               PYDEVD_DISABLE_FILE_VALIDATION="1")
+    p = subprocess.run([jupyter, "nbconvert", "--to", "notebook", "--execute",
+                        os.path.join(SRC, "examples", "notebooks", "shear_study.ipynb"),
+                        "--output-dir", str(tmp_path), "--output", "executed.ipynb"],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    cells = json.loads((tmp_path / "executed.ipynb").read_text())["cells"]
+    text = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code" for o in c["outputs"])
+    assert "checks passed" in text
+    for method, stages in (("cd", ["prepare", "compress", "shear"]), ("md", ["settle", "shear"])):
+        rows = (tmp_path / "out" / method / "series.csv").read_text().splitlines()
+        assert rows[0].endswith(",stage")
+        seen = []
+        for r in rows[1:]:
+            if not seen or seen[-1] != r.rsplit(",", 1)[1]:
+                seen.append(r.rsplit(",", 1)[1])
+        assert seen == stages
+    assert (tmp_path / "out" / "mu_of_strain.png").stat().st_size > 10000

@@ -473,7 +473,8 @@ def test_setters_are_in_the_checkpoint(tmp_path):
     pressure, more sweeps) resumed from a checkpoint taken between them
     continues as it was going: the bits of the run that was never stopped."""
     scene = example("lees_edwards_2d.ini")
-    sets = {"periodic.shear_rate": 0, "periodic.stress_axes": "", "simulation.steps": 400, "output.every": 20}
+    sets = {"periodic.shear_rate": 0, "periodic.stress_axes": "", "simulation.steps": 400, "output.every": 20,
+            "output.stage": "compress"}
 
     def protocol(sim, upto):
         # 0-150 compress by the servo, 150-400 shear at constant pressure with more sweeps
@@ -485,6 +486,7 @@ def test_setters_are_in_the_checkpoint(tmp_path):
             sim.set_cell_stress("y", [0, 0.005, 0], gain=0.05, max_rate=1e-3, time=0.5)
             sim.set_cell_rates([0, 0, 0], shear_rate=1e-3)
             sim.set_cd_iterations(60)
+            sim.set_stage("shear")
         sim.step(upto - sim.step_count)
 
     with moreau.Simulation(scene, set=sets, out=tmp_path / "whole") as sim:
@@ -497,6 +499,9 @@ def test_setters_are_in_the_checkpoint(tmp_path):
     column = header.split(",").index("shear_strain")
     assert float(rows[-1].split(",")[column]) == pytest.approx(1e-3 * 250 * sim.dt, rel=1e-12)
     assert float(rows[5].split(",")[column]) == 0.0  # step 100: not sheared yet, the column there all the same
+    # The stage column, last: the rows up to step 150 are the compression's.
+    assert header.split(",")[-1] == "stage"
+    assert [r.split(",")[-1] for r in rows] == ["compress"] * 8 + ["shear"] * 13
     for stop in (100, 270):  # before the setters and after them
         folder = tmp_path / f"at{stop}"
         sim = moreau.Simulation(scene, set=sets, out=folder)
@@ -521,3 +526,31 @@ def test_setters_are_in_the_checkpoint(tmp_path):
     protocol(sim, 400)
     assert sim.close()["state_hash"] == whole
     assert (folder / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
+
+
+def test_stages_name_the_rows_and_bad_names_are_refused(tmp_path):
+    """output.stage gives series.csv its last column; set_stage moves it on
+    and is kept by the checkpoint; what cannot be a CSV field is refused."""
+    scene = example("chain_1d.ini")
+    with moreau.Simulation(scene, set={"output.stage": "pour", "simulation.steps": 20}, out=tmp_path / "run") as sim:
+        assert sim.stage == "pour"
+        sim.step(10)
+        sim.set_stage("rest.2")
+        for bad in ("", "a b", "a,b", 'q"', "x" * 65):
+            with pytest.raises(moreau.InputError, match="is not a stage name"):
+                sim.set_stage(bad)
+        assert sim.settings["output.stage"] == "rest.2"
+        sim.step(10)
+    with open(tmp_path / "run" / "series.csv") as f:
+        header, *rows = f.read().splitlines()
+    assert header.endswith(",stage")
+    assert [r.split(",")[-1] for r in rows] == ["pour"] * 11 + ["rest.2"] * 10
+    with pytest.raises(moreau.InputError, match="no stage column"):
+        moreau.Simulation(scene).set_stage("pour")
+    with pytest.raises(moreau.InputError, match="output.stage"):
+        moreau.Simulation(scene, set={"output.stage": "a;b"})
+    # Without output.stage the command line's series.csv has no stage column.
+    r = subprocess.run([BINARY, "run", scene, "--set", "simulation.steps=2", "--out", str(tmp_path / "cli"), "--quiet"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "stage" not in (tmp_path / "cli" / "series.csv").read_text().splitlines()[0]

@@ -50,7 +50,8 @@ struct StepRecord {
 /// world `cell_lx,cell_ly,cell_lz` (0 on axes that are not periodic) and,
 /// under Lees–Edwards shear, `cell_shift`, then one
 /// `wall_<name>_x,_y,_z` triple per mobile wall and one `wall_<name>_fx,_fy,
-/// _fz,_tx,_ty,_tz` sextuple per wall (body order). Numbers are written in the shortest
+/// _fz,_tx,_ty,_tz` sextuple per wall (body order), then `stage` where the
+/// run names its stages (output.stage). Numbers are written in the shortest
 /// form that reads back to the same double.
 class SeriesWriter {
 public:
@@ -60,10 +61,11 @@ public:
     /// up to that step, and appends. Throws InputError naming the path if it
     /// cannot be opened.
     SeriesWriter(const std::filesystem::path& file, const World& world, long resumeAfter = -1,
-                 bool naturalError = false);
+                 bool naturalError = false, bool stageColumn = false);
     /// One row; the wall columns are the current positions of the mobile walls
-    /// found at construction. Throws InputError if the write fails.
-    void write(const World& world, const StepRecord& r);
+    /// found at construction, `stage` the stage column's field (where there
+    /// is one). Throws InputError if the write fails.
+    void write(const World& world, const StepRecord& r, const std::string& stage = {});
     /// Hands the buffered rows to the system; throws InputError if that fails.
     void flush();
 
@@ -72,6 +74,7 @@ private:
     std::vector<BodyId> mobileWalls_;
     bool naturalColumn_ = false;                      ///< natural_error
     bool cellColumns_ = false, shiftColumn_ = false;  ///< cell_lx, _ly, _lz (periodic); cell_shift (Lees–Edwards)
+    bool stageColumn_ = false;                        ///< stage (output.stage)
 };
 
 /// Writes `dir`/grains_XXXXXX.vtp, `dir`/contacts_XXXXXX.vtp and, when the

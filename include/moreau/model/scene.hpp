@@ -1,4 +1,5 @@
 #pragma once
+#include <cctype>
 /// A scene: the settings of a run plus the world it starts from. Scenes are
 /// read from INI files with `--set section.key=value` overrides by
 /// io/scene_file.hpp; this header only holds the typed result.
@@ -197,7 +198,20 @@ struct OutputSettings {
     /// output.stress_region: the box {lower corner, upper corner} that the
     /// measurements of series.csv average over; none: the whole packing.
     std::optional<std::array<Vec3, 2>> stressRegion;
+    /// output.stage: the protocol's current stage, series.csv's last column
+    /// `stage` ("" at the start: no column). Python's set_stage changes it.
+    std::string stage;
 };
+
+/// What a stage name may be (output.stage, Python's set_stage): it is a
+/// series.csv field, so no commas, quotes or spaces.
+inline constexpr const char* kStageNameAllowed = "1 to 64 letters, digits, '_', '-' or '.'";
+inline bool isStageName(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (const char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+    return true;
+}
 
 /// What `moreau run` checks so that it never reports garbage (docs/scenes.md,
 /// "Guards"): the MD step against the contact duration before it starts,

@@ -36,7 +36,7 @@ RunOutcome runScene(Scene scene, const RunOptions& options);
 
 /// The keys `--set` may change when a run resumes: they change neither the
 /// trajectory nor series.csv's columns (simulation.steps, output.* but
-/// output.natural_error and output.stress_region, guard.*). After a
+/// output.natural_error, output.stress_region and output.stage, guard.*). After a
 /// divergence simulation.dt and md.substeps may change too (a smaller step
 /// to get past it; the result is then not the bits of any uninterrupted run).
 const std::vector<std::string>& resumableKeys();

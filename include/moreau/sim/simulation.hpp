@@ -81,6 +81,11 @@ public:
     /// criterion (cd.iterations, in the scene's values too). Throws
     /// InputError naming `what` for MD or n < 1.
     void setCdIterations(int n, const std::string& what = "setCdIterations");
+    /// The protocol's stage from the next row of series.csv on
+    /// (output.stage, in the scene's values too). Throws InputError naming
+    /// `what` for a name isStageName refuses, or a run whose output.stage
+    /// was empty at the start (its series.csv has no stage column).
+    void setStage(const std::string& name, const std::string& what = "setStage");
     /// Called by advance() between solve() and integrate() (none: nothing):
     /// a distributed run sums the mobile walls' forces over its ranks here.
     void setAfterSolve(std::function<void()> hook) { afterSolve_ = std::move(hook); }
