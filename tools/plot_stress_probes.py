@@ -42,6 +42,8 @@ def main():
             ax.plot(pts[:, 0], pts[:, 1], marker, color=color, ms=4, mfc="none", ls="none", label=label)
             d, a, r2 = circles[name]
             d *= scale
+            if not d > 0:  # no circle through the points (too few probes, or none plastic)
+                continue
             c = 0.5 * d * np.array([np.cos(a), np.sin(a)])
             H = 1.0 / d
             ax.plot(c[0] + 0.5 * d * np.cos(phi), c[1] + 0.5 * d * np.sin(phi), "-", color=color, lw=1,
@@ -54,7 +56,7 @@ def main():
         ax.legend(fontsize=7, loc="lower left")
     axes[0].set_title("(a, b) one probe per point: along $d\\sigma$, radius $|d\\varepsilon^p|/|d\\sigma|$", fontsize=9)
     axes[1].set_title("(c) conventional vs refined linear-frictional algorithm", fontsize=9)
-    if len(circles) == 2:
+    if len(circles) == 2 and all(v[0] > 0 for v in circles.values()):
         h = {k: 1.0 / v[0] for k, v in circles.items()}
         fig.suptitle(f"Stress probes in the Rendulic plane: hardening moduli conventional / refined = "
                      f"{h['conventional'] / h['refined']:.4f}", fontsize=10)

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "moreau/core/progress.hpp"
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
@@ -139,6 +140,12 @@ struct Alternation {
         if (capacity && slice == 0)
             throw InputError(std::string("bench ") + bench +
                              ": key 'bench.capacity': true needs slices (allowed: false, or true with bench.alternate >= 1)");
+    }
+
+    /// About how many simulation steps `steps` timed steps take with the
+    /// copies slices (the progress line's plan).
+    double plannedSteps(long steps) const {
+        return static_cast<double>(steps) * (capacity ? 1.0 + 0.5 * threads : 1.0);
     }
 
     static std::vector<KeySpec> keys() {
@@ -690,6 +697,7 @@ KeySpec decomposedKey() {
 /// with what the ranks sent each other per rank and step. Oversubscribed
 /// ranks give counts, not speed.
 nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long steps) {
+    progress::expectSteps(static_cast<double>(warmup + steps));
     const int ranks = comm::ranks();
     const std::string mode = scene.simulation.method == Method::MD ? "md"
                              : scene.cd.distributed == CdDistributed::Exact ? "exact"
@@ -779,6 +787,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     b.scene.cd.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
     if (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed"))
         return rankBench("cd-sweep", std::move(b.scene), 0, steps);
+    progress::expectSteps(alt.plannedSteps(steps));
     CdBenchRun run{Simulation(std::move(b.scene))};
     std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
     const World& world = run.sim.world();
@@ -945,6 +954,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     const long steps = sceneInteger(scene, "bench.steps");
     Alternation alt("md-step", sceneInteger(scene, "bench.alternate"), sceneInteger(scene, "bench.settle"),
                     sceneBool(scene, "bench.capacity"), steps, omp_get_max_threads());
+    progress::expectSteps(static_cast<double>(sceneInteger(scene, "bench.warmup")) + alt.plannedSteps(steps));
     run.advance(sceneInteger(scene, "bench.warmup"));
     std::vector<MdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
     const World& world = run.sim.world();

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "moreau/core/progress.hpp"
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
@@ -143,9 +144,7 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
     const double p = o.pressure;
     auto diag = [](const Mat3& m) { return Vec3(m(0, 0), m(1, 1), m(2, 2)); };
     auto status = [&](const char* stage) {
-        if (o.progress)
-            std::cerr << "\r" << o.name << ": " << stage << ", step " << st.steps << ", p = " << std::setprecision(4)
-                      << sim.cellStress().trace() / 3e3 << " kPa        " << std::flush;
+        if (progress::open()) progress::notef("%s, step %ld, p = %.4g kPa", stage, st.steps, sim.cellStress().trace() / 3e3);
     };
     auto atRest = [&](double tolerance) {
         const double elastic = sim.md().elasticEnergy();
@@ -260,7 +259,6 @@ TriaxialState prepareTriaxial(const TriaxialOptions& o) {
             throw std::runtime_error(std::string(o.name) + ": the packing did not relax");
     }
     st.stepsRelax = st.steps - relaxStart;
-    if (o.progress) std::cerr << '\n';
     const Vec3 s = diag(sim.cellStress());
     const double lateral = 0.5 * (s[1] + s[2]);
     st.stress = s;
@@ -305,9 +303,7 @@ PeakResult continueToPeak(const TriaxialState& st, const TriaxialOptions& o, dou
         if (strain >= nextPoint) {
             r.curve.push_back({strain, ratio});
             nextPoint += 1e-4;
-            if (o.progress)
-                std::cerr << "\r" << o.name << ": to the peak, strain " << std::setprecision(3) << strain
-                          << ", q/p = " << ratio << ", peak " << r.qOverP << "        " << std::flush;
+            progress::notef("to the peak: strain %.3g, q/p = %.3g, peak %.3g", strain, ratio, r.qOverP);
         }
         r.endStrain = strain;
         // Past the peak: 2 % below it and 0.5 % of strain beyond it.
@@ -317,7 +313,6 @@ PeakResult continueToPeak(const TriaxialState& st, const TriaxialOptions& o, dou
         }
         if (strain >= maxStrain) break;
     }
-    if (o.progress) std::cerr << '\n';
     r.seconds = secondsSince(t0);
     return r;
 }

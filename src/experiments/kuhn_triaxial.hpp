@@ -20,6 +20,7 @@
 #include <vector>
 #include <optional>
 
+#include "moreau/core/progress.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau::kuhn {
@@ -42,7 +43,6 @@ struct TriaxialOptions {
     double stiffness = 5e4;    ///< k_n = k_t (N/m)
     bool relax = false;        ///< end with the fixed-cell relaxation (stage 4)
     std::uint64_t seed = 1;
-    bool progress = false;     ///< a progress line on stderr
     const char* name = "kuhn";  ///< experiment name for messages
 };
 

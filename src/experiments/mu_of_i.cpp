@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "moreau/core/progress.hpp"
 #include "moreau/analysis/cd_iteration.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
@@ -126,7 +127,7 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     const Scene prepared = preparePacking(o);
     const double prepSeconds = secondsSince(t0);
-    const bool progress = !options.quiet && isatty(fileno(stderr));
+    progress::expectUnits(static_cast<double>(methods.size()));
 
     // The methods run side by side (each one's chain of inertial numbers in
     // order, single-threaded inside): the same bits for any thread count.
@@ -158,12 +159,10 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
 #pragma omp critical(mu_of_i_progress)
         {
             ++done;
-            if (progress)
-                std::cerr << "\rmu-of-i: " << done << "/" << methods.size() << " methods done (" << methods[k].name
-                          << ")          " << std::flush;
+            progress::advance();
+            progress::notef("%d/%zu methods done (%s)", done, methods.size(), methods[k].name.c_str());
         }
     }
-    if (progress) std::cerr << '\n';
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
     const double seconds = secondsSince(t0);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "moreau/core/error.hpp"
+#include "moreau/core/progress.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/experiments/scene_keys.hpp"
 
@@ -79,6 +80,8 @@ ExperimentInfo entry(std::string name, std::string description, const std::strin
             throw InputError(label + ": --set key '" + key + "': not used by this " + own + " (it reads " + own +
                              ".* and the scene keys " + sceneKeysText(sceneKeys) + ")");
         }
+        // The progress line on a terminal (core/progress.hpp), cleared before the results.
+        progress::Line line(label, !options.quiet && progress::terminal());
         return run(options);
     };
     return {std::move(name), std::move(description), std::move(checked), distributed};
@@ -286,6 +289,7 @@ std::optional<long> parseInteger(const std::string& text) {
 }
 
 bool runPlotScript(const std::string& script, const std::vector<std::string>& args, bool quiet) {
+    const progress::Pause pause;  // the script's messages on a clean line
     const std::filesystem::path python = "/usr/bin/python3";
     const std::filesystem::path file = std::filesystem::path(MOREAU_SOURCE_DIR) / "tools" / ("plot_" + script + ".py");
     if (!std::filesystem::exists(python) || !std::filesystem::exists(file)) {

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "kuhn_triaxial.hpp"
+#include "moreau/core/progress.hpp"
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/contact_store.hpp"
 #include "moreau/contact/detection.hpp"
@@ -201,7 +202,6 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
     const double sigma3 = 1e3 * sceneReal(keyScene, "experiment.sigma3");
     const double mu = sceneReal(keyScene, "experiment.mu");
     const std::uint64_t seed = options.seed.value_or(1);
-    const bool progress = !options.quiet && isatty(fileno(stderr));
     Turnable turn;
     nlohmann::json prepResults, checks = nlohmann::json::array(), prepParams;
     double prepSeconds = 0.0;
@@ -214,7 +214,6 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
         o.clusters = sceneText(keyScene, "experiment.grains") == "clusters";
         o.prepMu = kuhn::prepFriction(keyScene, o.clusters);
         o.seed = seed;
-        o.progress = progress;
         o.name = "rigid-rotation";
         kuhn::TriaxialState st = kuhn::prepareTriaxial(o);
         const World& pw = st.sim->world();
@@ -320,8 +319,7 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
                 world.forceSchedule(wallBody(k, true)) = ForceSchedule{force, force, kInf};
             }
             sim.step();
-            if (progress && s % 2000 == 0)
-                std::cerr << "\rrigid-rotation: compression " << s << "/" << prepSteps << std::flush;
+            if (s % 2000 == 0) progress::notef("compression %ld/%ld", s, prepSteps);
         }
         const double wallsSeconds = secondsSince(t0);
         const Vec3 boxSize(side(0), side(1), side(2));
@@ -442,9 +440,8 @@ nlohmann::json rigidRotation(const ExperimentOptions& options) {
             if (v == 0) angles.push_back(theta * 180.0 / M_PI);
             if (k == steps) back[v] = turnedBack;
         }
-        if (progress) std::cerr << "\rrigid-rotation: rotation '" << variants[v].name << "' done        " << std::flush;
+        progress::note("rotation '" + variants[v].name + "' done");
     }
-    if (progress) std::cerr << '\n';
     const double rotSeconds = secondsSince(t1);
 
     const double errCoarse = relativeError(back[3], original);

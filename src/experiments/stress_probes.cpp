@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "kuhn_triaxial.hpp"
+#include "moreau/core/progress.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/scene_file.hpp"
@@ -182,7 +183,6 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     prep.prepMu = kuhn::prepFriction(keyScene, prep.clusters);
     const double peakStrain = sceneReal(keyScene, "experiment.peak_strain");
     prep.seed = options.seed.value_or(1);
-    prep.progress = !options.quiet && isatty(fileno(stderr));
     prep.name = "stress-probes";
     const long count = static_cast<long>(sceneInteger(keyScene, "experiment.probes"));
     ProbeSettings ps;
@@ -195,8 +195,10 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     ps.keep = 1.0 - st.dragRate * st.dt;
     const Mat3 s0m = prepared.cellStress();
     const Vec3 sigma0(s0m(0, 0), s0m(1, 1), s0m(2, 2));
-    const bool progress = prep.progress;
     const auto t0 = std::chrono::steady_clock::now();
+    // The probes' plan: 8 reversible ones, then a zero and `count` probes per algorithm.
+    progress::expectUnits(static_cast<double>(8 + 2 * (count + 1)));
+    progress::note("probes");
 
     // The reversible response: probes in eight directions with no contact
     // sliding, fitted by one 2 × 2 stiffness in the Rendulic plane
@@ -205,6 +207,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     std::vector<Probe> elastic;
     for (int k = 0; k < 8; ++k) {
         elastic.push_back(runProbe(prepared, sigma0, 45.0 * k, ps.magnitude, ps, true));
+        progress::advance();
         const Vec2 de = rendulic(elastic.back().strain), ds = rendulic(elastic.back().dsigma);
         se += ds * de.transpose();
         ee += de * de.transpose();
@@ -237,6 +240,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         // The state's own change over a probe's duration (a probe of zero
         // strain): how far it is from rest.
         const Probe zero = runProbe(base, sigma0, 0.0, 0.0, ps, false);
+        progress::advance();
         for (long k = 0; k < count; ++k) {
             // Evenly spaced stress directions φ: the strain direction that
             // gives dσ along φ in the reversible response, C u(φ).
@@ -249,15 +253,13 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
             p.point = p.plastic.norm() / ds.squaredNorm() * ds;
             mean += ds.norm() / static_cast<double>(count);
             s.probes.push_back(p);
-            if (progress)
-                std::cerr << "\rstress-probes: " << s.name << " probe " << k + 1 << "/" << count << "      "
-                          << std::flush;
+            progress::advance();
+            progress::notef("%s probe %ld/%ld", s.name.c_str(), k + 1, count);
         }
         s.drift = rendulic(zero.dsigma).norm() / mean;
         s.circle = fitCircle(s.probes);
         s.seconds = secondsSince(t1);
     }
-    if (progress) std::cerr << '\n';
     const double probeSeconds = secondsSince(t0);
     // Kuhn: "the peak stress ratio q/p was about 1.7" in the continued loading.
     const std::optional<kuhn::PeakResult> peak =

@@ -1,4 +1,5 @@
 #include "moreau/sim/simulation.hpp"
+#include "moreau/core/progress.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -264,6 +265,7 @@ void Simulation::solve() {
 void Simulation::integrate() {
     expectStage(Stage::Integrate, "integrate");
     next_ = Stage::Detect;
+    progress::stepDone();
     World& w = scene_.world;
     const StepContext ctx = stageContext();
     const bool glued = w.anyGlued();
