@@ -24,7 +24,7 @@ using test::emptyWorld;
 /// box_3d.ini's MD settings (linear spring–dashpot, Cundall's spring) on
 /// `world` in place of its packing: `world` gets the scene's walls.
 Scene sceneWith(World world, std::vector<std::string> sets = {}) {
-    sets.insert(sets.begin(), "simulation.method=md");
+    sets.emplace(sets.begin(), "simulation.method=md");
     return test::sceneAround(std::move(world), std::move(sets), "box_3d.ini");
 }
 

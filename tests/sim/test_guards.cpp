@@ -22,7 +22,7 @@ TEST_SUITE("sim") {
         CHECK(errorOf([&] { checkMdStep(loadBuiltinScene("piston_2d.ini", {"simulation.method=md"})); }) ==
               "(no InputError)");  // the scene's 100 substeps
         auto off = md;
-        off.push_back("guard.contact_steps=0");
+        off.emplace_back("guard.contact_steps=0");
         CHECK(errorOf([&] { checkMdStep(loadBuiltinScene("piston_2d.ini", off)); }) == "(no InputError)");
     }
 

@@ -14,7 +14,7 @@ namespace {
 
 /// box_3d.ini with a few overrides, shortened.
 Scene boxScene(std::vector<std::string> sets) {
-    sets.push_back("simulation.steps=40");
+    sets.emplace_back("simulation.steps=40");
     return loadBuiltinScene("box_3d.ini", sets);
 }
 
