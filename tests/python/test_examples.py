@@ -31,37 +31,32 @@ def test_convergence_curves_for_every_order():
     assert all(order in p.stdout for order in ("random-sweep", "shuffle-once", "fixed", "random-sequential"))
 
 
-def test_notebook_executes(tmp_path):
-    """examples/notebooks/cd_vs_md.ipynb, executed as a user would (shorter run)."""
+def execute_notebook(name, tmp_path, **env):
+    """examples/notebooks/NAME executed as a user would (jupyter nbconvert) into
+    tmp_path/executed.ipynb, with `env` added to the environment; its cells."""
+    import json
     import shutil
     jupyter = shutil.which("jupyter", path="/usr/bin") or shutil.which("jupyter")
     assert jupyter, "jupyter-nbconvert is not installed (tools/bootstrap installs it)"
-    env = dict(os.environ, MOREAU_SOURCE=SRC, MOREAU_NOTEBOOK_STEPS="1300", MPLBACKEND="Agg",
-               PYDEVD_DISABLE_FILE_VALIDATION="1")
+    env = dict(os.environ, MOREAU_SOURCE=SRC, MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1", **env)
     p = subprocess.run([jupyter, "nbconvert", "--to", "notebook", "--execute",
-                        os.path.join(SRC, "examples", "notebooks", "cd_vs_md.ipynb"),
+                        os.path.join(SRC, "examples", "notebooks", name),
                         "--output-dir", str(tmp_path), "--output", "executed.ipynb"],
                        capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert (tmp_path / "executed.ipynb").exists()
+    return json.loads((tmp_path / "executed.ipynb").read_text())["cells"]
+
+
+def test_notebook_executes(tmp_path):
+    """examples/notebooks/cd_vs_md.ipynb, executed as a user would (shorter run)."""
+    execute_notebook("cd_vs_md.ipynb", tmp_path, MOREAU_NOTEBOOK_STEPS="1300")
 
 
 def test_shear_study_notebook_executes(tmp_path):
     """examples/notebooks/shear_study.ipynb: prepare, compress by the servo and
     shear at constant pressure in CD, shear in MD from the same packing, mu
     against strain; its last cell checks that the methods agree."""
-    import json
-    import shutil
-    jupyter = shutil.which("jupyter", path="/usr/bin") or shutil.which("jupyter")
-    assert jupyter, "jupyter-nbconvert is not installed (tools/bootstrap installs it)"
-    env = dict(os.environ, MOREAU_SOURCE=SRC, MOREAU_NOTEBOOK_OUT=str(tmp_path / "out"), MPLBACKEND="Agg",
-               PYDEVD_DISABLE_FILE_VALIDATION="1")
-    p = subprocess.run([jupyter, "nbconvert", "--to", "notebook", "--execute",
-                        os.path.join(SRC, "examples", "notebooks", "shear_study.ipynb"),
-                        "--output-dir", str(tmp_path), "--output", "executed.ipynb"],
-                       capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
-    assert p.returncode == 0, p.stdout + p.stderr
-    cells = json.loads((tmp_path / "executed.ipynb").read_text())["cells"]
+    cells = execute_notebook("shear_study.ipynb", tmp_path, MOREAU_NOTEBOOK_OUT=str(tmp_path / "out"))
     text = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code" for o in c["outputs"])
     assert "checks passed" in text
     for method, stages in (("cd", ["prepare", "compress", "shear"]), ("md", ["settle", "shear"])):
