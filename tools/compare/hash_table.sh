@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The state_hash of every MD integrator, every normal, tangential and rolling
 # law, each pipeline and SIMD width on examples/box_3d.ini with MD (500 steps),
-# the examples with both methods, and the md-step and cd-sweep benches: one
+# the examples with both methods, the md-step and cd-sweep benches, and the
+# clump and polygon examples with both methods (cd.simd off and auto): one
 # "name hash" line each. Two builds' tables must be identical (diff them) when a
 # change is meant to keep the bits.
 #   tools/compare/hash_table.sh [MOREAU_BINARY] > table.txt
@@ -54,3 +55,10 @@ if [ -f "$pk" ]; then
     "$bin" bench md-step --set bench.packing=$pk > "$tmp/b.json" 2>/dev/null && echo "bench md-step $(hash_of "$tmp/b.json")"
 fi
 "$bin" bench cd-sweep > "$tmp/b.json" 2>/dev/null && echo "bench cd-sweep $(hash_of "$tmp/b.json")"
+# Shapes (clumps, polygons) with both methods, CD with and without the rows' AVX2 kernel (cd.simd).
+for ex in clumps_2d clumps_3d polygons_2d; do
+    for w in off auto; do
+        run "$ex,cd,cd.simd=$w" "$here/examples/$ex.ini" --set simulation.method=cd --set simulation.steps=700 --set cd.simd=$w
+    done
+    run "$ex,md" "$here/examples/$ex.ini" --set simulation.method=md --set simulation.steps=700
+done
