@@ -205,8 +205,8 @@ def check_vtk_dir(ck, vtk_dir, particles=None, series=None):
         ck.check(ds.get("name") == kind, f"{pvd}: {name} has name={ds.get('name')!r}, expected {kind!r} (the block's name)")
         with open(path, "rb") as f:
             head = f.read(4096).decode("latin-1")
-        ck.check('compressor="vtkZLibDataCompressor"' in head and 'format="ascii"' not in head,
-                 f"{path}: arrays not binary and zlib-compressed")
+        ck.check('compressor="vtkLZ4DataCompressor"' in head and 'format="ascii"' not in head,
+                 f"{path}: arrays not binary and LZ4-compressed")
         if base.startswith("grains_"):
             ck.check(part == "0", f"{pvd}: {name} has part={part!r}, expected '0'")
             grains.append((float(timestep), path))

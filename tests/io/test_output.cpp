@@ -1,5 +1,5 @@
 #include <doctest/doctest.h>
-#include <zlib.h>
+#include <lz4.h>
 
 #include <cctype>
 
@@ -92,7 +92,7 @@ std::string fromBase64(const std::string& text) {
 }
 
 /// The bytes of the DataArray named `name`, as the writer stores them:
-/// base64 of the zlib header (#blocks, block size, last partial size, each
+/// base64 of the LZ4 header (#blocks, block size, last partial size, each
 /// block's compressed size: UInt64s), then base64 of the compressed blocks.
 std::string arrayBytes(const std::string& xml, const std::string& name) {
     const std::string tag = arrayTag(xml, name);
@@ -113,11 +113,10 @@ std::string arrayBytes(const std::string& xml, const std::string& name) {
     for (std::uint64_t b = 0; b < head[0]; ++b) {
         std::uint64_t compressed;
         std::memcpy(&compressed, header.data() + 8 * (3 + b), 8);
-        uLongf size = static_cast<uLongf>(b + 1 == head[0] && head[2] != 0 ? head[2] : head[1]);
-        std::string block(size, '\0');
-        REQUIRE(uncompress(reinterpret_cast<Bytef*>(block.data()), &size,
-                           reinterpret_cast<const Bytef*>(packed.data() + from), static_cast<uLong>(compressed)) == Z_OK);
-        out += block.substr(0, size);
+        const auto size = static_cast<int>(b + 1 == head[0] && head[2] != 0 ? head[2] : head[1]);
+        std::string block(static_cast<std::size_t>(size), '\0');
+        REQUIRE(LZ4_decompress_safe(packed.data() + from, block.data(), static_cast<int>(compressed), size) == size);
+        out += block;
         from += compressed;
     }
     return out;
