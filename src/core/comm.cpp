@@ -1,14 +1,22 @@
 #include "moreau/core/comm.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #ifdef MOREAU_HAVE_MPI
 #include <mpi.h>
 #endif
 
 namespace moreau::comm {
+
+int threadsPerRank(int nodeCores, int ranksOnNode, int usableCores) {
+    const int share = std::max(1, nodeCores / std::max(1, ranksOnNode));
+    return std::max(1, std::min(share, usableCores > 0 ? usableCores : share));
+}
 
 #ifdef MOREAU_HAVE_MPI
 
@@ -38,6 +46,18 @@ void start(int* argc, char*** argv) {
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     gStarted = true;
+    // Threads per rank: the node's cores shared among the ranks on it (and
+    // no more than the cores this rank may run on), unless OMP_NUM_THREADS
+    // says otherwise; --threads still overrides both.
+    if (!std::getenv("OMP_NUM_THREADS")) {
+        MPI_Comm node;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        int local = 1;
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+        omp_set_num_threads(threadsPerRank(static_cast<int>(std::thread::hardware_concurrency()), local,
+                                           omp_get_num_procs()));
+    }
 }
 
 void stop() {

@@ -558,6 +558,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "one process" in r.stderr,
           f"moreau experiment restitution under mpirun is refused, exit 2 (exit {r.returncode})")
 
+    # Threads per rank: the node's cores over its ranks, unless OMP_NUM_THREADS says.
+    chain = os.path.join(source, "examples", "chain_1d.ini")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    for n, extra, want in ((2, {}, max(1, (os.cpu_count() or 1) // 2)), (2, {"OMP_NUM_THREADS": "3"}, 3)):
+        out = os.path.join(tmp, f"threads{len(extra)}")
+        r = subprocess.run(mpi(n) + [moreau, "run", chain, "--out", out, "--quiet", "--set", "simulation.steps=5"],
+                           capture_output=True, text=True, timeout=120, env=dict(env, **extra))
+        with open(os.path.join(out, "log.txt")) as f:
+            first = f.readline()
+        check(r.returncode == 0 and f", {want} threads" in first,
+              f"{n} ranks with {extra or 'no OMP_NUM_THREADS'}: {want} threads per rank ({first.strip()})")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

@@ -14,8 +14,13 @@ namespace moreau::comm {
 /// Whether this build can run over MPI ranks.
 bool available();
 /// Starts MPI when the process was launched by mpirun (its environment
-/// says so); otherwise nothing.
+/// says so); otherwise nothing. Under mpirun, without OMP_NUM_THREADS, each
+/// rank takes threadsPerRank of its node's cores (the ranks on the node
+/// found with MPI_COMM_TYPE_SHARED).
 void start(int* argc, char*** argv);
+/// OpenMP threads of a rank: the node's cores over the ranks on it, at least
+/// one, at most the cores the rank may run on (its affinity; 0: unknown).
+int threadsPerRank(int nodeCores, int ranksOnNode, int usableCores);
 /// Ends MPI if start() began it.
 void stop();
 /// Ranks of the run and this process's rank (1 and 0 without MPI).
