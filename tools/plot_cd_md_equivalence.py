@@ -2,9 +2,11 @@
 """CD paper §3.4: artificial elasticity of CD against explicit springs. CD
 traces (dots) and MD traces of the linear spring-dashpot of eqs. 67-68 (lines)
 overlaid: left the 1D chain (last grain, with eqs. 58/60 drawn), right the 2D
-piston. Each trace is shown as (x - x0)/A0 against the time since a common
-phase of its fitted eq. 64, so equal omega and tau mean coinciding curves; the
-raw static offsets differ (CD overlaps are not tied to forces) and are listed.
+piston. Top: each trace as (x - x0)/A0 against the time since a common
+phase of its fitted eq. 64, so equal omega and tau mean coinciding curves.
+Bottom: the same traces as they are, in grain diameters against time, with
+each fit's rest position x0 dashed: the static offsets between the methods
+(CD overlaps are not tied to forces) that the top row divides out.
 
 usage: plot_cd_md_equivalence.py CSV PNG RESULTS_JSON
 """
@@ -69,6 +71,26 @@ def panel(ax, d, cd_label, md_label, r, sfx, title, theory=None):
     ax.set_ylim(-1.15, 1.5)
 
 
+def raw_panel(ax, d, cd_label, md_label, r, sfx, title, ylabel):
+    """The traces as they are, with each fit's rest position x0 (dashed)."""
+    rest = {}
+    for label, kind, style, colour in ((cd_label, "cd", "o", "C0"), (md_label, "md", "-", "C3")):
+        m = d["run"] == label
+        t, y, inside = d["time"][m], d["y"][m], d["in_fit"][m] > 0
+        _, _, x0, _, _ = normalise(t, y, inside, r[f"omega_{kind}{sfx}"], r[f"tau_{kind}{sfx}"])
+        rest[kind] = x0
+        if style == "o":
+            ax.plot(t, y, "o", ms=2.5, mfc="none", color=colour, label=f"CD, rest x0 = {x0:.6g}")
+        else:
+            ax.plot(t, y, "-", lw=1.5, color=colour, alpha=0.85, label=f"MD, rest x0 = {x0:.6g}")
+        ax.axhline(x0, color=colour, ls="--", lw=0.9)
+    ax.set_xlabel("time  t / Δt")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{title}: MD − CD rest = {rest['md'] - rest['cd']:+.3g} d", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+
+
 def main():
     csv, png, res = sys.argv[1:4]
     r = json.load(open(res))
@@ -77,8 +99,8 @@ def main():
     chain = [run.split("_")[2] for run in runs if run.startswith("cd_1d_")]
     pack = [run.split("_")[2] for run in runs if run.startswith("cd_2d_")]
     n = (1 if chain else 0) + (1 if pack else 0)
-    fig, axes = plt.subplots(1, max(n, 1), figsize=(6.8 * max(n, 1), 4.9), squeeze=False)
-    axes = list(axes[0])
+    fig, grid = plt.subplots(2, max(n, 1), figsize=(6.8 * max(n, 1), 9.4), squeeze=False)
+    axes, raw = list(grid[0]), list(grid[1])
     if chain:
         ni = chain[-1]
         th = None
@@ -86,10 +108,13 @@ def main():
             th = (r["omega_theory_1d"][-1], r["tau_theory_1d"][-1])
         panel(axes.pop(0), d, f"cd_1d_{ni}", f"md_1d_{ni}", r, "",
               f"1D chain (50 grains), N_I = {ni}: κ = γ = {r['kappa']:.4g}", th)
+        raw_panel(raw.pop(0), d, f"cd_1d_{ni}", f"md_1d_{ni}", r, "", "chain, last grain", "last grain's position x (grain diameters)")
     if pack:
         ni = pack[0]
         panel(axes.pop(0), d, f"cd_2d_{ni}", f"md_2d_{ni}", r, "_2d",
               f"2D packing ({r.get('particles_2d', 1000)} disks), piston, N_I = {ni}")
+        raw_panel(raw.pop(0), d, f"cd_2d_{ni}", f"md_2d_{ni}", r, "_2d", "packing, piston",
+                  "piston shift since the force step (grain diameters)")
     fig.suptitle("CD with N_I iterations per step vs MD with κ = q m N_I/Δt², γ = q m N_I/Δt (eqs. 67–68)")
     fig.tight_layout()
     fig.savefig(png, dpi=130)
