@@ -195,8 +195,7 @@ public:
                     sim_->advance();
                     if (guard_->active()) {
                         const long s = sim_->world().step;
-                        std::string why = guard_->checkTravel(*sim_);
-                        if (why.empty() && s % guard_->every() == 0) why = guard_->check(*sim_);
+                        const std::string why = guard_->checkStep(*sim_, s % guard_->every() == 0);
                         if (!why.empty()) throw DivergenceError("step " + std::to_string(s) + ": " + why);
                     }
                 }

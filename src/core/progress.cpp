@@ -72,11 +72,7 @@ bool terminal() { return isatty(fileno(stderr)) != 0; }
 
 void expectSteps(double total) { gExpectSteps.store(total, std::memory_order_relaxed); }
 void expectUnits(double total) { gExpectUnits.store(total, std::memory_order_relaxed); }
-void advance(double n) {
-    double u = gUnits.load(std::memory_order_relaxed);
-    while (!gUnits.compare_exchange_weak(u, u + n, std::memory_order_relaxed)) {
-    }
-}
+void advance(double n) { gUnits.fetch_add(n, std::memory_order_relaxed); }
 void stepDone() { gSteps.fetch_add(1, std::memory_order_relaxed); }
 bool open() {
     Shared& s = shared();

@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <charconv>
-#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

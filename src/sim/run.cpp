@@ -199,10 +199,10 @@ void SteppedRun::step() {
         if (cadence.snapshot(s)) out.snapshot(sim.world(), sim.contacts(), s);
         if (cadence.log(s)) out.logStep(s, sim.record());
         if (r.guard->active()) {
-            std::string why = r.guard->checkTravel(sim);
-            if (why.empty() && (s % r.guard->every() == 0 || s == steps)) why = r.guard->check(sim);
+            const bool full = s % r.guard->every() == 0 || s == steps;
+            const std::string why = r.guard->checkStep(sim, full);
             if (!why.empty()) failure = format("step %ld: ", s) + why;
-            else if (s % r.guard->every() == 0 || s == steps) r.keepGood();
+            else if (full) r.keepGood();
         }
         if (failure.empty() && cadence.checkpoint(s)) r.checkpoint(CheckpointKind::Periodic);
     } catch (const InputError& e) {

@@ -43,6 +43,13 @@ public:
     /// The overlaps and the energy (every guard.every steps). Empty when
     /// the state passes; else what failed.
     std::string check(const Simulation& sim) const;
+    /// A step's checks: the travel, then with `full` (every guard.every
+    /// steps, and a run's last) the overlaps and the energy. Empty when all pass.
+    std::string checkStep(const Simulation& sim, bool full) const {
+        std::string why = checkTravel(sim);
+        if (why.empty() && full) why = check(sim);
+        return why;
+    }
     bool active() const { return g_.maxOverlap > 0.0 || g_.maxTravel > 0.0 || energy_; }
     long every() const { return g_.every; }
 
