@@ -77,7 +77,8 @@ void MdSolver::restorePairMemory(const ContactStore& store, const std::string& o
 }
 
 int MdSolver::pairLanes() const { return forces_->pairLanes(); }
-const char* MdSolver::pairIsa(const World& world) const { return world.anyPeriodic() ? "none" : forces_->pairIsa(); }
+bool MdSolver::pairLanesTuning() const { return forces_->pairLanesTuning(); }
+const char* MdSolver::pairIsa(const World&) const { return forces_->pairIsa(); }
 
 void MdSolver::trackWork(bool on) {
     if (!pairs_) return;  // the contact list schedule always sums it

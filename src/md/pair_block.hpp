@@ -22,6 +22,7 @@
 /// This header is plain data: the AVX2 and AVX-512 kernels live in
 /// translation units compiled for those ISAs, which must not share inline
 /// functions (Eigen, the standard library) with the rest of the program.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -49,6 +50,16 @@ struct BlockContext {
     bool clip;            ///< clip attractive normal forces
     bool work;            ///< compute BlockResult::work (MdSolver::trackWork)
     double dt;
+    /// Per axis, the period L_k of a periodic axis and +∞ for the others. A
+    /// grain–grain lane whose separation is not within L_k / 4 on some
+    /// periodic axis (World::minimumImageNear's test) may cross a seam: it
+    /// is left to the scalar pass. Every other lane's separation is the
+    /// scalar pass's, unwrapped.
+    double period[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL};
+    /// A deforming periodic cell: a grain–grain pair's relative velocity
+    /// gains World::imageVelocity, which is +0 within a quarter period (so
+    /// the lane adds +0.0, as the scalar pass does).
+    bool deforming = false;
 };
 
 /// The leapfrog kick–drift of L consecutive grains at once
@@ -73,7 +84,7 @@ using DriftKernel = DriftResult (*)(const DriftContext&, std::size_t first);
 /// Vector registers per block, computed side by side (the kernel's chain of
 /// divisions and square roots is long; two independent chains in flight
 /// keep the vector units busy): pairs per block = lanes × interleave.
-constexpr int kInterleaveSse2 = 1, kInterleaveAvx2 = 1, kInterleaveAvx512 = 2;
+constexpr int kInterleaveSse2 = 1, kInterleaveAvx2 = 2, kInterleaveAvx512 = 2;
 
 constexpr int kMaxLanes = 16;  ///< pairs per block at most
 
@@ -101,9 +112,8 @@ struct BlockKernelChoice {
 };
 
 /// The widest kernel this CPU runs for these laws (both rows' `lanes`);
-/// `maxLanes` caps the width (2, 4 or 8). A negative `maxLanes` asks for
-/// the kernels measured faster than the scalar pass: the 8-lane one where
-/// the CPU has AVX-512, else none (kernel null).
+/// `maxLanes` caps the width (2, 4 or 8). (md.simd = auto measures which
+/// to take: MdForceStage::setPairLanes.)
 BlockKernelChoice chooseBlockKernel(NormalLaw normal, TangentialLaw tangential, int maxLanes);
 
 // The kernels of each width (defined in pair_block_*.cpp); null for laws without lanes.

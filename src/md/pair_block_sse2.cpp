@@ -25,14 +25,13 @@ DriftKernel driftKernelSse2() { return sse2::drift; }
 BlockKernelChoice chooseBlockKernel(NormalLaw normal, TangentialLaw tangential, int maxLanes) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if ((maxLanes < 0 || maxLanes >= 8) && __builtin_cpu_supports("avx512f"))
+    if (maxLanes >= 8 && __builtin_cpu_supports("avx512f"))
         return {blockKernelAvx512(normal, tangential), driftKernelAvx512(), 8, 8 * kInterleaveAvx512, "avx512"};
-    if (maxLanes < 0) return {};
     if (maxLanes >= 4 && __builtin_cpu_supports("avx2"))
         return {blockKernelAvx2(normal, tangential), driftKernelAvx2(), 4, 4 * kInterleaveAvx2, "avx2"};
     return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, 2 * kInterleaveSse2, "sse2"};
 #else
-    if (maxLanes < 0) return {};
+    (void)maxLanes;
     return {blockKernelSse2(normal, tangential), driftKernelSse2(), 2, 2 * kInterleaveSse2, "generic"};
 #endif
 }

@@ -184,7 +184,7 @@ void MdPairList::prepareSplit(const World& world, std::size_t ranges, bool laneK
     // A body belongs to the range of its first pair (assignOwners).
     constexpr std::size_t kGrainCost = 2, kScalarWallCost = 5;
     const std::size_t nb = world.numBodies(), grains = world.numGrains;
-    const bool kernel = laneKernel && !world.anyPeriodic();
+    const bool kernel = laneKernel;
     std::vector<std::size_t> wallCost(nb - grains);
     for (std::size_t i = 0; i < wallCost.size(); ++i)
         wallCost[i] = kernel && world.wall(static_cast<BodyId>(grains + i)).kind == ShapeKind::Plane ? kGrainCost

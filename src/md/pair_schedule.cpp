@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <type_traits>
 
@@ -25,19 +26,36 @@ constexpr std::size_t kParallelPairs = 4096;
 constexpr std::size_t kChunk = MdPairList::kChunk;
 }  // namespace
 
-void MdForceStage::setPairLanes(int maxLanes) {
+void MdForceStage::useLanes(int maxLanes) {
     blockKernel_ = nullptr;
     driftKernel_ = nullptr;
     blockLanes_ = 0;
     blockPairs_ = 0;
     blockIsa_ = "none";
-    if (maxLanes >= 0 && maxLanes < 2) return;
+    if (maxLanes < 2) return;
     const auto choice = md_block::chooseBlockKernel(settings_.normal, settings_.tangential, maxLanes);
     blockKernel_ = choice.kernel;
     driftKernel_ = choice.kernel ? choice.drift : nullptr;
     blockLanes_ = choice.kernel ? choice.lanes : 0;
     blockPairs_ = choice.kernel ? choice.blockPairs : 0;
     blockIsa_ = choice.kernel ? choice.isa : "none";
+}
+
+void MdForceStage::setPairLanes(int maxLanes) {
+    tuning_ = {};
+    if (maxLanes >= 0) return useLanes(maxLanes);
+    // auto: which kernel is fastest depends on the CPU (its vector units,
+    // its gathers, its caches: docs/md-performance.md), so it is measured on
+    // the run's own pairs. The candidates are the 8- and 4-lane kernels
+    // where the CPU has them, and the scalar pass; the widest runs first.
+    for (const int lanes : {8, 4}) {
+        const auto choice = md_block::chooseBlockKernel(settings_.normal, settings_.tangential, lanes);
+        if (choice.kernel != nullptr && choice.lanes == lanes) tuning_.lanes.push_back(lanes);
+    }
+    if (tuning_.lanes.empty()) return useLanes(0);
+    tuning_.lanes.push_back(0);
+    tuning_.best.assign(tuning_.lanes.size(), HUGE_VAL);
+    useLanes(tuning_.lanes.front());
 }
 
 template <NormalLaw N, TangentialLaw T>
@@ -62,9 +80,10 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
     double* __restrict chunkWork = chunkWork_.data();
     const double muGrain = world.muGrain;
     const bool periodic = world.anyPeriodic(), deforming = world.deforming();
-    // The block kernel's view of the same data (non-periodic worlds).
+    // The block kernel's view of the same data (in a periodic world it
+    // leaves the pairs that may cross a seam to the scalar pass).
     static_assert(sizeof(CellGridDetector::Pair) == 2 * sizeof(std::int32_t) && sizeof(Vec3) == 3 * sizeof(double));
-    const bool useBlocks = !periodic && blockKernel_ != nullptr;
+    const bool useBlocks = blockKernel_ != nullptr;
     const auto blockKernel = blockKernel_;
     const int lanes = blockPairs_;
     md_block::BlockContext blockContext{};
@@ -81,6 +100,9 @@ bool MdForceStage::pairLoop(const World& world, MdPairList& list, double dt, dou
                                               list.wallTable.empty() ? nullptr : list.wallTable.data(), s.kn, s.gammaN, s.kt, s.gammaT,
                                               muGrain, s.meff == EffectiveMass::Both, s.meff != EffectiveMass::None,
                                               s.clipAttractive, trackWork, dt};
+        for (int e = 0; e < 3; ++e)
+            if (world.periodic[e]) blockContext.period[e] = world.boxMax[e] - world.boxMin[e];
+        blockContext.deforming = periodic && deforming;
     }
     // The per-body sums are made here, in key order (MdSolver::gather's:
     // a body's terms as b, then as a): each pair adds its terms onto both
@@ -336,11 +358,28 @@ void MdForceStage::evaluatePairs(const World& world, MdPairList& list, const Ste
     sumsClear_ = false;
     // The law pair, among those whose rows the pair schedule takes (MdSolver::pairListAdmits()).
     bool finite = true;
+    // md.simd = auto measuring (setPairLanes): this pass is timed for the
+    // candidate now in place, and the next pass takes the next candidate.
+    const bool timed = !tuning_.lanes.empty() && list.size() >= kTunePairs;
+    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     withNormalLaw<&ForceLawRow::fused>(settings_.normal, [&]<NormalLaw N>() {
         withTangentialLaw<&ForceLawRow::fused>(settings_.tangential, [&]<TangentialLaw T>() {
             finite = pairLoop<N, T>(world, list, ctx.dt, margin, split, trackWork);
         });
     });
+    if (timed) {
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+        const std::size_t candidates = tuning_.lanes.size(), now = static_cast<std::size_t>(tuning_.passes) % candidates;
+        tuning_.best[now] = std::min(tuning_.best[now], took.count() / static_cast<double>(list.size()));
+        ++tuning_.passes;
+        if (tuning_.passes < kTuneRounds * static_cast<int>(candidates)) {
+            useLanes(tuning_.lanes[static_cast<std::size_t>(tuning_.passes) % candidates]);
+        } else {
+            const auto fastest = std::min_element(tuning_.best.begin(), tuning_.best.end()) - tuning_.best.begin();
+            useLanes(tuning_.lanes[static_cast<std::size_t>(fastest)]);
+            tuning_ = {};
+        }
+    }
     if (split && omp_get_max_threads() >= static_cast<int>(list.split.ranges)) list.rebalance();
     // The pass checked the sums; the first bad body, for the report, only
     // when one is not finite.

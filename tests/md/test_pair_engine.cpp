@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -12,6 +13,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/core/error.hpp"
+#include "moreau/md/force_stage.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "moreau/io/scene_file.hpp"
 
@@ -165,12 +167,84 @@ TEST_SUITE("md pair engine") {
 #endif
         Simulation off(loadSceneText(text, "<pair-engine test>", {"md.simd=off"}));
         CHECK(off.md().pairLanes() == 0);
-        // auto: the 8-lane kernel where the CPU has AVX-512, else the scalar pass.
+        // auto starts on the widest of the 8- and 4-lane kernels the CPU has
+        // (the scalar pass where it has neither) and, on a small list, stays.
         Simulation autoWidth(loadSceneText(text, "<pair-engine test>", {}));
 #if defined(__x86_64__)
-        CHECK(autoWidth.md().pairLanes() == (__builtin_cpu_supports("avx512f") ? 8 : 0));
+        const int widest = __builtin_cpu_supports("avx512f") ? 8 : __builtin_cpu_supports("avx2") ? 4 : 0;
 #else
-        CHECK(autoWidth.md().pairLanes() == 0);
+        const int widest = 0;
+#endif
+        CHECK(autoWidth.md().pairLanes() == widest);
+        for (int k = 0; k < 20; ++k) autoWidth.step();
+        CHECK(autoWidth.md().pairLanes() == widest);
+    }
+
+    TEST_CASE("every vector width gives the scalar bits in periodic cells: seams, Lees-Edwards shear, a stretching cell") {
+        // Pairs that may cross a seam go to the scalar pass (minimum image);
+        // the kernel takes the rest, with the image velocity (+0 there) of a
+        // deforming cell. The kick-drift kernel wraps the grains that left
+        // the fixed cell (the slab thrown sideways crosses every seam many
+        // times). Both law families with memory and without.
+        for (const std::vector<std::string>& cell : std::vector<std::vector<std::string>>{
+                 {}, {"grains.velocity=20 -15 0"}, {"periodic.shear_rate=4"},
+                 {"periodic.shear_rate=-3", "periodic.strain_rate=0.5 -0.4 0"}}) {
+            for (const char* tangential : {"spring", "viscous-coulomb"}) {
+                std::vector<std::string> sets = cell;
+                sets.push_back(std::string("md.tangential=") + tangential);
+                INFO(tangential);
+                const std::string cellName = cell.empty() ? std::string("fixed cell") : cell.back();
+                INFO(cellName);
+                sets.push_back("md.simd=off");
+                const RunResult scalar = run(periodicScene(), sets, "fused", 1500);
+                CHECK(scalar.contacts > 0);
+                for (const char* width : {"sse2", "avx2", "avx512"}) {
+                    INFO(width);
+                    sets.back() = std::string("md.simd=") + width;
+                    const RunResult vector = run(periodicScene(), sets, "fused", 1500);
+                    CHECK(vector.hash == scalar.hash);
+                    CHECK(vector.contacts == scalar.contacts);
+                    CHECK(vector.elastic == scalar.elastic);
+                    CHECK(vector.work == scalar.work);
+                }
+            }
+        }
+        Simulation sim(loadSceneText(periodicScene(), "<pair-engine test>", {"md.simd=sse2"}));
+#if defined(__x86_64__)
+        CHECK(std::string(sim.md().pairIsa(sim.world())) == "sse2");  // the kernel steps periodic worlds too
+#endif
+    }
+
+    TEST_CASE("md.simd = auto times its candidate kernels on the run's pairs, keeps the fastest, and the bits") {
+        // 2560 grains in contact: a list of more than MdForceStage::kTunePairs
+        // pairs, so every pass from the first is timed until the choice.
+        const std::string text = latticeColumnScene();
+        Simulation off(loadSceneText(text, "<pair-engine test>", {"md.simd=off"}));
+        Simulation tuned(loadSceneText(text, "<pair-engine test>", {}));
+        REQUIRE(tuned.fused());
+        REQUIRE(tuned.md().pairList() != nullptr);
+        std::vector<int> seen;
+        int steps = 0;
+        for (; steps < 40; ++steps) {
+            seen.push_back(tuned.md().pairLanes());
+            off.step();
+            tuned.step();
+        }
+        CHECK(tuned.md().pairList()->size() >= MdForceStage::kTunePairs);
+        CHECK(stateHash(tuned.world()) == stateHash(off.world()));
+        const int lanes = tuned.md().pairLanes();
+        CHECK_FALSE(tuned.md().pairLanesTuning());
+        CHECK((lanes == 8 || lanes == 4 || lanes == 0));
+#if defined(__x86_64__)
+        // Each candidate ran kTuneRounds passes, widest first, and the
+        // scalar pass among them, where the CPU has a lane kernel at all.
+        if (__builtin_cpu_supports("avx2")) {
+            const int candidates = __builtin_cpu_supports("avx512f") ? 3 : 2;
+            CHECK(seen.front() == (candidates == 3 ? 8 : 4));
+            CHECK(std::count(seen.begin(), seen.end(), 0) >= MdForceStage::kTuneRounds);
+            const std::vector<int> settled(seen.begin() + MdForceStage::kTuneRounds * candidates, seen.end());
+            CHECK(std::count(settled.begin(), settled.end(), lanes) == static_cast<long>(settled.size()));
+        }
 #endif
     }
 

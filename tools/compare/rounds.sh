@@ -18,8 +18,12 @@
 # shows both codes' CPU use per core over the timed steps (LAMMPS's "% CPU
 # use", Moreau's cpu_use_percent) and the ratio of their throughputs per CPU
 # second: a run that lost time to the machine's neighbours shows it there.
-# Environment: MOREAU = moreau executable (default build/bin/moreau); LMP,
-#              MPIRUN_FLAGS as for lammps/run.sh.
+# The table is headed by the CPU (lscpu's model name, and its widest vector
+# unit), since the ratio depends on it (docs/md-performance.md, per CPU).
+# Environment: MOREAU = moreau executable (default build/bin/moreau);
+#              MOREAU_SET = extra Moreau settings, space-separated (e.g.
+#              "md.simd=avx2" to run the 4-lane kernel on an AVX-512 CPU);
+#              LMP, MPIRUN_FLAGS as for lammps/run.sh.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -43,12 +47,18 @@ for t in "${threads[@]}"; do
     case $t in ''|*[!0-9]*|0) echo "rounds.sh: THREADS must be positive integers" >&2; exit 2;; esac
 done
 
+sets=()
+for kv in ${MOREAU_SET:-}; do sets+=(--set "$kv"); done
+model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+case $flags in *avx512f*) widest=AVX-512;; *avx2*) widest=AVX2;; *) widest=SSE2;; esac
+echo "CPU: ${model:-unknown}, widest vector unit $widest; Moreau settings: ${MOREAU_SET:-defaults}"
 results=$(mktemp "${TMPDIR:-/tmp}/moreau-rounds.XXXXXX")
 trap 'rm -f "$results"' EXIT
 for r in $(seq "$rounds"); do
     for t in "${threads[@]}"; do
         lammps=$("$here/lammps/run.sh" "$packing" "$side" "$t")
-        ours=$("$moreau" bench md-step --set "bench.packing=$packing" --threads "$t")
+        ours=$("$moreau" bench md-step --set "bench.packing=$packing" "${sets[@]}" --threads "$t")
         printf '%s\t%s\t%s\t%s\n' "$r" "$t" "$lammps" "$(echo "$ours" | tr -d '\n')" >> "$results"
         echo "rounds.sh: round $r, $t core(s) done" >&2
     done

@@ -108,8 +108,15 @@ public:
     /// The lane kernel of evaluatePairs for the touching grain–grain pairs
     /// (src/md/pair_block.hpp), with the scalar pass's bits. `maxLanes`
     /// caps its width: 8 (AVX-512), 4 (AVX2), 2 (SSE2), 0 (scalar pass
-    /// only); −1 (md.simd = auto): AVX-512 where the CPU has it, else none.
+    /// only); −1 (md.simd = auto): measured, the fastest per pair of the
+    /// 8- and 4-lane kernels the CPU has and the scalar pass (each timed in
+    /// turn over the first passes of at least kTunePairs pairs, kTuneRounds
+    /// times; any choice gives the same bits).
     void setPairLanes(int maxLanes);
+    static constexpr std::size_t kTunePairs = 2048;
+    static constexpr int kTuneRounds = 3;
+    /// md.simd = auto still timing its candidates.
+    bool pairLanesTuning() const { return !tuning_.lanes.empty(); }
     /// Lanes of the kernel chosen (0: none) and its ISA ("none" when none).
     int pairLanes() const { return blockLanes_; }
     const char* pairIsa() const { return blockIsa_; }
@@ -186,6 +193,15 @@ private:
     int blockLanes_ = 0;
     int blockPairs_ = 0;  ///< pairs per kernel block (lanes × interleave)
     const char* blockIsa_ = "none";
+    /// md.simd = auto while it measures: the candidates' widths (0: the
+    /// scalar pass), each one's least seconds per pair so far, and the
+    /// timed passes (candidate passes % size runs next). Empty once chosen.
+    struct KernelTuning {
+        std::vector<int> lanes;
+        std::vector<double> best;
+        int passes = 0;
+    } tuning_;
+    void useLanes(int maxLanes);  ///< the kernel of this width cap (0: none)
     bool sumsClear_ = false;  ///< force_ and torque_ are all zero (cleared by the last kick–drift)
 };
 

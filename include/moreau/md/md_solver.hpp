@@ -85,6 +85,9 @@ public:
     /// the scalar pass).
     int pairLanes() const;
     const char* pairIsa(const World& world) const;
+    /// md.simd = auto still timing its candidate kernels (pairLanes() is
+    /// the one in place; the choice is made after a few passes).
+    bool pairLanesTuning() const;
     /// Pair schedule: whether the steps sum the work delivered to the
     /// contacts (off unless asked for: a running sum must see every step,
     /// and no output of a run reads it; the contact list schedule always

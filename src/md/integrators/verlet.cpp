@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <bit>
+#include <cmath>
 #include <stdexcept>
 
 #include "../law_kernels.hpp"
@@ -138,9 +139,38 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
     static_assert(sizeof(Quat) == 4 * sizeof(double));
     const auto L = static_cast<std::size_t>(lanes);
     // (Not with driven grains: the kernel leaves a grain without mass in
-    // place; nor with tumbling clumps: it turns at constant spin.)
+    // place; nor with tumbling clumps: it turns at constant spin; nor in a
+    // deforming cell, whose wrap changes a grain's velocity.)
+    const bool deforming = periodic && world.deforming();
     const std::size_t blocks =
-        drift && L > 0 && !periodic && !applied && !tumbling && world.driven.empty() ? world.numGrains / L : 0;
+        drift && L > 0 && !deforming && !applied && !tumbling && world.driven.empty() ? world.numGrains / L : 0;
+    // A periodic cell: advancePose's wrap, x ← x − L ⌊(x − min)/L⌋ per
+    // periodic axis, is exactly no change for min < x < inside[k] (then
+    // (x − min)/L lies in (0, 1)), so only a lane outside that takes it.
+    // The kernel's moved-beyond-the-skin test is on x − x_built without the
+    // minimum image, the same for every lane that has not wrapped since the
+    // build and conservative for the others: a lane that wrapped now or that
+    // the kernel calls moved takes the scalar test.
+    double inside[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL};
+    for (int k = 0; k < 3; ++k)
+        if (world.periodic[k]) inside[k] = world.boxMax[k] - 1e-9 * (world.boxMax[k] - world.boxMin[k]);
+    auto wrapLanes = [&](std::size_t first, unsigned moved) {
+        int out = 0;
+        for (std::size_t i = first; i < first + L; ++i) {
+            bool wrapped = false;
+            for (int k = 0; k < 3; ++k) {
+                if (!world.periodic[k]) continue;
+                double& x = X[i][k];
+                if (x > world.boxMin[k] && x < inside[k]) continue;
+                const double side = world.boxMax[k] - world.boxMin[k];
+                x -= side * std::floor((x - world.boxMin[k]) / side);
+                wrapped = true;
+            }
+            if (built && (wrapped || (moved >> (i - first) & 1u)))
+                out |= world.minimumImage(Vec3(X[i] - built[i])).squaredNorm() > limit2 ? 1 : 0;
+        }
+        return out;
+    };
     const md_block::DriftContext ctx{X->data(), V->data(), W->data(), Q->coeffs().data(),
                                      invMass->data(), invInertia->data(), F->data(), T->data(),
                                      built ? built->data() : nullptr, {g.x(), g.y(), g.z()}, dt, limit2,
@@ -151,6 +181,7 @@ bool md_kernels::advanceLeapfrog(World& world, std::vector<Vec3>& force, std::ve
             const std::size_t i = q * L + static_cast<std::size_t>(std::countr_zero(slow));
             World::rotate(Q[i], W[i], dt);
         }
+        if (periodic) return wrapLanes(q * L, r.moved);
         return r.moved != 0 ? 1 : 0;
     };
     int moved = 0;
