@@ -40,7 +40,7 @@ usage:
   moreau run --resume DIR [--set KEY=VALUE]... [--threads N] [--quiet]
   moreau experiment NAME [--set KEY=VALUE]... [--out DIR] [--json FILE] [--threads N] [--seed S] [--quiet]
   moreau bench NAME [--set KEY=VALUE]... [--json FILE] [--threads N] [--seed S]
-  moreau list [experiments|benches|force-laws|integrators|criteria|orders]
+  moreau list [experiments|benches|force-laws|integrators|criteria|solvers|orders]
   moreau --help | --version
   moreau run --help        every scene key with its default, range and meaning
   moreau run --help KEY    one key (md.kn) or section (md, wall.NAME)
@@ -321,6 +321,29 @@ int cmdList(const std::vector<std::string>& args) {
         section("orders", orders);
     }
     {
+        // The solver families of cd.solver (model/scene.hpp's table); the
+        // switch has no default, so -Wswitch flags a family added without a note.
+        auto note = [](CdSolverFamily family) -> std::string {
+            switch (family) {
+                case CdSolverFamily::GaussSeidel:
+                    return "the paper's sweeps over the one-contact shock law (CD section 2.4; cd.order, "
+                           "cd.proximal); on MPI ranks too; default";
+                case CdSolverFamily::Newton:
+                    return "global semi-smooth Newton on the Alart-Curnier function (Alart & Curnier 1991; Siconos "
+                           "NSN_AC) with a Levenberg-Marquardt weight, sparse LU and an Armijo line search; a step's whole "
+                           "problem (one process) or an FCLIB problem (moreau bench fclib)";
+                case CdSolverFamily::Apgd:
+                    return "Nesterov's accelerated projected gradient on the cone complementarity problem (Mazhar et "
+                           "al. 2015, Chrono's APGD): De Saxce's convex relaxation, sliding contacts separate at "
+                           "mu |u_t|; a step's whole problem (one process) or an FCLIB problem (moreau bench fclib)";
+            }
+            return "";
+        };
+        std::vector<std::pair<std::string, std::string>> solvers;
+        for (const auto& [family, name] : kCdSolverNames) solvers.emplace_back("cd.solver=" + std::string(name), note(family));
+        section("solvers", solvers);
+    }
+    {
         // One line per row of the law table (model/law_table.hpp): what the
         // law is, the memory it keeps per contact, the derivatives it gives
         // the integrators and the schedules of the force stage that take it.
@@ -380,7 +403,7 @@ int cmdList(const std::vector<std::string>& args) {
     }
     if (!known)
         throw InputError("moreau list: unknown category '" + what +
-                         "' (allowed: experiments, benches, force-laws, integrators, criteria, orders)");
+                         "' (allowed: experiments, benches, force-laws, integrators, criteria, solvers, orders)");
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "clump_rows.hpp"
+#include "moreau/cd/local_problem.hpp"
 #include "moreau/cd/natural_map.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/core/rng.hpp"
@@ -363,7 +364,12 @@ SweepSchedule gLocalSchedule;
 
 }  // namespace
 
-CdSolver::CdSolver(const CdSettings& settings) : settings_(settings), schedule_(&gLocalSchedule) {}
+CdSolver::CdSolver(const CdSettings& settings) : settings_(settings), schedule_(&gLocalSchedule) {
+    if (settings.solver != CdSolverFamily::GaussSeidel && settings.criterion != Criterion::Natural &&
+        settings.criterion != Criterion::Fixed)
+        throw InputError("key 'cd.criterion': cd.solver = " + std::string(lawName(kCdSolverNames, settings.solver)) +
+                         " stops by the natural-map error or after cd.iterations (allowed: natural, fixed)");
+}
 
 bool CdSolver::vectorRows() const {
 #if MOREAU_CLUMP_ROWS_AVX2
@@ -727,12 +733,24 @@ CdStepStats CdSolver::solve(World& world, std::vector<Contact>& contacts, const 
     qNorm2_ = needsError() ? freeVelocityNorm2() : 0.0;  // ‖q‖ of the natural-map error
     if (stepObserver_) stepObserver_->posed(*this);  // before any impulse
     lap(clock, t.cdPrepare);
-    schedule_->start(bodies_);
-    warmStart(contacts, ctx.dt);           // last step's reactions applied
-    schedule_->synchronize(bodies_);       // ... by every process
-    lap(clock, t.cdWarmStart);
-    const CdStepStats stats = iterate(ctx);  // sweeps of the shock law (eq. 34) until the criterion (eqs. 35-37)
-    lap(clock, t.cdSweeps);
+    CdStepStats stats;
+    if (settings_.solver != CdSolverFamily::GaussSeidel) {
+        // Another family (cd.solver): the step posed as a local problem,
+        // solved whole from last step's reactions, its impulses applied.
+        if (schedule_->shared())
+            throw InputError("key 'cd.solver': " + std::string(lawName(kCdSolverNames, settings_.solver)) +
+                             " solves a step's whole problem on one process (allowed on MPI ranks: gauss-seidel)");
+        lap(clock, t.cdWarmStart);
+        stats = solveWhole(contacts, ctx);
+        lap(clock, t.cdSweeps);
+    } else {
+        schedule_->start(bodies_);
+        warmStart(contacts, ctx.dt);           // last step's reactions applied
+        schedule_->synchronize(bodies_);       // ... by every process
+        lap(clock, t.cdWarmStart);
+        stats = iterate(ctx);  // sweeps of the shock law (eq. 34) until the criterion (eqs. 35-37)
+        lap(clock, t.cdSweeps);
+    }
     if (stepObserver_) stepObserver_->solved(*this);
     checkFinite(world, ctx);               // a diverged step writes nothing back
     store(world, contacts, ctx.dt);        // reactions into the contacts, new velocities into the world (eq. 2)
@@ -866,6 +884,45 @@ CdStepStats CdSolver::iterate(const StepContext& ctx) {
         stats.error = 0.0;
     }
     sweepSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
+    return stats;
+}
+
+/// cd.solver other than gauss-seidel: the step posed as a local problem
+/// (localProblem, before any impulse), solved whole by its family from last
+/// step's reactions (warm start), and the impulses applied to the bodies.
+CdStepStats CdSolver::solveWhole(const std::vector<Contact>& contacts, const StepContext& ctx) {
+    const LocalProblem p = localProblem();  // the bodies at their free velocities
+    const std::size_t m = rows_.size();
+    std::vector<Mat3> frame(m);
+    std::vector<double> r(3 * m, 0.0);
+    for (std::size_t c = 0; c < m; ++c) {
+        Vec3 t1, t2;
+        contactFrame(rows_[c].n, t1, t2);
+        frame[c].col(0) = rows_[c].n;
+        frame[c].col(1) = t1;
+        frame[c].col(2) = t2;
+        if (settings_.warmStart && rows_[c].mn != 0.0) {  // last step's reaction, in the contact's frame
+            const Vec3 f = frame[c].transpose() * Vec3(contacts[c].history.reaction * ctx.dt);
+            for (int k = 0; k < 3; ++k) r[3 * c + static_cast<std::size_t>(k)] = f[k];
+        }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const LocalSolveResult res = solveLocalProblem(p, r, settings_, ctx.seed);
+    // The impulses onto the bodies, serially in key order (as warmStart's).
+    SweepPlan plan;
+    for (std::size_t c = 0; c < m; ++c) {
+        rows_[c].P = rows_[c].mn != 0.0 ? Vec3(frame[c] * Vec3(r[3 * c], r[3 * c + 1], r[3 * c + 2])) : Vec3::Zero();
+        if (rows_[c].mn != 0.0) plan.seq.push_back(static_cast<std::int32_t>(c));
+    }
+    runPass(plan, PassOrder{}, [](SolverRow& row, std::vector<SolverBody>& bodies, const std::vector<BodyMasks>& masks,
+                                  const RowTables& tables) { applyImpulse<true>(row, bodies, masks, tables, row.P); });
+    sweepSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    levelsPerSweep_ = 0.0;
+    residualHistory_.clear();
+    CdStepStats stats;
+    stats.iterations = res.sweeps;
+    stats.converged = res.converged;
+    stats.error = res.error;
     return stats;
 }
 

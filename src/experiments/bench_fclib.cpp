@@ -239,13 +239,14 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
         LocalSolveResult res;
         for (long k = 0; k < repeat; ++k) {
             r = r0.empty() ? std::vector<double>(3 * problem.contacts(), 0.0) : r0;
-            res = solveLocal(problem, r, cd, scene.simulation.seed);
+            res = solveLocalProblem(problem, r, cd, scene.simulation.seed);
             best = std::min(best, res.seconds);
         }
         stats.iterations = res.sweeps;
         stats.error = res.error;
         stats.converged = res.converged;
         results = {{"source", problemFile}, {"solver", "general"}, {"title", problem.title}};
+        if (res.relaxedError >= 0.0) results["relaxed_error"] = res.relaxedError;
         if (!problem.solution.empty()) {
             results["stored_solution_error"] = naturalError(problem, problem.solution);
             results["stored_solution_fclib_merit"] = problem.fclibMerit;
@@ -261,6 +262,7 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
                                                                          : "other";
     results["epsilon"] = cd.epsilon;
     results["order"] = std::string(lawName(kSweepOrderNames, cd.order));
+    results["family"] = std::string(lawName(kCdSolverNames, cd.solver));
     if (!rFile.empty()) writeReactions(rFile, r);
     return {{"bench", "fclib"}, {"threads", omp_get_max_threads()}, {"results", results}};
 }

@@ -59,6 +59,7 @@ void readCd(CdSettings& cd, const Values& v, const std::string& origin) {
     cd.epsilon = v.real("cd.epsilon");
     cd.delta = v.real("cd.delta");
     cd.maxIterations = v.smallInteger("cd.max_iterations");
+    cd.solver = lawFromName(kCdSolverNames, v.text("cd.solver")).value_or(CdSolverFamily::GaussSeidel);  // validated against the table
     const std::string& order = v.text("cd.order");
     cd.order = lawFromName(kSweepOrderNames, order).value_or(SweepOrder::RandomSweep);  // validated against the table
     cd.warmStart = v.boolean("cd.warm_start");

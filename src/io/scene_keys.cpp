@@ -142,6 +142,15 @@ std::vector<Rule> fixedRules() {
                   "together (the parallel update CD 2.5 calls unstable); random-keys: a fresh permutation every sweep "
                   "drawn as a random key per contact, which every MPI rank computes for its own contacts.",
                   lawNames(kSweepOrderNames)),
+        choiceKey("cd.solver", "gauss-seidel",
+                  "Solver family of a step's local problem (docs/convergence.md): gauss-seidel, the paper's "
+                  "sweeps over the one-contact law (cd.order); newton, a global semi-smooth Newton method on "
+                  "the Alart-Curnier function (sparse LU, line search); apgd, Nesterov's accelerated projected "
+                  "gradient on the cone complementarity problem (Mazhar et al. 2015; De Saxce's convex "
+                  "relaxation: sliding contacts separate at mu |u_t|). newton and apgd solve each step's whole "
+                  "problem from last step's reactions, on one process (cd.criterion natural or fixed; "
+                  "cd.max_iterations counts their iterations), and FCLIB problems (moreau bench fclib).",
+                  lawNames(kCdSolverNames)),
         choiceKey("cd.distributed", "domains",
                   "How MPI ranks share a step (docs/distributed.md; no effect on one process). domains: "
                   "each rank sweeps its own contacts and the bodies several ranks move are made consistent "

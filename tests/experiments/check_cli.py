@@ -278,6 +278,12 @@ with tempfile.TemporaryDirectory() as tmp:
 
     p = run("list")
     expect(p.returncode == 0 and "sound-wave-1d" in p.stdout and "random-sweep" in p.stdout, "moreau list")
+    # Every category INTERFACE.md lists answers; solvers lists each cd.solver family.
+    for category in ("experiments", "benches", "force-laws", "integrators", "criteria", "solvers"):
+        expect(run("list", category).returncode == 0, f"moreau list {category}")
+    p = run("list", "solvers")
+    expect([line.split()[0] for line in p.stdout.splitlines()[1:] if line.strip()] ==
+           ["cd.solver=gauss-seidel", "cd.solver=newton", "cd.solver=apgd"], f"moreau list solvers: {p.stdout}")
     p = run("list", "integrators")
     names = ("fe ty2 ty3 ty4 rk cd pv babab bababab ve ab2 ab3 ab4 ab5 ab2-am3 ab3-am4 ab4-am5 "
              "d12 t12 t16 gpc3 gpc4 gear5").split()

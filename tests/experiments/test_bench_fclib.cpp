@@ -64,6 +64,52 @@ TEST_SUITE("experiments") {
         CHECK(again["results"]["error"].get<double>() <= 1e-12);
     }
 
+    TEST_CASE("bench fclib: every cd.solver family on an FC3D problem, APGD with its relaxed error") {
+        // One sliding contact, W = 2 I, q = (-1, 3, 0), mu = 0.4: Coulomb's
+        // r = (0.5, -0.2, 0); De Saxce's relaxation (APGD's) r_n = (0.5 + 0.4 * 1.5) / 1.16.
+        test::TempDir tmp;
+        const std::string file = (tmp.path / "one.fc3d").string();
+        {
+            std::ofstream out(file);
+            out << "FC3D 1\n1\n0.4\n-1 3 0\nW dense\n2 0 0\n0 2 0\n0 0 2\n";
+        }
+        for (const char* family : {"gauss-seidel", "newton", "apgd"}) {
+            INFO(family);
+            const std::string rFile = (tmp.path / (std::string(family) + ".r")).string();
+            const nlohmann::json doc = bench({"bench.problem=" + file, std::string("cd.solver=") + family,
+                                              "cd.criterion=natural", "cd.epsilon=1e-12", "cd.check_every=1",
+                                              "bench.write_r=" + rFile});
+            const nlohmann::json& res = doc["results"];
+            CHECK(res["family"] == family);
+            CHECK(res["converged"] == true);
+            std::ifstream in(rFile);
+            std::vector<double> r(3);
+            for (double& x : r) in >> x;
+            REQUIRE(in);
+            if (std::string(family) == "apgd") {
+                CHECK(res["relaxed_error"].get<double>() <= 1e-12);
+                CHECK(res["error"].get<double>() > 1e-3);  // not Coulomb's law where the contact slides
+                CHECK(r[0] == Approx((0.5 + 0.4 * 1.5) / 1.16).epsilon(1e-10));
+            } else {
+                CHECK_FALSE(res.contains("relaxed_error"));
+                CHECK(res["error"].get<double>() <= 1e-12);
+                CHECK(r[0] == Approx(0.5).epsilon(1e-12));
+                CHECK(r[1] == Approx(-0.2).epsilon(1e-12));
+            }
+        }
+        // A tolerance a family cannot reach in its iterations: reported, not silent
+        // (a coupled W, which no gradient step solves exactly).
+        const std::string coupled = (tmp.path / "coupled.fc3d").string();
+        {
+            std::ofstream out(coupled);
+            out << "FC3D 1\n1\n0.4\n-1 3 0\nW dense\n2 0.5 0.3\n0.5 2 0.1\n0.3 0.1 2\n";
+        }
+        const nlohmann::json capped = bench({"bench.problem=" + coupled, "cd.solver=apgd", "cd.criterion=natural",
+                                             "cd.epsilon=1e-30", "cd.max_iterations=5"});
+        CHECK(capped["results"]["converged"] == false);
+        CHECK(capped["results"]["sweeps"] == 5);
+    }
+
     TEST_CASE("bench fclib refuses bad piles and settings with one line naming the file") {
         test::TempDir tmp;
         const std::string bodies = (tmp.path / "stack.bodies").string();

@@ -125,8 +125,11 @@ Vec3 slideByScan(const Mat3& W, const Vec3& q, double mu, double c0, double s0);
 }
 
 struct LocalSolveResult {
-    int sweeps = 0;
+    int sweeps = 0;         ///< sweeps (Gauss–Seidel) or iterations (the other families)
     double error = 0.0;     ///< natural-map error of the returned r
+    /// APGD: the natural-map error of the cone complementarity problem it
+    /// solves (De Saxcé's relaxation: u in place of ũ); −1 for the others.
+    double relaxedError = -1.0;
     double seconds = 0.0;   ///< the sweeps and their error checks
     bool converged = false;
 };
@@ -136,5 +139,19 @@ struct LocalSolveResult {
 /// from `seed`.
 LocalSolveResult solveLocal(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
                             std::uint64_t seed);
+
+/// A global semi-smooth Newton method on the Alart–Curnier function (sparse
+/// LU, Armijo line search), from the r given: cd.solver = newton
+/// (src/cd/global_solvers.cpp). Its iterations count as sweeps; the natural
+/// criterion stops it at settings.epsilon, the fixed one after
+/// settings.iterations.
+LocalSolveResult solveNewtonAC(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings);
+/// Nesterov's accelerated projected gradient on the cone complementarity
+/// problem (Mazhar et al. 2015), from the r given: cd.solver = apgd. It
+/// solves De Saxcé's convex relaxation of Coulomb's law (relaxedError).
+LocalSolveResult solveApgd(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings);
+/// The family settings.solver names (cd.solver).
+LocalSolveResult solveLocalProblem(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
+                                   std::uint64_t seed);
 
 }  // namespace moreau

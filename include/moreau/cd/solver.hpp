@@ -248,6 +248,9 @@ private:
     void warmStart(const std::vector<Contact>& contacts, double dt);
     /// Sweeps until the criterion is met (or its cap): the iteration loop.
     CdStepStats iterate(const StepContext& ctx);
+    /// cd.solver other than gauss-seidel: the step's local problem solved
+    /// whole by that family, from last step's reactions, and applied.
+    CdStepStats solveWhole(const std::vector<Contact>& contacts, const StepContext& ctx);
     /// Whether every sweep of a step runs one order (fixed, shuffle-once).
     bool oneOrder() const;
     /// Plans sweeps [sweep, sweep + count) of the step (their orders, and how

@@ -35,6 +35,17 @@ inline constexpr std::array<std::pair<SweepOrder, std::string_view>, 6> kSweepOr
     {SweepOrder::RandomKeys, "random-keys"},
 }};
 
+/// The solver family of a CD step's local problem (cd.solver;
+/// cd/local_problem.hpp): the paper's Gauss–Seidel over the one-contact law,
+/// a global semi-smooth Newton method (Alart–Curnier), or Nesterov's
+/// accelerated projected gradient on the cone complementarity problem.
+enum class CdSolverFamily { GaussSeidel, Newton, Apgd };
+inline constexpr std::array<std::pair<CdSolverFamily, std::string_view>, 3> kCdSolverNames{{
+    {CdSolverFamily::GaussSeidel, "gauss-seidel"},
+    {CdSolverFamily::Newton, "newton"},
+    {CdSolverFamily::Apgd, "apgd"},
+}};
+
 /// Convergence criterion of the iteration loop (CD §2.5.1), or the
 /// non-smooth community's error (natural map, docs/convergence.md).
 enum class Criterion { Fixed, Local, Global, Natural };
@@ -64,6 +75,7 @@ struct CdSettings {
     int proximalEvery = 50;      ///< sweeps between moves of its anchor
     bool vectorRows = true;      ///< cd.simd: the clump rows' AVX2 kernel where the CPU has it (false: off)
     CdDistributed distributed = CdDistributed::Domains;  ///< on MPI ranks (serial runs: no effect)
+    CdSolverFamily solver = CdSolverFamily::GaussSeidel;  ///< cd.solver
 };
 
 /// How the effective mass m_eff = m_a m_b/(m_a + m_b) enters the linear
