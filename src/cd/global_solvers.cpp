@@ -56,6 +56,22 @@ double errorOf(const LocalProblem& p, const Vec& r, const Vec& u, bool deSaxce) 
     return naturalError(sum, q.squaredNorm(), r.squaredNorm(), u.squaredNorm());
 }
 
+/// What both families start from: the clock, W, q and the given r (resized
+/// to the problem, zeros where it was shorter).
+struct Start {
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    std::size_t nc;
+    Eigen::Index n;
+    Sparse W;
+    Vec q, r;
+    Start(const LocalProblem& p, std::vector<double>& rIn)
+        : nc(p.contacts()), n(static_cast<Eigen::Index>(3 * nc)), W(sparseW(p)),
+          q(Eigen::Map<const Vec>(p.q.data(), n)) {
+        rIn.resize(3 * nc, 0.0);
+        r = Eigen::Map<const Vec>(rIn.data(), n);
+    }
+};
+
 double secondsSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -80,14 +96,10 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 /// A J that still does not factorize is shifted by δI, δ from 10⁻¹² of its
 /// largest diagonal entry up, ×100 until it does.
 LocalSolveResult solveNewtonAC(const LocalProblem& p, std::vector<double>& rOut, const CdSettings& settings) {
-    const std::size_t nc = p.contacts();
-    const auto n = static_cast<Eigen::Index>(3 * nc);
-    rOut.resize(3 * nc, 0.0);
+    const Start start(p, rOut);
+    const auto& [t0, nc, n, W, q, r0] = start;
     LocalSolveResult res;
-    const auto t0 = std::chrono::steady_clock::now();
-    const Sparse W = sparseW(p);
-    const Vec q = Eigen::Map<const Vec>(p.q.data(), n);
-    Vec r = Eigen::Map<const Vec>(rOut.data(), n);
+    Vec r = r0;
     std::vector<double> rho(nc, 1.0);
     for (std::size_t i = 0; i < nc; ++i)
         for (std::size_t k = p.rowStart[i]; k < p.rowStart[i + 1]; ++k)
@@ -230,18 +242,14 @@ LocalSolveResult solveNewtonAC(const LocalProblem& p, std::vector<double>& rOut,
 /// relaxed problem's natural map (`relaxedError`); `error` is the Siconos
 /// error of the same r, which stays at the relaxation's gap where contacts slide.
 LocalSolveResult solveApgd(const LocalProblem& p, std::vector<double>& rOut, const CdSettings& settings) {
-    const std::size_t nc = p.contacts();
-    const auto n = static_cast<Eigen::Index>(3 * nc);
-    rOut.resize(3 * nc, 0.0);
+    const Start start(p, rOut);
+    const auto& [t0, nc, n, W, q, r0] = start;
     LocalSolveResult res;
-    const auto t0 = std::chrono::steady_clock::now();
-    const Sparse W = sparseW(p);
-    const Vec q = Eigen::Map<const Vec>(p.q.data(), n);
     auto project = [&](Vec& z) {
         for (std::size_t i = 0; i < nc; ++i) set3(z, i, projectOnCone(at3(z, i), kNormal, p.mu[i]));
     };
     auto f = [&](const Vec& r, const Vec& g) { return 0.5 * r.dot(g - q) + q.dot(r); };  // g = W r + q
-    Vec gamma = Eigen::Map<const Vec>(rOut.data(), n);
+    Vec gamma = r0;
     project(gamma);
     Vec y = gamma, best = gamma, next(n);
     // L from the start and a point one unit away in every component.

@@ -24,26 +24,7 @@ namespace {
 
 /// A jittered 5×5×4 lattice of unit spheres on a frictional floor, thrown
 /// with random velocities so that its contacts open, stick and slide.
-World thrownLattice() {
-    LatticeParams lp;
-    lp.type = LatticeType::Cubic;
-    lp.counts = {5, 5, 4};
-    lp.jitter = 0.02;
-    lp.seed = 3;
-    World w;
-    w.dimension = 3;
-    w.muGrain = 0.3;
-    w.gravity = Vec3(0, 0, -9.81);
-    addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-    test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
-    Rng rng = Rng::stream(11, 0);
-    for (std::size_t i = 0; i < w.numGrains; ++i)
-        for (int k = 0; k < 3; ++k) {
-            w.v[i][k] = 0.2 * (rng.uniform() - 0.5);
-            w.w[i][k] = 0.4 * (rng.uniform() - 0.5);
-        }
-    return w;
-}
+World thrownLattice() { return test::cubicLatticeOnFloor({5, 5, 4}, 0.2); }
 
 /// A random symmetric positive definite 3×3 matrix.
 Mat3 randomSpd(std::mt19937_64& gen) {

@@ -33,23 +33,7 @@ LocalProblem oneContact(const Mat3& W, const Vec3& q, double mu) {
 /// A thrown 5×5×4 lattice's CD step posed as a local problem (contacts
 /// open, stick and slide; test_natural_error.cpp's setup).
 LocalProblem thrownLatticeStep() {
-    LatticeParams lp;
-    lp.type = LatticeType::Cubic;
-    lp.counts = {5, 5, 4};
-    lp.jitter = 0.02;
-    lp.seed = 3;
-    World w;
-    w.dimension = 3;
-    w.muGrain = 0.3;
-    w.gravity = Vec3(0, 0, -9.81);
-    addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-    test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
-    Rng rng = Rng::stream(11, 0);
-    for (std::size_t i = 0; i < w.numGrains; ++i)
-        for (int k = 0; k < 3; ++k) {
-            w.v[i][k] = 0.2 * (rng.uniform() - 0.5);
-            w.w[i][k] = 0.4 * (rng.uniform() - 0.5);
-        }
+    const World w = test::cubicLatticeOnFloor({5, 5, 4}, 0.2);
     CdSettings cd;
     cd.iterations = 30;
     Simulation sim = test::cdSimulation(w, 0.01, cd);
@@ -196,17 +180,7 @@ TEST_SUITE("cd") {
         };
         for (const CdSolverFamily family : {CdSolverFamily::Newton, CdSolverFamily::Apgd}) {
             INFO(lawName(kCdSolverNames, family));
-            LatticeParams lp;
-            lp.type = LatticeType::Cubic;
-            lp.counts = {4, 4, 3};
-            lp.jitter = 0.02;
-            lp.seed = 3;
-            World w;
-            w.dimension = 3;
-            w.muGrain = 0.3;
-            w.gravity = Vec3(0, 0, -9.81);
-            addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
-            test::addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+            World w = test::cubicLatticeOnFloor({4, 4, 3}, 0.0);
             CdSettings cd = natural(family, family == CdSolverFamily::Newton ? 1e-10 : 1e-6, 20000);
             cd.measureError = true;
             Simulation sim = test::cdSimulation(w, 0.01, cd);

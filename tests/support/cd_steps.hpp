@@ -1,9 +1,11 @@
 #pragma once
 /// Small helpers of the CD and MD tests: a Simulation around a world built
 /// in code (whose steps are the stepper's), and walls.
+#include <array>
 #include <cstdint>
 #include <utility>
 
+#include "moreau/core/rng.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/sim/simulation.hpp"
 
@@ -51,22 +53,39 @@ inline World randomSpheres(std::size_t count, double side) {
     return w;
 }
 
-/// A jittered n³ cubic lattice of unit spheres (μ = 0.5, gravity −z) on a
-/// frictional floor; at n = 18 ~17,000 contacts, above the parallel solvers'
-/// thresholds.
-inline World latticeOnFloor(std::uint64_t seed, std::size_t n = 18, double jitter = 0.02) {
+/// A jittered cubic lattice of unit spheres (counts per axis) on a floor
+/// (μ 0.5) with μ `mu` between grains, under gravity; `throwSpeed` > 0 gives
+/// each grain random velocities (up to ±throwSpeed/2) and spins (twice that),
+/// so that its contacts open, stick and slide.
+inline World cubicLatticeOnFloor(std::array<std::size_t, 3> counts, double throwSpeed, std::uint64_t seed = 3,
+                                 double jitter = 0.02, double mu = 0.3) {
     LatticeParams lp;
     lp.type = LatticeType::Cubic;
-    lp.counts = {n, n, n};
+    lp.counts = counts;
     lp.jitter = jitter;
     lp.seed = seed;
     World w;
     w.dimension = 3;
-    w.muGrain = 0.5;
+    w.muGrain = mu;
     w.gravity = Vec3(0, 0, -9.81);
     addGrains(w, makeLattice(lp), GrainShape::Sphere, 1.0);
     addPlane(w, Vec3(0, 0, -0.5), Vec3::UnitZ(), 0.5);
+    if (throwSpeed > 0.0) {
+        Rng rng = Rng::stream(11, 0);
+        for (std::size_t i = 0; i < w.numGrains; ++i)
+            for (int k = 0; k < 3; ++k) {
+                w.v[i][k] = throwSpeed * (rng.uniform() - 0.5);
+                w.w[i][k] = 2.0 * throwSpeed * (rng.uniform() - 0.5);
+            }
+    }
     return w;
+}
+
+/// A jittered n³ cubic lattice of unit spheres (μ = 0.5, gravity −z) on a
+/// frictional floor; at n = 18 ~17,000 contacts, above the parallel solvers'
+/// thresholds.
+inline World latticeOnFloor(std::uint64_t seed, std::size_t n = 18, double jitter = 0.02) {
+    return cubicLatticeOnFloor({n, n, n}, 0.0, seed, jitter, 0.5);
 }
 
 }  // namespace moreau::test
