@@ -305,6 +305,9 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
 }  // namespace
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
+    if (scene.simulation.method == Method::CD && scene.cd.solver != CdSolverFamily::GaussSeidel)
+        throw InputError(scene.origin + ": key 'cd.solver': " + std::string(lawName(kCdSolverNames, scene.cd.solver)) +
+                         " solves a step's whole problem on one process (allowed on MPI ranks: gauss-seidel)");
     if (scene.world.hasShapes()) {
         // What cannot step clumps (a scheme, the fused pipeline, a rolling
         // law) is refused here as a serial run refuses it, by a Simulation

@@ -546,6 +546,12 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(mpi(2), piston, out, ["cd.distributed=exact"])
     check(r.returncode == 2 and "cd.distributed" in r.stderr,
           f"cd.distributed = exact with a random-sweep order is refused naming the key, exit 2 (exit {r.returncode})")
+    r = run(mpi(2), piston, out, ["cd.solver=newton", "cd.criterion=natural"])
+    lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
+    check(r.returncode == 2 and len(lines) == 1 and "cd.solver" in lines[0]
+          and not os.path.exists(os.path.join(out, "summary.json")),
+          f"cd.solver = newton on 2 ranks: one line naming the key, exit 2, no outputs (exit "
+          f"{r.returncode}: {r.stderr.strip()[:200]})")
     for key, value in (("md.integrator", "rk"), ("md.pipeline", "fused")):
         r = run(mpi(2), CLUMPS_2D, out, [f"{key}={value}", "simulation.steps=10"])
         lines = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
