@@ -896,11 +896,7 @@ CdStepStats CdSolver::solveWhole(const std::vector<Contact>& contacts, const Ste
     std::vector<Mat3> frame(m);
     std::vector<double> r(3 * m, 0.0);
     for (std::size_t c = 0; c < m; ++c) {
-        Vec3 t1, t2;
-        contactFrame(rows_[c].n, t1, t2);
-        frame[c].col(0) = rows_[c].n;
-        frame[c].col(1) = t1;
-        frame[c].col(2) = t2;
+        frame[c] = contactFrameMatrix(rows_[c].n);
         if (settings_.warmStart && rows_[c].mn != 0.0) {  // last step's reaction, in the contact's frame
             const Vec3 f = frame[c].transpose() * Vec3(contacts[c].history.reaction * ctx.dt);
             for (int k = 0; k < 3; ++k) r[3 * c + static_cast<std::size_t>(k)] = f[k];

@@ -9,20 +9,6 @@
 
 namespace moreau {
 
-namespace {
-
-Mat3 frameOf(const Vec3& n) {
-    Vec3 t1, t2;
-    contactFrame(n, t1, t2);
-    Mat3 f;
-    f.col(0) = n;
-    f.col(1) = t1;
-    f.col(2) = t2;
-    return f;
-}
-
-}  // namespace
-
 LocalProblem CdSolver::localProblem() const {
     const std::size_t m = rows_.size(), nb = bodies_.size();
     LocalProblem p;
@@ -42,7 +28,7 @@ LocalProblem CdSolver::localProblem() const {
     std::vector<std::array<Vec3, 2>> arms(clumps ? m : 0);  // l_a, l_b of each row
     for (std::size_t c = 0; c < m; ++c) {
         const SolverRow& r = rows_[c];
-        frame[c] = frameOf(r.n);
+        frame[c] = contactFrameMatrix(r.n);
         const Vec3 u = relativeVelocityOf(r) + r.bias * r.n;  // no impulse applied yet: q
         const Vec3 qf = frame[c].transpose() * u;
         for (int k = 0; k < 3; ++k) p.q[3 * c + static_cast<std::size_t>(k)] = qf[k];
@@ -102,7 +88,7 @@ LocalProblem CdSolver::localProblem() const {
 std::vector<double> CdSolver::frameReactions() const {
     std::vector<double> r(3 * rows_.size());
     for (std::size_t c = 0; c < rows_.size(); ++c) {
-        const Vec3 f = frameOf(rows_[c].n).transpose() * rows_[c].P;
+        const Vec3 f = contactFrameMatrix(rows_[c].n).transpose() * rows_[c].P;
         for (int k = 0; k < 3; ++k) r[3 * c + static_cast<std::size_t>(k)] = f[k];
     }
     return r;

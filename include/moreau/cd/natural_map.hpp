@@ -30,6 +30,18 @@ inline void contactFrame(const Vec3& n, Vec3& t1, Vec3& t2) {
     t2 = n.cross(t1);
 }
 
+/// The contact frame as the columns (n, t1, t2) of a matrix: local
+/// components of a world vector v are frameᵀ v, and back frame r.
+inline Mat3 contactFrameMatrix(const Vec3& n) {
+    Vec3 t1, t2;
+    contactFrame(n, t1, t2);
+    Mat3 f;
+    f.col(0) = n;
+    f.col(1) = t1;
+    f.col(2) = t2;
+    return f;
+}
+
 /// Projection of z onto the cone K_μ with axis n (unit): z itself inside,
 /// 0 inside the polar cone, else the nearest point of the cone's surface.
 inline Vec3 projectOnCone(const Vec3& z, const Vec3& n, double mu) {
