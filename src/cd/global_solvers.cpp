@@ -95,7 +95,8 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 /// docs/convergence.md stalls at 1.4·10⁻²; with it, from zero, near 2·10⁻⁵.)
 /// A J that still does not factorize is shifted by δI, δ from 10⁻¹² of its
 /// largest diagonal entry up, ×100 until it does.
-LocalSolveResult solveNewtonAC(const LocalProblem& p, std::vector<double>& rOut, const CdSettings& settings) {
+LocalSolveResult solveNewtonAC(const LocalProblem& p, std::vector<double>& rOut, const CdSettings& settings,
+                               const IterateObserver& observe) {
     const Start start(p, rOut);
     const auto& [t0, nc, n, W, q, r0] = start;
     LocalSolveResult res;
@@ -214,6 +215,7 @@ LocalSolveResult solveNewtonAC(const LocalProblem& p, std::vector<double>& rOut,
         r += bestAlpha * d;
         u = W * r + q;
         res.sweeps = it + 1;
+        if (observe) observe(res.sweeps, {r.data(), static_cast<std::size_t>(n)});
     }
     res.error = errorOf(p, r, u, true);
     if (res.error > bestError) {  // the least error met is the answer
@@ -241,7 +243,8 @@ LocalSolveResult solveNewtonAC(const LocalProblem& p, std::vector<double>& rOut,
 /// last step, the iterate of least residual kept. Its residual is the
 /// relaxed problem's natural map (`relaxedError`); `error` is the Siconos
 /// error of the same r, which stays at the relaxation's gap where contacts slide.
-LocalSolveResult solveApgd(const LocalProblem& p, std::vector<double>& rOut, const CdSettings& settings) {
+LocalSolveResult solveApgd(const LocalProblem& p, std::vector<double>& rOut, const CdSettings& settings,
+                           const IterateObserver& observe) {
     const Start start(p, rOut);
     const auto& [t0, nc, n, W, q, r0] = start;
     LocalSolveResult res;
@@ -284,6 +287,7 @@ LocalSolveResult solveApgd(const LocalProblem& p, std::vector<double>& rOut, con
         gamma = next;
         L *= 0.9;
         res.sweeps = it + 1;
+        if (observe) observe(res.sweeps, {gamma.data(), static_cast<std::size_t>(n)});
         const double relaxed = errorOf(p, gamma, gNext, false);
         if (relaxed < bestRes) {
             bestRes = relaxed;
@@ -300,14 +304,21 @@ LocalSolveResult solveApgd(const LocalProblem& p, std::vector<double>& rOut, con
     return res;
 }
 
+double relaxedNaturalError(const LocalProblem& problem, std::span<const double> r) {
+    const auto n = static_cast<Eigen::Index>(r.size());
+    const Vec rv = Eigen::Map<const Vec>(r.data(), n);
+    const std::vector<double> u = problem.velocity(std::vector<double>(r.begin(), r.end()));
+    return errorOf(problem, rv, Eigen::Map<const Vec>(u.data(), n), false);
+}
+
 LocalSolveResult solveLocalProblem(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
-                                   std::uint64_t seed) {
+                                   std::uint64_t seed, const IterateObserver& observe) {
     switch (settings.solver) {
-        case CdSolverFamily::Newton: return solveNewtonAC(problem, r, settings);
-        case CdSolverFamily::Apgd: return solveApgd(problem, r, settings);
+        case CdSolverFamily::Newton: return solveNewtonAC(problem, r, settings, observe);
+        case CdSolverFamily::Apgd: return solveApgd(problem, r, settings, observe);
         case CdSolverFamily::GaussSeidel: break;
     }
-    return solveLocal(problem, r, settings, seed);
+    return solveLocal(problem, r, settings, seed, observe);
 }
 
 }  // namespace moreau

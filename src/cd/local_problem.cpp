@@ -84,7 +84,7 @@ Vec3 solveOneContact(const Mat3& W, const Vec3& q, double mu) {
 }
 
 LocalSolveResult solveLocal(const LocalProblem& p, std::vector<double>& r, const CdSettings& settings,
-                            std::uint64_t seed) {
+                            std::uint64_t seed, const IterateObserver& observe) {
     const std::size_t nc = p.contacts();
     r.resize(3 * nc, 0.0);
     constexpr std::size_t kNone = ~std::size_t{0};
@@ -127,6 +127,7 @@ LocalSolveResult solveLocal(const LocalProblem& p, std::vector<double>& r, const
             put3(r, i, solveOneContact(p.block[diag[i]], inv[i], qi, p.mu[i], get3(from, i)));
         }
         res.sweeps = s + 1;
+        if (observe) observe(res.sweeps, r);
         if (!fixed && (res.sweeps % every == 0 || res.sweeps == maxSweeps)) {
             res.error = naturalError(p, r);
             if (res.error <= settings.epsilon) {

@@ -903,7 +903,7 @@ CdStepStats CdSolver::solveWhole(const std::vector<Contact>& contacts, const Ste
         }
     }
     const auto start = std::chrono::steady_clock::now();
-    const LocalSolveResult res = solveLocalProblem(p, r, settings_, ctx.seed);
+    const LocalSolveResult res = solveLocalProblem(p, r, settings_, ctx.seed, iterateObserver_);
     // The impulses onto the bodies, serially in key order (as warmStart's).
     SweepPlan plan;
     for (std::size_t c = 0; c < m; ++c) {

@@ -19,28 +19,21 @@
 #include "moreau/experiments/experiment.hpp"
 #include "moreau/io/fclib.hpp"
 #include "moreau/io/scene_file.hpp"
-#include "moreau/model/generators.hpp"
+#include "sphere_pile.hpp"
 
 namespace moreau {
 
 namespace {
 
 
-/// A sphere pile with its contacts, as the Siconos harness's generator
-/// writes it: the world (spheres, a floor plane z = 0 when some contact
-/// touches it, gravity) and the contacts in the file's order. Each contact
-/// keeps the file's frame and which Moreau body is the file's body A, so
-/// impulses can be written in the harness's convention (impulse on A in
-/// (n, t1, t2), n from B to A).
-struct Pile {
-    World world;
-    std::vector<Contact> contacts;
-    std::vector<Mat3> frames;     ///< columns n, t1, t2 of the file
-    std::vector<char> aIsB;       ///< the file's body A is Moreau's body b
-    double dt = 0.0;
+/// A pile as the Siconos harness's generator writes it (--bodies), with
+/// each contact's frame in the file (columns n, t1, t2), so impulses can be
+/// written in the harness's convention (impulse on A in (n, t1, t2)).
+struct FilePile : Pile {
+    std::vector<Mat3> frames;
 };
 
-Pile readPile(const std::string& path) {
+FilePile readPile(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw InputError("cannot read bodies file '" + path + "'");
     auto fail = [&](const std::string& what) {
@@ -70,19 +63,15 @@ Pile readPile(const std::string& path) {
     };
     const auto spheres = static_cast<std::size_t>(*take(1, "the sphere count"));
     if (static_cast<double>(spheres) != n) fail("sphere count differs from the header's");
-    Pile p;
-    p.dt = dt;
-    World& w = p.world;
-    w.dimension = 3;
-    w.gravity = Vec3(0, 0, -g);
-    std::vector<GrainSpec> grains(spheres);
+    std::vector<Vec3> x(spheres);
     std::vector<const double*> rows(spheres);
     for (std::size_t i = 0; i < spheres; ++i) {
         rows[i] = take(15, "the spheres");
-        grains[i].position = Vec3(rows[i][0], rows[i][1], rows[i][2]);
-        grains[i].radius = radius;
+        x[i] = Vec3(rows[i][0], rows[i][1], rows[i][2]);
     }
-    addGrains(w, grains, GrainShape::Sphere, 1.0, mass);
+    FilePile p;
+    static_cast<Pile&>(p) = pileOf(x, radius, mass, dt, g, 0.0);
+    World& w = p.world;
     for (std::size_t i = 0; i < spheres; ++i) {
         const double* r = rows[i];
         w.v[i] = Vec3(r[3], r[4], r[5]);
@@ -93,7 +82,6 @@ Pile readPile(const std::string& path) {
     }
     const auto nc = static_cast<std::size_t>(*take(1, "the contact count"));
     double muGrain = -1, muFloor = -1;
-    BodyId floor = -1;
     for (std::size_t c = 0; c < nc; ++c) {
         const double* r = take(15, "the contacts");
         const auto A = static_cast<long>(r[0]), B = static_cast<long>(r[1]);
@@ -106,28 +94,11 @@ Pile readPile(const std::string& path) {
         mu = r[2];
         Mat3 f;
         for (int k = 0; k < 3; ++k) f.col(k) = Vec3(r[6 + 3 * k], r[7 + 3 * k], r[8 + 3 * k]);
-        if (B < 0 && floor < 0) {
-            WallShape s;
-            s.kind = ShapeKind::Plane;
-            s.direction = Vec3::UnitZ();
-            floor = w.addWall("floor", s, Vec3::Zero(), false, 0.0, {false, false, false});
-        }
-        // Moreau: a is the lower grain, b the other grain or the wall, n
-        // from a to b, the impulse acts on b. The file: n from B to A.
-        Contact k;
-        k.a = static_cast<BodyId>(B < 0 ? A : std::min(A, B));
-        k.b = B < 0 ? floor : static_cast<BodyId>(std::max(A, B));
-        const bool aIsB = k.b == static_cast<BodyId>(A) && B >= 0;
-        k.n = aIsB ? Vec3(f.col(0)) : Vec3(-f.col(0));
-        k.key = makeContactKey(k.a, k.b);
-        k.gap = 0.0;  // the harness's problem has no gap term: every contact touches
-        p.contacts.push_back(k);
+        addPileContact(p, A, B, f.col(0), muFloor);  // no gap term: every contact touches
         p.frames.push_back(f);
-        p.aIsB.push_back(aIsB ? 1 : 0);
     }
     if (at != tok.size()) fail("numbers after the last contact");
     w.muGrain = std::max(muGrain, 0.0);
-    if (floor >= 0) w.wallShape[0].mu = muFloor;
     return p;
 }
 
@@ -192,7 +163,7 @@ nlohmann::json benchFclib(const ExperimentOptions& options) {
     double best = kInf;
     CdStepStats stats;
     if (!bodiesFile.empty()) {
-        const Pile pile = readPile(bodiesFile);
+        const FilePile pile = readPile(bodiesFile);
         const std::vector<double> r0 = readImpulses(r0File, pile.contacts.size());
         const std::string historyFile = sceneText(scene, "bench.history");
         std::ofstream history;

@@ -159,6 +159,13 @@ const std::vector<ExperimentInfo>& experiments() {
                    {"simulation.dt", "simulation.steps", "simulation.seed", "simulation.gravity", "contact.*", "cd.*",
                     "!cd.criterion", "!cd.epsilon", "grains.*", "random.*", "wall.*"},
                    convergenceCriteria),
+        experiment("solver-convergence",
+                   "beyond the papers (issue: solver families): Siconos error against iterations and time for "
+                   "cd.solver gauss-seidel, newton and apgd on the harness's flat pile and pyramid and a 2D piston "
+                   "load step; velocities against impulses",
+                   {"simulation.dt", "simulation.steps", "simulation.seed", "contact.*", "cd.iterations",
+                    "cd.check_every", "cd.warm_start", "grains.*", "random.*", "wall.*"},
+                   solverConvergence),
         experiment("sweep-orders",
                    "beyond CD §2.5: sweeps to relax a load step and sound-wave ω for random-sweep, shuffle-once, "
                    "fixed, random-sequential",

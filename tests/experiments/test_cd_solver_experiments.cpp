@@ -1,9 +1,14 @@
 /// The CD solver experiments (force-relaxation, sweep-orders,
-/// convergence-criteria) in small, fast versions: each fails if the iteration
-/// stops relaxing forces diffusively (CD §3.1) or the criteria misbehave.
+/// convergence-criteria, solver-convergence) in small, fast versions: each
+/// fails if the iteration stops relaxing forces diffusively (CD §3.1), the
+/// criteria misbehave or a solver family stops reaching what it reached.
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
 
 #include "moreau/experiments/experiment.hpp"
 #include "support/experiment_run.hpp"
@@ -95,6 +100,97 @@ TEST_SUITE("experiments") {
 }
 
 TEST_SUITE("experiments") {
+    TEST_CASE("solver-convergence: on the harness's small pile every Coulomb solver reaches 1e-8, to one answer") {
+        const nlohmann::json doc = runQuiet(solverConvergence, {"experiment.problems=small", "experiment.max_sweeps=4000"});
+        std::map<std::string, nlohmann::json> run;
+        for (const auto& r : doc["results"]["runs"]) run[r["solver"].get<std::string>()] = r;
+        REQUIRE(run.size() == 5);
+        const auto& pile = doc["results"]["problems"][0];
+        CHECK(pile["contacts"].get<long>() == 112);  // gen_sphere_pile.py --kx 4: 30 spheres, 112 contacts
+        CHECK(pile["grains"].get<long>() == 30);
+        // The fixed order converges (1,640 sweeps; Siconos's fc3d_nsgs stops at the same count).
+        CHECK(run["gauss-seidel"]["error"].get<double>() <= 1e-8);
+        CHECK(run["gauss-seidel"]["iterations"].get<int>() == doctest::Approx(1640).epsilon(0.2));
+        // Newton converges quadratically: within 25 factorizations from zero,
+        // fewer from 100 sweeps.
+        CHECK(run["newton"]["converged"].get<bool>());
+        CHECK(run["newton"]["error"].get<double>() <= 1e-8);
+        CHECK(run["newton"]["iterations"].get<int>() <= 25);
+        CHECK(run["gauss-seidel+newton"]["error"].get<double>() <= 1e-8);
+        CHECK(run["gauss-seidel+newton"]["iterations"].get<int>() < run["newton"]["iterations"].get<int>());
+        // Coulomb's answers: the same open, stick and slip sets as the best one.
+        for (const char* s : {"gauss-seidel", "newton", "gauss-seidel+newton"}) {
+            CAPTURE(s);
+            CHECK(run[s]["status_changes"].get<long>() == 0);
+            CHECK(run[s]["open"].get<long>() + run[s]["stick"].get<long>() + run[s]["slip"].get<long>() == 112);
+        }
+        // APGD solves De Saxce's relaxation: its own error falls below 1e-6,
+        // while the Siconos error of its answer stays at the gap the sliding
+        // contacts open (52 of 112 slide in Coulomb's answer).
+        CHECK(run["apgd"]["relaxed_error"].get<double>() <= 1e-6);
+        CHECK(run["apgd"]["error"].get<double>() > 1e-3);
+        CHECK(pile["reference_slip"].get<long>() > 0);
+        CHECK(run["apgd"]["status_changes"].get<long>() > 0);
+        // Each run's iterations at 1e-4 come before those at 1e-6.
+        for (const auto& [name, r] : run) {
+            CAPTURE(name);
+            const auto& a = r["reached"]["0.0001"];
+            const auto& b = r["reached"]["1e-06"];
+            if (!a.is_null() && !b.is_null()) CHECK(a["iterations"].get<int>() <= b["iterations"].get<int>());
+        }
+    }
+
+    TEST_CASE("solver-convergence: the piston's load step, the CSV of iterates and bad keys") {
+        const auto dir = std::filesystem::temp_directory_path() / "moreau_test_solver_convergence";
+        std::filesystem::remove_all(dir);
+        ExperimentOptions options;
+        options.outDir = dir;
+        options.quiet = true;
+        options.sets = {"experiment.problems=piston", "experiment.solvers=gauss-seidel gauss-seidel-random apgd",
+                        "random.count=80", "random.box_max=8 12 0", "wall.right.point=8 0 0",
+                        "wall.piston.point=0 12 0", "simulation.steps=400", "wall.piston.change_time=300",
+                        "experiment.max_sweeps=20000"};
+        const nlohmann::json doc = solverConvergence(options);
+        const auto& runs = doc["results"]["runs"];
+        REQUIRE(runs.size() == 3);
+        // Both orders of Gauss-Seidel converge on the step (its contacts from
+        // a run of the scene), whose velocities are unique: they agree in u
+        // far better than the error's scale.
+        for (int k = 0; k < 2; ++k) {
+            CHECK(runs[k]["error"].get<double>() <= 1e-8);
+            CHECK(runs[k]["velocity_distance"].get<double>() < 1e-6);
+        }
+        std::ifstream csv(dir / "solver_convergence.csv");
+        std::string line;
+        std::getline(csv, line);
+        CHECK(line.rfind("problem,solver,iteration,seconds,error,relaxed_error,velocity_distance", 0) == 0);
+        int rows = 0, lastIt = 0;
+        double lastT = 0.0;
+        std::string lastSolver;
+        while (std::getline(csv, line)) {
+            std::istringstream in(line);
+            std::string problem, solver, it, t;
+            std::getline(in, problem, ',');
+            std::getline(in, solver, ',');
+            std::getline(in, it, ',');
+            std::getline(in, t, ',');
+            if (solver == lastSolver) {  // iterations grow, time does not fall
+                CHECK(std::stoi(it) > lastIt);
+                CHECK(std::stod(t) >= lastT);
+            }
+            lastSolver = solver;
+            lastIt = std::stoi(it);
+            lastT = std::stod(t);
+            ++rows;
+        }
+        CHECK(rows > 3 * 20);
+        CHECK(std::filesystem::exists(dir / "solver_convergence_summary.csv"));
+        std::filesystem::remove_all(dir);
+        test::checkRefused(solverConvergence, "experiment.problems=cube", "experiment.problems");
+        test::checkRefused(solverConvergence, "experiment.solvers=gauss-seidel jacobi", "experiment.solvers");
+        test::checkRefused(solverConvergence, "experiment.epsilon=0", "experiment.epsilon");
+    }
+
     TEST_CASE("force-relaxation and sweep-orders: JSON keys of INTERFACE.md and the CSV files") {
         const auto dir = std::filesystem::temp_directory_path() / "moreau_test_cd_solver_experiments";
         std::filesystem::remove_all(dir);

@@ -6,6 +6,8 @@
 /// disks; CdSolver::localProblem() poses its step as a local problem.
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "moreau/core/types.hpp"
@@ -17,6 +19,9 @@ namespace moreau {
 /// The Siconos/FCLIB error of impulses r (3 per contact): natural map with
 /// De Saxcé's velocity over max(‖q‖, ‖r‖, ‖u‖) (cd/natural_map.hpp).
 double naturalError(const LocalProblem& problem, const std::vector<double>& r);
+/// The same measure for the cone complementarity problem r ∈ K, u ∈ K*,
+/// r ⊥ u (De Saxcé's convex relaxation, which APGD solves): u in place of ũ.
+double relaxedNaturalError(const LocalProblem& problem, std::span<const double> r);
 
 /// One contact: the r of Coulomb's law for u = W r + q (W positive definite).
 /// Separation (r = 0) when q_n ≥ 0, else sticking if −W⁻¹q lies in the cone,
@@ -133,25 +138,34 @@ struct LocalSolveResult {
     double seconds = 0.0;   ///< the sweeps and their error checks
     bool converged = false;
 };
+/// Called by the local solvers after each iteration with the iterations done
+/// and the current iterate r (3 per contact, in the contact frames): for
+/// experiments that follow a solve (solver-convergence). It only reads and
+/// runs serially between iterations; unset (the default) it costs one test
+/// per iteration.
+using IterateObserver = std::function<void(int iterations, std::span<const double> r)>;
+
 /// Gauss–Seidel over the contacts with solveOneContact, from the r given: the
 /// order, criterion (fixed or natural; local and global read as natural),
 /// epsilon, check_every and max_iterations of `settings`, random orders drawn
 /// from `seed`.
 LocalSolveResult solveLocal(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
-                            std::uint64_t seed);
+                            std::uint64_t seed, const IterateObserver& observe = {});
 
 /// A global semi-smooth Newton method on the Alart–Curnier function (sparse
 /// LU, Armijo line search), from the r given: cd.solver = newton
 /// (src/cd/global_solvers.cpp). Its iterations count as sweeps; the natural
 /// criterion stops it at settings.epsilon, the fixed one after
 /// settings.iterations.
-LocalSolveResult solveNewtonAC(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings);
+LocalSolveResult solveNewtonAC(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
+                               const IterateObserver& observe = {});
 /// Nesterov's accelerated projected gradient on the cone complementarity
 /// problem (Mazhar et al. 2015), from the r given: cd.solver = apgd. It
 /// solves De Saxcé's convex relaxation of Coulomb's law (relaxedError).
-LocalSolveResult solveApgd(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings);
+LocalSolveResult solveApgd(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
+                           const IterateObserver& observe = {});
 /// The family settings.solver names (cd.solver).
 LocalSolveResult solveLocalProblem(const LocalProblem& problem, std::vector<double>& r, const CdSettings& settings,
-                                   std::uint64_t seed);
+                                   std::uint64_t seed, const IterateObserver& observe = {});
 
 }  // namespace moreau

@@ -210,7 +210,7 @@ public:
     /// term, μ per contact): valid in CdStepObserver::posed.
     LocalProblem localProblem() const;
     /// The rows' impulses in their contact frames, 3 per row: valid in
-    /// CdStepObserver::solved.
+    /// CdStepObserver::solved, and in a sweep observer (the current iterate).
     std::vector<double> frameReactions() const;
 
     /// Number of rows (contacts) of the last step.
@@ -229,6 +229,10 @@ public:
     /// sweeps keep their bits; unset (the default) it costs one test per sweep.
     using SweepObserver = std::function<bool(int sweeps, const std::vector<SolverRow>& rows)>;
     void setSweepObserver(SweepObserver observer) { observer_ = std::move(observer); }
+    /// The same for cd.solver other than gauss-seidel: called after each of
+    /// their iterations with the iterate in the contact frames (as
+    /// frameReactions), before the impulses reach the bodies.
+    void setIterateObserver(IterateObserver observer) { iterateObserver_ = std::move(observer); }
 
     /// The schedule of every pass from now on (cd/sweep_schedule.hpp): a
     /// distributed run installs its own (only the contacts it names are
@@ -296,6 +300,7 @@ private:
     std::vector<double> residualHistory_;
     bool recordHistory_ = false;
     SweepObserver observer_;
+    IterateObserver iterateObserver_;
     double sweepSeconds_ = 0.0;
     StepProfile stageSeconds_;  ///< the last step's (its cd* parts)
     /// Bodies of each row, −1 where the solver never moves the body (fixed

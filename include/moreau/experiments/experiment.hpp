@@ -95,6 +95,7 @@ nlohmann::json cdMdEquivalence(const ExperimentOptions& options);
 nlohmann::json forceRelaxation(const ExperimentOptions& options);
 nlohmann::json convergenceCriteria(const ExperimentOptions& options);
 nlohmann::json sweepOrders(const ExperimentOptions& options);
+nlohmann::json solverConvergence(const ExperimentOptions& options);
 nlohmann::json relaxationTime(const ExperimentOptions& options);
 nlohmann::json slowShear(const ExperimentOptions& options);
 nlohmann::json stressProbes(const ExperimentOptions& options);
