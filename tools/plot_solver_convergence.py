@@ -40,7 +40,8 @@ def main():
             it = [float(r["iteration"]) for r in rows]
             t = [float(r["seconds"]) for r in rows]
             err = [float(r["error"]) for r in rows]
-            ax_it.loglog(*positive(it, err), "-", color=c, label=solver)
+            label = solver + (" (Newton's, after the sweeps)" if solver == "gauss-seidel+newton" else "")
+            ax_it.loglog(*positive(it, err), "-", color=c, label=label)
             ax_t.loglog(*positive(t, err), "-", color=c, label=solver)
             if solver == "apgd":
                 rel = [float(r["relaxed_error"]) for r in rows]

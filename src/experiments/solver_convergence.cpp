@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "moreau/cd/local_problem.hpp"
@@ -193,6 +194,12 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
          1e5},
         {"experiment.presweeps", KeyType::Integer, "100", "fixed-order sweeps before gauss-seidel+newton's Newton", 1,
          1e8},
+        {"experiment.mu_floor", KeyType::Real, "0.5", "the piles' friction on the floor (the harness's --mu-floor)",
+         0.0, kInf},
+        {"experiment.mu_grain", KeyType::Real, "0.3", "the piles' friction between spheres (--mu-sphere)", 0.0, kInf},
+        {"experiment.mu_sweep", KeyType::Text, "0 0.05 0.1 0.2 0.3 0.5 1 2 4",
+         "friction coefficients (floor and spheres alike) at which the pyramid is solved by the fixed and the "
+         "random order, their answers compared (empty: none)"},
         {"experiment.records_per_decade", KeyType::Integer, "20",
          "iterates recorded per decade of iterations after the first 20", 1, 1000},
     };
@@ -214,6 +221,13 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
     }
     if (problems.empty() || solvers.empty())
         throw InputError("keys 'experiment.problems' and 'experiment.solvers': name at least one of each");
+    std::vector<double> muSweep;
+    for (const std::string& w : words(sceneText(scene, "experiment.mu_sweep"))) {
+        const std::optional<double> mu = parseNumber(w);
+        if (!mu || !(*mu >= 0.0) || !std::isfinite(*mu))
+            throw InputError("key 'experiment.mu_sweep': '" + w + "' is not a friction coefficient (a number >= 0)");
+        muSweep.push_back(*mu);
+    }
     const double epsilon = sceneReal(scene, "experiment.epsilon");
     const auto maxSweeps = static_cast<int>(sceneInteger(scene, "experiment.max_sweeps"));
     const auto newtonIterations = static_cast<int>(sceneInteger(scene, "experiment.newton_iterations"));
@@ -244,9 +258,11 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
             c.ctx = StepContext{dt, sim.world().step, scene.simulation.seed};
             c.dimension = sim.world().dimension;
         } else {
-            const Pile p = name == "small" ? harnessPile(4, 4, 4)
-                           : name == "flat" ? harnessPile(24, 24, 2)
-                                            : harnessPile(14, 14, 14);
+            const double muFloor = sceneReal(scene, "experiment.mu_floor");
+            const double muGrain = sceneReal(scene, "experiment.mu_grain");
+            const Pile p = name == "small" ? harnessPile(4, 4, 4, muFloor, muGrain)
+                           : name == "flat" ? harnessPile(24, 24, 2, muFloor, muGrain)
+                                            : harnessPile(14, 14, 14, muFloor, muGrain);
             c.world = p.world;
             c.contacts = p.contacts;
             c.ctx = StepContext{p.dt, 0, scene.simulation.seed};
@@ -378,7 +394,82 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
         rows.push_back(summary);
     }
 
+    // The pyramid's friction: both orders of Gauss–Seidel at each μ, their
+    // answers compared in velocities and impulses.
+    nlohmann::json muRows = nlohmann::json::array();
+    for (double mu : muSweep) {
+        const Pile pile = harnessPile(14, 14, 14, mu, mu);
+        Case c;
+        c.name = "pyramid";
+        c.world = pile.world;
+        c.contacts = pile.contacts;
+        c.ctx = StepContext{pile.dt, 0, scene.simulation.seed};
+        CdSettings settings = scene.cd;
+        settings.criterion = Criterion::Natural;
+        settings.epsilon = epsilon;
+        settings.maxIterations = maxSweeps;
+        settings.proximal = Proximal::Off;
+        const Run fixedOrder = solveCase(c, settings, solverTable()[0], 0, 1);
+        const Run randomOrder = solveCase(c, settings, solverTable()[1], 0, 1);
+        const LocalProblem& p = fixedOrder.problem;
+        const double du = distance(p.velocity(fixedOrder.answer), p.velocity(randomOrder.answer)) /
+                          std::max(norm(p.q), 1e-300);
+        const double dr = distance(fixedOrder.answer, randomOrder.answer) /
+                          std::max(std::max(norm(fixedOrder.answer), norm(randomOrder.answer)), 1e-300);
+        double rnSum = 0.0;
+        for (std::size_t i = 0; i < p.contacts(); ++i) rnSum += fixedOrder.answer[3 * i];
+        long counts[3] = {0, 0, 0};
+        for (char st : statuses(p, fixedOrder.answer, rnSum / static_cast<double>(std::max<std::size_t>(p.contacts(), 1))))
+            ++counts[static_cast<int>(st)];
+        std::ostringstream line;
+        line << "pyramid at mu " << mu << ": fixed order " << fixedOrder.error << " after " << fixedOrder.stats.iterations
+             << " sweeps, random " << randomOrder.error << " after " << randomOrder.stats.iterations
+             << "; answers apart by " << du << " |q| in u, " << dr << " in r";
+        say(line.str());
+        muRows.push_back({{"mu", mu},
+                          {"error_fixed", fixedOrder.error},
+                          {"sweeps_fixed", fixedOrder.stats.iterations},
+                          {"error_random", randomOrder.error},
+                          {"sweeps_random", randomOrder.stats.iterations},
+                          {"velocity_distance", du},
+                          {"impulse_distance", dr},
+                          {"open", counts[Open]},
+                          {"stick", counts[Stick]},
+                          {"slip", counts[Slip]}});
+    }
+    // Hyperstatic alone does not stall the sweeps: without friction and with
+    // enough of it to hold every contact, the two orders converge, to the
+    // same velocities and (the pyramid's reactions not being unique)
+    // different impulses.
+    for (const auto& row : muRows) {
+        const double mu = row["mu"].get<double>();
+        if (mu != 0.0 && mu < 2.0) continue;
+        const std::string at = "pyramid, mu = " + sceneValueText(mu) + ": ";
+        const double worst = std::max(row["error_fixed"].get<double>(), row["error_random"].get<double>());
+        checks.push_back(makeCheck(at + "both orders converge: log10(error) <= log10(experiment.epsilon)",
+                                   std::log10(std::max(worst, 1e-300)), std::log10(epsilon), 0.0, false));
+        checks.back()["pass"] = worst <= epsilon;
+        checks.back()["error"] = std::max(0.0, std::log10(std::max(worst, 1e-300)) - std::log10(epsilon));
+        const double du = row["velocity_distance"].get<double>(), dr = row["impulse_distance"].get<double>();
+        checks.push_back(makeCheck(at + "velocities agree (|du|/|q| <= 1e-5)", du, 0.0, 1e-5, false));
+        checks.push_back(makeCheck(at + "impulses differ (|dr|/|r| >= 1e-3: reactions not unique)", dr, 1e-3, 0.0, false));
+        checks.back()["pass"] = dr >= 1e-3;
+        checks.back()["error"] = std::max(0.0, 1e-3 - dr);
+    }
+
     if (options.writeFiles) {
+        if (!muRows.empty()) {
+            auto [mcsv, mo] = openCsv(options, "solver_convergence_mu.csv",
+                                      "mu,error_fixed,sweeps_fixed,error_random,sweeps_random,velocity_distance,"
+                                      "impulse_distance,open,stick,slip");
+            for (const auto& r : muRows)
+                mo << r["mu"].get<double>() << ',' << r["error_fixed"].get<double>() << ','
+                   << r["sweeps_fixed"].get<int>() << ',' << r["error_random"].get<double>() << ','
+                   << r["sweeps_random"].get<int>() << ',' << r["velocity_distance"].get<double>() << ','
+                   << r["impulse_distance"].get<double>() << ',' << r["open"].get<long>() << ','
+                   << r["stick"].get<long>() << ',' << r["slip"].get<long>() << '\n';
+            mo.close();
+        }
         auto [csv, out] = openCsv(options, "solver_convergence.csv",
                                   "problem,solver,iteration,seconds,error,relaxed_error,velocity_distance,"
                                   "impulse_distance,open,stick,slip,status_changes");
@@ -417,9 +508,12 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
                              {"max_sweeps", maxSweeps},
                              {"newton_iterations", newtonIterations},
                              {"presweeps", presweeps},
+                             {"mu_floor", sceneReal(scene, "experiment.mu_floor")},
+                             {"mu_grain", sceneReal(scene, "experiment.mu_grain")},
                              {"seed", scene.simulation.seed}};
     nlohmann::json results = {{"runs", nlohmann::json::array()}, {"problems", nlohmann::json::array()}};
     for (auto& row : rows) results[row.contains("solver") ? "runs" : "problems"].push_back(std::move(row));
+    results["pyramid_mu"] = std::move(muRows);
     return {{"experiment", "solver-convergence"}, {"params", params}, {"results", results}, {"checks", checks}};
 }
 

@@ -42,8 +42,8 @@ void addPileContact(Pile& p, long A, long B, const Vec3& n, double muFloor) {
     p.aIsB.push_back(aIsB ? 1 : 0);
 }
 
-Pile harnessPile(int kx, int ky, int layers) {
-    constexpr double R = 0.05, mass = 1.0, dt = 0.005, g = 9.81, muFloor = 0.5, muGrain = 0.3;
+Pile harnessPile(int kx, int ky, int layers, double muFloor, double muGrain) {
+    constexpr double R = 0.05, mass = 1.0, dt = 0.005, g = 9.81;
     std::vector<Vec3> x;
     for (int j = 0; j < layers && kx - j > 0 && ky - j > 0; ++j)
         for (int a = 0; a < kx - j; ++a)

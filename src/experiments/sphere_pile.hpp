@@ -32,8 +32,9 @@ void addPileContact(Pile& pile, long A, long B, const Vec3& nFromBToA, double mu
 /// gen_sphere_pile.py's pile with its defaults: kx × ky spheres of radius
 /// 0.05 and mass 1 in the bottom layer, `layers` face-centred-cubic layers
 /// (each one sphere shorter per side), Δt = 0.005, g = 9.81, μ 0.5 on the
-/// floor and 0.3 between spheres; the contacts in its order (the floor's,
-/// then sphere pairs i < j, each found by |x_i − x_j| ≤ 2R(1 + 10⁻⁹)).
-Pile harnessPile(int kx, int ky, int layers);
+/// floor and 0.3 between spheres (its --mu-floor, --mu-sphere); the contacts
+/// in its order (the floor's, then sphere pairs i < j, each found by
+/// |x_i − x_j| ≤ 2R(1 + 10⁻⁹)).
+Pile harnessPile(int kx, int ky, int layers, double muFloor = 0.5, double muGrain = 0.3);
 
 }  // namespace moreau
