@@ -276,6 +276,10 @@ int cmdExperiment(const std::vector<std::string>& args, bool bench) {
                              chk["pass"].get<bool>() ? "PASS" : "FAIL");
     }
     writeResult(doc, c.json);
+    // INTERFACE.md: 4 when an experiment ran and one of its checks failed.
+    if (!bench)
+        for (const auto& chk : doc["checks"])
+            if (!chk["pass"].get<bool>()) return 4;
     return 0;
 }
 
