@@ -184,12 +184,15 @@ nlohmann::json brakeFailure(const ExperimentOptions& options) {
     checks.push_back(makeCheck("hard-sphere regime: slope of log|dv_x| vs log v below v_bf/5 (theory +1)",
                                stiff.slopeLow, 1.0, 0.1, false));
     checks.push_back(makeCheck("soft grains: hard-sphere slope (theory +1)", soft.slopeLow, 1.0, 0.1, false));
-    auto falls = [](const std::string& name, double v) {
-        return nlohmann::json{{"name", name}, {"value", v}, {"expected", -0.3}, {"tolerance", 0.0},
-                              {"relation", "<"}, {"pass", std::isfinite(v) && v < -0.3}};
-    };
-    checks.push_back(falls("brake failure: slope of log|dv_x| from 2 to 20 v_bf (falls; paper: -1)", stiff.slopeHigh));
-    checks.push_back(falls("soft grains: slope from 2 to 20 v_bf (falls; paper: -1)", soft.slopeHigh));
+    // Above v_bf the paper's 1/v (slope -1) holds for an undamped spring
+    // only: the dashpot leaves a plateau (checked below), so the slope over
+    // 2-20 v_bf is bounded by departures.md's -0.53 (at the default 41
+    // points; -0.59 at 21: ±0.1 for the sampling), not by the paper's -1.
+    checks.push_back(makeCheck("brake failure: slope of log|dv_x| from 2 to 20 v_bf vs departures.md's -0.53 "
+                               "(paper: -1, undamped spring only)",
+                               stiff.slopeHigh, -0.53, 0.1, false));
+    checks.push_back(makeCheck("soft grains: slope from 2 to 20 v_bf vs departures.md's -0.53 (paper: -1)",
+                               soft.slopeHigh, -0.53, 0.1, false));
     if (vMax >= 30.0 * stiff.vbfMeasured)
         checks.push_back(makeCheck("dv_x at v_max vs the dashpot plateau (gamma/m_eff) 2(c - b atan(c/b))",
                                    stiff.dvx.back(), stiff.plateau, 0.05));

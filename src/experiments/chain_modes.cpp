@@ -172,8 +172,13 @@ nlohmann::json chainModes(const ExperimentOptions& options) {
         // a step or two is beyond them (at k_c itself τ = Δt/2 for every N_I,
         // from eqs. 54, 57, 59). Checked where the mode lives: ω for
         // τ ≥ 3 Δt, τ for τ ≥ Δt.
-        if (r.oscillating && r.tauTheory >= 3.0)
-            checks.push_back(makeCheck(tag.str() + ": omega against eq. 58 (5 %)", r.omegaFit, r.omegaTheory, 0.05));
+        // The paper's claim is for every oscillating mode: the short-lived
+        // ones are checked too, and fail (departures.md, chain-modes).
+        if (r.oscillating)
+            checks.push_back(makeCheck(tag.str() + (r.tauTheory >= 3.0 ? ": omega against eq. 58 (5 %)"
+                                                                         : ": omega against eq. 58 (5 %; tau < 3 dt: "
+                                                                           "the paper's 'all modes', departs)"),
+                                       r.omegaFit, r.omegaTheory, 0.05));
         if (r.oscillating && r.tauTheory >= 1.0)
             checks.push_back(makeCheck(tag.str() + ": tau against eq. 60 (10 %)", r.tauFit, r.tauTheory, 0.10));
     }
