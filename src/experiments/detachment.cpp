@@ -205,13 +205,8 @@ nlohmann::json detachment(const ExperimentOptions& options) {
         checks.push_back(makeCheck("one grain: e_tot vs e_n of eq. 3", mean, en, 3e-3));
     } else {
         // One-sided checks: the paper's statements are inequalities.
-        auto bound = [](const std::string& name, double value, double limit, bool above) {
-            const bool pass = std::isfinite(value) && (above ? value > limit : value < limit);
-            return nlohmann::json{{"name", name}, {"value", value}, {"expected", limit}, {"tolerance", 0.0},
-                                  {"relation", above ? ">" : "<"}, {"pass", pass}};
-        };
         if (lowN > 0) {
-            checks.push_back(bound("detachment regime t0/t_n <= 0.1/N: e_tot above e_n (the column disperses)",
+            checks.push_back(makeBoundCheck("detachment regime t0/t_n <= 0.1/N: e_tot above e_n (the column disperses)",
                                    eDetach, en, true));
             // The paper's "close to one" has no number: departures.md's row
             // ("definition differs") reads it as within 0.1 of 1.
@@ -220,7 +215,7 @@ nlohmann::json detachment(const ExperimentOptions& options) {
                                        eDetach, 1.0, 0.1, false));
         }
         if (highN > 0) {
-            checks.push_back(bound("cascade regime t0/t_n >= 10: e_tot below e_n - 0.05", eCascade, en - 0.05, false));
+            checks.push_back(makeBoundCheck("cascade regime t0/t_n >= 10: e_tot below e_n - 0.05", eCascade, en - 0.05, false));
             // The limit t0/t_n -> infinity: event-driven instantaneous collisions with the same e_n.
             checks.push_back(makeCheck("cascade regime: e_tot vs event-driven hard spheres with e_n", eCascade, eHard,
                                        0.01));

@@ -136,13 +136,6 @@ double ard(const std::vector<double>& num, const std::vector<double>& exact) {
     return sum / static_cast<double>(num.size());  // eq. 23
 }
 
-/// A one-sided check: value above (or below) a bound.
-nlohmann::json boundCheck(const std::string& name, double value, double bound, bool above) {
-    const bool pass = std::isfinite(value) && (above ? value > bound : value < bound);
-    return {{"name", name}, {"value", value}, {"expected", bound}, {"tolerance", 0.0},
-            {"relation", above ? ">" : "<"}, {"pass", pass}};
-}
-
 }  // namespace
 
 nlohmann::json integratorsImpact(const ExperimentOptions& options) {
@@ -375,7 +368,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     };
     for (const std::string s : {"fe", "ty2"}) {
         const std::string name = s + ": ARD(e_n) never below 1% for n <= 100 (min over n, %)";
-        if (want(name, s, coversLarge)) checks.push_back(boundCheck(name, minOver(ran(s)->en, 0, 100), 1.0, true));
+        if (want(name, s, coversLarge)) checks.push_back(makeBoundCheck(name, minOver(ran(s)->en, 0, 100), 1.0, true));
     }
     for (const std::string s : {"rk", "bababab"}) {
         const std::string name = s + ": ARD(e_n) below 1% by n = 6 (first n below 1%, within 6 +- 1)";
@@ -395,7 +388,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     // than 8": the first n below 1% is at most 9.
     for (const std::string s : {"ty3", "ty4", "babab"}) {
         const std::string name = s + ": ARD(e_n) below 1% for n > 8 (first n below 1%, at most 9)";
-        if (want(name, s, coversSmall)) checks.push_back(boundCheck(name, firstBelow(ran(s)->en, 1.0), 9.5, false));
+        if (want(name, s, coversSmall)) checks.push_back(makeBoundCheck(name, firstBelow(ran(s)->en, 1.0), 9.5, false));
     }
     {
         const std::string name = "d12: ARD(e_n) below 1% at about n = 95 (first n below 1%, within 95 +- 15)";
@@ -413,7 +406,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     }
     for (const std::string s : {"ve", "d12", "t16"}) {
         const std::string name = s + ": ARD(e_t) above 10% for every n (min over n, %)";
-        if (want(name, s, true)) checks.push_back(boundCheck(name, minOver(ran(s)->et, 0, 1 << 30), 10.0, true));
+        if (want(name, s, true)) checks.push_back(makeBoundCheck(name, minOver(ran(s)->et, 0, 1 << 30), 10.0, true));
     }
     // §4.2: the fixed-grid error of each quantity below its model error from
     // the paper's n on (β: "negligible for n > 30", read as below its 3.52 %
@@ -431,7 +424,7 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     for (const GridClaim& g : gridClaims) {
         if (!grid || steps.back() <= g.above) continue;
         for (std::size_t k = 0; k < schemes.size(); ++k)
-            checks.push_back(boundCheck(schemes[k] + ": fixed-grid error of " + g.what + " for n > " +
+            checks.push_back(makeBoundCheck(schemes[k] + ": fixed-grid error of " + g.what + " for n > " +
                                             std::to_string(g.above) + " (max, %)",
                                         maxOver(runs[k].*g.error, g.above + 1), g.bound, false));
     }

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <exception>
 #include <iostream>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -28,18 +27,7 @@
 
 namespace moreau {
 
-namespace {
-
 using namespace shearflow;
-
-std::vector<std::string> words(const std::string& text) {
-    std::istringstream in(text);
-    std::vector<std::string> out;
-    for (std::string w; in >> w;) out.push_back(w);
-    return out;
-}
-
-}  // namespace
 
 nlohmann::json muOfI(const ExperimentOptions& options) {
     const std::vector<KeySpec> keys = {
@@ -110,7 +98,7 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
     o.chunkStrain = std::min(0.5, o.minStrain);
 
     std::vector<double> inertial;
-    for (const std::string& w : words(sceneText(keyScene, "experiment.inertial_numbers"))) {
+    for (const std::string& w : listWords(sceneText(keyScene, "experiment.inertial_numbers"))) {
         const double v = parseNumber(w).value_or(kNaN);
         if (!(v > 0.0) || !(v <= 10.0))
             throw InputError("mu-of-i: key 'experiment.inertial_numbers': '" + w +
@@ -121,7 +109,7 @@ nlohmann::json muOfI(const ExperimentOptions& options) {
         throw InputError("mu-of-i: key 'experiment.inertial_numbers': empty (allowed: one or more numbers in (0, 10])");
     std::sort(inertial.begin(), inertial.end(), std::greater<>());
     std::vector<MethodSpec> methods;
-    for (const std::string& w : words(sceneText(keyScene, "experiment.methods"))) methods.push_back(parseMethod(w));
+    for (const std::string& w : listWords(sceneText(keyScene, "experiment.methods"))) methods.push_back(parseMethod(w));
     if (methods.empty()) throw InputError("mu-of-i: key 'experiment.methods': empty (allowed: cd_converged, ...)");
 
     const auto t0 = std::chrono::steady_clock::now();

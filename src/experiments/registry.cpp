@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "moreau/core/error.hpp"
 #include "moreau/core/progress.hpp"
@@ -18,6 +19,19 @@ nlohmann::json makeCheck(const std::string& name, double value, double expected,
     const bool pass = std::isfinite(value) && err <= tolerance;
     return {{"name", name}, {"value", value}, {"expected", expected}, {"tolerance", tolerance},
             {"relative", relative}, {"error", err}, {"pass", pass}};
+}
+
+nlohmann::json makeBoundCheck(const std::string& name, double value, double bound, bool above) {
+    const bool pass = std::isfinite(value) && (above ? value > bound : value < bound);
+    return {{"name", name}, {"value", value}, {"expected", bound}, {"tolerance", 0.0},
+            {"relation", above ? ">" : "<"}, {"pass", pass}};
+}
+
+std::vector<std::string> listWords(const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
 }
 
 nlohmann::json numberOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }

@@ -165,16 +165,13 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("solver-convergence: the piston's load step, the CSV of iterates and bad keys") {
-        const auto dir = std::filesystem::temp_directory_path() / "moreau_test_solver_convergence";
-        std::filesystem::remove_all(dir);
-        ExperimentOptions options;
-        options.outDir = dir;
-        options.quiet = true;
-        options.sets = {"experiment.problems=piston", "experiment.solvers=gauss-seidel gauss-seidel-random apgd",
-                        "experiment.mu_sweep=",
-                        "random.count=80", "random.box_max=8 12 0", "wall.right.point=8 0 0",
-                        "wall.piston.point=0 12 0", "simulation.steps=400", "wall.piston.change_time=300",
-                        "experiment.max_sweeps=20000"};
+        const ExperimentOptions options = test::quietOptionsWithFiles(
+            "moreau_test_solver_convergence",
+            {"experiment.problems=piston", "experiment.solvers=gauss-seidel gauss-seidel-random apgd",
+             "experiment.mu_sweep=", "random.count=80", "random.box_max=8 12 0", "wall.right.point=8 0 0",
+             "wall.piston.point=0 12 0", "simulation.steps=400", "wall.piston.change_time=300",
+             "experiment.max_sweeps=20000"});
+        const auto dir = options.outDir;
         const nlohmann::json doc = solverConvergence(options);
         const auto& runs = doc["results"]["runs"];
         REQUIRE(runs.size() == 3);
@@ -218,12 +215,9 @@ TEST_SUITE("experiments") {
     }
 
     TEST_CASE("force-relaxation and sweep-orders: JSON keys of INTERFACE.md and the CSV files") {
-        const auto dir = std::filesystem::temp_directory_path() / "moreau_test_cd_solver_experiments";
-        std::filesystem::remove_all(dir);
-        ExperimentOptions options;
-        options.outDir = dir;
-        options.quiet = true;
-        options.sets = {"experiment.lengths=10 20", "experiment.sizes_2d=", "experiment.sizes_3d="};
+        ExperimentOptions options = test::quietOptionsWithFiles(
+            "moreau_test_cd_solver_experiments", {"experiment.lengths=10 20", "experiment.sizes_2d=", "experiment.sizes_3d="});
+        const auto dir = options.outDir;
         const nlohmann::json fr = forceRelaxation(options);
         for (const char* key : {"lengths", "sweeps", "exponent", "epsilon"}) CHECK(fr["results"].contains(key));
         CHECK(fr["results"]["sweeps"].size() == 2);

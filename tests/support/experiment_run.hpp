@@ -3,6 +3,7 @@
 /// with `section.key=value` overrides, and their documents' checks.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,16 @@ inline ExperimentOptions quietOptions(std::vector<std::string> sets = {}) {
     options.sets = std::move(sets);
     options.writeFiles = false;
     options.quiet = true;
+    return options;
+}
+
+/// The options of a quiet run that writes its files into a fresh folder
+/// `name` under the temporary directory (removed first), with `sets`.
+inline ExperimentOptions quietOptionsWithFiles(const std::string& name, std::vector<std::string> sets = {}) {
+    ExperimentOptions options = quietOptions(std::move(sets));
+    options.outDir = std::filesystem::temp_directory_path() / name;
+    std::filesystem::remove_all(options.outDir);
+    options.writeFiles = true;
     return options;
 }
 

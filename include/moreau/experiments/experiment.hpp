@@ -32,6 +32,9 @@ struct ExperimentOptions {
 
 /// One entry of `checks`: computed, never hard-coded.
 nlohmann::json makeCheck(const std::string& name, double value, double expected, double tolerance, bool relative = true);
+/// A one-sided check: passes when value lies above the bound (`above`) or
+/// below it, strictly; `relation` in the record says which.
+nlohmann::json makeBoundCheck(const std::string& name, double value, double bound, bool above);
 
 struct ExperimentInfo {
     std::string name;
@@ -75,6 +78,8 @@ inline double secondsSince(std::chrono::steady_clock::time_point t0) {
 /// nothing when it is not one.
 std::optional<double> parseNumber(const std::string& text);
 std::optional<long> parseInteger(const std::string& text);
+/// The blank-separated words of a list value ("flat pyramid piston").
+std::vector<std::string> listWords(const std::string& text);
 
 /// Runs tools/plot_<script>.py with /usr/bin/python3 on `args` if both exist;
 /// returns false (and says why on stderr unless quiet) when no PNG could be made.
