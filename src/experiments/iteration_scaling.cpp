@@ -119,7 +119,11 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
             checks.push_back(makeCheck("2D omega exponent (paper: 1/2)", results["omega_exponent_2d"], 0.5, 0.1, false));
             // The paper states τ ~ 1/N_I for the packing without numbers; the
             // same ±0.1 as for ω. Measured, not tuned: see docs/experiments-cd.md.
-            checks.push_back(makeCheck("2D tau exponent (paper: -1)", results["tau_exponent_2d"], -1.0, 0.1, false));
+            // It holds in the tall box at a small force step (the defaults);
+            // a square box with dF = 0.1 F gives -0.656 (departures.md).
+            checks.push_back(makeCheck("2D tau exponent (paper: -1; holds in the tall box at small dF, not in a "
+                                       "square box at dF = 0.1 F: departures.md)",
+                                       results["tau_exponent_2d"], -1.0, 0.1, false));
         }
         for (std::size_t i = 0; i < iters.size(); ++i)
             checks.push_back(makeCheck("2D r2 at N_I=" + std::to_string(iters[i]), r2[i], 1.0, 0.02, false));
