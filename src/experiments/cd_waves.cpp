@@ -151,7 +151,8 @@ ChainRun runChain(Scene scene, int iterations) {
     return run;
 }
 
-Scene loadChainScene(const ExperimentOptions& options, const std::vector<KeySpec>& keys, int iterations) {
+Scene loadChainScene(const ExperimentOptions& options, const std::vector<KeySpec>& keys, int iterations,
+                     std::optional<double> dt) {
     std::vector<std::string> sets;
     for (const std::string& kv : options.sets) {
         const std::string key = kv.substr(0, kv.find('='));
@@ -161,6 +162,7 @@ Scene loadChainScene(const ExperimentOptions& options, const std::vector<KeySpec
     }
     if (options.seed) sets.push_back("simulation.seed=" + std::to_string(*options.seed));
     sets.push_back("cd.iterations=" + std::to_string(iterations));
+    if (dt) sets.push_back("simulation.dt=" + sceneValueText(*dt));
     return loadBuiltinScene("chain_1d.ini", sets, keys);
 }
 

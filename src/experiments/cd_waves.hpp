@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "chain_theory.hpp"
@@ -38,8 +39,10 @@ std::vector<KeySpec> chainKeys();
 
 /// The built-in chain scene with N_I = `iterations` for experiments that also
 /// run the piston: of the user's sets only chain.*, cd.order, cd.warm_start,
-/// cd.gap, simulation.seed and experiment.* reach it. `keys`: all experiment keys.
-Scene loadChainScene(const ExperimentOptions& options, const std::vector<KeySpec>& keys, int iterations);
+/// cd.gap, simulation.seed and experiment.* reach it. `keys`: all experiment keys;
+/// `dt`, where given, replaces the scene's time step.
+Scene loadChainScene(const ExperimentOptions& options, const std::vector<KeySpec>& keys, int iterations,
+                     std::optional<double> dt = {});
 
 /// A list of positive integers from a Text key ("10 20 40"); InputError names the key.
 std::vector<int> integerList(const Scene& scene, const std::string& key);

@@ -4,6 +4,7 @@
 /// The chain runs once per N_I from the same start. The 2D packing is
 /// prepared once (seeded, at rest under F) and every N_I rings a copy of the
 /// same prepared state after the same force step F → F + ΔF.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -20,6 +21,9 @@ std::vector<KeySpec> scalingKeys() {
     keys.push_back({"experiment.iterations", KeyType::Text, "10 20 40 80 160", "the N_I values (blank separated)"});
     keys.push_back({"experiment.chain", KeyType::Bool, "true", "run the 1D chain"});
     keys.push_back({"experiment.packing", KeyType::Bool, "true", "run the 2D packing"});
+    keys.push_back({"experiment.stiffening", KeyType::Text, "1 0.5 0.25 0.125",
+                    "§3.4: the chain with N_I and dt both scaled by these factors from the largest N_I and the "
+                    "chain's dt (N_I/dt fixed), which stiffens it as 1/dt and keeps its damping (blank: skip)"});
     return keys;
 }
 
@@ -44,6 +48,13 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
     const std::vector<int> iters = cdwaves::integerList(piston, "experiment.iterations");
     const bool doChain = sceneBool(piston, "experiment.chain");
     const bool doPacking = sceneBool(piston, "experiment.packing");
+    std::vector<double> factors;
+    for (const std::string& w : listWords(sceneText(piston, "experiment.stiffening"))) {
+        const std::optional<double> f = parseNumber(w);
+        if (!f || !(*f > 0.0 && *f <= 1.0))
+            throw InputError("key 'experiment.stiffening': '" + w + "' is not a factor in (0, 1]");
+        factors.push_back(*f);
+    }
     std::vector<double> niD(iters.begin(), iters.end());
 
     nlohmann::json params = {{"iterations", iters}};
@@ -83,6 +94,44 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
         if (iters.size() >= 2) {
             checks.push_back(makeCheck("1D omega exponent (paper: 1/2)", results["omega_exponent_1d"], 0.5, 0.05, false));
             checks.push_back(makeCheck("1D tau exponent (paper: -1)", results["tau_exponent_1d"], -1.0, 0.05, false));
+        }
+        // §3.4: N_I and Δt reduced together (N_I/Δt fixed) raise the
+        // stiffness κ = q m N_I/Δt² as 1/Δt (ω as Δt^-1/2) and keep the
+        // damping γ = q m N_I/Δt (τ unchanged), at the same updates per time.
+        if (!factors.empty()) {
+            const int ni0 = *std::max_element(iters.begin(), iters.end());
+            const double dt0 = cdwaves::loadChainScene(options, keys, ni0).simulation.dt;
+            std::vector<double> dts, sw, stau, swTh, stauTh;
+            std::vector<int> sni;
+            for (double f : factors) {
+                const int ni = static_cast<int>(std::lround(ni0 * f));
+                Scene scene = cdwaves::loadChainScene(options, keys, ni, dt0 * f);
+                const cdwaves::ChainRun r = cdwaves::runChain(std::move(scene), ni);
+                const std::string at = " at N_I=" + std::to_string(ni) + ", dt=" + sceneValueText(dt0 * f);
+                checks.push_back(makeCheck("stiffening: 1D omega/omega_theory" + at, r.fit.omega, r.theory.omega, 0.02));
+                checks.push_back(makeCheck("stiffening: 1D tau/tau_theory" + at, r.fit.tau, r.theory.tau, 0.05));
+                dts.push_back(dt0 * f);
+                sni.push_back(ni);
+                sw.push_back(r.fit.omega);
+                stau.push_back(r.fit.tau);
+                swTh.push_back(r.theory.omega);
+                stauTh.push_back(r.theory.tau);
+            }
+            results["stiffening_dt"] = dts;
+            results["stiffening_iterations"] = sni;
+            results["stiffening_omega"] = sw;
+            results["stiffening_tau"] = stau;
+            results["stiffening_omega_theory"] = swTh;
+            results["stiffening_tau_theory"] = stauTh;
+            if (dts.size() >= 2) {
+                const std::size_t lo = static_cast<std::size_t>(std::min_element(dts.begin(), dts.end()) - dts.begin());
+                const std::size_t hi = static_cast<std::size_t>(std::max_element(dts.begin(), dts.end()) - dts.begin());
+                checks.push_back(makeCheck("stiffening (§3.4): omega ratio, smallest / largest dt, vs sqrt of the dt "
+                                           "ratio (stiffness as 1/dt)",
+                                           sw[lo] / sw[hi], std::sqrt(dts[hi] / dts[lo]), 0.03));
+                checks.push_back(makeCheck("stiffening (§3.4): tau ratio, smallest / largest dt (damping unchanged)",
+                                           stau[lo] / stau[hi], 1.0, 0.05));
+            }
         }
     }
 

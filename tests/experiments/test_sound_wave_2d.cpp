@@ -68,5 +68,20 @@ TEST_SUITE("experiments") {
         CHECK(std::abs(r["omega_exponent_2d"].get<double>() - 0.5) < 0.1);
         // tau falls with N_I (the paper: as 1/N_I; measured -0.6 to -1, see docs).
         CHECK(r["tau_exponent_2d"].get<double>() < -0.4);
+        // §3.4: N_I and dt halved together (N_I/dt fixed): omega up by sqrt 2
+        // per halving (stiffness as 1/dt), tau kept (the damping), each
+        // against eqs. 58 and 60.
+        REQUIRE(r["stiffening_omega"].size() == 4);
+        CHECK(r["stiffening_iterations"][3].get<int>() == 5);
+        for (std::size_t i = 0; i < 4; ++i) {
+            CAPTURE(i);
+            CHECK(r["stiffening_omega"][i].get<double>() ==
+                  doctest::Approx(r["stiffening_omega_theory"][i].get<double>()).epsilon(0.02));
+            CHECK(r["stiffening_tau"][i].get<double>() ==
+                  doctest::Approx(r["stiffening_tau_theory"][i].get<double>()).epsilon(0.05));
+        }
+        CHECK(r["stiffening_omega"][3].get<double>() / r["stiffening_omega"][0].get<double>() ==
+              doctest::Approx(std::sqrt(8.0)).epsilon(0.03));
+        CHECK(r["stiffening_tau"][3].get<double>() / r["stiffening_tau"][0].get<double>() == doctest::Approx(1.0).epsilon(0.05));
     }
 }
