@@ -113,7 +113,7 @@ ChainRun runChain(Scene scene, int iterations) {
     // fit_delay after the last moment without wall contact.
     const long maxSteps = 2000000;
     for (long s = 0; s < maxSteps; ++s) {
-        sim.step();
+        run.stepIterations.push_back(sim.step().iterations);
         double fw = 0.0;
         for (const Contact& c : sim.contacts())
             if (sim.world().isWall(c.b)) fw += c.history.reaction.norm();

@@ -52,6 +52,7 @@ struct ChainRun {
     int iterations = 0;   ///< N_I of the theory (CD: cd.iterations)
     bool md = false;
     std::vector<double> t, x, wallForce;
+    std::vector<int> stepIterations;  ///< CD sweeps of each step (MD: 0)
     double tImpact = -1, tSettled = -1, fitStart = 0, fitEnd = 0;
     std::size_t fitPoints = 0;
     DampedSine fit;

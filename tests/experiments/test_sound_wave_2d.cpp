@@ -83,5 +83,13 @@ TEST_SUITE("experiments") {
         CHECK(r["stiffening_omega"][3].get<double>() / r["stiffening_omega"][0].get<double>() ==
               doctest::Approx(std::sqrt(8.0)).epsilon(0.03));
         CHECK(r["stiffening_tau"][3].get<double>() / r["stiffening_tau"][0].get<double>() == doctest::Approx(1.0).epsilon(0.05));
+        // §3.4, fluctuating N_I: the global criterion settles the resting
+        // chain at one sweep per step, and the chain rings as eqs. 58 and 60
+        // say for that N_I; the local one's N_I fluctuates.
+        REQUIRE(r["fluctuating_criterion"].size() == 3);
+        CHECK(r["fluctuating_max_iterations"][0].get<double>() == r["fluctuating_min_iterations"][0].get<double>());
+        CHECK(r["fluctuating_omega"][0].get<double>() ==
+              doctest::Approx(r["fluctuating_omega_theory_at_mean"][0].get<double>()).epsilon(0.02));
+        CHECK(r["fluctuating_max_iterations"][2].get<double>() > r["fluctuating_min_iterations"][2].get<double>());
     }
 }
