@@ -750,6 +750,8 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
     const auto rss = static_cast<std::uint64_t>(peakRssBytes());
     results["peak_rss_bytes_per_particle"] = static_cast<double>(comm::sumOverRanks(rss)) / n;
     results["peak_rss_bytes_rank0_per_particle"] = static_cast<double>(rss) / n;
+    // The largest rank's peak (issue: memory that falls with ranks).
+    results["max_rank_rss_bytes"] = comm::maxOverRanks(static_cast<double>(rss));
     if (mode != "md") {
         results["sweeps"] = sweeps;
         results["contacts"] = contacts;
@@ -834,6 +836,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
         {"solve_seconds", solveSeconds[1]},
         {"contact_updates_per_second_with_prepare", alt.done[1] / solveSeconds[1]},
         {"peak_rss_bytes", peakRssBytes()},
+        {"max_rank_rss_bytes", peakRssBytes()},  // one process: its own peak
         {"peak_rss_bytes_per_particle", peakRssBytes() / n},
         {"kinetic_energy", kineticEnergy(world)},
         {"rotational_energy", rotationalEnergy(world)},
@@ -997,6 +1000,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},
         {"peak_rss_bytes_per_particle", peakRssBytes() / n},
+        {"max_rank_rss_bytes", peakRssBytes()},  // one process: its own peak
         {"state_hash", hex64(stateHash(world))},
     };
     // Per contact: the contacts that carried force, each timed step on
