@@ -334,7 +334,7 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
         for (std::size_t i = 0; i < psiIn.size(); ++i) worst = std::max(worst, std::abs(hkk.psiOut[i] - lin.psiOut[i]));
         results[std::string("coulomb_hkk_max_dpsi_") + tag] = worst;
         results[std::string("coulomb_hkk_e_n_") + tag] = hkk.eTotal[0];
-        if (std::string(tag) != "v10")  // 10 m/s departs (0.40; departures.md, an open row)
+        if (std::string(tag) != "v10")  // 10 m/s departs (0.40: the normal turns in a long sliding contact; departures.md)
             checks.push_back(makeCheck(std::string("Coulomb mu = 0.25, HKK normal law at ") + tag +
                                            ": max |psi_f - psi_f(linear law)| (paper: too small to show)",
                                        worst, 0.0, 0.05, false));
