@@ -152,9 +152,9 @@ nlohmann::json iterationScaling(const ExperimentOptions& options) {
 
     // §3.4: "applications of other convergence criteria typically involve
     // fluctuating N_I ... qualitatively the results of constant N_I remain
-    // relevant": the chain under the global criterion, its N_I per step
-    // recorded, fitted as at a fixed N_I and compared with eqs. 58 and 60 at
-    // the mean N_I of the fit window (the window sized from that mean).
+    // relevant": the chain under each criterion of experiment.fluctuating,
+    // its N_I per step recorded, fitted as at a fixed N_I, with eqs. 58 and
+    // 60 at the mean N_I of the fit window (the window sized from that mean).
     if (doChain && !criteria.empty()) {
         std::vector<double> meanNi, minNi, maxNi, w, tau, wTh, tauTh, r2, eps;
         std::vector<std::string> names;

@@ -158,6 +158,13 @@ std::vector<char> statuses(const LocalProblem& p, const std::vector<double>& r, 
     return s;
 }
 
+/// The mean normal impulse over the contacts (the scale of "open").
+double meanNormal(const LocalProblem& p, const std::vector<double>& r) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < p.contacts(); ++i) sum += r[3 * i];
+    return p.contacts() ? sum / static_cast<double>(p.contacts()) : 1.0;
+}
+
 double norm(const std::vector<double>& a) {
     double s = 0.0;
     for (double x : a) s += x * x;
@@ -288,9 +295,7 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
                                             [](const Run& a, const Run& b) { return a.error < b.error; });
         const LocalProblem& p = best.problem;
         const std::vector<double> uBest = p.velocity(best.answer);
-        double rnSum = 0.0;
-        for (std::size_t i = 0; i < p.contacts(); ++i) rnSum += best.answer[3 * i];
-        const double rnScale = p.contacts() ? rnSum / static_cast<double>(p.contacts()) : 1.0;
+        const double rnScale = meanNormal(p, best.answer);
         const std::vector<char> bestStatus = statuses(p, best.answer, rnScale);
         const double qNorm = std::max(norm(p.q), 1e-300), rNorm = std::max(norm(best.answer), 1e-300);
         struct Measure {
@@ -309,29 +314,29 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
         long bestCounts[3] = {0, 0, 0};
         for (char s : bestStatus) ++bestCounts[static_cast<int>(s)];
         for (const Run& run : runs) {
-            nlohmann::json reach = nlohmann::json::object();
-            for (double tol : {1e-4, 1e-6, 1e-8}) {
-                nlohmann::json at = nullptr;
-                for (const Record& rec : run.records) {
-                    const double e = run.solver->family == CdSolverFamily::Apgd ? relaxedNaturalError(p, rec.r)
-                                                                                : naturalError(p, rec.r);
-                    if (e <= tol) {
-                        at = {{"iterations", rec.iterations}, {"seconds", rec.seconds}};
-                        break;
-                    }
-                }
-                std::ostringstream key;
-                key << tol;
-                reach[key.str()] = at;
-            }
+            // Each recorded iterate's errors once: for the curve and for the
+            // first iterate at each tolerance (APGD: in its relaxed error).
+            const double tolerances[3] = {1e-4, 1e-6, 1e-8};
+            nlohmann::json at[3] = {nullptr, nullptr, nullptr};
             for (const Record& rec : run.records) {
+                const double error = naturalError(p, rec.r), relaxed = relaxedNaturalError(p, rec.r);
+                const double own = run.solver->family == CdSolverFamily::Apgd ? relaxed : error;
+                for (int k = 0; k < 3; ++k)
+                    if (at[k].is_null() && own <= tolerances[k])
+                        at[k] = {{"iterations", rec.iterations}, {"seconds", rec.seconds}};
                 const Measure m = measure(rec.r);
                 std::ostringstream line;
                 line.precision(8);
-                line << name << ',' << run.solver->name << ',' << rec.iterations << ',' << rec.seconds << ','
-                     << naturalError(p, rec.r) << ',' << relaxedNaturalError(p, rec.r) << ',' << m.du << ',' << m.dr
-                     << ',' << m.open << ',' << m.stick << ',' << m.slip << ',' << m.changes;
+                line << name << ',' << run.solver->name << ',' << rec.iterations << ',' << rec.seconds << ',' << error
+                     << ',' << relaxed << ',' << m.du << ',' << m.dr << ',' << m.open << ',' << m.stick << ','
+                     << m.slip << ',' << m.changes;
                 curveLines.push_back(line.str());
+            }
+            nlohmann::json reach = nlohmann::json::object();
+            for (int k = 0; k < 3; ++k) {
+                std::ostringstream key;
+                key << tolerances[k];
+                reach[key.str()] = at[k];
             }
             const Measure m = measure(run.answer);
             rows.push_back({{"problem", name},
@@ -405,11 +410,8 @@ nlohmann::json solverConvergence(const ExperimentOptions& options) {
                           std::max(norm(p.q), 1e-300);
         const double dr = distance(fixedOrder.answer, randomOrder.answer) /
                           std::max(std::max(norm(fixedOrder.answer), norm(randomOrder.answer)), 1e-300);
-        double rnSum = 0.0;
-        for (std::size_t i = 0; i < p.contacts(); ++i) rnSum += fixedOrder.answer[3 * i];
         long counts[3] = {0, 0, 0};
-        for (char st : statuses(p, fixedOrder.answer, rnSum / static_cast<double>(std::max<std::size_t>(p.contacts(), 1))))
-            ++counts[static_cast<int>(st)];
+        for (char st : statuses(p, fixedOrder.answer, meanNormal(p, fixedOrder.answer))) ++counts[static_cast<int>(st)];
         std::ostringstream line;
         line << "pyramid at mu " << mu << ": fixed order " << fixedOrder.error << " after " << fixedOrder.stats.iterations
              << " sweeps, random " << randomOrder.error << " after " << randomOrder.stats.iterations
