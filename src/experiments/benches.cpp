@@ -9,6 +9,7 @@
 #include <tuple>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -269,6 +270,12 @@ struct BenchSetup {
     std::string clump;               ///< bench.shape = clump: the cluster's name (bench.clump, or "custom"); else empty
     Vec3 spacing = Vec3::Zero();     ///< the clump crystal's lattice spacing (zero otherwise)
     std::string flat;                ///< bench.shape = disk or polygon: that word (a 2D world); else empty
+    /// Distributed input (rankBench; the sphere world): the grains, and the
+    /// world of some of them with the bench's walls, so that each rank
+    /// builds only its part; scene.world then holds the walls alone.
+    /// Empty where scene.world holds the whole world.
+    std::vector<GrainSpec> grains;
+    std::function<World(const std::vector<GrainSpec>&)> worldOf;
 };
 
 /// bench.clump's clusters, as clump.spheres (units of the grain size), each
@@ -463,9 +470,11 @@ const std::string& benchPacking(const Scene& scene) { return sceneText(scene, "b
 /// the normal into the grains) of the bench's μ and gravity `g` becomes the
 /// scene's world, and the contact reach scales with the smallest radius
 /// `rmin` (margin, skin and inner skin as fractions of it, as scenes do).
-void finishBenchWorld(BenchSetup& b, World w, const Vec3& g, double rmin,
-                      std::initializer_list<std::tuple<const char*, Vec3, Vec3>> planes) {
-    const double mu = sceneReal(b.scene, "bench.mu");
+using BenchPlane = std::tuple<const char*, Vec3, Vec3>;
+
+/// `w` (its grains in it) with the bench's frictional planes (name, point,
+/// normal), friction mu and gravity g.
+World withBenchWalls(World w, double mu, const Vec3& g, const std::vector<BenchPlane>& planes) {
     w.muGrain = mu;
     w.gravity = g;
     for (const auto& [name, at, normal] : planes) {
@@ -475,7 +484,11 @@ void finishBenchWorld(BenchSetup& b, World w, const Vec3& g, double rmin,
         s.mu = mu;
         w.addWall(name, s, at, false, 0.0, {false, false, false});
     }
-    b.scene.world = std::move(w);
+    return w;
+}
+
+void finishBenchWorld(BenchSetup& b, World w, const Vec3& g, double rmin, const std::vector<BenchPlane>& planes) {
+    b.scene.world = withBenchWalls(std::move(w), sceneReal(b.scene, "bench.mu"), g, planes);
     b.scene.simulation.margin = sceneReal(b.scene, "contact.margin") * rmin;
     b.scene.simulation.skin = sceneReal(b.scene, "contact.skin") * rmin;
     b.scene.simulation.innerSkin = sceneReal(b.scene, "contact.inner_skin") * rmin;
@@ -577,7 +590,6 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
             grains.resize(n);
             b.source = "cubic lattice";
         }
-        addGrains(w, grains, GrainShape::Sphere, 1.0);
         for (const auto& g : grains) {
             lo = lo.cwiseMin(g.position - Vec3::Constant(g.radius));
             hi = hi.cwiseMax(g.position + Vec3::Constant(g.radius));
@@ -585,6 +597,27 @@ BenchSetup benchWorld(const ExperimentOptions& options, const std::vector<KeySpe
         }
         lo = lo.array().round();
         hi = hi.array().round();
+        // Distributed input on ranks (rankBench): the walls here, each
+        // rank's grains there.
+        const std::vector<BenchPlane> planes = {{"floor", Vec3(0, 0, lo.z()), Vec3::UnitZ()},
+                                                {"x0", Vec3(lo.x(), 0, 0), Vec3::UnitX()},
+                                                {"x1", Vec3(hi.x(), 0, 0), -Vec3::UnitX()},
+                                                {"y0", Vec3(0, lo.y(), 0), Vec3::UnitY()},
+                                                {"y1", Vec3(0, hi.y(), 0), -Vec3::UnitY()}};
+        b.worldOf = [mu = sceneReal(b.scene, "bench.mu"), planes](const std::vector<GrainSpec>& some) {
+            World part;
+            part.dimension = 3;
+            addGrains(part, some, GrainShape::Sphere, 1.0);
+            return withBenchWalls(std::move(part), mu, Vec3(0, 0, -9.81), planes);
+        };
+        const bool decomposable =
+            std::any_of(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "bench.decomposed"; });
+        const bool parts = decomposable && (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed"));
+        finishBenchWorld(b, World{}, Vec3(0, 0, -9.81), rmin, {});  // the reach
+        b.scene.world = b.worldOf(parts ? std::vector<GrainSpec>{} : grains);
+        if (parts) b.grains = std::move(grains);
+        else b.worldOf = nullptr;
+        return b;
     } else {
         std::string spheres = clumpSpheres;
         b.clump = "custom";
@@ -696,13 +729,38 @@ KeySpec decomposedKey() {
 /// (docs/distributed.md), `warmup` untimed steps then `steps` timed ones,
 /// with what the ranks sent each other per rank and step. Oversubscribed
 /// ranks give counts, not speed.
-nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long steps) {
+nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, long steps) {
     progress::expectSteps(static_cast<double>(warmup + steps));
     const int ranks = comm::ranks();
+    const Scene& scene = b.scene;
     const std::string mode = scene.simulation.method == Method::MD ? "md"
                              : scene.cd.distributed == CdDistributed::Exact ? "exact"
                                                                             : "domains";
-    DistributedSimulation run(std::move(scene));
+    // Distributed input where the bench world allows it: each rank builds
+    // the world of its brick's and halo's grains only.
+    std::optional<DistributedSimulation> built;
+    if (b.worldOf) {
+        // The source owns the grains: the constructor releases them once it has built its part.
+        auto grains = std::make_shared<const std::vector<GrainSpec>>(std::move(b.grains));
+        SceneSource source;
+        source.grains = grains->size();
+        source.each = [grains](const std::function<void(std::size_t, const Vec3&, double)>& f) {
+            for (std::size_t i = 0; i < grains->size(); ++i) f(i, (*grains)[i].position, (*grains)[i].radius);
+        };
+        source.build = [grains, &b](const std::vector<std::uint64_t>& ids) {
+            std::vector<GrainSpec> some;
+            some.reserve(ids.size());
+            for (const std::uint64_t i : ids) some.push_back((*grains)[static_cast<std::size_t>(i)]);
+            Scene part = sceneWithoutWorld(b.scene);
+            part.world = b.worldOf(some);
+            return part;
+        };
+        grains.reset();
+        built.emplace(std::move(source));
+    } else {
+        built.emplace(std::move(b.scene));
+    }
+    DistributedSimulation& run = *built;
     for (long s = 0; s < warmup; ++s) run.step();
     const DistributedTraffic before = run.traffic();
     const long sweeps0 = run.sweeps();
@@ -724,6 +782,10 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
         phases[name] = {{"max", comm::maxOverRanks(mine)},
                         {"mean", 1e-9 * static_cast<double>(comm::sumOverRanks(nanoseconds)) / ranks}};
     }
+    // Memory: the largest rank's peak resident size when the timed steps
+    // end (before the gathers below, which give rank 0 the whole world and
+    // its contacts for the hash and the count: a bench's, not a run's).
+    const auto steppingRss = comm::maxOverRanks(peakRssBytes());
     const std::size_t contacts = run.gatherContacts().size();  // rank 0: the last step's, once each
     const World& w = run.gatherWorld();
     const double n = static_cast<double>(w.numGrains);
@@ -745,13 +807,12 @@ nlohmann::json rankBench(const std::string& name, Scene scene, long warmup, long
         {"state_hash", hex64(stateHash(w))},
         {"phase_seconds", phases},
     };
-    // Memory: every rank's peak resident size (each read the whole scene, and
-    // rank 0 keeps the whole world for output).
+    // Every rank's peak resident size at the end (rank 0's with the gathers above).
     const auto rss = static_cast<std::uint64_t>(peakRssBytes());
     results["peak_rss_bytes_per_particle"] = static_cast<double>(comm::sumOverRanks(rss)) / n;
     results["peak_rss_bytes_rank0_per_particle"] = static_cast<double>(rss) / n;
-    // The largest rank's peak (issue: memory that falls with ranks).
-    results["max_rank_rss_bytes"] = comm::maxOverRanks(static_cast<double>(rss));
+    results["max_rank_rss_bytes"] = steppingRss;
+    results["distributed_input"] = built.has_value() && b.worldOf != nullptr;
     if (mode != "md") {
         results["sweeps"] = sweeps;
         results["contacts"] = contacts;
@@ -788,7 +849,7 @@ nlohmann::json benchCdSweep(const ExperimentOptions& options) {
     b.scene.cd.criterion = Criterion::Fixed;
     b.scene.cd.iterations = static_cast<int>(sceneInteger(b.scene, "bench.sweeps"));
     if (comm::ranks() > 1 || sceneBool(b.scene, "bench.decomposed"))
-        return rankBench("cd-sweep", std::move(b.scene), 0, steps);
+        return rankBench("cd-sweep", std::move(b), 0, steps);
     progress::expectSteps(alt.plannedSteps(steps));
     CdBenchRun run{Simulation(std::move(b.scene))};
     std::vector<CdBenchRun> copies(alt.capacity ? static_cast<std::size_t>(alt.threads) : 0, run);
@@ -950,7 +1011,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
                              "' cannot run decomposed or on several ranks (allowed: sphere, or this shape with "
                              "bench.decomposed = false on one rank)");
         const long warmup = sceneInteger(b.scene, "bench.warmup"), timedSteps = sceneInteger(b.scene, "bench.steps");
-        return rankBench("md-step", std::move(b.scene), warmup, timedSteps);
+        return rankBench("md-step", std::move(b), warmup, timedSteps);
     }
     MdBenchRun run{Simulation(std::move(b.scene))};
     const Scene& scene = run.sim.scene();
@@ -981,6 +1042,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
     run.splitWaits = nullptr;
     run.contactSteps = nullptr;
     const nlohmann::json noise = noiseReadings(start, alt.threadSeconds());
+    const double steppingRss = peakRssBytes();  // before contacts() lists the pairs (as rankBench)
     const std::vector<Contact>& contacts = run.sim.contacts();  // fused: at the final positions
     std::size_t touching = 0;
     for (const Contact& c : contacts) touching += c.gap < 0.0 ? 1 : 0;
@@ -1000,7 +1062,7 @@ nlohmann::json benchMdStep(const ExperimentOptions& options) {
         {"candidates_per_particle", static_cast<double>(contacts.size()) / n},
         {"kinetic_energy", kineticEnergy(world)},
         {"peak_rss_bytes_per_particle", peakRssBytes() / n},
-        {"max_rank_rss_bytes", peakRssBytes()},  // one process: its own peak
+        {"max_rank_rss_bytes", steppingRss},  // one process: its own peak when the timed steps end
         {"state_hash", hex64(stateHash(world))},
     };
     // Per contact: the contacts that carried force, each timed step on

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
 #include "distributed_grain.hpp"
 #include "moreau/analysis/observables.hpp"
@@ -91,31 +92,49 @@ bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vect
 }
 
 const World& DistributedSimulation::gatherWorld() {
+    // The first gather brings every owned grain's whole state (rank 0 holds
+    // no grain before it), the later ones their motion.
     const World& w = sim_->world();
+    const bool first = !wholeHeld_;
+    const std::vector<std::int32_t> driven = first ? drivenOf(w) : std::vector<std::int32_t>{};
     ByteWriter mine;
     for (std::size_t k = 0; k < w.numGrains; ++k) {
         if (!owned_[k]) continue;
+        if (first) {
+            putGrain(mine, grainOf(w, k, gid_[k], driven), w.hasShapes());
+            continue;
+        }
         mine.put(gid_[k]);
         putMotion(mine, w, k);
     }
     const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
-    if (rank_ == 0) {
-        readEach(parts, [&](ByteReader& u, std::size_t) {
-            const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
-            whole_.x[i] = u.get<Vec3>("value");
-            whole_.v[i] = u.get<Vec3>("value");
-            whole_.w[i] = u.get<Vec3>("value");
-            whole_.q[i] = u.get<Quat>("value");
-        });
-        for (std::size_t k = 0; k < w.numWalls(); ++k) {
-            const std::size_t i = whole_.numGrains + k, j = w.numGrains + k;
-            whole_.x[i] = w.x[j];
-            whole_.v[i] = w.v[j];
-            whole_.w[i] = w.w[j];
-            whole_.q[i] = w.q[j];
-        }
-        whole_.copyCellAndClock(w);
+    wholeHeld_ = true;
+    if (rank_ != 0) return whole_;
+    if (first) {
+        std::vector<DistributedGrain> grains;
+        grains.reserve(globalGrains_);
+        readEach(parts, [&](ByteReader& u, std::size_t) { grains.push_back(getGrain(u, w.hasShapes())); });
+        std::vector<std::size_t> order(grains.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
+        whole_ = worldOf(grains, order, w);
+        return whole_;
     }
+    readEach(parts, [&](ByteReader& u, std::size_t) {
+        const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
+        whole_.x[i] = u.get<Vec3>("value");
+        whole_.v[i] = u.get<Vec3>("value");
+        whole_.w[i] = u.get<Vec3>("value");
+        whole_.q[i] = u.get<Quat>("value");
+    });
+    for (std::size_t k = 0; k < w.numWalls(); ++k) {
+        const std::size_t i = whole_.numGrains + k, j = w.numGrains + k;
+        whole_.x[i] = w.x[j];
+        whole_.v[i] = w.v[j];
+        whole_.w[i] = w.w[j];
+        whole_.q[i] = w.q[j];
+    }
+    whole_.copyCellAndClock(w);
     return whole_;
 }
 

@@ -1,5 +1,7 @@
 #include "distributed_grain.hpp"
 
+#include <array>
+
 namespace moreau::distributed {
 
 std::vector<std::int32_t> drivenOf(const World& w) {
@@ -35,6 +37,66 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
     g.scheme.resize(scheme ? per : 0);
     if (!g.scheme.empty()) scheme->bodyScheme(i, g.scheme.data());
     return g;
+}
+
+World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from) {
+    World w;
+    w.dimension = from.dimension;
+    w.gravity = from.gravity;
+    w.muGrain = from.muGrain;
+    w.periodic = from.periodic;
+    w.copyCellAndClock(from);
+    // Clumps: every part holds the scene's shapes, and World::shape and size
+    // for each of its bodies (set below, after the walls), whether or not a
+    // clump is among them: the part takes the serial world's code paths.
+    const bool clumps = !from.clumpShapes.empty(), polygons = !from.polygonShapes.empty();
+    w.clumpShapes = from.clumpShapes;
+    w.polygonShapes = from.polygonShapes;
+    const std::size_t n = grains.size();
+    w.reserve(n + from.numWalls());
+    bool anySchedule = false;
+    for (const DistributedGrain& g : grains) anySchedule = anySchedule || g.scheduled;
+    for (std::size_t k = 0; k < n; ++k) {
+        const DistributedGrain& g = grains[order[k]];
+        w.addGrain(g.x, g.radius, g.mass, g.inertia);
+        w.v[k] = g.v;
+        w.w[k] = g.w;
+        w.q[k] = g.q;
+        w.invMass[k] = g.invMass;
+        w.invInertia[k] = g.invInertia;
+        w.prescribed[k] = g.prescribed;
+        if (anySchedule) w.forceSchedule(static_cast<BodyId>(k)) = g.force;
+        // Driven grains (the walls follow the n grains).
+        if (g.driven != kNotDriven)
+            w.driven.push_back({static_cast<BodyId>(k),
+                                g.driven < 0 ? -1 : static_cast<BodyId>(n + static_cast<std::size_t>(g.driven))});
+    }
+    for (std::size_t k = 0; k < from.numWalls(); ++k) {
+        const std::size_t i = from.numGrains + k;
+        std::array<bool, 3> freeAxes{};
+        for (int a = 0; a < 3; ++a) freeAxes[static_cast<std::size_t>(a)] = from.invMass[i][a] > 0.0;
+        const BodyId b = w.addWall(from.wallName[k], from.wallShape[k], from.x[i], from.wallMobile[k], from.mass[i],
+                                   freeAxes);
+        const auto j = static_cast<std::size_t>(b);
+        w.v[j] = from.v[i];
+        w.w[j] = from.w[i];
+        w.q[j] = from.q[i];
+        w.invMass[j] = from.invMass[i];
+        w.invInertia[j] = from.invInertia[i];
+        w.prescribed[j] = from.prescribed[i];
+        if (i < from.force.size()) w.forceSchedule(b) = from.force[i];
+    }
+    if (clumps || polygons) {  // the walls' shape 0 and size 0
+        if (clumps) w.shape.assign(w.numBodies(), 0);
+        if (polygons) w.polygon.assign(w.numBodies(), 0);
+        w.size.assign(w.numBodies(), 0.0);
+        for (std::size_t k = 0; k < n; ++k) {
+            if (clumps) w.shape[k] = grains[order[k]].shape;
+            if (polygons) w.polygon[k] = grains[order[k]].polygon;
+            w.size[k] = grains[order[k]].size;
+        }
+    }
+    return w;
 }
 
 void putGrain(ByteWriter& out, const DistributedGrain& g, bool shapes) {

@@ -49,6 +49,10 @@ std::vector<std::int32_t> drivenOf(const World& w);
 DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven,
                          const MdSolver* scheme = nullptr, std::size_t per = 0);
 
+/// A world of `grains` taken in `order` (grain k is grains[order[k]]), then
+/// the walls of `from`, with its settings, cell, clock and shapes.
+World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from);
+
 /// `clumps`: the world has clump shapes (World::clumpShapes), the same on every rank.
 void putGrain(ByteWriter& out, const DistributedGrain& g, bool clumps);
 DistributedGrain getGrain(ByteReader& in, bool clumps);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "distributed_grain.hpp"
 #include "moreau/core/comm.hpp"
@@ -20,18 +22,43 @@ using namespace distributed;
 
 DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* contacts, const MdSolver* scheme)
     : ranks_(comm::ranks()), rank_(comm::rank()) {
-    World& global = scene.world;
-    globalGrains_ = global.numGrains;
+    const World& global = scene.world;
+    decompose(scene, global.numGrains, [&](const std::function<void(std::size_t, const Vec3&, double)>& f) {
+        for (std::size_t i = 0; i < global.numGrains; ++i) f(i, global.x[i], global.radius[i]);
+    });
+    start(std::move(scene), nullptr, contacts, scheme);
+}
+
+DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::ranks()), rank_(comm::rank()) {
+    // The settings and walls first (no grain), then the cuts from every
+    // grain's position, then this rank's grains alone: its brick's and its
+    // halo's. No rank builds the whole world.
+    decompose(source.build({}), source.grains, source.each);
+    std::vector<std::uint64_t> ids;
+    source.each([&](std::size_t i, const Vec3& x, double) {
+        if (ownerOf(x) == rank_ || nearBrick(x, rank_)) ids.push_back(i);
+    });
+    Scene part = source.build(ids);
+    source = SceneSource{};  // what it holds (the grains' specification) is not needed any more
+    if (part.world.numGrains != ids.size())
+        throw std::logic_error("distributed input: the source built " + std::to_string(part.world.numGrains) +
+                               " grains for " + std::to_string(ids.size()) + " ids");
+    start(std::move(part), &ids, nullptr, nullptr);
+}
+
+void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each) {
+    const World& global = scene.world;
+    globalGrains_ = grains;
     // A grid of bricks: the factorisation of the rank count whose inner
     // faces have the least area over the grains' extent (axes the dimension
     // moves along only); cuts at each axis's grain-count quantiles.
     Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity()), hi = -lo;
     double rMax = 0.0;
-    for (std::size_t i = 0; i < global.numGrains; ++i) {
-        lo = lo.cwiseMin(global.x[i]);
-        hi = hi.cwiseMax(global.x[i]);
-        rMax = std::max(rMax, global.radius[i]);
-    }
+    each([&](std::size_t, const Vec3& x, double r) {
+        lo = lo.cwiseMin(x);
+        hi = hi.cwiseMax(x);
+        rMax = std::max(rMax, r);
+    });
     skin_ = scene.simulation.skin;
     halo_ = 2.0 * rMax + scene.simulation.margin + skin_;
     Vec3 extent;
@@ -43,43 +70,64 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     axes_ = std::clamp(global.dimension, 1, 3);
     leesEdwards_ = global.leesEdwards();
     dims_ = chooseGrid(extent);
+    std::vector<double> along;
     for (int a = 0; a < 3; ++a) {
         const auto k = static_cast<std::size_t>(a);
         const int n = dims_[k];
-        std::vector<double> along(global.numGrains);
-        for (std::size_t i = 0; i < global.numGrains; ++i) along[i] = global.x[i][a];
-        std::sort(along.begin(), along.end());
         std::vector<double>& c = cuts_[k];
         c.assign(static_cast<std::size_t>(n) + 1, 0.0);
         c.front() = periodic_[k] ? global.boxMin[a] : -std::numeric_limits<double>::infinity();
         c.back() = periodic_[k] ? global.boxMax[a] : std::numeric_limits<double>::infinity();
+        if (n == 1) continue;
+        along.clear();
+        along.reserve(grains);
+        each([&](std::size_t, const Vec3& x, double) { along.push_back(x[a]); });
+        std::sort(along.begin(), along.end());
         for (int r = 1; r < n; ++r) {
             const std::size_t q = along.size() * static_cast<std::size_t>(r) / static_cast<std::size_t>(n);
             c[static_cast<std::size_t>(r)] =
                 along.empty() ? 0.0 : q == 0 ? along.front() : 0.5 * (along[q - 1] + along[std::min(q, along.size() - 1)]);
         }
     }
+}
 
-    // Every rank holds the whole start world: it takes its own grains and its
-    // ghosts from it (no migration), then keeps only rank 0's copy for output.
+void DistributedSimulation::start(Scene scene, const std::vector<std::uint64_t>* ids, const ContactStore* contacts,
+                                  const MdSolver* scheme) {
+    // This rank's grains and its ghosts from the scene's (no migration):
+    // grain i of its world is grain ids[i] of the whole (i without ids).
+    const World& global = scene.world;
     std::vector<DistributedGrain> mine;
     std::vector<int> owner;
     const std::vector<std::int32_t> driven = drivenOf(global);
     // The MD scheme's state to start from (a checkpoint's): every rank
     // takes its bodies' entries from the whole world's.
     if (scheme) takeScheme(*scheme, global);
+    std::vector<int> ownerAt(global.numGrains);  // each grain's rank, or -1 where this rank leaves it out
+    std::size_t kept = 0;
     for (std::size_t i = 0; i < global.numGrains; ++i) {
         const int r = ownerOf(global.x[i]);
-        if (r != rank_ && !nearBrick(global.x[i], rank_)) continue;
-        mine.push_back(grainOf(global, i, i, driven, r == rank_ ? scheme : nullptr, scheme_ ? scheme_->perBody() : 0));
+        ownerAt[i] = r == rank_ || nearBrick(global.x[i], rank_) ? r : -1;
+        kept += ownerAt[i] >= 0 ? 1 : 0;
+    }
+    mine.reserve(kept);
+    owner.reserve(kept);
+    for (std::size_t i = 0; i < global.numGrains; ++i) {
+        const int r = ownerAt[i];
+        if (r < 0) continue;
+        mine.push_back(grainOf(global, i, ids ? (*ids)[i] : i, driven, r == rank_ ? scheme : nullptr,
+                               scheme_ ? scheme_->perBody() : 0));
         owner.push_back(r);
     }
     if (!scheme && scene.simulation.method == Method::MD && scene.md.integrator != Integrator::CD)
         scheme_ = MdSolver::SchemeCarry{};  // a scheme other than cd from its start
+    std::vector<int>().swap(ownerAt);
     template_ = std::move(scene);
+    // The scene's grains are in `mine` now: its world keeps the walls and
+    // settings that assemble reads.
+    template_.world = worldOf({}, {}, template_.world);
     if (template_.simulation.method == Method::CD) cdRanks_ = std::make_unique<CdRanks>(*this, template_.cd.distributed == CdDistributed::Exact);
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
-    if (rank_ == 0) whole_ = std::move(template_.world);
+    // Rank 0 gathers the whole world when output asks for it (gatherWorld).
     template_.world = World{};
 }
 
@@ -170,42 +218,15 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
     const World& from = sim_ ? sim_->world() : template_.world;
-    World w;
-    w.dimension = from.dimension;
-    w.gravity = from.gravity;
-    w.muGrain = from.muGrain;
-    w.periodic = from.periodic;
-    w.copyCellAndClock(from);
-    // Clumps: every part holds the scene's shapes, and World::shape and size
-    // for each of its bodies (set below, after the walls), whether or not a
-    // clump is among them: the part takes the serial world's code paths.
-    const bool clumps = !from.clumpShapes.empty(), polygons = !from.polygonShapes.empty();
-    w.clumpShapes = from.clumpShapes;
-    w.polygonShapes = from.polygonShapes;
+    World w = worldOf(grains, order, from);
     const std::size_t n = grains.size();
-    w.reserve(n + from.numWalls());
-    bool anySchedule = false;
-    for (const DistributedGrain& g : grains) anySchedule = anySchedule || g.scheduled;
     gid_.assign(n, 0);
     owned_.assign(n, 0);
     owner_.assign(n, 0);
     for (std::size_t k = 0; k < n; ++k) {
-        const DistributedGrain& g = grains[order[k]];
-        w.addGrain(g.x, g.radius, g.mass, g.inertia);
-        w.v[k] = g.v;
-        w.w[k] = g.w;
-        w.q[k] = g.q;
-        w.invMass[k] = g.invMass;
-        w.invInertia[k] = g.invInertia;
-        w.prescribed[k] = g.prescribed;
-        if (anySchedule) w.forceSchedule(static_cast<BodyId>(k)) = g.force;
-        gid_[k] = g.gid;
+        gid_[k] = grains[order[k]].gid;
         owner_[k] = owner[order[k]];
         owned_[k] = owner_[k] == rank_ ? 1 : 0;
-        // Driven grains (the walls follow the n grains).
-        if (g.driven != kNotDriven)
-            w.driven.push_back({static_cast<BodyId>(k),
-                                g.driven < 0 ? -1 : static_cast<BodyId>(n + static_cast<std::size_t>(g.driven))});
     }
     // An index over gid_ for localOf: the first local grain of each block of
     // 64 global ids from the first.
@@ -213,31 +234,6 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     for (std::size_t b = 0, k = 0; b < idBlock_.size(); ++b) {
         while (k < n && gid_[k] < gid_.front() + (static_cast<std::uint64_t>(b) << 6)) ++k;
         idBlock_[b] = static_cast<std::uint32_t>(k);
-    }
-    for (std::size_t k = 0; k < from.numWalls(); ++k) {
-        const std::size_t i = from.numGrains + k;
-        std::array<bool, 3> freeAxes{};
-        for (int a = 0; a < 3; ++a) freeAxes[static_cast<std::size_t>(a)] = from.invMass[i][a] > 0.0;
-        const BodyId b = w.addWall(from.wallName[k], from.wallShape[k], from.x[i], from.wallMobile[k], from.mass[i],
-                                   freeAxes);
-        const auto j = static_cast<std::size_t>(b);
-        w.v[j] = from.v[i];
-        w.w[j] = from.w[i];
-        w.q[j] = from.q[i];
-        w.invMass[j] = from.invMass[i];
-        w.invInertia[j] = from.invInertia[i];
-        w.prescribed[j] = from.prescribed[i];
-        if (i < from.force.size()) w.forceSchedule(b) = from.force[i];
-    }
-    if (clumps || polygons) {  // the walls' shape 0 and size 0
-        if (clumps) w.shape.assign(w.numBodies(), 0);
-        if (polygons) w.polygon.assign(w.numBodies(), 0);
-        w.size.assign(w.numBodies(), 0.0);
-        for (std::size_t k = 0; k < n; ++k) {
-            if (clumps) w.shape[k] = grains[order[k]].shape;
-            if (polygons) w.polygon[k] = grains[order[k]].polygon;
-            w.size[k] = grains[order[k]].size;
-        }
     }
     // The contacts of the owned grains, in local keys and key order (a
     // contact two ranks sent is the same record twice: one is kept).

@@ -44,20 +44,38 @@ struct DistributedTimes {
     double wait = 0.0;     ///< the allreduce deciding a rebuild: waiting for the slowest rank
 };
 
+/// A scene that each rank builds only in part (distributed input): every
+/// grain's position and radius, and the scene of a chosen few. The world is
+/// the same for any rank count; no rank holds all of it.
+struct SceneSource {
+    using Each = std::function<void(const std::function<void(std::size_t, const Vec3&, double)>&)>;
+    std::size_t grains = 0;
+    /// Calls f(id, position, radius) for every grain, in id order (the same on every rank).
+    Each each;
+    /// The scene (settings, walls) holding grains `ids` (ascending) alone:
+    /// grain k of its world is grain ids[k] of the whole.
+    std::function<Scene(const std::vector<std::uint64_t>& ids)> build;
+};
+
 struct DistributedGrain;
 class ByteWriter;
 class CdRanks;
 
 class DistributedSimulation {
 public:
-    /// Every rank passes the whole scene; each keeps its part (rank 0 also
-    /// the whole world, for output).
+    /// Every rank passes the whole scene; each keeps its part (rank 0
+    /// gathers the whole world when output asks: gatherWorld).
     /// `contacts`: the memory the run starts with (a checkpoint's store, keys
     /// of the whole world), or none.
     /// `scheme`: the whole world's MD scheme state to start from (a
     /// checkpoint's multi-step history), or none.
     explicit DistributedSimulation(Scene scene, const ContactStore* contacts = nullptr,
                                    const MdSolver* scheme = nullptr);
+    /// Distributed input: each rank builds only its brick's and its halo's
+    /// grains from `source` (collective), as the constructor above does
+    /// from the whole scene, with the same bricks and bits.
+    /// The source is released once this rank's grains are built.
+    explicit DistributedSimulation(SceneSource source);
     ~DistributedSimulation();
     /// One step on every rank (collective); CD: its sweeps (the same on every rank).
     CdStepStats step();
@@ -67,7 +85,9 @@ public:
     void flag(double x) { flag_ = x; }
     double flagMax() const { return flagMax_; }
     /// Rank 0: the whole world at the current step (collective; the other
-    /// ranks get an empty world).
+    /// ranks get an empty world). The first call gathers every grain's
+    /// whole state, later ones their motion: from then on rank 0 holds the
+    /// whole world.
     const World& gatherWorld();
     /// Rank 0: every contact of the step in global key order, with its last
     /// force (collective; empty on the other ranks).
@@ -110,6 +130,13 @@ public:
 
 private:
     friend class CdRanks;
+    /// The bricks and their cuts from the scene's settings and every grain
+    /// (`each`, `grains` of them).
+    void decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each);
+    /// This rank's part from `scene` (its world's grain i is grain ids[i] of
+    /// the whole, or i without ids), with a checkpoint's contacts and scheme.
+    void start(Scene scene, const std::vector<std::uint64_t>* ids, const ContactStore* contacts,
+               const MdSolver* scheme);
     int ownerOf(const Vec3& x) const;
     /// The grid of bricks for the grains' extent (see the constructor).
     std::array<int, 3> chooseGrid(const Vec3& extent) const;
@@ -170,7 +197,8 @@ private:
     double skin_ = 0.0, halo_ = 0.0;
     std::array<std::vector<double>, 3> cuts_;  ///< brick (i, j, k) spans [cuts_[a][i], cuts_[a][i+1]) per axis
     Scene template_;                       ///< the scene's settings (its world moved out)
-    World whole_;                          ///< rank 0: the whole world for output
+    World whole_;                          ///< rank 0: the whole world for output, once gathered
+    bool wholeHeld_ = false;               ///< gatherWorld has run (on every rank)
     std::optional<Simulation> sim_;        ///< this rank's part
     std::vector<std::uint64_t> gid_;       ///< global id of each local grain (ascending)
     std::vector<std::uint32_t> idBlock_;   ///< first index in gid_ of each block of 64 ids from gid_.front()
