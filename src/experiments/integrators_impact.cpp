@@ -22,6 +22,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "moreau/analysis/impact_exact.hpp"
@@ -159,6 +162,9 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
          "also run every collision with its onset just after a grid point (fixed-time-grid error, §4.2)"},
         {"experiment.repeats", KeyType::Integer, "3",
          "timed runs of the aligned collisions per scheme and n; the CPU time is their minimum", 1, 100},
+        {"experiment.end_phases", KeyType::Text, "",
+         "where the exact contact's end falls between grid points, as fractions f in (0, 1) of a step, comma "
+         "separated: each n also runs at dt = t_f/(n + f), onset on a grid point (empty: none)"},
         {"experiment.grid_offset", KeyType::Real, "1e-6",
          "how far off the grid point the onset lies, in steps (aligned: just before it; delayed: just after)", 0.0, 0.5,
          {}, true},
@@ -180,6 +186,16 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     const bool grid = sceneBool(probe, "experiment.grid");
     const double eps = sceneReal(probe, "experiment.grid_offset");
     const auto repeats = static_cast<int>(sceneInteger(probe, "experiment.repeats"));
+    std::vector<double> endPhases;
+    for (const std::string& item : splitList(sceneText(probe, "experiment.end_phases"))) {
+        char* end = nullptr;
+        const double value = std::strtod(item.c_str(), &end);
+        const std::optional<double> f = end == item.c_str() + item.size() ? std::optional<double>(value) : std::nullopt;
+        if (!f || !(*f > 0.0 && *f < 1.0))
+            throw InputError("integrators: key 'experiment.end_phases': '" + item +
+                             "' is not a fraction of a step (allowed: numbers in (0, 1), comma separated)");
+        endPhases.push_back(*f);
+    }
     if (probe.world.numGrains != 1 || probe.world.numWalls() != 1 || probe.world.dimension != 2)
         throw InputError("integrators: needs one grain (chain.count = 1), one wall and simulation.dimension = 2");
 
@@ -226,6 +242,8 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
     struct SchemeRun {
         std::vector<double> en, et, beta, omega, gEn, gEt, gBeta, gOmega, dEn, cpu;
         std::vector<double> extraSteps;  ///< mean steps with a force beyond n (the onset on the grid)
+        /// Per end phase f: the ARD of e_n and e_t per n at dt = t_f/(n + f).
+        std::vector<std::vector<double>> phaseEn, phaseEt;
         std::vector<int> failed;  ///< collisions that diverged or never ended (their ARD is NaN)
     };
     std::vector<SchemeRun> runs;
@@ -248,7 +266,22 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         // own grid PV is CD shifted by half a step, with CD's ARD).
         const double phase = schemes[k] == "pv" ? 0.5 : 0.0;
         SchemeRun run;
+        run.phaseEn.resize(endPhases.size());
+        run.phaseEt.resize(endPhases.size());
         for (int n : steps) {
+            // The exact contact's end between grid points (the onset on one):
+            // dt = t_f/(n + f) puts it f of a step past the n-th.
+            for (std::size_t p = 0; p < endPhases.size(); ++p) {
+                std::vector<double> pen, pet;
+                for (std::size_t i = 0; i < angles.size(); ++i) {
+                    const double dt = exTf[i] / (n + endPhases[p]);
+                    const Outcome o = mdImpact(base, models[i], vx0s[i], vy0s[i], exTf[i], dt, -eps, mdSteps);
+                    pen.push_back(o.en);
+                    pet.push_back(o.et);
+                }
+                run.phaseEn[p].push_back(ard(pen, exEn));
+                run.phaseEt[p].push_back(ard(pet, exEt));
+            }
             std::vector<double> en, et, beta, om, den, det, dbeta, dom, aen, aet, abeta, aom;
             double seconds = 0.0, extra = 0.0;
             int failed = 0;
@@ -308,6 +341,11 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         runs.push_back(std::move(run));
     }
 
+    auto firstBelowOf = [&](const std::vector<double>& v, double thr) {
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (v[i] < thr) return static_cast<double>(steps[i]);
+        return kInf;
+    };
     nlohmann::json params = {{"mass", gk.mass}, {"radius", gk.radius}, {"inertia", inertia}, {"speed", gk.speed},
                              {"mu", gk.mu}, {"kappa", gk.kappa}, {"chi", {gk.chi1, gk.chi2, gk.chi3, gk.chi4}},
                              {"angles", nAngles}, {"schemes", schemes}, {"grid", grid}, {"grid_offset", eps},
@@ -333,7 +371,26 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
             results["grid_omega_" + S] = r.gOmega;
             results["ard_en_delayed_" + S] = r.dEn;  // the onset a step late, against the exact solution
         }
+        if (!endPhases.empty()) {
+            // The first n below 1 % in e_n with the end on a grid point (f =
+            // 0) and at each phase: how much the threshold owes to the grid.
+            nlohmann::json first = {{"0", firstBelowOf(r.en, 1.0)}};
+            double lo = firstBelowOf(r.en, 1.0), hi = lo;
+            for (std::size_t p = 0; p < endPhases.size(); ++p) {
+                results["ard_en_end_phase_" + S].push_back(r.phaseEn[p]);
+                results["ard_et_end_phase_" + S].push_back(r.phaseEt[p]);
+                const double f = firstBelowOf(r.phaseEn[p], 1.0);
+                char name[32];
+                std::snprintf(name, sizeof name, "%g", endPhases[p]);
+                first[name] = f;
+                lo = std::min(lo, f);
+                hi = std::max(hi, f);
+            }
+            results["first_below_1pct_en_by_end_phase_" + S] = first;
+            results["first_below_1pct_en_range_" + S] = {lo, hi};
+        }
     }
+    if (!endPhases.empty()) results["end_phases"] = endPhases;
 
     // Checks against the paper's statements (§4.1, §4.2), for the schemes that ran.
     nlohmann::json checks = nlohmann::json::array();
