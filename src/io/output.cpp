@@ -737,6 +737,7 @@ void writeJsonFile(const std::filesystem::path& file, const nlohmann::json& doc)
 nlohmann::json phaseSeconds(const StepProfile& p, bool cd) {
     nlohmann::json s = {{"controls", p.controls}, {"detect", p.detect},       {"match", p.match},
                         {"solve", p.solve},       {"integrate", p.integrate}, {"observe", p.observe}};
+    if (!cd) s["integrate_forces"] = p.integrateForces;
     if (cd) {
         s["solve_prepare"] = p.cdPrepare;
         s["solve_warm_start"] = p.cdWarmStart;

@@ -137,6 +137,7 @@ void MdSolver::integrate(World& world, std::vector<Contact>& contacts, ContactSl
 void MdSolver::overrideContactForce(std::size_t i, const Vec3& f) { forces_->force()[i] = f; }
 const Vec3& MdSolver::contactForce(std::size_t i) const { return forces_->force()[i]; }
 const LawSlots& MdSolver::slotLayout() const { return forces_->layout(); }
+double MdSolver::stageForceSeconds() const { return stages_->forceSeconds; }
 double MdSolver::elasticEnergy() const { return pairs_ ? diagnostics().elastic : forces_->elastic(); }
 double MdSolver::contactWork() const {
     return pairs_ && !trackWork_ ? std::numeric_limits<double>::quiet_NaN() : forces_->workIn();

@@ -464,8 +464,10 @@ CdStepStats Simulation::advance() {
         solve();
         if (afterSolve_) afterSolve_();
         lap(clock, p.solve);
+        const double stageForces = scene_.simulation.method == Method::MD ? md_.stageForceSeconds() : 0.0;
         integrate();
         lap(clock, p.integrate);
+        if (scene_.simulation.method == Method::MD) p.integrateForces += md_.stageForceSeconds() - stageForces;
     }
     if (scene_.simulation.method == Method::CD) cd_.addStageSeconds(p);
     if (scene_.simulation.method == Method::MD) {

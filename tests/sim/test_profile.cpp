@@ -36,7 +36,13 @@ double checkPhases(const nlohmann::json& p, const std::string& method, std::vect
     if (method == "cd")
         for (const char* part : {"solve_prepare", "solve_warm_start", "solve_sweeps", "solve_store"})
             stages.push_back(part);
-    CHECK(p.size() == stages.size());
+    // MD: integrate_forces, a part of integrate.
+    CHECK(p.size() == stages.size() + (method == "md" ? 1u : 0u));
+    if (method == "md") {
+        REQUIRE(p.contains("integrate_forces"));
+        CHECK(p["integrate_forces"].get<double>() >= 0.0);
+        CHECK(p["integrate_forces"].get<double>() <= p["integrate"].get<double>());
+    }
     double sum = 0.0;
     for (const std::string& stage : stages) {
         CAPTURE(stage);
@@ -59,6 +65,29 @@ TEST_SUITE("profile") {
             const double sum = checkPhases(run.summary["phase_seconds"], method, {});
             CHECK(sum > 0.0);
             CHECK(sum <= run.summary["wall_seconds"].get<double>());
+        }
+    }
+
+    TEST_CASE("MD: integrate_forces is the part of integrate in the scheme's force evaluations") {
+        // cd evaluates its forces in the solve stage; rk four times inside its step.
+        for (const std::string scheme : {"cd", "rk"}) {
+            CAPTURE(scheme);
+            test::TempDir tmp;
+            RunOptions options;
+            options.outDir = tmp.path / "out";
+            options.quiet = true;
+            const RunOutcome run =
+                runScene(loadBuiltinScene("chain_1d.ini", {"simulation.method=md", "md.integrator=" + scheme,
+                                                           "simulation.steps=200", "output.vtk_every=0"}),
+                         options);
+            const nlohmann::json& p = run.summary["phase_seconds"];
+            if (scheme == "cd") {
+                CHECK(p["integrate_forces"].get<double>() == 0.0);
+            } else {
+                CHECK(p["integrate_forces"].get<double>() > 0.0);
+                CHECK(p["integrate_forces"].get<double>() < p["integrate"].get<double>());
+                CHECK(p["solve"].get<double>() < p["integrate_forces"].get<double>());
+            }
         }
     }
 

@@ -13,6 +13,10 @@ struct StepProfile {
     double match = 0.0;      ///< last step's memory carried by key
     double solve = 0.0;      ///< CD: the impulses; MD: the forces (and the distributed sums after them)
     double integrate = 0.0;  ///< positions (MD: the integrator's whole step but the force stage cd)
+    /// MD schemes but cd: the part of `integrate` in force evaluations (the
+    /// laws at each stage, their derivatives, the stage's contact geometry);
+    /// integrate − integrateForces is the scheme's own arithmetic.
+    double integrateForces = 0.0;
     double observe = 0.0;    ///< the records and measurements the outputs asked for
     /// CD's solve stage in parts: the rows built (free velocities, masses),
     /// the warm start, the sweeps until the criterion, the velocities and

@@ -132,6 +132,9 @@ public:
     /// (cd: at x_n, before the positions advance; other schemes: at the
     /// evaluation whose springs start the step, see SchemeStages): Σ ½ k_n ξ² + ½ k_t |s|².
     double elasticEnergy() const;
+    /// Seconds the scheme's stages spent in force evaluations so far (every
+    /// scheme but cd, whose forces are the solve stage): StepProfile::integrateForces.
+    double stageForceSeconds() const;
 
     const MdSettings& settings() const { return settings_; }
 

@@ -93,6 +93,7 @@ const Field& SchemeStages::placeState(World& world, const Field& X, const Field&
 void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double t, Field& A, bool project) {
     const std::size_t nb = world.numBodies(), m = stage_.size();
     const Field& Xs = placeState(world, X, V);
+    auto clock = std::chrono::steady_clock::now();
     if (historyMode_) {
         historyForces(world, Xs, t - t0_);
     } else {
@@ -103,6 +104,7 @@ void SchemeStages::evaluate(World& world, const Field& X, const Field& V, double
         forces_->evaluate(world, stage_, stageSlots_.data(), 0.0);
     }
     forces_->gather(world, stage_);
+    lap(clock, forceSeconds);
     std::vector<Vec3>& force = forces_->force();
     const std::vector<Vec3>& torque = forces_->torque();
     if (forceHook) forceHook(stage_, forces_->contactForces(), force);

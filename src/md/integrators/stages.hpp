@@ -11,6 +11,7 @@
 /// A = dV/dt. Spheres' forces do not depend on their orientation, so the
 /// rotation vector is integrated like a position and applied to the
 /// quaternion once, at the end (the stage machinery: md/md_solver.hpp).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "moreau/core/profile.hpp"
 #include "moreau/md/force_stage.hpp"
 #include "moreau/model/integrator_table.hpp"
 
@@ -113,8 +115,13 @@ public:
     void evaluate(World& world, const Field& X, const Field& V, double t, Field& A, bool project);
     /// out = M⁻¹ Σ δF (MdForceStage::forceDerivative) over the step's contacts.
     void forceDerivative(const World& world, const Field* dU, const Field* dV, Field& out) const {
+        auto clock = std::chrono::steady_clock::now();
         forces_->forceDerivative(world, stage_, dU, dV, out);
+        lap(clock, forceSeconds);
     }
+    /// Seconds in force evaluations so far (evaluate's laws and geometry,
+    /// forceDerivative): StepProfile::integrateForces.
+    mutable double forceSeconds = 0.0;
     /// One classical RK4 step from (0, V0): the RK scheme and the start-up of multi-step schemes.
     void rungeKutta(World& world, const Field& V0, Field& A0, double t, double dt, Field& X1, Field& V1);
     /// z solving (1 − c J) z = y with J = da/dr at the current stage (fixed point).
