@@ -15,6 +15,7 @@
 /// spins included, along s = ẑ × n with n the line of centres at the end of
 /// the contact.
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <tuple>
 
@@ -135,6 +136,9 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
          20.0, 1e6, {}},
         {"experiment.v_rel", KeyType::Real, "1", "relative impact speed |v_2 - v_1| (m/s) of the linear-law curves",
          0.0, kInf, {}, true},
+        {"experiment.saw_tooth_mu", KeyType::Real, "0.25",
+         "friction coefficient of the saw-tooth curves (the paper does not give it; its other panels use 0.25)", 0.0,
+         kInf, {}, true},
     };
     std::vector<std::string> sets;
     for (const std::string& set : options.sets) {
@@ -149,6 +153,7 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
     const double psiStep = sceneReal(scene, "experiment.psi_step");
     const long stepsPerTn = static_cast<long>(sceneInteger(scene, "experiment.steps_per_tn"));
     const double vRel = sceneReal(scene, "experiment.v_rel");
+    const double sawMu = sceneReal(scene, "experiment.saw_tooth_mu");
 
     std::vector<double> psiIn;
     for (long i = 0;; ++i) {
@@ -205,17 +210,19 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
         MdSettings md = linear;
         md.tangential = TangentialLaw::SawTooth;
         md.zeta0 = 1e-8;
-        add("saw_tooth", "saw_tooth", "zeta_0 = 1e-8 m", md, 0.25, vRel, dtLinear);
+        add("saw_tooth", "saw_tooth", "zeta_0 = 1e-8 m", md, sawMu, vRel, dtLinear);
         // §3: "changing zeta_0 to 1e-7 m or 1e-9 m does not visibly alter the curve".
         md.zeta0 = 1e-7;
-        add("saw_tooth_z7", "saw_tooth", "zeta_0 = 1e-7 m", md, 0.25, vRel, dtLinear);
+        add("saw_tooth_z7", "saw_tooth", "zeta_0 = 1e-7 m", md, sawMu, vRel, dtLinear);
         md.zeta0 = 1e-9;
-        add("saw_tooth_z9", "saw_tooth", "zeta_0 = 1e-9 m", md, 0.25, vRel, dtLinear);
+        add("saw_tooth_z9", "saw_tooth", "zeta_0 = 1e-9 m", md, sawMu, vRel, dtLinear);
         // The tooth sampled at scattered phases pulls with mu F_n / 2 on
         // average: Coulomb friction with mu/2, for comparison.
         MdSettings half = linear;
         half.tangential = TangentialLaw::Coulomb;
-        add("coulomb_half_mu", "saw_tooth", "Coulomb mu/2 = 0.125", half, 0.125, vRel, dtLinear);
+        char label[48];
+        std::snprintf(label, sizeof label, "Coulomb mu/2 = %g", 0.5 * sawMu);
+        add("coulomb_half_mu", "saw_tooth", label, half, 0.5 * sawMu, vRel, dtLinear);
     }
     // Fig. 5: Hertz–Kuwabara–Kono (k~_n = 9.0e7 N/m^1.5, gamma~_n = 190 of
     // Fig. 2) with the spring k_s = 9.43e4 N/m (t_s = t_n at 1 m/s, eq. 24).
