@@ -375,6 +375,11 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         {"experiment.et_list", KeyType::Text, "0.995,1,1.0053,1.008,1.01", "eps_t/eps_n of Fig. 8c (k_t/k_n = 1/3)"},
         {"experiment.sweep_dt", KeyType::Real, "1e-5", "dt/t_c of Figs. 8a-c (the paper's)", 0.0, kInf, {}, true},
         {"experiment.sweeps", KeyType::Bool, "true", "run Figs. 7b and 8a-c"},
+        {"experiment.rotation_sweep_dt", KeyType::Real, "1e-4",
+         "dt/t_c of Fig. 8a's mu sweep with rotation (the paper: no change of t_R with mu there); 0: not run", 0.0,
+         kInf},
+        {"experiment.kt_dts", KeyType::Text, "1e-3,1e-4",
+         "further dt/t_c of Fig. 8b's k_t/k_n sweep (the paper: convergence in dt faster as k_t/k_n -> 1); empty: none"},
         {"experiment.grains", KeyType::Choice, "disks",
          "disks: Figs. 5-9; polygons: Fig. 10, two squares in face contact, Cundall's spring against the geometric "
          "update without rotation, over the steps of experiment.dt_over_tc down to experiment.extra_min_dt",
@@ -392,6 +397,11 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     const double extraMin = sceneReal(scene, "experiment.extra_min_dt");
     const double sweepDt = sceneReal(scene, "experiment.sweep_dt");
     const bool sweeps = sceneBool(scene, "experiment.sweeps");
+    const double rotationSweepDt = sceneReal(scene, "experiment.rotation_sweep_dt");
+    const bool rotationSweep = rotationSweepDt > 0.0;
+    const std::vector<double> ktDts = sceneText(scene, "experiment.kt_dts").empty()
+                                          ? std::vector<double>{}
+                                          : parseList(sceneText(scene, "experiment.kt_dts"), "experiment.kt_dts");
     RelaxParams base;
     base.kn = kns[0];
     base.epsN = sceneReal(scene, "experiment.eps_n");
@@ -453,12 +463,14 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
             for (double dt : dts)
                 if (dt >= extraMin) add("fig7b", "cundall_norot", p, false, Freedom::NoRotation, dt);
             add("fig8a", "cundall_norot", p, false, Freedom::NoRotation, sweepDt);
+            if (rotationSweep) add("fig8a_rot", "cundall", p, false, Freedom::Both, rotationSweepDt);
         }
         for (double kt : ktList) {
             RelaxParams p = base;
             p.ktRatio = kt;
             p.etRatio = 1.0053;
             add("fig8b", "cundall_norot", p, false, Freedom::NoRotation, sweepDt);
+            for (double dt : ktDts) add("fig8b_dt", "cundall_norot", p, false, Freedom::NoRotation, dt);
         }
         for (double et : etList) {
             RelaxParams p = base;
@@ -621,6 +633,7 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
     sweepCsv << std::setprecision(10) << "study,mu,kt_over_kn,et_over_en,dt_over_tc,t_r,t_r_linear,r2\n";
     if (sweeps) {
         nlohmann::json fig7b = nlohmann::json::object(), fig8a = nlohmann::json::array();
+        nlohmann::json fig8aRot = nlohmann::json::array(), fig8bDt = nlohmann::json::array();
         nlohmann::json fig8b = nlohmann::json::array(), fig8c = nlohmann::json::array();
         std::vector<double> kx, ky, ex, ey;
         double worst8 = 0.0;
@@ -637,6 +650,12 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
                 fig7b[key.str()].push_back(numberOrNull(j.tr));
             }
             if (j.study == "fig8a") fig8a.push_back(row);
+            if (j.study == "fig8a_rot") fig8aRot.push_back(row);
+            if (j.study == "fig8b_dt") {
+                nlohmann::json r = row;
+                r["dt_over_tc"] = j.dt;
+                fig8bDt.push_back(r);
+            }
             if (j.study == "fig8b" || j.study == "fig8c") {
                 worst8 = std::max(worst8, std::isfinite(j.tr) ? std::abs(j.tr / j.linear - 1.0) : kInf);
                 (j.study == "fig8b" ? fig8b : fig8c).push_back(row);
@@ -667,6 +686,45 @@ nlohmann::json relaxationTime(const ExperimentOptions& options) {
         results["fig8a_tr_max_over_min"] = hi / lo;
         checks.push_back(makeCheck("Fig. 8a: t_R max/min over mu (the paper: a change of t_R around mu = 1, > 1.05)",
                                    hi / lo, 1e6, 1e6 - 1.05, false));
+        if (rotationSweep) {
+            // With rotation the paper finds no such change (§3, after Fig. 8a).
+            double rlo = kInf, rhi = 0.0;
+            for (const auto& row : fig8aRot)
+                if (!row["t_r"].is_null()) {
+                    rlo = std::min(rlo, row["t_r"].get<double>());
+                    rhi = std::max(rhi, row["t_r"].get<double>());
+                }
+            results["fig8a_rotation"] = fig8aRot;
+            results["fig8a_rotation_tr_max_over_min"] = rhi / rlo;
+            checks.push_back(makeBoundCheck(
+                "Fig. 8a with rotation: t_R max/min over mu (the paper: no change with rotation, < 1.05)", rhi / rlo,
+                1.05, false));
+        }
+        if (!fig8bDt.empty()) {
+            // "Convergence in dt is faster as k_t/k_n -> 1": at each further dt,
+            // the error of t_R against the linear system at the largest k_t/k_n
+            // over that at the smallest.
+            results["fig8b_by_dt"] = fig8bDt;
+            nlohmann::json ratios = nlohmann::json::object();
+            for (double dt : ktDts) {
+                double eLo = kNaN, eHi = kNaN, kLo = kInf, kHi = -kInf;
+                for (const auto& row : fig8bDt) {
+                    if (row["dt_over_tc"].get<double>() != dt || row["t_r"].is_null()) continue;
+                    const double k = row["kt_over_kn"].get<double>();
+                    const double e = std::abs(row["t_r"].get<double>() / row["t_r_linear"].get<double>() - 1.0);
+                    if (k < kLo) kLo = k, eLo = e;
+                    if (k > kHi) kHi = k, eHi = e;
+                }
+                std::ostringstream key;
+                key << dt;
+                ratios[key.str()] = numberOrNull(eHi / eLo);
+                checks.push_back(makeBoundCheck("Fig. 8b at dt/t_c = " + key.str() +
+                                                    ": error of t_R at the largest k_t/k_n over that at the smallest "
+                                                    "(the paper: convergence faster as k_t/k_n -> 1, < 1)",
+                                                eHi / eLo, 1.0, false));
+            }
+            results["fig8b_error_ratio_high_over_low_kt"] = ratios;
+        }
         checks.push_back(makeCheck("Figs. 8b, c (no sliding): t_R / t_R of the linear system, max deviation", worst8,
                                    0.0, 5e-3, false));
     }

@@ -17,6 +17,7 @@
 
 #include "ini_reader.hpp"
 #include "moreau/io/fclib.hpp"
+#include "moreau/core/comm.hpp"
 #include "moreau/core/error.hpp"
 #include "moreau/io/embedded_scenes.hpp"
 #include "moreau/model/integrator_table.hpp"
@@ -129,7 +130,9 @@ void readMd(MdSettings& md, const Values& v, Method method) {
 void readOutput(Scene& scene, const Values& v, const std::string& origin) {
     scene.output.every = static_cast<long>(v.integer("output.every"));
     scene.output.vtkEvery = static_cast<long>(v.integer("output.vtk_every"));
-    scene.output.vtkPieces = v.boolean("output.vtk_pieces");
+    // Pieces by default on MPI ranks (no rank writes the whole world's VTK).
+    scene.output.vtkPieces = v.text("output.vtk_pieces") == "true" ||
+                             (v.text("output.vtk_pieces") == "auto" && comm::ranks() > 1);
     scene.output.checkpointEvery = static_cast<long>(v.integer("output.checkpoint_every"));
     scene.output.logEvery = static_cast<long>(v.integer("output.log_every"));
     scene.output.fclibEvery = static_cast<long>(v.integer("output.fclib_every"));

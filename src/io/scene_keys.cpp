@@ -282,11 +282,12 @@ std::vector<Rule> fixedRules() {
     r.insert(r.end(), {
         intKey("output.every", "1", "A row of series.csv every N steps (0: first and last step only).", 0),
         intKey("output.vtk_every", "0", "A VTK snapshot every N steps (0: none).", 0),
-        boolKey("output.vtk_pieces", "false",
-                "Under mpirun: each rank writes its own grains and contacts as pieces "
-                "(grains_XXXXXX_pR.vtp, contacts_XXXXXX_pR.vtp), rank 0 a parallel file per step "
-                "(grains_XXXXXX.pvtp, contacts_XXXXXX.pvtp) that run.pvd lists (docs/distributed.md). "
-                "Serial runs and false: one file per part and step."),
+        choiceKey("output.vtk_pieces", "auto",
+                  "Under mpirun: each rank writes its own grains and contacts as pieces "
+                  "(grains_XXXXXX_pR.vtp, contacts_XXXXXX_pR.vtp), rank 0 a parallel file per step "
+                  "(grains_XXXXXX.pvtp, contacts_XXXXXX.pvtp) that run.pvd lists (docs/distributed.md). "
+                  "auto: pieces on MPI ranks; false, and serial runs: one file per part and step.",
+                  {"auto", "true", "false"}),
         intKey("output.fclib_every", "0",
                "CD: every N steps the step's contact problem as an FCLIB local problem with Moreau's "
                "solution, OUT/fclib/step_XXXXXX.hdf5 (docs/convergence.md; 0: none).",

@@ -56,7 +56,8 @@ TEST_SUITE("experiments") {
         const nlohmann::json doc = test::runQuiet(
             relaxationTime, {"experiment.dt_over_tc=1e-2", "experiment.kn=1e6", "experiment.mu_list=0.05,500",
                              "experiment.kt_list=0.2,1", "experiment.et_list=1,1.008", "experiment.sweep_dt=1e-3",
-                             "experiment.extra_min_dt=1e-2"});
+                             "experiment.extra_min_dt=1e-2", "experiment.rotation_sweep_dt=1e-2",
+                             "experiment.kt_dts=1e-2"});
         const auto& r = doc["results"];
         const auto& b = r["fig8b"];
         const auto& c = r["fig8c"];
@@ -71,6 +72,14 @@ TEST_SUITE("experiments") {
                                                 doctest::Approx(1.0).epsilon(0.1));
         REQUIRE(r["fig8a"].size() == 2);
         CHECK(r["fig7b_tr_by_mu"].contains("500"));
+        // With rotation too, t_R does not change with mu while the contact sticks.
+        REQUIRE(r["fig8a_rotation"].size() == 2);
+        CHECK(r["fig8a_rotation_tr_max_over_min"].get<double>() < 1.01);
+        // Cundall's first-order error grows with the tangential stiffness: at a
+        // coarse step k_t/k_n = 1 is further from the linear system than 0.2
+        // (the paper: convergence in dt faster as k_t/k_n -> 1).
+        REQUIRE(r["fig8b_by_dt"].size() == 2);
+        CHECK(r["fig8b_error_ratio_high_over_low_kt"]["0.01"].get<double>() > 2.0);
     }
 
     TEST_CASE("relaxation-time: bad keys are refused naming the key") {
