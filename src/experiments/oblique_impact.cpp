@@ -419,6 +419,65 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
             worst = std::max(worst, std::abs(curve("viscous_coulomb_20").psiOut[i] - curve("coulomb_0_25").psiOut[i]));
         checks.push_back(makeCheck("viscous-coulomb gamma_s=20 vs coulomb: max |d psi_f|", worst, 0.0, 0.05, false));
     }
+    // Fig. 3c, 4c: the combined law (15) comes closer to Coulomb as γ_s
+    // grows; a small γ_s makes moderately oblique impacts more elastic.
+    {
+        nlohmann::json gaps = nlohmann::json::object();
+        std::vector<double> gap;
+        for (const char* tag : {"1", "3", "20"}) {
+            double worst = 0.0;
+            for (std::size_t i = 0; i < psiIn.size(); ++i)
+                worst = std::max(worst, std::abs(curve(std::string("viscous_coulomb_") + tag).psiOut[i] -
+                                                 curve("coulomb_0_25").psiOut[i]));
+            gaps[tag] = worst;
+            gap.push_back(worst);
+        }
+        results["viscous_coulomb_max_dpsi_by_gamma"] = gaps;
+        checks.push_back(makeBoundCheck("viscous-coulomb: max |d psi_f| from Coulomb falls as gamma_s grows "
+                                        "(gamma_s = 3 over 1, then 20 over 3; the larger of the two ratios)",
+                                        std::max(gap[1] / gap[0], gap[2] / gap[1]), 1.0, false));
+        std::size_t at = 0;  // ψ_i = 1: a moderately oblique impact
+        for (std::size_t i = 0; i < psiIn.size(); ++i)
+            if (std::abs(psiIn[i] - 1.0) < std::abs(psiIn[at] - 1.0)) at = i;
+        const double small = curve("viscous_coulomb_1").eTotal[at], coulomb = curve("coulomb_0_25").eTotal[at];
+        results["e_at_psi_1_viscous_coulomb_1"] = small;
+        results["e_at_psi_1_coulomb_0_25"] = coulomb;
+        checks.push_back(makeBoundCheck("viscous-coulomb gamma_s = 1: e at psi_i = 1 minus Coulomb's (Fig. 4c: more "
+                                        "elastic, > 0)",
+                                        small - coulomb, 0.0, true));
+    }
+    // Fig. 4b: the viscous law (14) does not vanish with F_n, so e does not
+    // go to one for grazing impacts: at the largest ψ_i it stays near its
+    // moderate-angle value while Coulomb's rises towards 1.
+    if (psiIn.back() >= 5.0) {
+        const double viscous = curve("viscous_3").eTotal.back(), coulomb = curve("coulomb_0_25").eTotal.back();
+        results["e_grazing"] = {{"psi_i", psiIn.back()},
+                                {"viscous_1", curve("viscous_1").eTotal.back()},
+                                {"viscous_3", viscous},
+                                {"viscous_20", curve("viscous_20").eTotal.back()},
+                                {"coulomb_0_25", coulomb}};
+        checks.push_back(makeBoundCheck("viscous gamma_s = 3: e at the largest psi_i below Coulomb's by more than "
+                                        "0.05 (Fig. 4b: does not go smoothly to one)",
+                                        coulomb - viscous, 0.05, true));
+    }
+    // Fig. 6: under HKK with the spring, e depends on the impact speed mostly
+    // at small impact angles: the spread of e over 0.1, 1 and 10 m/s head-on
+    // against at the largest ψ_i.
+    if (psiIn.back() >= 5.0) {
+        auto spread = [&](std::size_t i) {
+            double lo = 1.0, hi = 0.0;
+            for (const char* v : {"hkk_v0_1", "hkk_v1", "hkk_v10"}) {
+                lo = std::min(lo, curve(v).eTotal[i]);
+                hi = std::max(hi, curve(v).eTotal[i]);
+            }
+            return hi - lo;
+        };
+        const double head = spread(0), grazing = spread(psiIn.size() - 1);
+        results["hkk_e_spread_over_speed"] = {{"head_on", head}, {"grazing", grazing}};
+        checks.push_back(makeBoundCheck("HKK + spring: spread of e over 0.1-10 m/s head-on over that at the largest "
+                                        "psi_i (Fig. 6: speed matters mostly at small angles, > 3)",
+                                        head / grazing, 3.0, true));
+    }
 
     nlohmann::json params = {{"radius", kRadius}, {"mass", kMass}, {"inertia", 0.4 * kMass * kRadius * kRadius},
                              {"e_n", kEn}, {"t_n", kTn}, {"k_n", lc.kn}, {"gamma_n", lc.gammaN}, {"mu", 0.25},
