@@ -6,6 +6,7 @@
 
 #include "moreau/cd/solver.hpp"
 #include "moreau/contact/detection.hpp"
+#include "moreau/io/scene_file.hpp"
 #include "moreau/sim/simulation.hpp"
 #include "support/cd_steps.hpp"
 
@@ -142,5 +143,26 @@ TEST_SUITE("cd") {
             // overlap is closed within the step, v = −g/dt = 0.02.
             CHECK(sim.world().v[0].x() == Approx(positive ? 0.0 : 0.01 / 0.5).epsilon(1e-12));
         }
+    }
+
+    TEST_CASE("plain g pumps kinetic energy into a packing at rest, g_pos does not (eq. 33)") {
+        // examples/piston_2d.ini compressed under its constant piston force:
+        // by t = 700 it is at rest with g_pos; plain g keeps pushing the
+        // overlaps of its compression apart (docs/contact-dynamics.md).
+        double energy[2] = {0.0, 0.0};
+        for (int plain = 0; plain < 2; ++plain) {
+            Simulation sim(loadBuiltinScene("piston_2d.ini", {plain ? "cd.gap=plain" : "cd.gap=pos",
+                                                              "output.vtk_every=0"}));
+            for (int k = 0; k < 900; ++k) {
+                sim.step();
+                if (k >= 700) {
+                    const World& w = sim.world();
+                    for (std::size_t i = 0; i < w.numGrains; ++i) energy[plain] += 0.5 * w.mass[i] * w.v[i].squaredNorm();
+                }
+            }
+        }
+        CAPTURE(energy[0]);
+        CAPTURE(energy[1]);
+        CHECK(energy[1] > 100.0 * energy[0]);
     }
 }
