@@ -124,6 +124,40 @@ TEST_SUITE("md") {
         CHECK_THROWS_AS(loadSceneText("[grains]\nsource = chain\n", "test", {"md.en=1.5", "md.tn=1"}), InputError);
     }
 
+    TEST_CASE("force schemes §3: a pile stands with a tangential spring, not with laws (13)-(15) of the velocity") {
+        // Three disks in a triangle on a frictional floor under gravity. The
+        // spring holds the base disks apart against the top one's wedge; the
+        // laws of the slip velocity alone have no force at v_s = 0: Coulomb
+        // (13) creeps, the viscous laws (14), (15) collapse.
+        const std::string text =
+            "[simulation]\nmethod = md\ndimension = 2\ndt = 1e-4\ngravity = 0 -9.81 0\n"
+            "[contact]\nmu = 0.5\n[md]\nnormal = linear\nkn = 1e5\ngamma_n = 20\nkt = 3e4\ngamma_t = 20\n"
+            "[grains]\nsource = chain\ndensity = 1\n[chain]\ncount = 3\nradius = 0.5\n"
+            "[wall.floor]\ntype = plane\npoint = 0 0 0\nnormal = 0 1 0\nmu = 0.5\n";
+        for (const std::string law : {"spring", "coulomb", "viscous", "viscous-coulomb"}) {
+            CAPTURE(law);
+            Scene scene = loadSceneText(text, "pile", {"md.tangential=" + law});
+            scene.world.x[0] = Vec3(0.0, 0.5, 0.0);
+            scene.world.x[1] = Vec3(1.0, 0.5, 0.0);
+            scene.world.x[2] = Vec3(0.5, 0.5 + std::sqrt(0.75), 0.0);
+            Simulation sim(std::move(scene));
+            for (int k = 0; k < 30000; ++k) sim.step();  // 3 s
+            const World& w = sim.world();
+            const double gap = w.x[1].x() - w.x[0].x() - 1.0, fall = 0.5 + std::sqrt(0.75) - w.x[2].y();
+            CAPTURE(gap);
+            CAPTURE(fall);
+            if (law == "spring") {
+                CHECK(std::abs(gap) < 1e-3);   // the base holds (its elastic set, 1.6e-4)
+                CHECK(fall < 1e-3);
+            } else if (law == "coulomb") {
+                CHECK(gap > 3e-3);             // creeps apart (5e-3 by 3 s)
+                CHECK(fall > 1e-3);
+            } else {
+                CHECK(fall > 0.05);            // collapses (0.12 by 3 s)
+            }
+        }
+    }
+
     TEST_CASE("Coulomb (eq. 13): a head-on impact feels no friction, e = e_n of eqs. 3-4, for any line of centres") {
         // The narrow phase's n = d (1/|d|) is a unit vector only to the last
         // bit, so V_t = V - (n.V) n of a head-on impact is a rounding residue
