@@ -19,6 +19,7 @@
 /// inverse of the hardening modulus (Fig. 5b); the paper finds the two
 /// algorithms' moduli about 5 % apart (Fig. 5c).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -170,6 +171,9 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
         {"experiment.mu", KeyType::Real, "0.55", "grain-grain friction coefficient", 0.0, kInf},
         {"experiment.stiffness", KeyType::Real, "5e4", "contact stiffness k_n = k_t (N/m)", 0.0, kInf, {}, true},
         {"experiment.relax", KeyType::Bool, "false", "relax the packing in a fixed cell before probing", 0.0, 1.0},
+        {"experiment.single_refinements", KeyType::Bool, "false",
+         "also probe with each of Kuhn's refinements alone (contact onset, slip onset, slip rotation, projection, "
+         "twirl): which one carries the difference", 0.0, 1.0},
     };
     const Scene keyScene = experimentKeys("stress-probes", options.sets, keys);
     kuhn::TriaxialOptions prep;
@@ -197,7 +201,8 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
     const Vec3 sigma0(s0m(0, 0), s0m(1, 1), s0m(2, 2));
     const auto t0 = std::chrono::steady_clock::now();
     // The probes' plan: 8 reversible ones, then a zero and `count` probes per algorithm.
-    progress::expectUnits(static_cast<double>(8 + 2 * (count + 1)));
+    progress::expectUnits(static_cast<double>(8 + (sceneBool(keyScene, "experiment.single_refinements") ? 7 : 2) *
+                                                      (count + 1)));
     progress::note("probes");
 
     // The reversible response: probes in eight directions with no contact
@@ -224,18 +229,27 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
 
     struct Series {
         std::string name;
-        bool refined;
+        std::array<bool, 5> switches;  ///< MdSolver::setKuhnSwitches: onset, slip onset, slip rotation, projection, twirl
         std::vector<Probe> probes;
         Circle circle;
         double drift = 0.0;  ///< |dσ| of a probe of zero strain over the mean |dσ|
         double seconds = 0.0;
     };
-    std::vector<Series> series = {{"conventional", false, {}, {}, 0.0, 0.0}, {"refined", true, {}, {}, 0.0, 0.0}};
+    std::vector<Series> series = {{"conventional", {false, false, false, false, false}, {}, {}, 0.0, 0.0},
+                                  {"refined", {true, true, true, true, true}, {}, {}, 0.0, 0.0}};
+    if (sceneBool(keyScene, "experiment.single_refinements")) {
+        const char* names[] = {"onset", "slip_onset", "slip_rotation", "projection", "twirl"};
+        for (std::size_t k = 0; k < 5; ++k) {
+            std::array<bool, 5> one{};
+            one[k] = true;
+            series.push_back({std::string("only_") + names[k], one, {}, {}, 0.0, 0.0});
+        }
+    }
     for (Series& s : series) {
         const auto t1 = std::chrono::steady_clock::now();
         Simulation base = prepared;
-        const bool r = s.refined;
-        base.md().setKuhnSwitches(r, r, r, r, r);
+        const std::array<bool, 5>& r = s.switches;
+        base.md().setKuhnSwitches(r[0], r[1], r[2], r[3], r[4]);
         double mean = 0.0;
         // The state's own change over a probe's duration (a probe of zero
         // strain): how far it is from rest.
@@ -318,6 +332,7 @@ nlohmann::json stressProbes(const ExperimentOptions& options) {
             if (p.point.dot(n) < 0.0) unloading = std::max(unloading, p.point.norm());
         }
         results[s.name] = {
+            {"difference_from_conventional", s.circle.diameter > 0.0 ? hConv * s.circle.diameter - 1.0 : kNaN},
             {"circle_diameter_per_mpa", s.circle.diameter * 1e6},
             {"hardening_modulus_mpa", 1.0 / s.circle.diameter / 1e6},
             {"yield_direction_deg", s.circle.direction},

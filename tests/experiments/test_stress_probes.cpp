@@ -71,6 +71,22 @@ TEST_SUITE("experiments") {
         CHECK(r["peak_axial_strain"].get<double>() > r["axial_strain_triaxial"].get<double>());
     }
 
+    TEST_CASE("stress-probes: each of Kuhn's refinements alone, against the conventional algorithm") {
+        const nlohmann::json doc = test::runQuiet(
+            stressProbes, {"experiment.particles=200", "experiment.grains=spheres", "experiment.probes=16",
+                           "experiment.hold_steps=100", "experiment.peak_strain=0",
+                           "experiment.single_refinements=true"});
+        const auto& r = doc["results"];
+        CHECK(r["conventional"]["difference_from_conventional"].get<double>() == 0.0);
+        CHECK(r["refined"]["difference_from_conventional"].get<double>() ==
+              doctest::Approx(r["modulus_difference"].get<double>()).epsilon(1e-9));
+        for (const char* one : {"only_onset", "only_slip_onset", "only_slip_rotation", "only_projection", "only_twirl"}) {
+            CAPTURE(one);
+            REQUIRE(r.contains(one));
+            CHECK(r[one]["circle_points"].get<int>() > 0);
+        }
+    }
+
     TEST_CASE("stress-probes: keys of other sections are refused") {
         test::checkRefused(stressProbes, "md.kn=5");
         test::checkRefused(stressProbes, "experiment.probes=2");
