@@ -350,6 +350,17 @@ nlohmann::json slowShear(const ExperimentOptions& options) {
     results["rel_diff_mu0"] = rel[0];
     results["rel_diff_mu05"] = rel[1];
     results["rel_diff_ratio"] = ratio;
+    // §3's "E_k of the same order as the elastic energy": the means over
+    // the second half of the run (the smaller step), and their ratio.
+    for (std::size_t m = 0; m < 2; ++m) {
+        double ek = 0.0, ee = 0.0;
+        const std::size_t half = static_cast<std::size_t>(samples) / 2;
+        for (std::size_t s = half; s < static_cast<std::size_t>(samples); ++s) {
+            ek += runs[m][0].ek[s];
+            ee += runs[m][0].ee[s];
+        }
+        results[m == 0 ? "ek_over_ee_second_half_mu0" : "ek_over_ee_second_half_mu05"] = ee > 0.0 ? ek / ee : kNaN;
+    }
     results["plate_speed"] = speed;
     results["gap"] = gap;
     results["width"] = pk.width;

@@ -52,6 +52,21 @@ TEST_SUITE("experiments") {
         }
     }
 
+    TEST_CASE("slow-shear: E_k reaches the elastic energy's order only in fast shear (Pena §3)") {
+        // 32 disks: at the paper's rate E_k is ~1e-10 of E_el; sheared at
+        // 1/s to a strain of 0.05 the frictional packing has E_k/E_el ~ 0.3.
+        const auto slow = test::runQuiet(slowShear, {"experiment.grains=32", "experiment.duration=100"});
+        const auto fast = test::runQuiet(slowShear, {"experiment.grains=32", "experiment.duration=50",
+                                                     "experiment.shear_rate=1"});
+        const double a = slow["results"]["ek_over_ee_second_half_mu05"].get<double>();
+        const double b = fast["results"]["ek_over_ee_second_half_mu05"].get<double>();
+        CAPTURE(a);
+        CAPTURE(b);
+        CHECK(a < 1e-6);
+        CHECK(b > 0.05);
+        CHECK(b < 5.0);
+    }
+
     TEST_CASE("slow-shear: keys of other sections are refused") {
         test::checkRefused(slowShear, "md.kn=5");
         test::checkRefused(slowShear, "experiment.grains=abc");
