@@ -38,6 +38,7 @@ struct ImpactResult {
     double eTotal;      ///< sqrt(E_f/E_i) in the centre-of-mass frame
     double contactTime; ///< steps with a contact force times Δt
     double maxOverlap;  ///< the largest overlap seen at a step's end
+    double zetaFinal;   ///< |∫ v_s dt| over the steps with a contact force: the final tangential displacement ζ^f
 };
 
 /// One binary impact on a single listed contact whose geometry the shared
@@ -65,7 +66,7 @@ ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, 
     Simulation sim(sceneFromWorld(std::move(world), Method::MD, dt, {}, staged, 0.0, 1, "oblique-impact"));
     bool touched = false;
     long forceSteps = 0;
-    double maxOverlap = 0.0;
+    double maxOverlap = 0.0, zeta = 0.0;
     const long maxSteps = 200000;
     for (long s = 0; s < maxSteps; ++s) {
         sim.advance();
@@ -74,6 +75,10 @@ ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, 
         if (!contacts.empty() && contacts[0].history.reaction.squaredNorm() > 0.0) {
             touched = true;
             ++forceSteps;
+            const World& now = sim.world();
+            const Vec3 nc = (now.x[1] - now.x[0]).normalized();
+            const Vec3 vc = now.v[1] - now.v[0] - (kRadius * now.w[0] + kRadius * now.w[1]).cross(nc);
+            zeta += vc.dot(Vec3::UnitZ().cross(nc)) * dt;
         }
         if (touched && (sim.world().x[1] - sim.world().x[0]).norm() > 2.0 * kRadius) break;  // apart: the next force is zero
     }
@@ -86,7 +91,7 @@ ImpactResult impact(const MdSettings& md, double mu, double psiIn, double vRel, 
     const Vec3 uf = after.v[1] - after.v[0];
     const double eOut = 0.25 * kMass * uf.squaredNorm() + 0.5 * I * (after.w[0].squaredNorm() + after.w[1].squaredNorm());
     return {V.dot(s) / vnIn, V.dot(s) / V.dot(n), std::sqrt(eOut / eIn), static_cast<double>(forceSteps) * dt,
-            maxOverlap};
+            maxOverlap, std::abs(zeta)};
 }
 
 /// Coulomb law (eq. 13) for two equal spheres, from impulses: the normal
@@ -121,7 +126,7 @@ struct Curve {
     std::string label;   ///< legend text
     MdSettings md;
     double mu, vRel, dt;
-    std::vector<double> psiOut, psiOutVnf, eTotal, contactTime, maxOverlap;
+    std::vector<double> psiOut, psiOutVnf, eTotal, contactTime, maxOverlap, zetaFinal;
 };
 
 }  // namespace
@@ -176,7 +181,7 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
 
     std::vector<Curve> curves;
     auto add = [&](std::string key, std::string law, std::string label, MdSettings md, double mu, double v, double dt) {
-        curves.push_back({std::move(key), std::move(law), std::move(label), md, mu, v, dt, {}, {}, {}, {}, {}});
+        curves.push_back({std::move(key), std::move(law), std::move(label), md, mu, v, dt, {}, {}, {}, {}, {}, {}});
     };
     for (auto [mu, tag] : {std::pair{0.15, "0_15"}, {0.25, "0_25"}, {0.35, "0_35"}}) {
         MdSettings md = linear;
@@ -256,6 +261,7 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
             c.eTotal.push_back(r.eTotal);
             c.contactTime.push_back(r.contactTime);
             c.maxOverlap.push_back(r.maxOverlap);
+            c.zetaFinal.push_back(r.zetaFinal);
         }
     auto curve = [&](const std::string& key) -> const Curve& {
         for (const Curve& c : curves)
@@ -360,6 +366,17 @@ nlohmann::json obliqueImpact(const ExperimentOptions& options) {
             for (std::size_t i = 0; i < psiIn.size(); ++i)
                 worst = std::max(worst, std::abs(curve(key).eTotal[i] - curve("saw_tooth").eTotal[i]));
         results["saw_tooth_zeta0_max_dev_e"] = worst;
+        // §3: ζ^f spans "about 1e-7 to 1e-5 m (from nearly normal to nearly
+        // grazing)", far above ζ₀ = 1e-8 m: the saw-tooth's teeth per contact.
+        const std::vector<double>& zf = curve("saw_tooth").zetaFinal;
+        results["saw_tooth_zeta_final"] = zf;
+        results["saw_tooth_zeta_final_range"] = {zf[1], zf.back()};  // the first oblique ψ_i and the last
+        if (psiIn.size() > 2 && psiIn[1] <= 0.2 && psiIn.back() >= 5.0) {
+            checks.push_back(makeCheck("saw-tooth: log10 of zeta_f (m) at the first oblique psi_i (paper: about 1e-7)",
+                                       std::log10(zf[1]), -7.0, 0.5, false));
+            checks.push_back(makeCheck("saw-tooth: log10 of zeta_f (m) at the largest psi_i (paper: about 1e-5)",
+                                       std::log10(zf.back()), -5.0, 0.5, false));
+        }
         checks.push_back(makeCheck("saw-tooth: max |e(zeta_0 = 1e-7, 1e-9) - e(1e-8)| (paper: not visible)", worst, 0.0,
                                    0.01, false));
         std::size_t at = 0;  // ψ_i = 1: sin ϑ = 0.707
