@@ -341,7 +341,8 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         runs.push_back(std::move(run));
     }
 
-    auto firstBelowOf = [&](const std::vector<double>& v, double thr) {
+    // The first n of the step list whose ARD is below thr (inf: none).
+    auto firstBelow = [&](const std::vector<double>& v, double thr) {
         for (std::size_t i = 0; i < v.size(); ++i)
             if (v[i] < thr) return static_cast<double>(steps[i]);
         return kInf;
@@ -374,12 +375,12 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         if (!endPhases.empty()) {
             // The first n below 1 % in e_n with the end on a grid point (f =
             // 0) and at each phase: how much the threshold owes to the grid.
-            nlohmann::json first = {{"0", firstBelowOf(r.en, 1.0)}};
-            double lo = firstBelowOf(r.en, 1.0), hi = lo;
+            nlohmann::json first = {{"0", firstBelow(r.en, 1.0)}};
+            double lo = firstBelow(r.en, 1.0), hi = lo;
             for (std::size_t p = 0; p < endPhases.size(); ++p) {
                 results["ard_en_end_phase_" + S].push_back(r.phaseEn[p]);
                 results["ard_et_end_phase_" + S].push_back(r.phaseEt[p]);
-                const double f = firstBelowOf(r.phaseEn[p], 1.0);
+                const double f = firstBelow(r.phaseEn[p], 1.0);
                 char name[32];
                 std::snprintf(name, sizeof name, "%g", endPhases[p]);
                 first[name] = f;
@@ -399,11 +400,6 @@ nlohmann::json integratorsImpact(const ExperimentOptions& options) {
         for (std::size_t k = 0; k < schemes.size(); ++k)
             if (schemes[k] == s) return &runs[k];
         return nullptr;
-    };
-    auto firstBelow = [&](const std::vector<double>& v, double thr) {
-        for (std::size_t i = 0; i < v.size(); ++i)
-            if (v[i] < thr) return static_cast<double>(steps[i]);
-        return kInf;
     };
     auto minOver = [&](const std::vector<double>& v, int nMin, int nMax) {
         double m = kInf;
