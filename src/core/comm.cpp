@@ -77,6 +77,8 @@ int rank() {
     return r;
 }
 
+static std::uint64_t gCollectives = 0;  // this rank's calls of a collective over every rank
+
 void abortAll(int status) {
     if (gStarted) MPI_Abort(MPI_COMM_WORLD, status);
     std::exit(status);
@@ -84,30 +86,35 @@ void abortAll(int status) {
 
 double maxOverRanks(double x) {
     if (!gStarted) return x;
+    ++gCollectives;
     double y = x;
     MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return y;
 }
 
 void maxOverRanks(std::vector<double>& x) {
-    if (gStarted)
+    if (!gStarted) return;
+    ++gCollectives;
         MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
 std::uint64_t sumOverRanks(std::uint64_t x) {
     if (!gStarted) return x;
+    ++gCollectives;
     std::uint64_t y = x;
     MPI_Allreduce(&x, &y, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     return y;
 }
 
 void sumOverRanks(std::vector<std::uint64_t>& x) {
-    if (gStarted)
+    if (!gStarted) return;
+    ++gCollectives;
         MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 
 std::string broadcast(const std::string& text) {
     if (!gStarted) return text;
+    ++gCollectives;
     auto size = static_cast<std::uint64_t>(text.size());
     MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     std::string out = text;
@@ -152,6 +159,7 @@ void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameS
         box.at_.assign(1, 0);
         return;
     }
+    ++gCollectives;  // the all-to-all of sizes (the same-sizes exchange above is point to point)
     MPI_Alltoall(box.sendCount_.data(), 1, MPI_INT, box.count_.data(), 1, MPI_INT, MPI_COMM_WORLD);
     int sent = 0, total = 0;
     box.sendAt_ = offsetsOf(box.sendCount_, sent);
@@ -163,6 +171,7 @@ void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameS
 
 std::vector<std::string> gatherToRoot(const std::string& mine) {
     if (!gStarted) return {mine};
+    ++gCollectives;
     const int n = ranks();
     int count = static_cast<int>(mine.size()), total = 0;
     std::vector<int> counts(static_cast<std::size_t>(n));
@@ -179,6 +188,7 @@ std::vector<std::string> gatherToRoot(const std::string& mine) {
 
 std::string gatherToAll(const std::string& mine) {
     if (!gStarted) return mine;
+    ++gCollectives;
     const int n = ranks();
     int count = static_cast<int>(mine.size()), total = 0;
     std::vector<int> counts(static_cast<std::size_t>(n));
@@ -188,6 +198,8 @@ std::string gatherToAll(const std::string& mine) {
     MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD);
     return all;
 }
+
+std::uint64_t collectives() { return gCollectives; }
 
 #else  // a serial build: one process, and every collective is its own input
 
@@ -202,6 +214,7 @@ void maxOverRanks(std::vector<double>&) {}
 std::uint64_t sumOverRanks(std::uint64_t x) { return x; }
 void sumOverRanks(std::vector<std::uint64_t>&) {}
 std::string broadcast(const std::string& text) { return text; }
+std::uint64_t collectives() { return 0; }
 void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool) {
     box.sendCount_.assign(1, static_cast<int>(out[0].size()));
     box.count_ = box.sendCount_;

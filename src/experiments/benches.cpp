@@ -739,6 +739,7 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
     // Distributed input where the bench world allows it: each rank builds
     // the world of its brick's and halo's grains only.
     std::optional<DistributedSimulation> built;
+    const long checkEvery = scene.simulation.rankCheckEvery;
     if (b.worldOf) {
         // The source owns the grains: the constructor releases them once it has built its part.
         auto grains = std::make_shared<const std::vector<GrainSpec>>(std::move(b.grains));
@@ -761,14 +762,19 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
         built.emplace(std::move(b.scene));
     }
     DistributedSimulation& run = *built;
-    for (long s = 0; s < warmup; ++s) run.step();
+    run.setCheckEvery(checkEvery);
+    const long start = run.part().world().step;
+    run.advanceTo(start + warmup);
     const DistributedTraffic before = run.traffic();
-    const long sweeps0 = run.sweeps();
+    const long sweeps0 = run.sweeps(), checks0 = run.checks();
+    const std::uint64_t collectives0 = comm::collectives();
     const DistributedTimes times0 = run.times();
     comm::maxOverRanks(0.0);  // a barrier: no rank's clock counts another's late start
     const auto t0 = std::chrono::steady_clock::now();
-    for (long s = 0; s < steps; ++s) run.step();
+    run.advanceTo(start + warmup + steps);
     const double seconds = comm::maxOverRanks(secondsSince(t0));
+    const std::uint64_t collectives = comm::collectives() - collectives0 - 1;  // less the line above
+    const long checks = run.checks() - checks0;
     const DistributedTraffic after = run.traffic();
     // Each part of the timed steps: the slowest rank's seconds and the mean over the ranks.
     nlohmann::json phases;
@@ -776,7 +782,8 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
     for (const auto& [name, now, then] : {std::tuple{"rebuild", times.rebuild, times0.rebuild},
                                           std::tuple{"ghosts", times.ghosts, times0.ghosts},
                                           std::tuple{"solve", times.solve, times0.solve},
-                                          std::tuple{"wait", times.wait, times0.wait}}) {
+                                          std::tuple{"wait", times.wait, times0.wait},
+                                          std::tuple{"restore", times.restore, times0.restore}}) {
         const double mine = now - then;
         const auto nanoseconds = static_cast<std::uint64_t>(std::llround(mine * 1e9));
         phases[name] = {{"max", comm::maxOverRanks(mine)},
@@ -803,6 +810,10 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
         {"bytes_per_rank_per_step", static_cast<double>(after.bytes - before.bytes) / perRankStep},
         {"ghost_fraction", static_cast<double>(after.ghosts) / n},
         {"rebuilds", run.rebuilds()},
+        {"check_every", checkEvery},
+        {"checks_per_step", static_cast<double>(checks) / static_cast<double>(steps)},
+        {"collectives_per_step", static_cast<double>(collectives) / static_cast<double>(steps)},
+        {"rollbacks", run.rollbacks()},
         {"migrations", after.migrations - before.migrations},
         {"state_hash", hex64(stateHash(w))},
         {"phase_seconds", phases},

@@ -182,6 +182,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     scene.simulation.margin = v.real("contact.margin") * rMin;
     scene.simulation.skin = v.real("contact.skin") * rMin;
     scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
+    scene.simulation.rankCheckEvery = static_cast<long>(v.integer("contact.rank_check_every"));
     if (!given) checkPeriodicLengths(v, scene);
     parseServos(scene, v, instances["wall"]);
     parseWallMaterials(scene, v, instances["wall"]);

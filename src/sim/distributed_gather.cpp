@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "distributed_grain.hpp"
 #include "moreau/analysis/observables.hpp"
@@ -30,6 +32,13 @@ std::vector<T> gatherByKey(const ByteWriter& mine) {
 }
 
 }  // namespace
+
+void DistributedSimulation::expectSettled(const char* what) const {
+    // A step taken since a check that covered more than one may yet be
+    // taken back: the caller settles first.
+    if (!checked_ && interval_ > 1)
+        throw std::logic_error(std::string("DistributedSimulation::") + what + " between checks (settle() first)");
+}
 
 std::string DistributedSimulation::travelFailure(double dt, double maxTravel) const {
     // The serial guard's test and report: the first grain, by id, that
@@ -65,6 +74,7 @@ std::string DistributedSimulation::travelFailure(double dt, double maxTravel) co
 }
 
 bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries) {
+    expectSettled("gatherScheme");
     if (!scheme_) return false;  // the same on every rank
     const MdSolver& md = sim_->md();
     carry = md.schemeCarry();
@@ -92,6 +102,7 @@ bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vect
 }
 
 const World& DistributedSimulation::gatherWorld() {
+    expectSettled("gatherWorld");
     // The first gather brings every owned grain's whole state (rank 0 holds
     // no grain before it), the later ones their motion.
     const World& w = sim_->world();
@@ -139,6 +150,7 @@ const World& DistributedSimulation::gatherWorld() {
 }
 
 std::vector<Contact> DistributedSimulation::gatherContacts() {
+    expectSettled("vector<Contact> DistributedSimulation");
     // The ghosts stepped with part of their forces: their owners' state
     // first, so that a contact with a ghost has the serial geometry. Then
     // each contact once: from the rank that owns its first body.
@@ -155,6 +167,7 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
 }
 
 std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
+    expectSettled("optional<PairDiagnostics> DistributedSimulation");
     if (!sim_->fused()) return std::nullopt;  // the same on every rank
     ByteWriter mine;
     for (PairDiagnostic d : sim_->md().pairDiagnostics()) {
@@ -168,6 +181,7 @@ std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
 }
 
 ContactStore DistributedSimulation::gatherStore() {
+    expectSettled("gatherStore");
     // Each record once: from the rank that owns its first body (a grain).
     const ContactStore mine = globalStore();
     ByteWriter out;
@@ -197,6 +211,7 @@ ContactStore DistributedSimulation::gatherStore() {
 }
 
 void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
+    expectSettled("writeVtkPiece");
     // The ghosts at their owners' state (a contact with one has the serial
     // geometry); this rank's piece: its owned grains, the contacts whose
     // first grain it owns, and each owned grain's stress from all of its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -280,6 +281,30 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
             else if (grains[order[i]].scheme.size() == per) std::copy_n(grains[order[i]].scheme.data(), per, e);
             else std::fill_n(e, per, MdSolver::Vec6::Zero());
         });
+    }
+    installHooks();
+
+    recvAt_.clear();
+    ghostsKnown_ = {false, false, false};
+    // Where each owned grain was at this rebuild, and who needs which as a ghost.
+    const World& now = sim_->world();
+    builtAt_.assign(n, Vec3::Zero());
+    for (std::size_t k = 0; k < n; ++k) builtAt_[k] = now.x[k];
+    builtLength_ = now.boxMax - now.boxMin;
+    sendTo_.assign(static_cast<std::size_t>(ranks_), {});
+    for (std::size_t k = 0; k < n; ++k) {
+        if (!owned_[k]) continue;
+        for (int r = 0; r < ranks_; ++r)
+            if (r != rank_ && nearBrick(now.x[k], r)) sendTo_[static_cast<std::size_t>(r)].push_back(k);
+    }
+    ownedCount_ = static_cast<std::size_t>(std::count(owned_.begin(), owned_.end(), 1));
+    ghostCount_ = n - ownedCount_;
+}
+
+void DistributedSimulation::installHooks() {
+    // What the part asks of the other ranks: its MD scheme's tests, the
+    // ghosts' stages, the sums over the ranks (a new part, or one restored).
+    if (scheme_) {
         // Its test for contacts that open or close: each contact counted on
         // the rank owning its first grain, by its key in the whole world.
         sim_->md().setContactChanges(
@@ -342,22 +367,6 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
                 });
         }
     }
-
-    recvAt_.clear();
-    ghostsKnown_ = {false, false, false};
-    // Where each owned grain was at this rebuild, and who needs which as a ghost.
-    const World& now = sim_->world();
-    builtAt_.assign(n, Vec3::Zero());
-    for (std::size_t k = 0; k < n; ++k) builtAt_[k] = now.x[k];
-    builtLength_ = now.boxMax - now.boxMin;
-    sendTo_.assign(static_cast<std::size_t>(ranks_), {});
-    for (std::size_t k = 0; k < n; ++k) {
-        if (!owned_[k]) continue;
-        for (int r = 0; r < ranks_; ++r)
-            if (r != rank_ && nearBrick(now.x[k], r)) sendTo_[static_cast<std::size_t>(r)].push_back(k);
-    }
-    ownedCount_ = static_cast<std::size_t>(std::count(owned_.begin(), owned_.end(), 1));
-    ghostCount_ = n - ownedCount_;
 }
 
 std::ptrdiff_t DistributedSimulation::localOf(std::uint64_t id, const World& w) const {
@@ -416,36 +425,220 @@ void DistributedSimulation::fitCutsToCell() {
     }
 }
 
-CdStepStats DistributedSimulation::step() {
-    // A rebuild once any owned grain has moved half the skin since the last.
-    auto clock = std::chrono::steady_clock::now();
+double DistributedSimulation::movedSinceBuild() const {
     const World& w = sim_->world();
     double moved = 0.0;
     for (std::size_t k = 0; k < w.numGrains; ++k)
         if (owned_[k]) moved = std::max(moved, w.minimumImage(w.x[k] - builtAt_[k]).norm());
-    lap(clock, times_.rebuild);
-    // One allreduce per step: the rebuild test and the caller's flag.
-    std::vector<double> most{moved, flag_};
-    comm::maxOverRanks(most);
-    flagMax_ = most[1];
-    flag_ = 0.0;
+    return moved;
+}
+
+double DistributedSimulation::rebuildLimit() const {
     // A cell that changes its size moves the images too: a grain and
     // another's image come closer by up to the lengths' change (the
     // Lees–Edwards offset moves images within each rank's x-y plane only).
+    const World& w = sim_->world();
     double cellChange = 0.0;
     for (int a = 0; a < 3; ++a)
         if (periodic_[static_cast<std::size_t>(a)]) cellChange += std::abs(w.boxMax[a] - w.boxMin[a] - builtLength_[a]);
-    const bool again = !(most[0] <= 0.5 * (skin_ - cellChange));
+    return 0.5 * (skin_ - cellChange);
+}
+
+bool DistributedSimulation::check() {
+    auto clock = std::chrono::steady_clock::now();
+    const World& w = sim_->world();
+    // This rank's largest travel since the last rebuild and speed (which
+    // sizes the next interval), its failed tests and the caller's flag.
+    double speed = 0.0;
+    if (checkEvery_ > 1)
+        for (std::size_t k = 0; k < w.numGrains; ++k)
+            if (owned_[k]) speed = std::max(speed, w.v[k].squaredNorm());
+    const bool forced = forceRollbacks_ && restorePoint_ && w.step > restorePoint_->step + 1;
+    std::vector<double> most{movedSinceBuild(), flag_, failed_ || forced ? 1.0 : 0.0, std::sqrt(speed)};
+    lap(clock, times_.rebuild);
+    comm::maxOverRanks(most);
     lap(clock, times_.wait);
-    if (again) rebuild();
-    else exchangeGhosts();
-    lap(clock, again ? times_.rebuild : times_.ghosts);
+    ++checks_;
+    flagMax_ = most[1];
+    flag_ = 0.0;
+    failed_ = false;
+    const long now = w.step;
+    if (most[2] > 0.0) {
+        rollBack(now);
+        lap(clock, times_.restore);
+        return true;
+    }
+    restorePoint_.reset();
+    const double limit = rebuildLimit();
+    pendingRebuild_ = !(most[0] <= limit);
+    // The next interval: as many steps as the skin left allows at twice
+    // the largest travel a step makes now (grains' speed, the cell's
+    // change); a rebuild first where that is under two steps.
+    long steps = 1;
+    if (checkEvery_ > 1 && now >= strictUntil_) {
+        const double dt = sim_->scene().simulation.dt;
+        double cellRate = 0.0;
+        for (int a = 0; a < 3; ++a)
+            if (periodic_[static_cast<std::size_t>(a)])
+                cellRate += std::abs(w.strainRate[a]) * (w.boxMax[a] - w.boxMin[a]) * dt;
+        const double perStep = 2.0 * (most[3] * dt + 0.5 * cellRate);
+        const auto fit = [&](double room) {
+            return perStep > 0.0 ? room / perStep : std::numeric_limits<double>::infinity();
+        };
+        double n = fit(pendingRebuild_ ? 0.5 * skin_ : limit - most[0]);
+        if (!pendingRebuild_ && !(n >= 2.0)) {
+            pendingRebuild_ = true;
+            n = fit(0.5 * skin_);
+        }
+        if (n >= 2.0) steps = n >= static_cast<double>(checkEvery_) ? checkEvery_ : static_cast<long>(n);
+    }
+    interval_ = std::max(1L, std::min(steps, checkBy_ - now));
+    nextCheck_ = now + interval_;
+    checked_ = true;
+    return false;
+}
+
+void DistributedSimulation::keepRestorePoint(bool exchangeDue) {
+    const World& w = sim_->world();
+    RestorePoint& p = restorePoint_.emplace();
+    p.x = w.x;
+    p.v = w.v;
+    p.w = w.w;
+    p.q = w.q;
+    p.wallErrorIntegral = w.wallErrorIntegral;
+    p.boxMin = w.boxMin;
+    p.boxMax = w.boxMax;
+    p.strainRate = w.strainRate;
+    p.stressErrorIntegral = w.stressErrorIntegral;
+    p.time = w.time;
+    p.shearRate = w.shearRate;
+    p.shift = w.shift;
+    p.shearStrain = w.shearStrain;
+    p.step = w.step;
+    p.sweeps = sweeps_;
+    p.store = sim_->contactStore();
+    if (sim_->scene().simulation.method == Method::MD && !sim_->fused()) {
+        ByteWriter scheme;
+        sim_->md().saveState(scheme);
+        p.scheme = std::move(scheme.bytes());
+    }
+    p.exchangeDue = exchangeDue;
+    if (keepHook_) keepHook_();
+}
+
+void DistributedSimulation::rollBack(long failed) {
+    if (!restorePoint_) throw std::logic_error("distributed run: a test failed between checks without a restore point");
+    RestorePoint p = std::move(*restorePoint_);
+    restorePoint_.reset();
+    // The part as it was at the check: what the steps change, in the world
+    // they stepped (the rest they do not touch), and a Simulation made afresh.
+    World w = sim_->world();
+    w.x = std::move(p.x);
+    w.v = std::move(p.v);
+    w.w = std::move(p.w);
+    w.q = std::move(p.q);
+    w.wallErrorIntegral = std::move(p.wallErrorIntegral);
+    w.boxMin = p.boxMin;
+    w.boxMax = p.boxMax;
+    w.strainRate = p.strainRate;
+    w.stressErrorIntegral = p.stressErrorIntegral;
+    w.time = p.time;
+    w.shearRate = p.shearRate;
+    w.shift = p.shift;
+    w.shearStrain = p.shearStrain;
+    w.step = p.step;
+    Scene s = sceneWithoutWorld(sim_->scene());
+    s.world = std::move(w);
+    const StepProfile seconds = sim_->profile();
+    sim_.emplace(std::move(s));
+    sim_->continueProfile(seconds);
+    sim_->restoreContacts(p.store);
+    if (!p.scheme.empty()) {
+        ByteReader in(p.scheme, "distributed run: a restore point");
+        sim_->md().loadState(in, sim_->world().numBodies());
+    }
+    installHooks();
+    sweeps_ = p.sweeps;
+    // From there a check before every step until past the failure; the
+    // first step takes the check's verdict (no rebuild: one was made before
+    // the point was kept, or none was due).
+    skipExchange_ = !p.exchangeDue;
+    pendingRebuild_ = false;
+    checked_ = true;
+    interval_ = 1;
+    nextCheck_ = p.step + 1;
+    strictUntil_ = failed;
+    ++rollbacks_;
+    if (backHook_) backHook_();
+}
+
+CdStepStats DistributedSimulation::step() {
+    rolledBack_ = false;
+    if (!checked_ && sim_->world().step >= nextCheck_ && check()) {
+        rolledBack_ = true;
+        return {};
+    }
+    auto clock = std::chrono::steady_clock::now();
+    if (checked_) {
+        // A check's verdict: a rebuild, or the ghosts' update; the restore
+        // point of an interval of more than one step.
+        checked_ = false;
+        if (pendingRebuild_) {
+            rebuild();
+            lap(clock, times_.rebuild);
+            if (interval_ > 1) keepRestorePoint(false);
+        } else {
+            if (interval_ > 1) keepRestorePoint(true);
+            lap(clock, times_.restore);
+            if (!skipExchange_) exchangeGhosts();
+            lap(clock, times_.ghosts);
+        }
+        skipExchange_ = false;
+        lap(clock, times_.restore);
+    } else {
+        // Between checks: this rank's own test, which the next check carries.
+        if (!(movedSinceBuild() <= rebuildLimit())) failed_ = true;
+        lap(clock, times_.rebuild);
+        exchangeGhosts();
+        lap(clock, times_.ghosts);
+    }
     const double ghosts = times_.ghosts;  // and those between substeps (assemble)
     const CdStepStats stats = sim_->advance();
     sweeps_ += stats.iterations;
     lap(clock, times_.solve);
     times_.solve -= times_.ghosts - ghosts;
+    if (interval_ > 1 && maxTravel_ > 0.0) {
+        // The travel guard between checks: this rank's grains.
+        const World& w = sim_->world();
+        for (std::size_t k = 0; k < w.numGrains && !failed_; ++k) {
+            const double reach = maxTravel_ * w.radius[k];
+            if (owned_[k] && !(w.v[k].squaredNorm() * (travelDt_ * travelDt_) <= reach * reach)) failed_ = true;
+        }
+        lap(clock, times_.rebuild);
+    }
     return stats;
+}
+
+bool DistributedSimulation::settle() {
+    rolledBack_ = false;
+    // Owed where a step was taken since a check that covered more than one
+    // (a check that covers one is made before its step, which then needs no other).
+    if (checked_ || interval_ <= 1) return false;
+    rolledBack_ = check();
+    return rolledBack_;
+}
+
+void DistributedSimulation::advanceTo(long target) {
+    do {
+        while (sim_->world().step < target) step();
+    } while (settle());
+}
+
+void DistributedSimulation::setCheckEvery(long steps) {
+    checkEvery_ = std::max(1L, steps);
+    // A test of the rollbacks: every interval of more than a step ends in
+    // one (the same on every rank, which inherit the environment).
+    forceRollbacks_ = std::getenv("MOREAU_TEST_ROLLBACK") != nullptr;
 }
 
 DistributedTraffic DistributedSimulation::traffic() const {

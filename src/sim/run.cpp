@@ -285,7 +285,7 @@ RunOutcome runLoop(SteppedRun& run) {
 std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation& run, bool cd, double gather) {
     const DistributedTimes& t = run.times();
     nlohmann::json mean = phaseSeconds(run.part().profile(), cd), max;
-    mean.update(nlohmann::json{{"exchange", t.ghosts}, {"rebuild", t.rebuild}, {"wait", t.wait}, {"gather", gather}});
+    mean.update(nlohmann::json{{"exchange", t.ghosts}, {"rebuild", t.rebuild}, {"wait", t.wait}, {"restore", t.restore}, {"gather", gather}});
     std::vector<double> most;
     std::vector<std::uint64_t> nanoseconds;  // comm sums integers
     for (const double x : mean) {
@@ -461,10 +461,33 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
 
         StopSignals signals;
         std::string stopped;
+        // The ranks' checks (contact.rank_check_every): between them each
+        // rank tests its own grains (the travel guard too), and a check may
+        // take every rank back to the last one (then the loop goes on from
+        // there, with the run's sums as they were). Every step after which
+        // the loop gathers (rows, snapshots, guards, log lines, checkpoints,
+        // FCLIB dumps, the end) ends an interval: settle() first.
+        run.setCheckEvery(settings.simulation.rankCheckEvery);
+        if (guard.maxTravel > 0.0) run.watchTravel(settings.simulation.dt, guard.maxTravel);
+        RunTotals keptTotals;
+        run.setRollbackHooks([&] { keptTotals = totals; }, [&] { totals = keptTotals; });
+        const auto gathersAfter = [&](long t) {
+            const bool dump = cd && settings.output.fclibEvery > 0 &&
+                              (t % settings.output.fclibEvery == 0 || (t + 1) % settings.output.fclibEvery == 0);
+            return t >= steps || cadence.row(t) || cadence.snapshot(t) || cadence.log(t) || cadence.checkpoint(t) ||
+                   (guarded && t % guard.every == 0) || dump;
+        };
+        const auto checkBy = [&](long t) {
+            long u = t;
+            while (!gathersAfter(u) && u - t < settings.simulation.rankCheckEvery) ++u;
+            run.checkBy(u);
+        };
         long s = first + 1;
-        for (; s <= steps; ++s) {
+        // After a rollback: on from the step after the world's.
+        const auto resume = [&] { s = run.part().world().step + 1; };
+        while (s <= steps) {
             lap(clock, gatherSeconds);
-            run.flag(static_cast<double>(gSignal));  // any rank's, reduced with the step's rebuild test
+            run.flag(static_cast<double>(gSignal));  // any rank's, reduced with the next check
             // An FCLIB dump: rank 0 steps the gathered world as a serial run
             // would, for the step's problem (dumps are rare: a whole serial step).
             const bool dumpProblem = cd && settings.output.fclibEvery > 0 && s % settings.output.fclibEvery == 0;
@@ -481,8 +504,21 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                     reactions = std::move(capture.reactions);
                 }
             }
+            checkBy(s);
             stats = run.step();
             clock = std::chrono::steady_clock::now();
+            if (run.rolledBack()) {
+                resume();
+                continue;
+            }
+            const bool localGuards = run.guardsLocal();
+            if (gathersAfter(s)) {
+                checkBy(s + 1);
+                if (run.settle()) {
+                    resume();
+                    continue;
+                }
+            }
             if (dumpProblem) {
                 // The run's own impulses (exact: the serial ones, which the
                 // replay has already), in the contact frames.
@@ -505,7 +541,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             }
             if (cd) countStep(totals, stats, settings.cd);
             std::string why;
-            if (guard.maxTravel > 0.0) {
+            if (guard.maxTravel > 0.0 && !localGuards) {
                 why = run.travelFailure(settings.simulation.dt, guard.maxTravel);
                 if (!why.empty()) why = format("step %ld: ", s) + why;
             }
@@ -527,14 +563,21 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             if (cadence.checkpoint(s)) checkpoint(CheckpointKind::Periodic);
             const double signal = run.flagMax();
             if (signal != 0.0 && s < steps) {
+                checkBy(s + 1);
+                if (run.settle()) {  // the flag comes again with the next check
+                    resume();
+                    continue;
+                }
                 checkpoint(CheckpointKind::Stopped);
                 stopped = signal == SIGINT ? "SIGINT" : "SIGTERM";
                 break;
             }
+            ++s;
         }
         lap(clock, gatherSeconds);
         const auto [phases, slowest] = rankPhases(run, cd, gatherSeconds);
         const World& w = run.gatherWorld();
+        const std::uint64_t collectives = comm::collectives();  // rank 0's, the outputs' gathers included
         const DistributedTraffic traffic = run.traffic();
         RunOutcome outcome;
         outcome.exitStatus = !failure.empty() ? 3 : stopped.empty() ? 0 : 128 + (stopped == "SIGINT" ? SIGINT : SIGTERM);
@@ -552,6 +595,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                                   {"bytes", traffic.bytes},
                                   {"ghosts", traffic.ghosts},
                                   {"migrations", traffic.migrations},
+                                  {"checks", run.checks()},
+                                  {"rollbacks", run.rollbacks()},
+                                  {"collectives", collectives},
                                   {"phase_seconds_max", slowest}};
         summary["phase_seconds"] = phases;
         if (cd) {

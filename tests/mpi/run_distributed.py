@@ -38,11 +38,11 @@ def mpi(n):
     return [mpiexec, "--allow-run-as-root", "--oversubscribe", "-np", str(n)]
 
 
-def run(prefix, scene, out, sets):
+def run(prefix, scene, out, sets, extra_env=None):
     args = prefix + [moreau, "run", scene, "--out", out, "--quiet"]
     for s in sets:
         args += ["--set", s]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", **(extra_env or {}))
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -431,6 +431,62 @@ with tempfile.TemporaryDirectory() as tmp:
         reasons.append((r.returncode, json.load(open(path)).get("divergence") if os.path.exists(path) else None))
     check(reasons[0][0] == 3 and "grain" in (reasons[0][1] or "") and reasons[0] == reasons[1],
           f"guard.max_travel on 3 ranks: exit 3 and the serial run's report ({reasons})")
+
+    # The same grain too fast inside an interval between the ranks' checks
+    # (rows only at the ends): each rank finds it alone, the next check takes
+    # every rank back to the last one, and the steps again, checked one by
+    # one, stop where the serial run stops.
+    quiet = jacobi + ["output.every=0", "output.log_every=100"]
+    reasons = []
+    for prefix, name in (([], "travel-serial-quiet"), (mpi(3), "travel-ranks-quiet")):
+        r = run(prefix, os.path.join(source, "examples", "piston_2d.ini"), os.path.join(tmp, name), quiet)
+        summary = json.load(open(os.path.join(tmp, name, "summary.json")))
+        reasons.append((r.returncode, summary.get("divergence"), summary.get("state_hash"),
+                        summary.get("distributed", {}).get("rollbacks", 0) > 0 if prefix else True))
+    check(reasons[0][0] == 3 and "grain" in (reasons[0][1] or "") and reasons[0] == reasons[1],
+          f"guard.max_travel between the ranks' checks: a rollback, then exit 3, the serial report and "
+          f"state_hash ((exit, report, hash, rolled back): {reasons})")
+
+    # The ranks' checks (contact.rank_check_every): one allreduce every few
+    # steps instead of every step, with the serial bits; and every rollback
+    # a failed test between checks would take (MOREAU_TEST_ROLLBACK: every
+    # interval of more than one step ends in one) gives them too.
+    # (fewer: the grains move slowly enough for checks several steps apart;
+    # serial series: series.csv is the serial run's, the staged pipeline's
+    # energies aside.)
+    piston = os.path.join(source, "examples", "piston_2d.ini")
+    periodic = os.path.join(source, "tests", "mpi", "periodic_3d.ini")
+    for name, scene, sets, n, fewer, serial_series in (
+            ("piston_2d MD", piston, ["simulation.method=md", "md.substeps=1", "simulation.dt=0.01",
+                                      "simulation.steps=4000", "output.every=2000"], 3, True, True),
+            ("periodic cell, ab3-am4", periodic, ["md.integrator=ab3-am4", "simulation.steps=600",
+                                                  "output.every=300"], 2, True, False),
+            ("triaxial cell, MD", TRIAXIAL, ["simulation.method=md", "md.substeps=70", "simulation.steps=300",
+                                             "output.every=300"], 2, False, True),
+            ("piston_2d CD exact", piston, ["cd.order=random-keys", "cd.distributed=exact", "simulation.steps=150",
+                                            "output.every=150"], 2, False, True)):
+        outs = {}
+        for label, prefix, sets2, env in (("serial", [], sets, None),
+                                          ("every", mpi(n), sets + ["contact.rank_check_every=1"], None),
+                                          ("ranks", mpi(n), sets, None),
+                                          ("rollbacks", mpi(n), sets, {"MOREAU_TEST_ROLLBACK": "1"})):
+            out = os.path.join(tmp, f"checks-{label}-{abs(hash(name))}")
+            r = run(prefix, scene, out, sets2, env)
+            summary = json.load(open(os.path.join(out, "summary.json"))) if r.returncode == 0 else {}
+            outs[label] = (summary.get("state_hash"), summary.get("distributed", {}),
+                           open(os.path.join(out, "series.csv")).read() if r.returncode == 0 else None)
+        steps = int(next(x for x in sets if x.startswith("simulation.steps=")).split("=")[1])
+        every, ranks, rolled = outs["every"][1], outs["ranks"][1], outs["rollbacks"][1]
+        same = (outs["serial"][0] is not None and all(outs[k][0] == outs["serial"][0] for k in outs)
+                and all(outs[k][2] == outs["every"][2] for k in ("ranks", "rollbacks"))
+                and (not serial_series or outs["every"][2] == outs["serial"][2]))
+        check(same and every.get("checks") == steps and rolled.get("rollbacks", 0) > 0
+              and (not fewer or (ranks.get("checks", steps) < steps / 4
+                                 and ranks.get("collectives", 0) < every.get("collectives", 0))),
+              f"{name} on {n} ranks: the serial state_hash, one series.csv with a check every step, with the "
+              f"default checks and with forced rollbacks (checks {every.get('checks')} / {ranks.get('checks')} / "
+              f"{rolled.get('checks')}, rank 0's collectives {every.get('collectives')} / {ranks.get('collectives')}, "
+              f"rollbacks {ranks.get('rollbacks')} / {rolled.get('rollbacks')}; hashes {[outs[k][0] for k in outs]})")
 
     # CD, cd.distributed = exact: the serial random-keys sweep replayed over
     # the ranks, series.csv byte for byte (residuals and iterations included,

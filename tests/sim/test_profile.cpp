@@ -100,7 +100,7 @@ TEST_SUITE("profile") {
                 return runDistributed(std::move(scene), options);
             });
             const nlohmann::json& mean = run.summary["phase_seconds"];
-            const std::vector<std::string> own = {"exchange", "rebuild", "wait", "gather"};
+            const std::vector<std::string> own = {"exchange", "rebuild", "wait", "restore", "gather"};
             const double sum = checkPhases(mean, method, own);
             checkPhases(run.summary["distributed"]["phase_seconds_max"], method, own, &mean);
             CHECK(mean["solve"].get<double>() > 0.0);

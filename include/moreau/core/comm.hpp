@@ -29,6 +29,10 @@ int rank();
 /// Ends every rank of the run with `status` (MPI_Abort), after an error
 /// that only some ranks saw; a serial process exits.
 [[noreturn]] void abortAll(int status);
+/// How many collectives over every rank this rank has called so far (the
+/// reductions, broadcasts, gathers and the all-to-all of an exchange's
+/// sizes; not the point-to-point exchanges between neighbours): 0 without MPI.
+std::uint64_t collectives();
 
 // --- collectives (every rank calls them, in the same order) ---------------
 

@@ -198,6 +198,9 @@ struct SimulationSettings {
     /// Skin of the fused MD pipeline's working list, filtered from the
     /// Verlet list (absolute length; 0 or >= skin: one list). Speed only.
     double innerSkin = 0.0;
+    /// On MPI ranks: the most steps between the ranks' checks
+    /// (DistributedSimulation::setCheckEvery; 1: before every step). Speed only.
+    long rankCheckEvery = 1;
 };
 
 struct OutputSettings {

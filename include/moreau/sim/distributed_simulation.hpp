@@ -10,10 +10,12 @@
 /// and cell stress summed over the ranks), distributed_gather.cpp (rank 0's
 /// views for output, checkpoints and the travel guard), distributed_grain.hpp
 /// (a grain's state as it moves between ranks).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <optional>
@@ -41,7 +43,8 @@ struct DistributedTimes {
     double rebuild = 0.0;  ///< the test whether one is due, and migration, rebalancing, the new part
     double ghosts = 0.0;   ///< ghost updates between rebuilds
     double solve = 0.0;    ///< the part's step, its stages in part().profile() (CD: with the sweeps' exchanges)
-    double wait = 0.0;     ///< the allreduce deciding a rebuild: waiting for the slowest rank
+    double wait = 0.0;     ///< the checks' allreduce (a rebuild due, signals): waiting for the slowest rank
+    double restore = 0.0;  ///< keeping restore points (checks more than a step apart) and going back to one
 };
 
 /// A scene that each rank builds only in part (distributed input): every
@@ -78,10 +81,57 @@ public:
     explicit DistributedSimulation(SceneSource source);
     ~DistributedSimulation();
     /// One step on every rank (collective); CD: its sweeps (the same on every rank).
+    /// Where a check is due first (see setCheckEvery) and finds that a
+    /// rank's test failed since the last one, every rank goes back to the
+    /// world of that check instead (rolledBack(); the stats are empty).
     CdStepStats step();
-    /// A value for the next step's allreduce (e.g. a signal this rank has
-    /// seen), which step() reduces together with its rebuild test; flagMax()
-    /// is then the largest over the ranks. Saves a collective per step.
+    /// Whether the last step() or settle() went back to the last check: the
+    /// world's clock is that check's step, and what the caller made of the
+    /// steps after it (rows, sums) is void.
+    bool rolledBack() const { return rolledBack_; }
+
+    /// The checks (docs/distributed.md, "Checks"): one allreduce decides
+    /// whether any grain has moved half the skin since the last rebuild (a
+    /// rebuild is due), and carries flag() and the failed tests below. With
+    /// `steps` = 1 (the default) it comes before every step. With more, up
+    /// to `steps` steps apart, fewer where the fastest grain would use the
+    /// skin up sooner: between checks each rank tests its own grains before
+    /// each step (and with watchTravel, after it), and the next check, on
+    /// finding that a test failed anywhere, takes every rank back to the
+    /// last check's world, from which it steps again with a check before
+    /// each step until it is past the failure. The bits are the same either
+    /// way (a rebuild's timing changes speed, not results).
+    void setCheckEvery(long steps);
+    /// No check interval reaches past the step that brings the world's clock
+    /// to `step` (the caller's next collective between steps, which calls settle()).
+    void checkBy(long step) { checkBy_ = step; }
+    /// Between steps: the check now where one is owed (a step was taken
+    /// since a check that covered more than one; collective). True: every
+    /// rank went back to the last check (rolledBack()).
+    bool settle();
+    /// Steps until the world's clock reaches `step`, then settle()s, again
+    /// until a settle() finds nothing to go back over (collective).
+    void advanceTo(long target);
+    /// The caller's own state to keep at each restore point and take back
+    /// at a rollback (e.g. the run's sums of the steps).
+    void setRollbackHooks(std::function<void()> keep, std::function<void()> back) {
+        keepHook_ = std::move(keep);
+        backHook_ = std::move(back);
+    }
+    /// The travel guard between checks: each rank tests its own grains
+    /// after each step (more than maxTravel radii in a step of dt fails).
+    void watchTravel(double dt, double maxTravel) {
+        travelDt_ = dt;
+        maxTravel_ = maxTravel;
+    }
+    /// Whether the last step's travel was tested by each rank alone (its
+    /// check covered more than one step): otherwise travelFailure() tests it.
+    bool guardsLocal() const { return interval_ > 1; }
+    /// Checks made and rollbacks taken so far (the same on every rank).
+    long checks() const { return checks_; }
+    long rollbacks() const { return rollbacks_; }
+    /// A value for the next check's allreduce (e.g. a signal this rank has
+    /// seen); flagMax() is then the largest over the ranks. Saves a collective.
     void flag(double x) { flag_ = x; }
     double flagMax() const { return flagMax_; }
     /// Rank 0: the whole world at the current step (collective; the other
@@ -154,6 +204,22 @@ private:
     ContactStore globalStore(std::vector<std::array<BodyId, 2>>* ends = nullptr) const;
     void rebuild();
     void rebalance();
+    /// The part's hooks into the other ranks (a new part, or one restored).
+    void installHooks();
+    /// The largest distance an owned grain has moved since the last rebuild,
+    /// and what it may reach before the next (half the skin, less the cell's change).
+    double movedSinceBuild() const;
+    double rebuildLimit() const;
+    /// The allreduce of a check and what it decides (checked_, pendingRebuild_,
+    /// the next interval); true: it went back to the restore point.
+    bool check();
+    /// A restore point of the part now; `exchangeDue`: its ghosts' motion is
+    /// not yet this step's (kept before the ghost update).
+    void keepRestorePoint(bool exchangeDue);
+    /// Every rank back to the restore point (a test failed at step `failed`).
+    void rollBack(long failed);
+    /// Throws std::logic_error where a step since the last check may yet be taken back.
+    void expectSettled(const char* what) const;
     /// scheme_ and wallScheme_ from `md`'s MD scheme state of the world `w`.
     void takeScheme(const MdSolver& md, const World& w);
     /// out[r] to rank r (comm::exchange), counted in traffic_.
@@ -218,6 +284,32 @@ private:
     DistributedTraffic traffic_;
     DistributedTimes times_;
     double flag_ = 0.0, flagMax_ = 0.0;
+    // The checks (setCheckEvery): the longest interval, this one's length,
+    // the world's step at which the next is due, the caller's bound, and the
+    // step up to which a rollback's replay checks every step.
+    long checkEvery_ = 1, interval_ = 1, nextCheck_ = 0, checkBy_ = std::numeric_limits<long>::max();
+    long strictUntil_ = -1, checks_ = 0, rollbacks_ = 0;
+    bool checked_ = false;         ///< a check was made since the last step (settle), which the next step uses
+    bool pendingRebuild_ = false;  ///< that check's verdict
+    bool skipExchange_ = false;    ///< restored after a rebuild: the ghosts' motion is already the step's
+    bool failed_ = false;          ///< this rank's own test failed since the last check
+    bool rolledBack_ = false;
+    bool forceRollbacks_ = false;  ///< MOREAU_TEST_ROLLBACK: every interval of more than a step ends in a rollback once
+    double travelDt_ = 0.0, maxTravel_ = 0.0;
+    std::function<void()> keepHook_, backHook_;
+    /// What the steps of an interval change in the part, as it was at the check.
+    struct RestorePoint {
+        std::vector<Vec3> x, v, w;
+        std::vector<Quat> q;
+        std::vector<double> wallErrorIntegral;
+        Vec3 boxMin, boxMax, strainRate, stressErrorIntegral;
+        double time = 0.0, shearRate = 0.0, shift = 0.0, shearStrain = 0.0;
+        long step = 0, sweeps = 0;
+        ContactStore store;  ///< the contacts' memory
+        std::string scheme;  ///< the staged MD solver's state (MdSolver::saveState; empty: fused or CD)
+        bool exchangeDue = true;
+    };
+    std::optional<RestorePoint> restorePoint_;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
     /// MD schemes with a state between steps (multi-step history): its
     /// carried part, the walls' entries (the same on every rank); each owned
