@@ -108,14 +108,15 @@ std::vector<Rule> fixedRules() {
                 "again when a body has moved more than inner_skin/2 (no cell grid). Changes speed, never "
                 "results; 0, or at least contact.skin, works on the Verlet list itself.",
                 0.0),
-        intKey("contact.rank_check_every", "20",
+        intKey("contact.rank_check_every", "1",
                "On MPI ranks: the most steps between the ranks' checks, one allreduce over all of them that "
                "decides whether a grain has moved skin/2 since the grains were last shared out (then they "
-               "are again) and carries signals and guard.max_travel. Between checks each rank tests its own "
-               "grains; should a test fail, every rank goes back to the last check and steps again with a "
-               "check before every step. Checks come sooner where the fastest grain would use the skin up "
-               "first, and at every step that writes output. 1: a check before every step. Changes speed, "
-               "never results.",
+               "are again) and carries signals and guard.max_travel. 1: a check after every step. More: "
+               "between checks each rank tests its own grains, and keeps the state of its part at the last "
+               "check (about 150-200 bytes per grain); should a test fail, every rank goes back to it and "
+               "steps again with a check after every step. Checks come sooner where the fastest grain "
+               "would use the skin up first, and at every step that writes output. Changes speed and "
+               "memory, never results.",
                1),
         realKey("contact.margin", "0.1",
                 "Detection margin as a fraction of the smallest grain radius: pairs whose gap is below it "

@@ -453,17 +453,24 @@ bool DistributedSimulation::check() {
     if (checkEvery_ > 1)
         for (std::size_t k = 0; k < w.numGrains; ++k)
             if (owned_[k]) speed = std::max(speed, w.v[k].squaredNorm());
-    const bool forced = forceRollbacks_ && restorePoint_ && w.step > restorePoint_->step + 1;
-    std::vector<double> most{movedSinceBuild(), flag_, failed_ || forced ? 1.0 : 0.0, std::sqrt(speed)};
+    const bool forced = forceRollbacks_ && restorePoint_ && sinceCheck_ > 1;
+    std::vector<double> most{movedSinceBuild(), flag_, failed_ || forced ? 1.0 : 0.0, std::sqrt(speed),
+                             tooFast_ ? 1.0 : 0.0};
     lap(clock, times_.rebuild);
     comm::maxOverRanks(most);
     lap(clock, times_.wait);
     ++checks_;
     flagMax_ = most[1];
     flag_ = 0.0;
-    failed_ = false;
+    failed_ = tooFast_ = false;
     const long now = w.step;
-    if (most[2] > 0.0) {
+    // A grain too fast for the travel guard: after one step since the last
+    // check, that step's (the caller reports it: travelFailure); after more,
+    // some step of them, which only stepping them again one by one finds.
+    const bool again = most[2] > 0.0 || (most[4] > 0.0 && sinceCheck_ > 1);
+    tooFastAnywhere_ = most[4] > 0.0 && !again;
+    sinceCheck_ = 0;
+    if (again) {
         rollBack(now);
         lap(clock, times_.restore);
         return true;
@@ -493,7 +500,6 @@ bool DistributedSimulation::check() {
         if (n >= 2.0) steps = n >= static_cast<double>(checkEvery_) ? checkEvery_ : static_cast<long>(n);
     }
     interval_ = std::max(1L, std::min(steps, checkBy_ - now));
-    nextCheck_ = now + interval_;
     checked_ = true;
     return false;
 }
@@ -566,7 +572,8 @@ void DistributedSimulation::rollBack(long failed) {
     pendingRebuild_ = false;
     checked_ = true;
     interval_ = 1;
-    nextCheck_ = p.step + 1;
+    sinceCheck_ = 0;
+    tooFastAnywhere_ = false;
     strictUntil_ = failed;
     ++rollbacks_;
     if (backHook_) backHook_();
@@ -574,10 +581,7 @@ void DistributedSimulation::rollBack(long failed) {
 
 CdStepStats DistributedSimulation::step() {
     rolledBack_ = false;
-    if (!checked_ && sim_->world().step >= nextCheck_ && check()) {
-        rolledBack_ = true;
-        return {};
-    }
+    if (!checked_ && sinceCheck_ == 0) check();  // the first step: nothing to go back over
     auto clock = std::chrono::steady_clock::now();
     if (checked_) {
         // A check's verdict: a rebuild, or the ghosts' update; the restore
@@ -605,25 +609,30 @@ CdStepStats DistributedSimulation::step() {
     const double ghosts = times_.ghosts;  // and those between substeps (assemble)
     const CdStepStats stats = sim_->advance();
     sweeps_ += stats.iterations;
+    ++sinceCheck_;
     lap(clock, times_.solve);
     times_.solve -= times_.ghosts - ghosts;
-    if (interval_ > 1 && maxTravel_ > 0.0) {
-        // The travel guard between checks: this rank's grains.
+    if (maxTravel_ > 0.0) {
+        // The travel guard: this rank's grains, carried by the next check.
         const World& w = sim_->world();
-        for (std::size_t k = 0; k < w.numGrains && !failed_; ++k) {
+        for (std::size_t k = 0; k < w.numGrains && !tooFast_; ++k) {
             const double reach = maxTravel_ * w.radius[k];
-            if (owned_[k] && !(w.v[k].squaredNorm() * (travelDt_ * travelDt_) <= reach * reach)) failed_ = true;
+            if (owned_[k] && !(w.v[k].squaredNorm() * (travelDt_ * travelDt_) <= reach * reach)) tooFast_ = true;
         }
         lap(clock, times_.rebuild);
+    }
+    // The interval's last step: its check now (the next step's rebuild test).
+    if (sinceCheck_ >= interval_ && check()) {
+        rolledBack_ = true;
+        return {};
     }
     return stats;
 }
 
 bool DistributedSimulation::settle() {
     rolledBack_ = false;
-    // Owed where a step was taken since a check that covered more than one
-    // (a check that covers one is made before its step, which then needs no other).
-    if (checked_ || interval_ <= 1) return false;
+    // Owed where a step was taken since the last check.
+    if (checked_ || sinceCheck_ == 0) return false;
     rolledBack_ = check();
     return rolledBack_;
 }

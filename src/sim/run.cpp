@@ -511,7 +511,6 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 resume();
                 continue;
             }
-            const bool localGuards = run.guardsLocal();
             if (gathersAfter(s)) {
                 checkBy(s + 1);
                 if (run.settle()) {
@@ -541,7 +540,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             }
             if (cd) countStep(totals, stats, settings.cd);
             std::string why;
-            if (guard.maxTravel > 0.0 && !localGuards) {
+            if (guard.maxTravel > 0.0 && run.checkedSinceStep()) {
                 why = run.travelFailure(settings.simulation.dt, guard.maxTravel);
                 if (!why.empty()) why = format("step %ld: ", s) + why;
             }

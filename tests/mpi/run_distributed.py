@@ -436,7 +436,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # (rows only at the ends): each rank finds it alone, the next check takes
     # every rank back to the last one, and the steps again, checked one by
     # one, stop where the serial run stops.
-    quiet = jacobi + ["output.every=0", "output.log_every=100"]
+    quiet = jacobi + ["output.every=0", "output.log_every=100", "contact.rank_check_every=20"]
     reasons = []
     for prefix, name in (([], "travel-serial-quiet"), (mpi(3), "travel-ranks-quiet")):
         r = run(prefix, os.path.join(source, "examples", "piston_2d.ini"), os.path.join(tmp, name), quiet)
@@ -447,10 +447,11 @@ with tempfile.TemporaryDirectory() as tmp:
           f"guard.max_travel between the ranks' checks: a rollback, then exit 3, the serial report and "
           f"state_hash ((exit, report, hash, rolled back): {reasons})")
 
-    # The ranks' checks (contact.rank_check_every): one allreduce every few
-    # steps instead of every step, with the serial bits; and every rollback
-    # a failed test between checks would take (MOREAU_TEST_ROLLBACK: every
-    # interval of more than one step ends in one) gives them too.
+    # The ranks' checks (contact.rank_check_every): one allreduce after each
+    # step (the default), or every few steps (20 here), with the serial
+    # bits; and every rollback a failed test between checks would take
+    # (MOREAU_TEST_ROLLBACK: every interval of more than one step ends in
+    # one) gives them too.
     # (fewer: the grains move slowly enough for checks several steps apart;
     # serial series: series.csv is the serial run's, the staged pipeline's
     # energies aside.)
@@ -466,10 +467,11 @@ with tempfile.TemporaryDirectory() as tmp:
             ("piston_2d CD exact", piston, ["cd.order=random-keys", "cd.distributed=exact", "simulation.steps=150",
                                             "output.every=150"], 2, False, True)):
         outs = {}
+        apart = sets + ["contact.rank_check_every=20"]
         for label, prefix, sets2, env in (("serial", [], sets, None),
-                                          ("every", mpi(n), sets + ["contact.rank_check_every=1"], None),
-                                          ("ranks", mpi(n), sets, None),
-                                          ("rollbacks", mpi(n), sets, {"MOREAU_TEST_ROLLBACK": "1"})):
+                                          ("every", mpi(n), sets, None),
+                                          ("ranks", mpi(n), apart, None),
+                                          ("rollbacks", mpi(n), apart, {"MOREAU_TEST_ROLLBACK": "1"})):
             out = os.path.join(tmp, f"checks-{label}-{abs(hash(name))}")
             r = run(prefix, scene, out, sets2, env)
             summary = json.load(open(os.path.join(out, "summary.json"))) if r.returncode == 0 else {}
@@ -480,11 +482,11 @@ with tempfile.TemporaryDirectory() as tmp:
         same = (outs["serial"][0] is not None and all(outs[k][0] == outs["serial"][0] for k in outs)
                 and all(outs[k][2] == outs["every"][2] for k in ("ranks", "rollbacks"))
                 and (not serial_series or outs["every"][2] == outs["serial"][2]))
-        check(same and every.get("checks") == steps and rolled.get("rollbacks", 0) > 0
+        check(same and every.get("checks") == steps + 1 and rolled.get("rollbacks", 0) > 0
               and (not fewer or (ranks.get("checks", steps) < steps / 4
                                  and ranks.get("collectives", 0) < every.get("collectives", 0))),
-              f"{name} on {n} ranks: the serial state_hash, one series.csv with a check every step, with the "
-              f"default checks and with forced rollbacks (checks {every.get('checks')} / {ranks.get('checks')} / "
+              f"{name} on {n} ranks: the serial state_hash, one series.csv with a check after every step, with "
+              f"checks up to 20 steps apart and with forced rollbacks (checks {every.get('checks')} / {ranks.get('checks')} / "
               f"{rolled.get('checks')}, rank 0's collectives {every.get('collectives')} / {ranks.get('collectives')}, "
               f"rollbacks {ranks.get('rollbacks')} / {rolled.get('rollbacks')}; hashes {[outs[k][0] for k in outs]})")
 

@@ -81,26 +81,28 @@ public:
     explicit DistributedSimulation(SceneSource source);
     ~DistributedSimulation();
     /// One step on every rank (collective); CD: its sweeps (the same on every rank).
-    /// Where a check is due first (see setCheckEvery) and finds that a
-    /// rank's test failed since the last one, every rank goes back to the
-    /// world of that check instead (rolledBack(); the stats are empty).
+    /// The last step of an interval (see setCheckEvery) ends with its check;
+    /// where that finds that a rank's test failed since the last one, every
+    /// rank goes back to the world of that check (rolledBack(); the stats
+    /// are empty).
     CdStepStats step();
     /// Whether the last step() or settle() went back to the last check: the
     /// world's clock is that check's step, and what the caller made of the
     /// steps after it (rows, sums) is void.
     bool rolledBack() const { return rolledBack_; }
 
-    /// The checks (docs/distributed.md, "Checks"): one allreduce decides
-    /// whether any grain has moved half the skin since the last rebuild (a
-    /// rebuild is due), and carries flag() and the failed tests below. With
-    /// `steps` = 1 (the default) it comes before every step. With more, up
-    /// to `steps` steps apart, fewer where the fastest grain would use the
-    /// skin up sooner: between checks each rank tests its own grains before
-    /// each step (and with watchTravel, after it), and the next check, on
-    /// finding that a test failed anywhere, takes every rank back to the
-    /// last check's world, from which it steps again with a check before
-    /// each step until it is past the failure. The bits are the same either
-    /// way (a rebuild's timing changes speed, not results).
+    /// The checks (docs/distributed.md, "The ranks' checks"): one allreduce
+    /// decides whether any grain has moved half the skin since the last
+    /// rebuild (then the next step rebuilds), and carries flag() and the
+    /// travel guard's verdict (watchTravel). With `steps` = 1 (the default)
+    /// it ends every step. With more, up to `steps` steps apart, fewer where
+    /// the fastest grain would use the skin up sooner: between checks each
+    /// rank tests its own grains before each step (and with watchTravel,
+    /// after it), and the next check, on finding that a test failed
+    /// anywhere, takes every rank back to the last check's world, kept at
+    /// that check, from which it steps again with a check after each step
+    /// until it is past the failure. The bits are the same either way (a
+    /// rebuild's timing changes speed, not results).
     void setCheckEvery(long steps);
     /// No check interval reaches past the step that brings the world's clock
     /// to `step` (the caller's next collective between steps, which calls settle()).
@@ -124,9 +126,9 @@ public:
         travelDt_ = dt;
         maxTravel_ = maxTravel;
     }
-    /// Whether the last step's travel was tested by each rank alone (its
-    /// check covered more than one step): otherwise travelFailure() tests it.
-    bool guardsLocal() const { return interval_ > 1; }
+    /// Whether a check was made since the last step (the last of an
+    /// interval, or settle()): then travelFailure() has that step's verdict.
+    bool checkedSinceStep() const { return checked_; }
     /// Checks made and rollbacks taken so far (the same on every rank).
     long checks() const { return checks_; }
     long rollbacks() const { return rollbacks_; }
@@ -158,9 +160,10 @@ public:
     /// (output.vtk_pieces; collective): its owned grains and the contacts
     /// it owns, with global ids (writeVtkPiece in io/output.hpp).
     void writeVtkPiece(const std::filesystem::path& dir);
-    /// The serial guard's travel test over all ranks (collective): empty
-    /// when no grain moves more than maxTravel radii in a step, else the
-    /// report of the first such grain by id, as a serial run words it.
+    /// The serial guard's travel test over all ranks (watchTravel): empty
+    /// when the last check found no grain moving more than maxTravel radii
+    /// in the step before it, else (collective) the report of the first
+    /// such grain by id, as a serial run words it.
     std::string travelFailure(double dt, double maxTravel) const;
     /// Totals over the ranks (collective).
     DistributedTraffic traffic() const;
@@ -287,12 +290,14 @@ private:
     // The checks (setCheckEvery): the longest interval, this one's length,
     // the world's step at which the next is due, the caller's bound, and the
     // step up to which a rollback's replay checks every step.
-    long checkEvery_ = 1, interval_ = 1, nextCheck_ = 0, checkBy_ = std::numeric_limits<long>::max();
+    long checkEvery_ = 1, interval_ = 1, sinceCheck_ = 0, checkBy_ = std::numeric_limits<long>::max();
     long strictUntil_ = -1, checks_ = 0, rollbacks_ = 0;
     bool checked_ = false;         ///< a check was made since the last step (settle), which the next step uses
     bool pendingRebuild_ = false;  ///< that check's verdict
     bool skipExchange_ = false;    ///< restored after a rebuild: the ghosts' motion is already the step's
-    bool failed_ = false;          ///< this rank's own test failed since the last check
+    bool failed_ = false;          ///< this rank's own test (half the skin) failed since the last check
+    bool tooFast_ = false;         ///< this rank's travel guard failed since the last check
+    bool tooFastAnywhere_ = false; ///< the last check: a rank's travel guard failed in the one step before it
     bool rolledBack_ = false;
     bool forceRollbacks_ = false;  ///< MOREAU_TEST_ROLLBACK: every interval of more than a step ends in a rollback once
     double travelDt_ = 0.0, maxTravel_ = 0.0;
