@@ -21,6 +21,13 @@ MdPairList::MdPairList(bool spring, double skin, double innerSkin)
 
 ContactStore MdPairList::memory() const {
     ContactStore store;
+    memoryInto(store);
+    return store;
+}
+
+void MdPairList::memoryInto(ContactStore& store) const {
+    store.records.clear();
+    store.slots.values.clear();
     store.slots.stride = spring_ ? 3 : 0;
     for (std::size_t k = 0; k < pairs.size(); ++k) {
         const bool springy = spring_ && spring[k].squaredNorm() > 0.0;
@@ -31,7 +38,6 @@ ContactStore MdPairList::memory() const {
         store.records.push_back(r);
         if (spring_) store.slots.values.insert(store.slots.values.end(), spring[k].data(), spring[k].data() + 3);
     }
-    return store;
 }
 
 void MdPairList::restoreMemory(const ContactStore& store, const std::string& origin) {

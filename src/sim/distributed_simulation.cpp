@@ -453,7 +453,7 @@ bool DistributedSimulation::check() {
     if (checkEvery_ > 1)
         for (std::size_t k = 0; k < w.numGrains; ++k)
             if (owned_[k]) speed = std::max(speed, w.v[k].squaredNorm());
-    const bool forced = forceRollbacks_ && restorePoint_ && sinceCheck_ > 1;
+    const bool forced = forceRollbacks_ && restorePoint_ && restorePoint_->held && sinceCheck_ > 1;
     std::vector<double> most{movedSinceBuild(), flag_, failed_ || forced ? 1.0 : 0.0, std::sqrt(speed),
                              tooFast_ ? 1.0 : 0.0};
     lap(clock, times_.rebuild);
@@ -475,7 +475,7 @@ bool DistributedSimulation::check() {
         lap(clock, times_.restore);
         return true;
     }
-    restorePoint_.reset();
+    if (restorePoint_) restorePoint_->held = false;
     const double limit = rebuildLimit();
     pendingRebuild_ = !(most[0] <= limit);
     // The next interval: as many steps as the skin left allows at twice
@@ -505,8 +505,12 @@ bool DistributedSimulation::check() {
 }
 
 void DistributedSimulation::keepRestorePoint(bool exchangeDue) {
+    // Into the last point's buffers (copies that allocate nothing once the
+    // sizes settle: no fresh pages to fault in at every check).
     const World& w = sim_->world();
-    RestorePoint& p = restorePoint_.emplace();
+    if (!restorePoint_) restorePoint_.emplace();
+    RestorePoint& p = *restorePoint_;
+    p.held = true;
     p.x = w.x;
     p.v = w.v;
     p.w = w.w;
@@ -522,7 +526,8 @@ void DistributedSimulation::keepRestorePoint(bool exchangeDue) {
     p.shearStrain = w.shearStrain;
     p.step = w.step;
     p.sweeps = sweeps_;
-    p.store = sim_->contactStore();
+    sim_->contactStore(p.store);
+    p.scheme.clear();
     if (sim_->scene().simulation.method == Method::MD && !sim_->fused()) {
         ByteWriter scheme;
         sim_->md().saveState(scheme);
@@ -533,7 +538,8 @@ void DistributedSimulation::keepRestorePoint(bool exchangeDue) {
 }
 
 void DistributedSimulation::rollBack(long failed) {
-    if (!restorePoint_) throw std::logic_error("distributed run: a test failed between checks without a restore point");
+    if (!restorePoint_ || !restorePoint_->held)
+        throw std::logic_error("distributed run: a test failed between checks without a restore point");
     RestorePoint p = std::move(*restorePoint_);
     restorePoint_.reset();
     // The part as it was at the check: what the steps change, in the world
@@ -588,6 +594,7 @@ CdStepStats DistributedSimulation::step() {
         // point of an interval of more than one step.
         checked_ = false;
         if (pendingRebuild_) {
+            restorePoint_.reset();  // its buffers are the wrong size now, and the rebuild wants the memory
             rebuild();
             lap(clock, times_.rebuild);
             if (interval_ > 1) keepRestorePoint(false);

@@ -93,11 +93,16 @@ const std::vector<Contact>& Simulation::contacts() const {
 }
 
 ContactStore Simulation::contactStore() const {
-    if (fused()) return md_.pairList()->memory();
     ContactStore store;
-    rememberContacts(contacts_, store.records);
-    store.slots = slots_;
+    contactStore(store);
     return store;
+}
+
+void Simulation::contactStore(ContactStore& store) const {
+    if (fused()) return md_.pairList()->memoryInto(store);
+    rememberContacts(contacts_, store.records);
+    store.slots.stride = slots_.stride;
+    store.slots.values = slots_.values;
 }
 
 void Simulation::restoreContacts(const ContactStore& store) {

@@ -82,6 +82,8 @@ public:
     /// spring), with its last force on b and, for the spring law, its spring
     /// as the staged solver's 3 slots (age is not kept here: 0).
     ContactStore memory() const;
+    /// memory() into `store` (its buffers reused: a restore point kept again and again).
+    void memoryInto(ContactStore& store) const;
     /// Makes `store` the pairs' memory: the next update() rebuilds both lists
     /// at the world's positions and gives each pair its key's record. Throws
     /// InputError for a store of other slots.

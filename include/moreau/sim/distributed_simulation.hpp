@@ -313,6 +313,7 @@ private:
         ContactStore store;  ///< the contacts' memory
         std::string scheme;  ///< the staged MD solver's state (MdSolver::saveState; empty: fused or CD)
         bool exchangeDue = true;
+        bool held = false;  ///< kept at the last check (the buffers stay between points)
     };
     std::optional<RestorePoint> restorePoint_;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition

@@ -130,6 +130,8 @@ public:
     /// the laws' slots), sorted by key: what restoreContacts() takes back
     /// (the fused MD pipeline: its pairs' memory, MdPairList::memory()).
     ContactStore contactStore() const;
+    /// contactStore() into `store`, its buffers reused.
+    void contactStore(ContactStore& store) const;
     /// Makes `store` the memory the next step's match carries (the world is
     /// the caller's to set): a run continued from a world and its contact
     /// store steps as the uninterrupted run. Throws InputError when the
