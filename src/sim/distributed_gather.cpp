@@ -74,12 +74,10 @@ std::string DistributedSimulation::travelFailure(double dt, double maxTravel) co
     return text;
 }
 
-bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries) {
-    expectSettled("gatherScheme");
-    if (!scheme_) return false;  // the same on every rank
+std::string DistributedSimulation::ownedSchemeBytes() const {
+    // Each owned grain's entries of the MD scheme's state, after its id.
     const MdSolver& md = sim_->md();
-    carry = md.schemeCarry();
-    const std::size_t per = carry.perBody();
+    const std::size_t per = scheme_ ? md.schemeCarry().perBody() : 0;
     const World& w = sim_->world();
     ByteWriter mine;
     std::vector<MdSolver::Vec6> e(per);
@@ -89,17 +87,57 @@ bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vect
         md.bodyScheme(k, e.data());
         for (const MdSolver::Vec6& v : e) mine.put(v);
     }
-    const std::vector<std::string> parts = comm::gatherToRoot(mine.bytes());
-    entries.clear();
-    if (rank_ != 0) return true;
-    entries.assign((globalGrains_ + w.numWalls()) * per, MdSolver::Vec6::Zero());
+    return std::move(mine.bytes());
+}
+
+void DistributedSimulation::schemeFromParts(const std::vector<std::string>& parts, std::size_t per,
+                                            const std::vector<MdSolver::Vec6>& walls,
+                                            std::vector<MdSolver::Vec6>& entries) const {
+    entries.assign(globalGrains_ * per + walls.size(), MdSolver::Vec6::Zero());
     readEach(parts, [&](ByteReader& u, std::size_t) {
         const auto i = static_cast<std::size_t>(u.get<std::uint64_t>("value"));
         for (std::size_t j = 0; j < per; ++j) entries[i * per + j] = u.get<MdSolver::Vec6>("value");
     });
-    for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k)
-        md.bodyScheme(w.numGrains + k, entries.data() + (globalGrains_ + k) * per);
+    std::copy(walls.begin(), walls.end(), entries.begin() + static_cast<std::ptrdiff_t>(globalGrains_ * per));
+}
+
+std::vector<MdSolver::Vec6> DistributedSimulation::wallSchemeNow() const {
+    const MdSolver& md = sim_->md();
+    const std::size_t per = md.schemeCarry().perBody();
+    const World& w = sim_->world();
+    std::vector<MdSolver::Vec6> walls(w.numWalls() * per);
+    for (std::size_t k = 0; k < w.numWalls() && per > 0; ++k) md.bodyScheme(w.numGrains + k, walls.data() + k * per);
+    return walls;
+}
+
+bool DistributedSimulation::gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries) {
+    expectSettled("gatherScheme");
+    if (!scheme_) return false;  // the same on every rank
+    carry = sim_->md().schemeCarry();
+    const std::vector<std::string> parts = comm::gatherToRoot(ownedSchemeBytes());
+    entries.clear();
+    if (rank_ == 0) schemeFromParts(parts, carry.perBody(), wallSchemeNow(), entries);
     return true;
+}
+
+std::string DistributedSimulation::ownedGrainBytes() const {
+    // Each owned grain's whole state (DistributedGrain, its scheme entries aside).
+    const World& w = sim_->world();
+    const std::vector<std::int32_t> driven = drivenOf(w);
+    ByteWriter mine;
+    for (std::size_t k = 0; k < w.numGrains; ++k)
+        if (owned_[k]) putGrain(mine, grainOf(w, k, gid_[k], driven), w.hasShapes());
+    return std::move(mine.bytes());
+}
+
+World DistributedSimulation::worldFromParts(const std::vector<std::string>& parts, const World& walls) const {
+    std::vector<DistributedGrain> grains;
+    grains.reserve(globalGrains_);
+    readEach(parts, [&](ByteReader& u, std::size_t) { grains.push_back(getGrain(u, walls.hasShapes())); });
+    std::vector<std::size_t> order(grains.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
+    return worldOf(grains, order, walls);
 }
 
 const World& DistributedSimulation::gatherWorld() {
@@ -108,14 +146,10 @@ const World& DistributedSimulation::gatherWorld() {
     // no grain before it), the later ones their motion.
     const World& w = sim_->world();
     const bool first = !wholeHeld_;
-    const std::vector<std::int32_t> driven = first ? drivenOf(w) : std::vector<std::int32_t>{};
     ByteWriter mine;
-    for (std::size_t k = 0; k < w.numGrains; ++k) {
+    if (first) mine.bytes() = ownedGrainBytes();
+    for (std::size_t k = 0; k < w.numGrains && !first; ++k) {
         if (!owned_[k]) continue;
-        if (first) {
-            putGrain(mine, grainOf(w, k, gid_[k], driven), w.hasShapes());
-            continue;
-        }
         mine.put(gid_[k]);
         putMotion(mine, w, k);
     }
@@ -123,13 +157,7 @@ const World& DistributedSimulation::gatherWorld() {
     wholeHeld_ = true;
     if (rank_ != 0) return whole_;
     if (first) {
-        std::vector<DistributedGrain> grains;
-        grains.reserve(globalGrains_);
-        readEach(parts, [&](ByteReader& u, std::size_t) { grains.push_back(getGrain(u, w.hasShapes())); });
-        std::vector<std::size_t> order(grains.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
-        whole_ = worldOf(grains, order, w);
+        whole_ = worldFromParts(parts, w);
         return whole_;
     }
     readEach(parts, [&](ByteReader& u, std::size_t) {
@@ -151,7 +179,7 @@ const World& DistributedSimulation::gatherWorld() {
 }
 
 std::vector<Contact> DistributedSimulation::gatherContacts() {
-    expectSettled("vector<Contact> DistributedSimulation");
+    expectSettled("gatherContacts");
     // The ghosts stepped with part of their forces: their owners' state
     // first, so that a contact with a ghost has the serial geometry. Then
     // each contact once: from the rank that owns its first body.
@@ -168,7 +196,7 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
 }
 
 std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
-    expectSettled("optional<PairDiagnostics> DistributedSimulation");
+    expectSettled("gatherDiagnostics");
     if (!sim_->fused()) return std::nullopt;  // the same on every rank
     ByteWriter mine;
     for (PairDiagnostic d : sim_->md().pairDiagnostics()) {
@@ -181,10 +209,10 @@ std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
     return sumPairDiagnostics(all);
 }
 
-ContactStore DistributedSimulation::gatherStore() {
-    expectSettled("gatherStore");
+std::string DistributedSimulation::ownedStoreBytes(std::size_t& stride) const {
     // Each record once: from the rank that owns its first body (a grain).
     const ContactStore mine = globalStore();
+    stride = mine.slots.stride;
     ByteWriter out;
     for (std::size_t r = 0; r < mine.records.size(); ++r) {
         const std::ptrdiff_t a = localOf(static_cast<std::uint64_t>(keyBodyA(mine.records[r].key)), sim_->world());
@@ -192,12 +220,16 @@ ContactStore DistributedSimulation::gatherStore() {
         out.put(mine.records[r]);
         for (std::size_t k = 0; k < mine.slots.stride; ++k) out.put(mine.slots.at(r)[k]);
     }
+    return std::move(out.bytes());
+}
+
+static ContactStore storeFromParts(const std::vector<std::string>& parts, std::size_t stride) {
     ContactStore all;
-    all.slots.stride = mine.slots.stride;
+    all.slots.stride = stride;
     std::vector<std::pair<ContactKey, std::size_t>> order;
     std::vector<ContactMemory> records;
     std::vector<double> slots;
-    readEach(comm::gatherToRoot(out.bytes()), [&](ByteReader& u, std::size_t) {
+    readEach(parts, [&](ByteReader& u, std::size_t) {
         records.push_back(u.get<ContactMemory>("value"));
         for (std::size_t k = 0; k < all.slots.stride; ++k) slots.push_back(u.get<double>("value"));
         order.emplace_back(records.back().key, records.size() - 1);
@@ -209,6 +241,45 @@ ContactStore DistributedSimulation::gatherStore() {
                                 slots.begin() + static_cast<std::ptrdiff_t>((r + 1) * all.slots.stride));
     }
     return all;
+}
+
+ContactStore DistributedSimulation::gatherStore() {
+    expectSettled("gatherStore");
+    std::size_t stride = 0;
+    const std::vector<std::string> parts = comm::gatherToRoot(ownedStoreBytes(stride));
+    return storeFromParts(parts, stride);
+}
+
+void DistributedSimulation::keepPart() {
+    // This rank's share of a checkpoint now, kept here until asked for:
+    // no rank holds the whole world for it.
+    expectSettled("keepPart");
+    Kept& k = kept_.emplace();
+    k.grains = ownedGrainBytes();
+    k.store = ownedStoreBytes(k.stride);
+    k.walls = worldOf({}, {}, sim_->world());
+    k.step = sim_->world().step;
+    if (scheme_) {
+        k.carry = sim_->md().schemeCarry();
+        k.scheme = ownedSchemeBytes();
+        k.wallScheme = wallSchemeNow();
+    }
+}
+
+bool DistributedSimulation::gatherKept(World& world, ContactStore& store, MdSolver::SchemeCarry& carry,
+                                       std::vector<MdSolver::Vec6>& entries) {
+    if (!kept_) throw std::logic_error("DistributedSimulation::gatherKept before keepPart");
+    const Kept& k = *kept_;
+    const std::vector<std::string> grains = comm::gatherToRoot(k.grains);
+    const std::vector<std::string> records = comm::gatherToRoot(k.store);
+    const std::vector<std::string> scheme = scheme_ ? comm::gatherToRoot(k.scheme) : std::vector<std::string>{};
+    if (rank_ != 0) return scheme_.has_value();
+    world = worldFromParts(grains, k.walls);
+    store = storeFromParts(records, k.stride);
+    if (!scheme_) return false;
+    carry = k.carry;
+    schemeFromParts(scheme, carry.perBody(), k.wallScheme, entries);
+    return true;
 }
 
 void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {

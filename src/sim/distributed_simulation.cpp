@@ -571,7 +571,7 @@ void DistributedSimulation::rollBack(long failed) {
     }
     installHooks();
     sweeps_ = p.sweeps;
-    // From there a check before every step until past the failure; the
+    // From there a check after every step until past the failure; the
     // first step takes the check's verdict (no rebuild: one was made before
     // the point was kept, or none was due).
     skipExchange_ = !p.exchangeDue;

@@ -446,16 +446,17 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             if (root)
                 out->checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(*serial(whole), at, kind); });
         };
-        // As a serial run: the last step the guards passed (rank 0: its world,
-        // contact store and totals), the checkpoint a divergence writes.
+        // As a serial run: the last step the guards passed, the checkpoint a
+        // divergence writes: each rank keeps its share (no gather, and no
+        // rank holds the whole world for it); rank 0 the run's sums then.
         const bool guarded = guard.maxOverlap > 0.0 || guard.maxTravel > 0.0;
-        Whole good;
+        RunTotals goodTotals;
         long lastGoodStep = -1;
         auto keepGood = [&] {
-            good = gather();
-            lastGoodStep = run.part().world().step;
-            good.totals = totals;
-            if (root) good.totals.wallSeconds = out->wallSeconds();
+            run.keepPart();
+            lastGoodStep = run.keptStep();
+            goodTotals = totals;
+            if (root) goodTotals.wallSeconds = out->wallSeconds();
         };
         if (guarded) keepGood();
 
@@ -580,6 +581,11 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         const DistributedTraffic traffic = run.traffic();
         RunOutcome outcome;
         outcome.exitStatus = !failure.empty() ? 3 : stopped.empty() ? 0 : 128 + (stopped == "SIGINT" ? SIGINT : SIGTERM);
+        Whole good;  // rank 0: the last good step's world, store and scheme (a divergence)
+        if (!failure.empty() && lastGoodStep >= 0) {
+            good.held = run.gatherKept(good.world, good.store, good.carry, good.entries);
+            good.totals = goodTotals;
+        }
         if (!root) return outcome;
         out->flush();
         nlohmann::json summary = out->summary(

@@ -152,6 +152,18 @@ public:
     /// MdSolver::adoptScheme takes it (collective; false, on every rank,
     /// where the scheme carries nothing between steps).
     bool gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries);
+    /// Keeps this rank's share of a checkpoint of the current step (its
+    /// owned grains' whole state, the memory of the contacts it owns, its
+    /// MD scheme entries; no collective): a run's last step the guards
+    /// passed, which gatherKept() brings to rank 0 only where it is written.
+    void keepPart();
+    /// The step keepPart() kept (-1: none).
+    long keptStep() const { return kept_ ? kept_->step : -1; }
+    /// Rank 0: the whole world, contact store and MD scheme state that
+    /// keepPart() kept on every rank, as gatherWorld(), gatherStore() and
+    /// gatherScheme() had them then (collective).
+    bool gatherKept(World& world, ContactStore& store, MdSolver::SchemeCarry& carry,
+                    std::vector<MdSolver::Vec6>& entries);
     /// Rank 0: the fused pipeline's elastic energy and overlaps at the last
     /// evaluation from every rank's touching pairs, with the serial bits
     /// (collective; nullopt for the staged pipeline, and on the other ranks).
@@ -223,6 +235,18 @@ private:
     void rollBack(long failed);
     /// Throws std::logic_error where a step since the last check may yet be taken back.
     void expectSettled(const char* what) const;
+    /// This rank's owned grains' whole state (putGrain), the records of the
+    /// contacts it owns (and the laws' slots per record), its owned grains'
+    /// scheme entries and the walls' (each as gathered to rank 0).
+    std::string ownedGrainBytes() const;
+    std::string ownedStoreBytes(std::size_t& stride) const;
+    std::string ownedSchemeBytes() const;
+    std::vector<MdSolver::Vec6> wallSchemeNow() const;
+    /// Rank 0's whole world from every rank's ownedGrainBytes, with the walls, cell and clock of `walls`.
+    World worldFromParts(const std::vector<std::string>& parts, const World& walls) const;
+    /// Rank 0's whole scheme state from every rank's ownedSchemeBytes and the walls' entries.
+    void schemeFromParts(const std::vector<std::string>& parts, std::size_t per,
+                         const std::vector<MdSolver::Vec6>& walls, std::vector<MdSolver::Vec6>& entries) const;
     /// scheme_ and wallScheme_ from `md`'s MD scheme state of the world `w`.
     void takeScheme(const MdSolver& md, const World& w);
     /// out[r] to rank r (comm::exchange), counted in traffic_.
@@ -316,6 +340,16 @@ private:
         bool held = false;  ///< kept at the last check (the buffers stay between points)
     };
     std::optional<RestorePoint> restorePoint_;
+    /// keepPart()'s share of a checkpoint (bytes as the gathers send them).
+    struct Kept {
+        std::string grains, store, scheme;
+        std::size_t stride = 0;
+        World walls;  ///< the world's walls, cell and clock then (no grain)
+        MdSolver::SchemeCarry carry;
+        std::vector<MdSolver::Vec6> wallScheme;
+        long step = -1;
+    };
+    std::optional<Kept> kept_;
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
     /// MD schemes with a state between steps (multi-step history): its
     /// carried part, the walls' entries (the same on every rank); each owned
