@@ -285,7 +285,11 @@ RunOutcome runLoop(SteppedRun& run) {
 std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation& run, bool cd, double gather) {
     const DistributedTimes& t = run.times();
     nlohmann::json mean = phaseSeconds(run.part().profile(), cd), max;
-    mean.update(nlohmann::json{{"exchange", t.ghosts}, {"rebuild", t.rebuild}, {"wait", t.wait}, {"restore", t.restore}, {"gather", gather}});
+    mean.update(nlohmann::json{{"exchange", t.ghosts},
+                               {"rebuild", t.rebuild},
+                               {"wait", t.wait},
+                               {"restore", t.restore},
+                               {"gather", gather}});
     std::vector<double> most;
     std::vector<std::uint64_t> nanoseconds;  // comm sums integers
     for (const double x : mean) {
