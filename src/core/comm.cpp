@@ -169,6 +169,53 @@ void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameS
                   box.count_.data(), box.at_.data(), MPI_BYTE, MPI_COMM_WORLD);
 }
 
+void exchange(const std::vector<std::string_view>& out, Mailbox& box, const std::vector<int>& partners) {
+    const auto n = static_cast<std::size_t>(ranks());
+    const auto me = static_cast<std::size_t>(rank());
+    box.sendCount_.assign(n, 0);
+    box.count_.assign(n, 0);
+    std::vector<char> partner(n, 0);
+    for (const int p : partners) partner[static_cast<std::size_t>(p)] = 1;
+    for (std::size_t r = 0; r < n; ++r) {
+        box.sendCount_[r] = static_cast<int>(out[r].size());
+        if (r != me && !out[r].empty() && !partner[r])
+            throw std::logic_error("comm::exchange: a part for a rank that is not a partner");
+    }
+    if (!gStarted) {
+        box.received_.assign(out[0].begin(), out[0].end());
+        box.count_ = box.sendCount_;
+        box.at_.assign(1, 0);
+        return;
+    }
+    // The sizes, then the parts: tags of their own (the same-sizes exchange uses 0).
+    constexpr int kSizes = 1, kParts = 2;
+    std::vector<MPI_Request> requests;
+    requests.reserve(2 * partners.size());
+    for (const int p : partners) {
+        MPI_Irecv(&box.count_[static_cast<std::size_t>(p)], 1, MPI_INT, p, kSizes, MPI_COMM_WORLD,
+                  &requests.emplace_back());
+        MPI_Isend(&box.sendCount_[static_cast<std::size_t>(p)], 1, MPI_INT, p, kSizes, MPI_COMM_WORLD,
+                  &requests.emplace_back());
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    box.count_[me] = box.sendCount_[me];
+    int total = 0;
+    box.at_ = offsetsOf(box.count_, total);
+    box.received_.resize(static_cast<std::size_t>(total));
+    requests.clear();
+    for (const int p : partners) {
+        const auto r = static_cast<std::size_t>(p);
+        if (box.count_[r] > 0)
+            MPI_Irecv(box.received_.data() + box.at_[r], box.count_[r], MPI_BYTE, p, kParts, MPI_COMM_WORLD,
+                      &requests.emplace_back());
+        if (!out[r].empty())
+            MPI_Isend(out[r].data(), static_cast<int>(out[r].size()), MPI_BYTE, p, kParts, MPI_COMM_WORLD,
+                      &requests.emplace_back());
+    }
+    std::copy(out[me].begin(), out[me].end(), box.received_.begin() + box.at_[me]);
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
 std::vector<std::string> gatherToRoot(const std::string& mine) {
     if (!gStarted) return {mine};
     ++gCollectives;
@@ -220,6 +267,9 @@ void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool) {
     box.count_ = box.sendCount_;
     box.at_.assign(1, 0);
     box.received_.assign(out[0]);
+}
+void exchange(const std::vector<std::string_view>& out, Mailbox& box, const std::vector<int>&) {
+    exchange(out, box, false);
 }
 std::vector<std::string> gatherToRoot(const std::string& mine) { return {mine}; }
 std::string gatherToAll(const std::string& mine) { return mine; }

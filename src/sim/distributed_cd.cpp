@@ -70,11 +70,12 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
         beginExact(w, contacts);
         return;
     }
-    // Each owner learns which of its grains other ranks' rows move ...
+    // Each owner learns which of its grains other ranks' rows move (its
+    // ghosts there: the partners alone talk) ...
     std::vector<ByteWriter> out(ranks);
     for (std::size_t r = 0; r < ranks; ++r)
         for (const std::size_t i : ghostsTo_[r]) out[r].put(run_.gid_[i]);
-    std::vector<std::string> in = run_.send(out);
+    std::vector<std::string> in = run_.sendNear(out);
     movedBy_.assign(ranks, {});
     share_.assign(nb, 1.0);
     std::vector<std::uint32_t> count(nb, 0);
@@ -95,7 +96,7 @@ void CdRanks::begin(const World& w, const std::vector<Contact>& contacts, std::v
     std::vector<ByteWriter> counts(ranks);
     for (std::size_t r = 0; r < ranks; ++r)
         for (const std::size_t i : movedBy_[r]) counts[r].put(count[i]);
-    in = run_.send(counts);
+    in = run_.sendNear(counts);
     for (std::size_t i = 0; i < w.numGrains; ++i) share_[i] = count[i] > 1 ? count[i] : 1.0;
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(in[r], kMessage);
@@ -218,7 +219,8 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
         for (const std::size_t i : ghostsTo_[r]) out[r].put(change(i));
     }
     // The same parts every sync of the step: after the first, only neighbours talk.
-    const comm::Mailbox& in = run_.post(out, changesBox_, syncedThisStep_);
+    const comm::Mailbox& in =
+        syncedThisStep_ ? run_.post(out, changesBox_, true) : run_.postNear(out, changesBox_);
     // Each shared grain: its start velocity plus the mean of the ranks'
     // changes, added in rank order.
     std::vector<Motion> sum(shared_.size());
@@ -249,7 +251,7 @@ void CdRanks::synchronize(std::vector<SolverBody>& bodies) {
         back[r].clear();
         for (const std::size_t i : movedBy_[r]) back[r].put(base_[i]);
     }
-    const comm::Mailbox& again = run_.post(back, backBox_, syncedThisStep_);
+    const comm::Mailbox& again = syncedThisStep_ ? run_.post(back, backBox_, true) : run_.postNear(back, backBox_);
     syncedThisStep_ = true;
     for (std::size_t r = 0; r < ranks; ++r) {
         ByteReader u(again.from(r), kMessage);

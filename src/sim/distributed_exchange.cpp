@@ -192,6 +192,26 @@ const comm::Mailbox& DistributedSimulation::post(const std::vector<ByteWriter>& 
     return box;
 }
 
+const comm::Mailbox& DistributedSimulation::postNear(const std::vector<ByteWriter>& out, comm::Mailbox& box) {
+    std::vector<std::string_view> parts(out.size());
+    for (std::size_t r = 0; r < out.size(); ++r) {
+        parts[r] = out[r].bytes();
+        if (static_cast<int>(r) != rank_ && !parts[r].empty()) {
+            ++traffic_.messages;
+            traffic_.bytes += parts[r].size();
+        }
+    }
+    comm::exchange(parts, box, partners_);
+    return box;
+}
+
+std::vector<std::string> DistributedSimulation::sendNear(const std::vector<ByteWriter>& out) {
+    const comm::Mailbox& box = postNear(out, mailbox_);
+    std::vector<std::string> in;
+    for (std::size_t r = 0; r < box.ranks(); ++r) in.emplace_back(box.from(r));
+    return in;
+}
+
 std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWriter>& out) {
     const comm::Mailbox& box = post(out, mailbox_, false);
     std::vector<std::string> in;

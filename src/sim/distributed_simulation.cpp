@@ -299,6 +299,16 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     }
     ownedCount_ = static_cast<std::size_t>(std::count(owned_.begin(), owned_.end(), 1));
     ghostCount_ = n - ownedCount_;
+    // The partners: a rank holds ghosts of r exactly where r sends it ghosts
+    // (the same halo test on the same positions), so each lists the other.
+    std::vector<char> partner(static_cast<std::size_t>(ranks_), 0);
+    for (int r = 0; r < ranks_; ++r)
+        if (!sendTo_[static_cast<std::size_t>(r)].empty()) partner[static_cast<std::size_t>(r)] = 1;
+    for (std::size_t k = 0; k < n; ++k)
+        if (!owned_[k]) partner[static_cast<std::size_t>(owner_[k])] = 1;
+    partners_.clear();
+    for (int r = 0; r < ranks_; ++r)
+        if (partner[static_cast<std::size_t>(r)]) partners_.push_back(r);
 }
 
 void DistributedSimulation::installHooks() {

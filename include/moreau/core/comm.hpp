@@ -59,6 +59,7 @@ public:
 
 private:
     friend void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameSizes);
+    friend void exchange(const std::vector<std::string_view>& out, Mailbox& box, const std::vector<int>& partners);
     std::string sent_, received_;
     std::vector<int> sendCount_, sendAt_, count_, at_;
 };
@@ -67,6 +68,12 @@ private:
 /// had in this mailbox's last exchange: then only the ranks that send each
 /// other bytes talk (point to point), without the all-to-all of sizes.
 void exchange(const std::vector<std::string_view>& out, Mailbox& box, bool sameSizes = false);
+/// As exchange, between this rank and `partners` alone (ranks that list
+/// each other: r in this rank's partners exactly where this rank is in r's),
+/// parts of any size: each pair trades its parts' sizes, then the parts,
+/// point to point; no collective. out[r] must be empty for every other rank
+/// (std::logic_error). A later exchange of the same sizes may follow.
+void exchange(const std::vector<std::string_view>& out, Mailbox& box, const std::vector<int>& partners);
 /// Rank 0 gets every rank's bytes by rank; the others an empty list.
 std::vector<std::string> gatherToRoot(const std::string& mine);
 /// Every rank's bytes, concatenated in rank order, on every rank.

@@ -254,6 +254,10 @@ private:
     /// As send, into `box` (kept by the caller): what arrived is valid until
     /// the box's next exchange. `sameSizes`: see comm::exchange.
     const comm::Mailbox& post(const std::vector<ByteWriter>& out, comm::Mailbox& box, bool sameSizes);
+    /// As post and send, with the partners alone (partners_; no collective):
+    /// out[r] empty for every other rank.
+    const comm::Mailbox& postNear(const std::vector<ByteWriter>& out, comm::Mailbox& box);
+    std::vector<std::string> sendNear(const std::vector<ByteWriter>& out);
     /// Each wall's load summed over the ranks with the serial bits
     /// (Simulation::wallLoads; collective): `afterSolve`, between solve and
     /// integrate (MD, integrator cd) from the step's forces; otherwise from
@@ -300,6 +304,9 @@ private:
     std::vector<Vec3> builtAt_;            ///< positions at the last rebuild
     Vec3 builtLength_ = Vec3::Zero();      ///< the cell's lengths at the last rebuild
     std::vector<std::vector<std::size_t>> sendTo_;  ///< owned grains each rank holds as ghosts
+    /// The ranks this one sends ghosts to or holds ghosts of (each lists the
+    /// other): between rebuilds, who may talk (postNear).
+    std::vector<int> partners_;
     std::vector<ByteWriter> ghostsOut_;    ///< the ghost updates' outgoing buffers, kept
     comm::Mailbox mailbox_;                ///< send()'s buffers, kept
     /// ghost updates: of the step, of a stage (with displacements), of a field (syncGhostField)
