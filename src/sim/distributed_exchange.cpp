@@ -178,8 +178,18 @@ void DistributedSimulation::rebalance() {
 
 // --- messages and ghost updates -------------------------------------------------------
 
-const comm::Mailbox& DistributedSimulation::post(const std::vector<ByteWriter>& out, comm::Mailbox& box,
-                                                  bool sameSizes) {
+namespace {
+
+/// What each rank sent here in `box`'s last exchange, copied.
+std::vector<std::string> received(const comm::Mailbox& box) {
+    std::vector<std::string> in;
+    for (std::size_t r = 0; r < box.ranks(); ++r) in.emplace_back(box.from(r));
+    return in;
+}
+
+}  // namespace
+
+std::vector<std::string_view> DistributedSimulation::counted(const std::vector<ByteWriter>& out) {
     std::vector<std::string_view> parts(out.size());
     for (std::size_t r = 0; r < out.size(); ++r) {
         parts[r] = out[r].bytes();
@@ -188,35 +198,26 @@ const comm::Mailbox& DistributedSimulation::post(const std::vector<ByteWriter>& 
             traffic_.bytes += parts[r].size();
         }
     }
-    comm::exchange(parts, box, sameSizes);
+    return parts;
+}
+
+const comm::Mailbox& DistributedSimulation::post(const std::vector<ByteWriter>& out, comm::Mailbox& box,
+                                                  bool sameSizes) {
+    comm::exchange(counted(out), box, sameSizes);
     return box;
 }
 
 const comm::Mailbox& DistributedSimulation::postNear(const std::vector<ByteWriter>& out, comm::Mailbox& box) {
-    std::vector<std::string_view> parts(out.size());
-    for (std::size_t r = 0; r < out.size(); ++r) {
-        parts[r] = out[r].bytes();
-        if (static_cast<int>(r) != rank_ && !parts[r].empty()) {
-            ++traffic_.messages;
-            traffic_.bytes += parts[r].size();
-        }
-    }
-    comm::exchange(parts, box, partners_);
+    comm::exchange(counted(out), box, partners_);
     return box;
 }
 
-std::vector<std::string> DistributedSimulation::sendNear(const std::vector<ByteWriter>& out) {
-    const comm::Mailbox& box = postNear(out, mailbox_);
-    std::vector<std::string> in;
-    for (std::size_t r = 0; r < box.ranks(); ++r) in.emplace_back(box.from(r));
-    return in;
+std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWriter>& out) {
+    return received(post(out, mailbox_, false));
 }
 
-std::vector<std::string> DistributedSimulation::send(const std::vector<ByteWriter>& out) {
-    const comm::Mailbox& box = post(out, mailbox_, false);
-    std::vector<std::string> in;
-    for (std::size_t r = 0; r < box.ranks(); ++r) in.emplace_back(box.from(r));
-    return in;
+std::vector<std::string> DistributedSimulation::sendNear(const std::vector<ByteWriter>& out) {
+    return received(postNear(out, mailbox_));
 }
 
 const std::vector<ByteWriter>& DistributedSimulation::ghostParts(const std::function<void(ByteWriter&, std::size_t)>& put) {

@@ -251,6 +251,8 @@ private:
     void takeScheme(const MdSolver& md, const World& w);
     /// out[r] to rank r (comm::exchange), counted in traffic_.
     std::vector<std::string> send(const std::vector<ByteWriter>& out);
+    /// out's parts, counted in traffic_ (those to other ranks that carry bytes).
+    std::vector<std::string_view> counted(const std::vector<ByteWriter>& out);
     /// As send, into `box` (kept by the caller): what arrived is valid until
     /// the box's next exchange. `sameSizes`: see comm::exchange.
     const comm::Mailbox& post(const std::vector<ByteWriter>& out, comm::Mailbox& box, bool sameSizes);
