@@ -30,6 +30,18 @@ def num(s):
     return v
 
 
+def dress(ax, xlabel, ylabel, title, logx=False, ylim=None):
+    """A panel's axes, labels, title and legend."""
+    if logx:
+        ax.set_xscale("log")
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+
+
 grid = read("relaxation_time.csv")
 ek = read("relaxation_time_ek.csv")
 sweeps = read("relaxation_time_sweeps.csv")
@@ -67,11 +79,7 @@ def versus_dt(ax, variant, title, tt):
         ax.axhline(linear[variant], c="k", lw=0.8, ls=":", label="linear system (sticking)")
     if tt:
         ax.axvline(tt, ls="--", c="k", lw=0.8, label=f"T_t = {tt:g} (paper)")
-    ax.set_xscale("log")
-    ax.set_xlabel("dt / t_c")
-    ax.set_ylabel("t_R / t_c")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7)
+    dress(ax, "dt / t_c", "t_R / t_c", title, logx=True)
 
 
 versus_dt(axes[0, 1], "cundall", "Fig. 6: Cundall spring, rotation", 1e-3)
@@ -84,11 +92,7 @@ for mu in mus:
     pts = sorted((num(r["dt_over_tc"]), num(r["t_r"])) for r in sweeps
                  if r["study"] == "fig7b" and num(r["mu"]) == mu and not math.isnan(num(r["t_r"])))
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=4, label=f"mu = {mu:g}")
-ax.set_xscale("log")
-ax.set_xlabel("dt / t_c")
-ax.set_ylabel("t_R / t_c")
-ax.set_title("Fig. 7b: no rotation, per mu (missing: R^2 < 0.9)", fontsize=10)
-ax.legend(fontsize=7)
+dress(ax, "dt / t_c", "t_R / t_c", "Fig. 7b: no rotation, per mu (missing: R^2 < 0.9)", logx=True)
 
 # Fig. 9: the geometric update in its three cases, against the linear system.
 ax = axes[1, 1]
@@ -97,12 +101,8 @@ for variant, label in [("geometric", "rotation and translation"), ("geometric_no
     pts = sorted((num(r["dt_over_tc"]), num(r["t_r"]) / num(r["t_r_linear"])) for r in grid
                  if r["variant"] == variant and num(r["kn"]) == kn0 and not math.isnan(num(r["t_r"])))
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-" if variant.startswith("geo") else "x:", ms=5, label=label)
-ax.set_xscale("log")
-ax.set_ylim(0.8, 1.05)
-ax.set_xlabel("dt / t_c")
-ax.set_ylabel("t_R / t_R of the linear system")
-ax.set_title("Fig. 9: geometric update (eqs. 14-15)", fontsize=10)
-ax.legend(fontsize=7)
+dress(ax, "dt / t_c", "t_R / t_R of the linear system", "Fig. 9: geometric update (eqs. 14-15)", logx=True,
+      ylim=(0.8, 1.05))
 
 
 def sweep(ax, study, key, xlabel, title, logx=False, band=None, extra=()):
@@ -130,12 +130,7 @@ def sweep(ax, study, key, xlabel, title, logx=False, band=None, extra=()):
         ax.set_ylim(lo - 0.02 * (hi - lo), hi + 0.02 * (hi - lo))
         spread = max(values) / min(values) - 1
         ax.text(0.02, 0.04, f"max/min - 1 = {spread:.2g}", transform=ax.transAxes, fontsize=8)
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("t_R / t_c")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7)
+    dress(ax, xlabel, "t_R / t_c", title, logx=logx)
 
 
 def mu_sweep(ax):
@@ -150,12 +145,8 @@ def mu_sweep(ax):
         spread = max(r[1] for r in rows) / min(r[1] for r in rows) - 1
         ax.plot([r[0] for r in rows], [r[1] / ref for r in rows], style, ms=5,
                 label=f"{label}, dt/t_c = {rows[0][2]:g}: max/min - 1 = {spread:.1e}")
-    ax.set_xscale("log")
-    ax.set_ylim(0.95, 1.05)
-    ax.set_xlabel("mu")
-    ax.set_ylabel("t_R / t_R at the largest mu")
-    ax.set_title("Fig. 8a: t_R against mu (axis +-5 %)", fontsize=10)
-    ax.legend(fontsize=7)
+    dress(ax, "mu", "t_R / t_R at the largest mu", "Fig. 8a: t_R against mu (axis +-5 %)", logx=True,
+          ylim=(0.95, 1.05))
 
 
 mu_sweep(axes[1, 2])
@@ -170,10 +161,7 @@ for variant in ["cundall", "cundall_norot", "cundall_rotonly"]:
                  if r["variant"] == variant and num(r["kn"]) == kn0 and not math.isnan(num(r["t_r"])))
     ax.loglog([p[0] for p in pts], [max(p[1], 1e-9) for p in pts], "o-", ms=4, label=variant)
 ax.axhline(1e-3, c="k", lw=0.8, ls="--", label="0.1 % (converged)")
-ax.set_xlabel("dt / t_c")
-ax.set_ylabel("|t_R / t_R(linear) - 1|")
-ax.set_title("Cundall's spring: error of t_R", fontsize=10)
-ax.legend(fontsize=7)
+dress(ax, "dt / t_c", "|t_R / t_R(linear) - 1|", "Cundall's spring: error of t_R")
 
 for a in axes.flat:
     a.grid(alpha=0.3)
