@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <optional>
 
 namespace moreau {
@@ -21,7 +22,6 @@ void forEachMassiveBody(const World& world, F&& f) {
 
 bool carriesForce(const Contact& c) { return c.history.reaction != Vec3::Zero(); }
 
-constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
 constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
 
 std::uint64_t fnvDouble(std::uint64_t h, double value) {
@@ -35,16 +35,82 @@ std::uint64_t fnvDouble(std::uint64_t h, double value) {
 
 }  // namespace
 
+namespace {
+
+bool counted(const std::vector<char>* mask, std::size_t i) { return !mask || (*mask)[i] != 0; }
+
+void addKinetic(const World& world, const WorldPart& part, ExactSum& e) {
+    forEachMassiveBody(world, [&](std::size_t i) {
+        if (i < world.numGrains ? counted(part.grains, i) : part.walls)
+            e.add(0.5 * world.mass[i] * world.v[i].squaredNorm());
+    });
+}
+
+void addRotational(const World& world, const WorldPart& part, ExactSum& e) {
+    for (std::size_t i = 0; i < world.numGrains; ++i)
+        if (counted(part.grains, i)) e.add(world.rotationalEnergy(i));
+}
+
+/// overlapStats' count, sum and maximum over the contacts counted here.
+void addOverlaps(const std::vector<Contact>& contacts, const WorldPart& part, std::uint64_t& count, ExactSum& sum,
+                 double& max) {
+    for (std::size_t k = 0; k < contacts.size(); ++k) {
+        const Contact& c = contacts[k];
+        if (!counted(part.rows, k) || !carriesForce(c)) continue;
+        const double overlap = std::max(-c.gap, 0.0);
+        ++count;
+        sum.add(overlap);
+        max = std::max(max, overlap);
+    }
+}
+
+OverlapStats overlapsOf(std::uint64_t count, const ExactSum& sum, double max) {
+    OverlapStats s;
+    s.contacts = count;
+    s.max = max;
+    if (count > 0) s.mean = sum.value() / static_cast<double>(count);
+    return s;
+}
+
+}  // namespace
+
+void PartTally::reduce(const WorldPart& part) {
+    if (!part.reduce) return;
+    constexpr std::size_t kWords = ExactSum::kWords;
+    std::vector<std::uint64_t> words;
+    words.reserve(sums.size() * kWords + counts.size());
+    for (const ExactSum& s : sums) {
+        const auto w = s.words();
+        words.insert(words.end(), w.begin(), w.end());
+    }
+    words.insert(words.end(), counts.begin(), counts.end());
+    part.reduce(words, maxima);
+    for (std::size_t k = 0; k < sums.size(); ++k) sums[k] = ExactSum::fromWords(words.data() + k * kWords);
+    std::copy(words.begin() + static_cast<std::ptrdiff_t>(sums.size() * kWords), words.end(), counts.begin());
+}
+
 double kineticEnergy(const World& world) {
-    double e = 0.0;
-    forEachMassiveBody(world, [&](std::size_t i) { e += 0.5 * world.mass[i] * world.v[i].squaredNorm(); });
-    return e;
+    ExactSum e;
+    addKinetic(world, WorldPart{}, e);
+    return e.value();
 }
 
 double rotationalEnergy(const World& world) {
-    double e = 0.0;
-    for (std::size_t i = 0; i < world.numGrains; ++i) e += world.rotationalEnergy(i);
-    return e;
+    ExactSum e;
+    addRotational(world, WorldPart{}, e);
+    return e.value();
+}
+
+PartEnergies energies(const World& world, const std::vector<Contact>& contacts, const WorldPart& part) {
+    PartTally t;
+    t.sums.resize(3);
+    t.maxima.assign(1, 0.0);
+    t.counts.assign(1, 0);
+    addKinetic(world, part, t.sums[0]);
+    addRotational(world, part, t.sums[1]);
+    addOverlaps(contacts, part, t.counts[0], t.sums[2], t.maxima[0]);
+    t.reduce(part);
+    return PartEnergies{t.sums[0].value(), t.sums[1].value(), overlapsOf(t.counts[0], t.sums[2], t.maxima[0])};
 }
 
 Vec3 totalMomentum(const World& world) {
@@ -54,25 +120,22 @@ Vec3 totalMomentum(const World& world) {
 }
 
 OverlapStats overlapStats(const std::vector<Contact>& contacts) {
-    OverlapStats s;
-    double sum = 0.0;
-    for (const Contact& c : contacts) {
-        if (!carriesForce(c)) continue;
-        const double overlap = std::max(-c.gap, 0.0);
-        ++s.contacts;
-        sum += overlap;
-        s.max = std::max(s.max, overlap);
-    }
-    if (s.contacts > 0) s.mean = sum / static_cast<double>(s.contacts);
-    return s;
+    std::uint64_t count = 0;
+    ExactSum sum;
+    double max = 0.0;
+    addOverlaps(contacts, WorldPart{}, count, sum, max);
+    return overlapsOf(count, sum, max);
+}
+
+std::uint64_t stateHashStep(std::uint64_t h, const Vec3& x, const Vec3& v) {
+    for (int k = 0; k < 3; ++k) h = fnvDouble(h, x[k]);
+    for (int k = 0; k < 3; ++k) h = fnvDouble(h, v[k]);
+    return h;
 }
 
 std::uint64_t stateHash(const World& world) {
-    std::uint64_t h = kFnvOffset;
-    for (std::size_t i = 0; i < world.numGrains; ++i) {
-        for (int k = 0; k < 3; ++k) h = fnvDouble(h, world.x[i][k]);
-        for (int k = 0; k < 3; ++k) h = fnvDouble(h, world.v[i][k]);
-    }
+    std::uint64_t h = kStateHashStart;
+    for (std::size_t i = 0; i < world.numGrains; ++i) h = stateHashStep(h, world.x[i], world.v[i]);
     return h;
 }
 
@@ -304,20 +367,25 @@ double volumeInBox(const Vec3& c, double r, const Vec3& lo, const Vec3& hi, int 
     return volume;
 }
 
-void wallLoads(const World& world, const std::vector<Contact>& contacts, std::vector<Vec3>& force,
-               std::vector<Vec3>& torque) {
-    force.assign(world.numWalls(), Vec3::Zero());
-    torque.assign(world.numWalls(), Vec3::Zero());
+namespace {
+
+/// Per wall, the sums of its force's then its torque's components (six
+/// each, body − numGrains in order) from the contacts counted here.
+void addWallLoads(const World& world, const std::vector<Contact>& contacts, const WorldPart& part, ExactSum* sums) {
     // A grain glued to a wall is part of it (World::DrivenGrain): the forces
     // on it load the wall, at their contact points.
     const std::vector<BodyId> carrier = world.carriers();
     auto load = [&](BodyId body, const Vec3& point, const Vec3& f) {
-        const std::size_t k = static_cast<std::size_t>(body) - world.numGrains;
-        force[k] += f;
-        torque[k] += (point - world.x[static_cast<std::size_t>(body)]).cross(f);
+        ExactSum* s = sums + 6 * (static_cast<std::size_t>(body) - world.numGrains);
+        const Vec3 torque = (point - world.x[static_cast<std::size_t>(body)]).cross(f);
+        for (int k = 0; k < 3; ++k) {
+            s[k].add(f[k]);
+            s[3 + k].add(torque[k]);
+        }
     };
-    for (const Contact& c : contacts) {
-        if (!carriesForce(c)) continue;
+    for (std::size_t k = 0; k < contacts.size(); ++k) {
+        const Contact& c = contacts[k];
+        if (!counted(part.rows, k) || !carriesForce(c)) continue;
         const BodyId a = carrier.empty() ? c.a : carrier[static_cast<std::size_t>(c.a)];
         const BodyId b = carrier.empty() ? c.b : carrier[static_cast<std::size_t>(c.b)];
         if (a == b) continue;  // within one plate
@@ -326,69 +394,92 @@ void wallLoads(const World& world, const std::vector<Contact>& contacts, std::ve
     }
 }
 
-Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region) {
-    Measurements m;
-    const std::size_t n = world.numGrains;
-    const int dim = world.dimension;
-    wallLoads(world, contacts, m.wallForce, m.wallTorque);  // every contact, whatever the region
-    if (n == 0) return m;
-    std::optional<RegionGeometry> box;
-    if (region) box.emplace(world, *region);
-    // The volume: the region's, or the periodic box on periodic axes and the
-    // grains' extent on the others.
-    if (box) {
-        m.volume = box->volume();
-    } else {
-        m.volume = 1.0;
-        for (int k = 0; k < dim; ++k) {
-            double lo = world.x[0][k] - world.radius[0], hi = world.x[0][k] + world.radius[0];
-            for (std::size_t i = 1; i < n; ++i) {
-                lo = std::min(lo, world.x[i][k] - world.radius[i]);
-                hi = std::max(hi, world.x[i][k] + world.radius[i]);
-            }
-            m.volume *= world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : hi - lo;
+void wallLoadsOf(const ExactSum* sums, std::size_t walls, std::vector<Vec3>& force, std::vector<Vec3>& torque) {
+    force.assign(walls, Vec3::Zero());
+    torque.assign(walls, Vec3::Zero());
+    for (std::size_t w = 0; w < walls; ++w)
+        for (int k = 0; k < 3; ++k) {
+            force[w][k] = sums[6 * w + static_cast<std::size_t>(k)].value();
+            torque[w][k] = sums[6 * w + 3 + static_cast<std::size_t>(k)].value();
         }
+}
+
+Mat3 tensorOf(const ExactSum* sums) {
+    Mat3 m;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) m(i, j) = sums[3 * i + j].value();
+    return m;
+}
+
+/// sums[3i + j] += (s a_i) b_j
+void addOuter(ExactSum* sums, double s, const Vec3& a, const Vec3& b) {
+    for (int i = 0; i < 3; ++i) {
+        const double si = s * a[i];
+        for (int j = 0; j < 3; ++j) sums[3 * i + j].add(si * b[j]);
     }
+}
+
+}  // namespace
+
+void wallLoads(const World& world, const std::vector<Contact>& contacts, std::vector<Vec3>& force,
+               std::vector<Vec3>& torque) {
+    std::vector<ExactSum> sums(6 * world.numWalls());
+    addWallLoads(world, contacts, WorldPart{}, sums.data());
+    wallLoadsOf(sums.data(), world.numWalls(), force, torque);
+}
+
+Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region) {
+    return measure(world, contacts, region, WorldPart{});
+}
+
+Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region,
+                     const WorldPart& part) {
+    Measurements m;
+    const std::size_t n = world.numGrains, walls = world.numWalls();
+    const std::size_t whole = part.reduce ? part.wholeGrains : n;
+    const int dim = world.dimension;
+    auto mine = [&](std::size_t i) { return counted(part.grains, i); };
+    auto row = [&](std::size_t k) { return counted(part.rows, k); };
+    // The first pass: mass, momentum and solid volume of the grains, the
+    // Love–Weber and fabric sums and the walls' loads over the contacts;
+    // the grains' extent; the coordination's counts.
+    enum : std::size_t { kMass, kSolid, kMomentum, kLove = kMomentum + 3, kFabric = kLove + 9, kWalls = kFabric + 9 };
+    enum : std::size_t { kGrains, kKept, kEnds, kKeptEnds, kNormals };
+    PartTally t;
+    t.sums.resize(kWalls + 6 * walls);
+    t.maxima.assign(6, -std::numeric_limits<double>::infinity());  // the extent's hi, then −lo
+    t.counts.assign(5, 0);
+    addWallLoads(world, contacts, part, t.sums.data() + kWalls);  // every contact, whatever the region
+    std::optional<RegionGeometry> box;
+    if (region && whole > 0) box.emplace(world, *region);
     // The grains whose centre lies in the region (all without one).
     std::vector<char> inside(n, 1);
     if (box)
         for (std::size_t i = 0; i < n; ++i) inside[i] = box->contains(world.x[i]) ? 1 : 0;
-    // Kinetic part about the mean velocity of those grains; the solid volume.
-    double mass = 0.0, solid = 0.0;
-    Vec3 momentum = Vec3::Zero();
-    for (std::size_t i = 0; i < n; ++i) {
-        solid += box ? box->solidVolumeInside(world, i) : solidVolume(world, i);
+    for (std::size_t i = 0; i < n && whole > 0; ++i) {
+        if (!mine(i)) continue;
+        t.sums[kSolid].add(box ? box->solidVolumeInside(world, i) : solidVolume(world, i));
+        for (int k = 0; k < dim; ++k) {
+            t.maxima[static_cast<std::size_t>(k)] = std::max(t.maxima[static_cast<std::size_t>(k)], world.x[i][k] + world.radius[i]);
+            t.maxima[3 + static_cast<std::size_t>(k)] =
+                std::max(t.maxima[3 + static_cast<std::size_t>(k)], -(world.x[i][k] - world.radius[i]));
+        }
         if (!inside[i]) continue;
-        mass += world.mass[i];
-        momentum += world.mass[i] * (world.v[i] - world.meanFlow(world.x[i]));
-    }
-    const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
-    Mat3 kinetic = Mat3::Zero();
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!inside[i]) continue;
-        // The velocity fluctuation: about the deforming cell's mean flow too.
-        const Vec3 u = world.v[i] - world.meanFlow(world.x[i]) - mean;
-        kinetic += world.mass[i] * u * u.transpose();
+        t.sums[kMass].add(world.mass[i]);
+        const Vec3 p = world.mass[i] * (world.v[i] - world.meanFlow(world.x[i]));
+        for (int k = 0; k < 3; ++k) t.sums[kMomentum + static_cast<std::size_t>(k)].add(p[k]);
     }
     // Love–Weber part: each contact's f ⊗ ℓ, over a region weighted by the
     // fraction of its branch inside (see the header).
-    Mat3 love = Mat3::Zero();
-    for (const Contact& c : contacts) {
-        if (!carriesForce(c)) continue;
+    for (std::size_t k = 0; k < contacts.size() && whole > 0; ++k) {
+        const Contact& c = contacts[k];
+        if (!row(k) || !carriesForce(c)) continue;
         const Vec3& xa = world.x[static_cast<std::size_t>(c.a)];
         const Vec3 branch = world.isWall(c.b) ? Vec3(contactPoint(world, c) - xa)
                                               : world.minimumImage(world.x[static_cast<std::size_t>(c.b)] - xa);
         const double weight = box ? box->branchFraction(xa, branch) : 1.0;
-        if (weight > 0.0) love += weight * c.history.reaction * branch.transpose();
+        if (weight > 0.0) addOuter(t.sums.data() + kLove, weight, c.history.reaction, branch);
     }
-    m.stress = love / m.volume + kinetic / m.volume;
-    m.packingFraction = solid / m.volume;
-    // Invariants on the dimension's axes.
-    const Eigen::MatrixXd s = m.stress.topLeftCorner(dim, dim);
-    m.pressure = s.trace() / dim;
-    const Eigen::MatrixXd dev = s - m.pressure * Eigen::MatrixXd::Identity(dim, dim);
-    const double j2 = 0.5 * dev.squaredNorm();
-    m.deviator = dim == 3 ? std::sqrt(3.0 * j2) : dim == 2 ? 2.0 * std::sqrt(j2) : 0.0;
     // Coordination over the grains inside: their neighbours that carry a
     // force on them (a pair of clumps touching at several spheres counts
     // once; its contacts are consecutive in key order); fabric over the
@@ -398,34 +489,71 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
         return k > 0 && contacts[k].a == contacts[k - 1].a && contacts[k].b == contacts[k - 1].b &&
                carriesForce(contacts[k - 1]);
     };
-    for (std::size_t k = 0; k < contacts.size(); ++k) {
-        const Contact& c = contacts[k];
-        if (!carriesForce(c) || samePair(k)) continue;
-        ++count[static_cast<std::size_t>(c.a)];
-        if (!world.isWall(c.b)) ++count[static_cast<std::size_t>(c.b)];
+    if (whole > 0) {
+        for (std::size_t k = 0; k < contacts.size(); ++k) {
+            const Contact& c = contacts[k];
+            if (!carriesForce(c) || samePair(k)) continue;
+            ++count[static_cast<std::size_t>(c.a)];
+            if (!world.isWall(c.b)) ++count[static_cast<std::size_t>(c.b)];
+        }
+        if (part.completeCounts) part.completeCounts(count);
     }
     auto rattler = [&](BodyId b) { return count[static_cast<std::size_t>(b)] < dim + 1; };
     auto in = [&](BodyId b) { return static_cast<std::size_t>(inside[static_cast<std::size_t>(b)]); };
-    std::size_t grains = 0, ends = 0, kept = 0, keptEnds = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        grains += inside[i] ? 1 : 0;
-        kept += inside[i] && !rattler(static_cast<BodyId>(i)) ? 1 : 0;
+    for (std::size_t i = 0; i < n && whole > 0; ++i) {
+        if (!mine(i)) continue;
+        t.counts[kGrains] += inside[i] ? 1 : 0;
+        t.counts[kKept] += inside[i] && !rattler(static_cast<BodyId>(i)) ? 1 : 0;
     }
-    Mat3 fabric = Mat3::Zero();
-    std::size_t normals = 0;
-    for (std::size_t k = 0; k < contacts.size(); ++k) {
+    for (std::size_t k = 0; k < contacts.size() && whole > 0; ++k) {
         const Contact& c = contacts[k];
-        if (!carriesForce(c) || world.isWall(c.b)) continue;
+        if (!row(k) || !carriesForce(c) || world.isWall(c.b)) continue;
         const std::size_t e = in(c.a) + in(c.b);
-        normals += e;
-        if (e > 0) fabric += static_cast<double>(e) * c.n * c.n.transpose();
+        t.counts[kNormals] += e;
+        if (e > 0) addOuter(t.sums.data() + kFabric, static_cast<double>(e), c.n, c.n);
         if (samePair(k)) continue;
-        ends += e;
-        if (!rattler(c.a) && !rattler(c.b)) keptEnds += e;
+        t.counts[kEnds] += e;
+        if (!rattler(c.a) && !rattler(c.b)) t.counts[kKeptEnds] += e;
     }
-    m.coordination = grains > 0 ? static_cast<double>(ends) / static_cast<double>(grains) : 0.0;
-    m.coordinationNonRattlers = kept > 0 ? static_cast<double>(keptEnds) / static_cast<double>(kept) : 0.0;
-    if (normals > 0) m.fabric = fabric / static_cast<double>(normals);
+    t.reduce(part);
+    wallLoadsOf(t.sums.data() + kWalls, walls, m.wallForce, m.wallTorque);
+    if (whole == 0) return m;
+    // The volume: the region's, or the periodic box on periodic axes and the
+    // grains' extent on the others.
+    if (box) {
+        m.volume = box->volume();
+    } else {
+        m.volume = 1.0;
+        for (int k = 0; k < dim; ++k) {
+            const double lo = -t.maxima[3 + static_cast<std::size_t>(k)], hi = t.maxima[static_cast<std::size_t>(k)];
+            m.volume *= world.periodic[static_cast<std::size_t>(k)] ? world.boxMax[k] - world.boxMin[k] : hi - lo;
+        }
+    }
+    // Kinetic part about the mean velocity of the grains inside.
+    const double mass = t.sums[kMass].value();
+    const Vec3 momentum(t.sums[kMomentum].value(), t.sums[kMomentum + 1].value(), t.sums[kMomentum + 2].value());
+    const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
+    PartTally kinetic;
+    kinetic.sums.resize(9);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!mine(i) || !inside[i]) continue;
+        // The velocity fluctuation: about the deforming cell's mean flow too.
+        const Vec3 u = world.v[i] - world.meanFlow(world.x[i]) - mean;
+        addOuter(kinetic.sums.data(), world.mass[i], u, u);
+    }
+    kinetic.reduce(part);
+    m.stress = tensorOf(t.sums.data() + kLove) / m.volume + tensorOf(kinetic.sums.data()) / m.volume;
+    m.packingFraction = t.sums[kSolid].value() / m.volume;
+    // Invariants on the dimension's axes.
+    const Eigen::MatrixXd s = m.stress.topLeftCorner(dim, dim);
+    m.pressure = s.trace() / dim;
+    const Eigen::MatrixXd dev = s - m.pressure * Eigen::MatrixXd::Identity(dim, dim);
+    const double j2 = 0.5 * dev.squaredNorm();
+    m.deviator = dim == 3 ? std::sqrt(3.0 * j2) : dim == 2 ? 2.0 * std::sqrt(j2) : 0.0;
+    const auto ratio = [](std::uint64_t a, std::uint64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
+    m.coordination = ratio(t.counts[kEnds], t.counts[kGrains]);
+    m.coordinationNonRattlers = ratio(t.counts[kKeptEnds], t.counts[kKept]);
+    if (t.counts[kNormals] > 0) m.fabric = tensorOf(t.sums.data() + kFabric) / static_cast<double>(t.counts[kNormals]);
     return m;
 }
 

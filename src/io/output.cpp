@@ -378,27 +378,37 @@ std::pair<Vec3, Vec3> planeBasis(const Vec3& d) {
     return {u, d.cross(u)};
 }
 
-std::string wallsDocument(const World& world, const std::vector<Contact>& contacts) {
+}  // namespace
+
+WallsView wallsView(const World& world, const std::vector<Contact>& contacts) {
+    WallsView view;
+    view.grains = world.numGrains > 0;
+    if (view.grains) view.lo = view.hi = world.x[0];
+    for (std::size_t i = 0; i < world.numGrains; ++i) {
+        view.lo = view.lo.cwiseMin(world.x[i] - Vec3::Constant(world.radius[i]));
+        view.hi = view.hi.cwiseMax(world.x[i] + Vec3::Constant(world.radius[i]));
+    }
+    wallLoads(world, contacts, view.force, view.torque);
+    return view;
+}
+
+namespace {
+
+std::string wallsDocument(const World& world, const WallsView& view) {
     // The box the walls are drawn across: the grains' extent (centres ±
     // radii), the periodic box on periodic axes; without grains, ±1 about
     // each wall's point.
     const std::size_t n = world.numGrains;
-    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
-    if (n > 0) {
-        lo = hi = world.x[0];
-        for (std::size_t i = 0; i < n; ++i) {
-            lo = lo.cwiseMin(world.x[i] - Vec3::Constant(world.radius[i]));
-            hi = hi.cwiseMax(world.x[i] + Vec3::Constant(world.radius[i]));
+    const bool grains = view.grains;
+    Vec3 lo = view.lo, hi = view.hi;
+    for (int k = 0; k < 3 && grains; ++k)
+        if (world.periodic[static_cast<std::size_t>(k)]) {
+            lo[k] = world.boxMin[k];
+            hi[k] = world.boxMax[k];
         }
-        for (int k = 0; k < 3; ++k)
-            if (world.periodic[static_cast<std::size_t>(k)]) {
-                lo[k] = world.boxMin[k];
-                hi[k] = world.boxMax[k];
-            }
-    }
     // Range of (corner − p) · e over the 8 corners of that box.
     auto span = [&](const Vec3& p, const Vec3& e) {
-        const Vec3 l = n > 0 ? lo : Vec3(p - Vec3::Ones()), h = n > 0 ? hi : Vec3(p + Vec3::Ones());
+        const Vec3 l = grains ? lo : Vec3(p - Vec3::Ones()), h = grains ? hi : Vec3(p + Vec3::Ones());
         double a = std::numeric_limits<double>::infinity(), b = -a;
         for (int c = 0; c < 8; ++c) {
             const Vec3 corner(c & 1 ? h[0] : l[0], c & 2 ? h[1] : l[1], c & 4 ? h[2] : l[2]);
@@ -408,10 +418,11 @@ std::string wallsDocument(const World& world, const std::vector<Contact>& contac
         }
         return std::pair<double, double>(a, b);
     };
-    std::vector<Vec3> force, torque, points, cellForce, cellTorque;
+    const std::vector<Vec3>& force = view.force;
+    const std::vector<Vec3>& torque = view.torque;
+    std::vector<Vec3> points, cellForce, cellTorque;
     std::vector<std::int64_t> index;
     std::vector<std::string> name;
-    wallLoads(world, contacts, force, torque);
     constexpr int kSides = 48;  // quads around a cylinder
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         const WallShape& shape = world.wallShape[k];
@@ -544,7 +555,7 @@ SeriesWriter::SeriesWriter(const std::filesystem::path& file, const World& world
     if (shiftColumn_) header += ",cell_shift,shear_strain";
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         if (!world.wallMobile[k]) continue;
-        mobileWalls_.push_back(static_cast<BodyId>(world.numGrains + k));
+        mobileWalls_.push_back(k);
         for (const char* axis : {"_x", "_y", "_z"}) header += ",wall_" + world.wallName[k] + axis;
     }
     for (std::size_t k = 0; k < world.numWalls(); ++k)
@@ -608,8 +619,8 @@ void SeriesWriter::write(const World& world, const StepRecord& r, const std::str
         put(world.shift);
         put(world.shearStrain);
     }
-    for (BodyId b : mobileWalls_)
-        for (int k = 0; k < 3; ++k) put(world.x[static_cast<std::size_t>(b)][k]);
+    for (std::size_t w : mobileWalls_)  // by wall: a rank's part of the world has the walls, not every grain
+        for (int k = 0; k < 3; ++k) put(world.x[world.numGrains + w][k]);
     for (std::size_t k = 0; k < world.numWalls(); ++k) {
         for (int e = 0; e < 3; ++e) put(k < r.wallForce.size() ? r.wallForce[k][e] : 0.0);
         for (int e = 0; e < 3; ++e) put(k < r.wallTorque.size() ? r.wallTorque[k][e] : 0.0);
@@ -679,13 +690,29 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
     recordSnapshot(contactFiles_, time, network);
     if (world.numWalls() > 0) {
         const std::string walls = snapshotName("walls", step);
-        writeFileAtomically(dir_ / walls, wallsDocument(world, contacts));
+        writeFileAtomically(dir_ / walls, wallsDocument(world, wallsView(world, contacts)));
         recordSnapshot(wallFiles_, time, walls);
     }
     if (world.hasShapes()) {
         const std::string shapes = snapshotName("shapes", step);
         writeFileAtomically(dir_ / shapes, shapesDocument(world));
         recordSnapshot(shapeFiles_, time, shapes);
+    }
+    writePvd();
+}
+
+void VtkWriter::writeParallel(const World& world, const WallsView& walls, long step, double time, int pieces) {
+    std::string grains = snapshotName("grains", step), network = snapshotName("contacts", step);
+    grains.replace(grains.size() - 3, 3, "pvtp");
+    network.replace(network.size() - 3, 3, "pvtp");
+    writeFileAtomically(dir_ / grains, parallelDocument("grains", step, pieces, world.hasShapes()));
+    writeFileAtomically(dir_ / network, parallelDocument("contacts", step, pieces, world.hasShapes()));
+    recordSnapshot(grainFiles_, time, grains);
+    recordSnapshot(contactFiles_, time, network);
+    if (world.numWalls() > 0) {
+        const std::string name = snapshotName("walls", step);
+        writeFileAtomically(dir_ / name, wallsDocument(world, walls));
+        recordSnapshot(wallFiles_, time, name);
     }
     writePvd();
 }

@@ -12,8 +12,6 @@ namespace moreau {
 namespace {
 /// Below this many bodies the travel test runs on one thread.
 constexpr std::size_t kParallelBodies = 16384;
-/// Below this many touching pairs the diagnostics are summed on one thread.
-constexpr std::size_t kParallelPairs = 4096;
 }  // namespace
 
 MdPairList::MdPairList(bool spring, double skin, double innerSkin)
@@ -298,38 +296,28 @@ void MdPairList::contacts(const World& world, double margin, std::vector<Contact
 }
 
 PairDiagnostics sumPairDiagnostics(const std::vector<PairDiagnostic>& terms) {
-    // Partial sums by chunk of kChunk touching pairs in key order, then over
-    // the chunks in order: the same bits for any thread count and whatever
+    // Exact sums (ExactSum): the same bits for any thread count, whatever
     // else the list holds (it depends on when it was built, e.g. before or
-    // after a restart), and on MPI ranks from the terms of every rank.
-    const std::size_t m = terms.size(), kChunk = MdPairList::kChunk, numChunks = (m + kChunk - 1) / kChunk;
-    struct Part {
-        double elastic = 0.0, overlap = 0.0, max = 0.0;
-        std::size_t loaded = 0;
-    };
-    std::vector<Part> parts(numChunks);
-#pragma omp parallel for schedule(static) if (m > kParallelPairs)
-    for (std::size_t chunk = 0; chunk < numChunks; ++chunk) {
-        Part p;
-        for (std::size_t t = chunk * kChunk; t < std::min(m, (chunk + 1) * kChunk); ++t) {
-            p.elastic += terms[t].elastic;
-            if (terms[t].loaded) {
-                ++p.loaded;
-                p.overlap += terms[t].overlap;
-                p.max = std::max(p.max, terms[t].overlap);
-            }
-        }
-        parts[chunk] = p;
-    }
+    // after a restart), and on MPI ranks from each rank's terms.
+    PairDiagnosticSums sums;
+    for (const PairDiagnostic& t : terms) sums.add(t);
+    return sums.value();
+}
+
+void PairDiagnosticSums::add(const PairDiagnostic& t) {
+    elastic.add(t.elastic);
+    if (!t.loaded) return;
+    ++loaded;
+    overlap.add(t.overlap);
+    max = std::max(max, t.overlap);
+}
+
+PairDiagnostics PairDiagnosticSums::value() const {
     PairDiagnostics d;
-    double overlap = 0.0;
-    for (const Part& p : parts) {
-        d.elastic += p.elastic;
-        overlap += p.overlap;
-        d.overlaps.contacts += p.loaded;
-        d.overlaps.max = std::max(d.overlaps.max, p.max);
-    }
-    if (d.overlaps.contacts > 0) d.overlaps.mean = overlap / static_cast<double>(d.overlaps.contacts);
+    d.elastic = elastic.value();
+    d.overlaps.contacts = loaded;
+    d.overlaps.max = max;
+    if (loaded > 0) d.overlaps.mean = overlap.value() / static_cast<double>(loaded);
     return d;
 }
 

@@ -142,6 +142,7 @@ World DistributedSimulation::worldFromParts(const std::vector<std::string>& part
 
 const World& DistributedSimulation::gatherWorld() {
     expectSettled("gatherWorld");
+    ++worldGathers_;
     // The first gather brings every owned grain's whole state (rank 0 holds
     // no grain before it), the later ones their motion.
     const World& w = sim_->world();
@@ -269,6 +270,7 @@ void DistributedSimulation::keepPart() {
 bool DistributedSimulation::gatherKept(World& world, ContactStore& store, MdSolver::SchemeCarry& carry,
                                        std::vector<MdSolver::Vec6>& entries) {
     if (!kept_) throw std::logic_error("DistributedSimulation::gatherKept before keepPart");
+    ++worldGathers_;
     const Kept& k = *kept_;
     const std::vector<std::string> grains = comm::gatherToRoot(k.grains);
     const std::vector<std::string> records = comm::gatherToRoot(k.store);
@@ -290,30 +292,11 @@ void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
     // contacts, those with another rank's row taking that row's force.
     exchangeGhosts();
     const World& w = sim_->world();
-    std::vector<Contact> contacts = sim_->contacts();
-    std::vector<ContactKey> keys(contacts.size());
+    std::vector<ContactKey> keys;
+    const std::vector<Contact> contacts = contactsWithRowForces(keys);
     std::vector<Contact> rows;
-    std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
-    for (std::size_t c = 0; c < contacts.size(); ++c) {
-        const Contact& k = contacts[c];
-        keys[c] = globalKey(k.key);
-        const auto a = static_cast<std::size_t>(k.a), b = static_cast<std::size_t>(k.b);
-        if (!owned_[a]) continue;
-        rows.push_back(k);
-        if (!w.isWall(k.b) && !owned_[b]) {
-            ByteWriter& to = out[static_cast<std::size_t>(owner_[b])];
-            to.put(keys[c]);
-            to.put(k.history.reaction);
-        }
-    }
-    // Local keys in order are global keys in order (local bodies follow the global ids).
-    readEach(send(out), [&](ByteReader& u, std::size_t) {
-        const auto key = u.get<ContactKey>("key");
-        const auto it = std::lower_bound(keys.begin(), keys.end(), key);
-        if (it == keys.end() || *it != key)
-            throw std::logic_error("distributed run: a contact force for a pair this rank did not detect");
-        contacts[static_cast<std::size_t>(it - keys.begin())].history.reaction = u.get<Vec3>("reaction");
-    });
+    for (const Contact& c : contacts)
+        if (owned_[static_cast<std::size_t>(c.a)]) rows.push_back(c);
     std::vector<std::size_t> owned;
     for (std::size_t i = 0; i < w.numGrains; ++i)
         if (owned_[i]) owned.push_back(i);

@@ -370,35 +370,36 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         const bool cd = settings.simulation.method == Method::CD;
         CdStepStats stats;  // CD: the last step's sweeps (the same on every rank)
         const bool pieces = settings.output.vtkPieces;
+        const bool shapes = run.part().world().hasShapes();
         auto observe = [&](bool row, bool snapshot) {
-            const World& w = run.gatherWorld();
-            const std::vector<Contact> contacts = run.gatherContacts();
-            const auto diagnostics = run.gatherDiagnostics();
-            if (snapshot && pieces) run.writeVtkPiece(dir / "vtk");
-            if (!root) return;
-            // The row from the whole world and its contacts: the world's
-            // columns have the serial bits; overlaps and measurements come
-            // from the contacts at the step's end positions; the elastic
-            // energy 0 (CD: rigid grains) or NaN (MD: the fused pipeline's
-            // diagnostics replace both).
-            last = worldRecord(w, overlapStats(contacts));
-            measureInto(last, w, contacts, settings.output);
-            last.elasticEnergy = cd ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+            // The row from the ranks' parts (no gather: exact sums added over
+            // the ranks, the serial bits): overlaps and measurements from the
+            // contacts at the step's end positions; the elastic energy 0 (CD:
+            // rigid grains), NaN (the staged pipeline) or the fused
+            // pipeline's (its diagnostics replace the overlaps too).
+            last = run.record(settings.output);
             if (cd) {
+                last.elasticEnergy = 0.0;
                 last.iterations = stats.iterations;
                 last.residual = stats.residual;
                 last.naturalError = stats.error;
             }
-            if (diagnostics) {  // the fused pipeline's, as the serial record has them
-                last.elasticEnergy = diagnostics->elastic;
-                last.contacts = diagnostics->overlaps.contacts;
-                last.meanOverlap = diagnostics->overlaps.mean;
-                last.maxOverlap = diagnostics->overlaps.max;
+            if (snapshot && pieces) run.writeVtkPiece(dir / "vtk");
+            // Without pieces, and for the clumps' component spheres, rank 0
+            // writes the snapshot from the whole world.
+            if (snapshot && (!pieces || shapes)) {
+                const World& w = run.gatherWorld();
+                const std::vector<Contact> contacts = run.gatherContacts();
+                if (root) out->snapshot(w, contacts, w.step, pieces ? comm::ranks() : 0);
+            } else if (snapshot) {
+                WallsView walls = run.grainsExtent();
+                walls.force = last.wallForce;
+                walls.torque = last.wallTorque;
+                if (root) out->snapshotParallel(run.part().world(), walls, comm::ranks());
             }
-            if (row) out->row(w, last);
-            if (snapshot) out->snapshot(w, contacts, w.step, pieces ? comm::ranks() : 0);
+            if (root && row) out->row(run.part().world(), last);
         };
-        const World& start = run.gatherWorld();  // the whole world's bodies name series.csv's columns
+        const World& start = run.part().world();  // its walls and cell name series.csv's columns
         if (root) {
             std::vector<std::string> intro{format(
                 "moreau %s: %s %s, %s on %d ranks (bricks %s), %zu grains, %zu walls, steps %ld to %ld, %d threads "
@@ -580,7 +581,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         }
         lap(clock, gatherSeconds);
         const auto [phases, slowest] = rankPhases(run, cd, gatherSeconds);
-        const World& w = run.gatherWorld();
+        // The summary's whole-world numbers from the parts (no gather).
+        const WorldNumbers whole{grains, run.kineticEnergy(), run.stateHash()};
+        const World& w = run.part().world();  // the walls, the clock and the clumps' shapes
         const std::uint64_t collectives = comm::collectives();  // rank 0's, the outputs' gathers included
         const DistributedTraffic traffic = run.traffic();
         RunOutcome outcome;
@@ -593,7 +596,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (!root) return outcome;
         out->flush();
         nlohmann::json summary = out->summary(
-            !failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed", w, totals, last.contacts);
+            !failure.empty() ? "diverged" : !stopped.empty() ? "stopped" : "completed", w, whole, totals, last.contacts);
         if (!stopped.empty()) summary["signal"] = stopped;
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["distributed"] = {{"grid", run.grid()},
@@ -607,6 +610,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                                   {"checks", run.checks()},
                                   {"rollbacks", run.rollbacks()},
                                   {"collectives", collectives},
+                                  {"world_gathers", run.worldGathers()},
                                   {"phase_seconds_max", slowest}};
         summary["phase_seconds"] = phases;
         if (cd) {

@@ -190,6 +190,11 @@ void RunOutputs::writeCheckpoint(const std::string& bytes) {
 
 nlohmann::json RunOutputs::summary(const char* status, const World& w, const RunTotals& totals,
                                    std::size_t contacts) const {
+    return summary(status, w, WorldNumbers{w.numGrains, kineticEnergy(w), stateHash(w)}, totals, contacts);
+}
+
+nlohmann::json RunOutputs::summary(const char* status, const World& w, const WorldNumbers& whole,
+                                   const RunTotals& totals, std::size_t contacts) const {
     nlohmann::json s;
     s["status"] = status;
     s["method"] = methodName(scene_);
@@ -198,19 +203,19 @@ nlohmann::json RunOutputs::summary(const char* status, const World& w, const Run
     s["last_step"] = done;
     if (from_) s["resumed_from_step"] = first_;
     s["wall_seconds"] = wallSeconds();
-    s["particles"] = w.numGrains;
+    s["particles"] = whole.grains;
     s["walls"] = w.numWalls();
     s["mean_iterations"] = done > 0 ? totals.sumIterations / static_cast<double>(done) : 0.0;
     s["max_iterations"] = totals.maxIterations;
     s["mean_residual"] = done > 0 ? totals.sumResidual / static_cast<double>(done) : 0.0;
     s["unconverged_steps"] = totals.unconverged;
     s["final_contacts"] = contacts;
-    s["final_kinetic_energy"] = kineticEnergy(w);
+    s["final_kinetic_energy"] = whole.kineticEnergy;
     s["threads"] = omp_get_max_threads();
     s["ranks"] = comm::ranks();
     s["seed"] = scene_.simulation.seed;
     s["scene"] = scene_.origin;
-    s["state_hash"] = hex64(stateHash(w));
+    s["state_hash"] = hex64(whole.stateHash);
     s["settings"] = scene_.values;
     if (w.hasClumps()) {
         // Each clump shape as the run holds it: moved to its centre of mass

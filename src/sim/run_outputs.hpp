@@ -94,6 +94,13 @@ private:
 };
 
 /// The outputs of one run in its held folder.
+/// summary.json's numbers of the whole world: its grains, kinetic energy and stateHash.
+struct WorldNumbers {
+    std::size_t grains = 0;
+    double kineticEnergy = 0.0;
+    std::uint64_t stateHash = 0;
+};
+
 class RunOutputs {
 public:
     /// Opens series.csv (its columns from `start`; `naturalError`: the
@@ -114,6 +121,10 @@ public:
 
     /// A row of series.csv.
     void row(const World& w, const StepRecord& r) { series_.write(w, r, scene_.output.stage); }
+    /// A snapshot's parallel files over the ranks' pieces and its walls (VtkWriter::writeParallel).
+    void snapshotParallel(const World& w, const WallsView& walls, int pieces) {
+        vtk_->writeParallel(w, walls, w.step, w.time, pieces);
+    }
     /// A VTK snapshot of step `step` (`pieces`: ranks whose pieces it lists, VtkWriter::write).
     void snapshot(const World& w, const std::vector<Contact>& contacts, long step, int pieces = 0);
     /// The log's row of step s.
@@ -133,6 +144,9 @@ public:
     /// a resume that is not the uninterrupted run's bits. A loop adds its own
     /// keys (md_pipeline, distributed, ...) before writeSummary.
     nlohmann::json summary(const char* status, const World& w, const RunTotals& totals, std::size_t contacts) const;
+    /// On ranks: `w` a rank's part (walls, clock, shapes), `whole` the whole world's numbers.
+    nlohmann::json summary(const char* status, const World& w, const WorldNumbers& whole, const RunTotals& totals,
+                           std::size_t contacts) const;
     void writeSummary(const nlohmann::json& summary) const;
 
     /// Logs how the run was stopped by `signal` after step `step`; returns

@@ -183,10 +183,11 @@ StepRecord Simulation::measuredRecord() const {
     return r;
 }
 
-void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& contacts, const OutputSettings& output) {
+void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& contacts, const OutputSettings& output,
+                 const WorldPart* part) {
     std::optional<MeasureRegion> region;
     if (const auto& box = output.stressRegion) region = MeasureRegion{(*box)[0], (*box)[1]};
-    const Measurements m = measure(world, contacts, region ? &*region : nullptr);
+    const Measurements m = measure(world, contacts, region ? &*region : nullptr, part ? *part : WorldPart{});
     r.stress = m.stress;
     r.pressure = m.pressure;
     r.deviator = m.deviator;

@@ -284,6 +284,13 @@ with tempfile.TemporaryDirectory() as tmp:
             d = summary["distributed"]
             check(d["rebuilds"] > 0 and d["migrations"] > 0 and d["ghosts"] > 0,
                   f"{name}: {n} ranks rebuilt, migrated grains and held ghosts ({d})")
+            # Rows, snapshots in pieces and the summary come from the ranks'
+            # parts: rank 0 never gathers the world (but for the shapes'
+            # snapshot, clumps' spheres or polygons, and the serial files).
+            shapes = step and os.path.exists(os.path.join(out, "vtk", f"shapes_{step:06d}.vtp"))
+            if not (step and n == 2) and not shapes:
+                check(d.get("world_gathers") == 0, f"{name}: {n} ranks write their rows, snapshots and summary "
+                                                   f"without gathering the world (world_gathers {d.get('world_gathers')})")
             # phase_seconds: the mean over the ranks (solve's parts are in solve), and the slowest rank's.
             mean, most = summary.get("phase_seconds", {}), d.get("phase_seconds_max", {})
             # Parts of a stage (solve_*, integrate_forces) are in it already.

@@ -1,12 +1,16 @@
 #pragma once
 /// Scalar and tensor observables of a world and its contacts: energies,
 /// momentum, overlap statistics, the Love–Weber stress and a bit-exact state
-/// hash for determinism checks. All read-only; none allocates per body.
+/// hash for determinism checks. All read-only. Every sum is exact
+/// (ExactSum, rounded once), so that a world cut into parts (MPI ranks,
+/// WorldPart) gives the same bits as the whole.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "moreau/contact/contact.hpp"
+#include "moreau/core/exact_sum.hpp"
 #include "moreau/core/types.hpp"
 #include "moreau/model/world.hpp"
 
@@ -33,6 +37,10 @@ OverlapStats overlapStats(const std::vector<Contact>& contacts);
 /// angular velocities and time are not part of it. Equal bits give equal
 /// hashes; one flipped bit changes it.
 std::uint64_t stateHash(const World& world);
+/// stateHash grain by grain: the digest after one more grain (position,
+/// velocity), from kStateHashStart (the FNV-1a offset basis).
+constexpr std::uint64_t kStateHashStart = 0xcbf29ce484222325ull;
+std::uint64_t stateHashStep(std::uint64_t h, const Vec3& x, const Vec3& v);
 
 /// 16 lower-case hexadecimal digits, zero-padded (the `state_hash` format).
 std::string hex64(std::uint64_t value);
@@ -109,6 +117,47 @@ struct Measurements {
     std::vector<Vec3> wallTorque;
 };
 Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region = nullptr);
+
+/// One part of a world cut over MPI ranks, as the measurements see it: the
+/// grains and contacts it counts, and how the parts' sums meet. The sums
+/// are exact and the maxima and counts order-free, so the whole's values
+/// have the serial run's bits however the world is cut. A part's contacts
+/// must carry their rows' forces and hold every contact of the grains it
+/// counts. The default is the whole world on one process.
+struct WorldPart {
+    const std::vector<char>* grains = nullptr;  ///< per grain: counted here (null: every one)
+    const std::vector<char>* rows = nullptr;    ///< per contact: counted here (null: every one)
+    bool walls = true;                          ///< the mobile walls' kinetic energy counted here
+    std::size_t wholeGrains = 0;                ///< with reduce: the grains of every part
+    /// Adds the words (ExactSum::words and counts) and takes each maximum
+    /// over every part (collective); null: one part.
+    std::function<void(std::vector<std::uint64_t>& words, std::vector<double>& maxima)> reduce;
+    /// Makes `count` (per grain here, its force-carrying neighbours among
+    /// this part's contacts) right for every grain at an end of a contact
+    /// counted here (collective); null: one part.
+    std::function<void(std::vector<int>& count)> completeCounts;
+};
+
+/// Exact sums, maxima and counts that parts add up (WorldPart::reduce).
+struct PartTally {
+    std::vector<ExactSum> sums;
+    std::vector<double> maxima;
+    std::vector<std::uint64_t> counts;
+    void reduce(const WorldPart& part);
+};
+
+/// measure() over the parts: each calls it with its own part (collective
+/// where the part reduces); every part gets the whole's measurements.
+Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region,
+                     const WorldPart& part);
+
+/// kineticEnergy, rotationalEnergy and, over the contacts, overlapStats,
+/// each part's share added over the parts (one reduction).
+struct PartEnergies {
+    double kinetic = 0.0, rotational = 0.0;
+    OverlapStats overlaps;
+};
+PartEnergies energies(const World& world, const std::vector<Contact>& contacts, const WorldPart& part);
 
 /// The force the grains' contacts exert on each wall and on the grains
 /// glued to it (World::DrivenGrain), and its torque about the wall's point

@@ -71,7 +71,7 @@ public:
 
 private:
     OutputStream out_;
-    std::vector<BodyId> mobileWalls_;
+    std::vector<std::size_t> mobileWalls_;  ///< walls (body − numGrains) with a position column
     bool naturalColumn_ = false;                      ///< natural_error
     bool cellColumns_ = false, shiftColumn_ = false;  ///< cell_lx, _ly, _lz (periodic); cell_shift (Lees–Edwards)
     bool stageColumn_ = false;                        ///< stage (output.stage)
@@ -83,6 +83,17 @@ private:
 /// 2) so a partial run opens too. `moreau run` passes OUT/vtk as `dir`.
 /// Every file is written under a temporary name and renamed into place, so a
 /// reader never sees half a file.
+/// What the walls' snapshot shows of the grains: the box the walls are
+/// drawn across (the grains' extent, centres ± radii; without grains ±1
+/// about each wall's point) and each wall's load (wallLoads).
+struct WallsView {
+    bool grains = false;
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+    std::vector<Vec3> force, torque;
+};
+/// The view of the whole world's grains and contacts.
+WallsView wallsView(const World& world, const std::vector<Contact>& contacts);
+
 class VtkWriter {
 public:
     /// Creates `dir` if needed; throws InputError naming it if that fails.
@@ -110,6 +121,10 @@ public:
     /// contacts_XXXXXX.pvtp over them (and the walls from `world`), and
     /// run.pvd lists those.
     void write(const World& world, const std::vector<Contact>& contacts, long step, double time, int pieces = 0);
+    /// The parallel files over the ranks' `pieces` and the walls, from
+    /// what the ranks reduced (`walls`), with no grain at hand: `world`
+    /// gives the walls, the cell and the clock (a rank's part of it).
+    void writeParallel(const World& world, const WallsView& walls, long step, double time, int pieces);
 
 private:
     std::filesystem::path dir_;

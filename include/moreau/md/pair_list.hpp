@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "moreau/contact/contact_store.hpp"
+#include "moreau/core/exact_sum.hpp"
 #include "moreau/contact/detection.hpp"
 #include "moreau/model/world.hpp"
 
@@ -45,10 +46,17 @@ struct PairDiagnostics {
     double elastic = 0.0;
     OverlapStats overlaps;
 };
-/// The diagnostics of a list of pairs' parts in key order (every rank's,
-/// for a distributed run): partial sums over chunks of a fixed size, then
-/// over the chunks, with the same bits for any thread count.
+/// The diagnostics of a list of pairs' parts, in any order: exact sums
+/// (ExactSum), the same bits for any thread count and cut into parts
+/// (MPI ranks: each adds its own, then the parts' words are added).
 PairDiagnostics sumPairDiagnostics(const std::vector<PairDiagnostic>& terms);
+struct PairDiagnosticSums {
+    ExactSum elastic, overlap;
+    std::uint64_t loaded = 0;
+    double max = 0.0;
+    void add(const PairDiagnostic& t);
+    PairDiagnostics value() const;
+};
 
 class MdPairList {
 public:

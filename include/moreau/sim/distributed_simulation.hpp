@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "moreau/analysis/observables.hpp"
 #include "moreau/core/comm.hpp"
 #include "moreau/sim/simulation.hpp"
 
@@ -168,6 +169,21 @@ public:
     /// evaluation from every rank's touching pairs, with the serial bits
     /// (collective; nullopt for the staged pipeline, and on the other ranks).
     std::optional<PairDiagnostics> gatherDiagnostics();
+    /// series.csv's world columns at the current step, as a serial run's
+    /// record and measureInto(output) have them, with their bits: each rank
+    /// adds its owned grains and the contacts whose first grain it owns,
+    /// and the exact sums' words are added over the ranks (collective; no
+    /// gather; the same record on every rank). The elastic energy is the
+    /// fused pipeline's, NaN for the staged one (CD: the caller's 0).
+    StepRecord record(const OutputSettings& output);
+    /// The whole world's grains' extent (WallsView's box; collective).
+    WallsView grainsExtent() const;
+    /// The whole world's kinetic energy (kineticEnergy; collective, every rank).
+    double kineticEnergy() const;
+    /// Rank 0: the whole world's stateHash, from windows of 2¹⁶ grains by
+    /// id (collective; rank 0 holds one window at a time; the other ranks
+    /// get the start value).
+    std::uint64_t stateHash() const;
     /// This rank's piece of a VTK snapshot of the current step in `dir`
     /// (output.vtk_pieces; collective): its owned grains and the contacts
     /// it owns, with global ids (writeVtkPiece in io/output.hpp).
@@ -188,6 +204,9 @@ public:
     long regrids() const { return regrids_; }
     /// The bricks per axis, e.g. "2x1x1".
     std::string grid() const;
+    /// The times rank 0 gathered every grain (gatherWorld, gatherKept): for
+    /// snapshots without pieces, checkpoints, FCLIB dumps; not for rows.
+    long worldGathers() const { return worldGathers_; }
     /// CD: sweeps per step, summed over the steps so far (the same on every rank).
     long sweeps() const { return sweeps_; }
     /// This rank's time per part of the steps so far.
@@ -195,6 +214,14 @@ public:
 
 private:
     friend class CdRanks;
+    /// This rank's contacts (global `keys`, ascending), each with the force
+    /// of its row (from the rank that owns its first body; collective).
+    std::vector<Contact> contactsWithRowForces(std::vector<ContactKey>& keys);
+    /// The ranks' parts as the observables add them (WorldPart): the owned
+    /// grains, the walls on rank 0, sums and maxima over the ranks.
+    WorldPart wholePart() const;
+    /// The index of `key` in `keys` (a logic_error if absent).
+    static std::size_t contactOf(const std::vector<ContactKey>& keys, ContactKey key);
     /// The bricks and their cuts from the scene's settings and every grain
     /// (`each`, `grains` of them).
     void decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each);
@@ -289,6 +316,7 @@ private:
 
     int ranks_ = 1, rank_ = 0;
     std::size_t globalGrains_ = 0;
+    long worldGathers_ = 0;
     std::array<int, 3> dims_{1, 1, 1};     ///< bricks per axis; rank = i + dims_x (j + dims_y k)
     int axes_ = 3;                         ///< the axes the scene moves along (its dimension)
     bool leesEdwards_ = false;             ///< a sheared cell: bricks along z alone

@@ -19,6 +19,7 @@ namespace moreau {
 
 class ByteReader;
 class ByteWriter;
+struct WorldPart;
 
 class Simulation {
 public:
@@ -233,8 +234,10 @@ Scene sceneWithoutWorld(const Scene& scene);
 StepRecord worldRecord(const World& w, const OverlapStats& o);
 /// Fills `r`'s granular measurements (stress, pressure, packing fraction,
 /// coordination, fabric, wall loads; analysis::measure) from the world and
-/// its contacts, over `output.stress_region` where set.
-void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& contacts, const OutputSettings& output);
+/// its contacts, over `output.stress_region` where set; over the parts of a
+/// world cut over MPI ranks with `part` (WorldPart, analysis/observables.hpp).
+void measureInto(StepRecord& r, const World& world, const std::vector<Contact>& contacts, const OutputSettings& output,
+                 const WorldPart* part = nullptr);
 
 /// A scene around a world built in code, for tests and experiments: the
 /// method and Δt given, the CD and MD settings given (defaults otherwise),
