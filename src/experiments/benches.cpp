@@ -790,16 +790,16 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
                         {"mean", 1e-9 * static_cast<double>(comm::sumOverRanks(nanoseconds)) / ranks}};
     }
     // Memory: the largest rank's peak resident size when the timed steps
-    // end (before the gathers below, which give rank 0 the whole world and
-    // its contacts for the hash and the count: a bench's, not a run's).
+    // end (the count and the hash below hold no rank's whole world either).
     const auto steppingRss = comm::maxOverRanks(peakRssBytes());
-    const std::size_t contacts = run.gatherContacts().size();  // rank 0: the last step's, once each
-    const World& w = run.gatherWorld();
-    const double n = static_cast<double>(w.numGrains);
+    const std::size_t contacts = run.contactCount();  // the last step's, once each
+    const std::size_t grains = run.wholeGrains();
+    const std::uint64_t hash = run.stateHash();
+    const double n = static_cast<double>(grains);
     const double perRankStep = static_cast<double>(ranks) * static_cast<double>(steps);
     const long sweeps = run.sweeps() - sweeps0;
     nlohmann::json results = {
-        {"particles", w.numGrains},
+        {"particles", grains},
         {"ranks", ranks},
         {"grid", run.grid()},
         {"mode", mode},
@@ -815,10 +815,10 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
         {"collectives_per_step", static_cast<double>(collectives) / static_cast<double>(steps)},
         {"rollbacks", run.rollbacks()},
         {"migrations", after.migrations - before.migrations},
-        {"state_hash", hex64(stateHash(w))},
+        {"state_hash", hex64(hash)},
         {"phase_seconds", phases},
     };
-    // Every rank's peak resident size at the end (rank 0's with the gathers above).
+    // Every rank's peak resident size at the end.
     const auto rss = static_cast<std::uint64_t>(peakRssBytes());
     results["peak_rss_bytes_per_particle"] = static_cast<double>(comm::sumOverRanks(rss)) / n;
     results["peak_rss_bytes_rank0_per_particle"] = static_cast<double>(rss) / n;

@@ -54,6 +54,14 @@ WorldPart DistributedSimulation::wholePart() const {
     return part;
 }
 
+std::size_t DistributedSimulation::contactCount() {
+    expectSettled("contactCount");
+    exchangeGhosts();  // as gatherContacts: the contacts at the owners' state
+    std::uint64_t mine = 0;
+    for (const Contact& c : sim_->contacts()) mine += owned_[static_cast<std::size_t>(c.a)] ? 1 : 0;
+    return static_cast<std::size_t>(comm::sumOverRanks(mine));
+}
+
 double DistributedSimulation::kineticEnergy() const {
     return energies(sim_->world(), {}, wholePart()).kinetic;
 }

@@ -178,6 +178,11 @@ public:
     StepRecord record(const OutputSettings& output);
     /// The whole world's grains' extent (WallsView's box; collective).
     WallsView grainsExtent() const;
+    /// The grains of the whole world.
+    std::size_t wholeGrains() const { return globalGrains_; }
+    /// The whole world's contacts now, each once (gatherContacts().size()
+    /// with no gather; collective, every rank).
+    std::size_t contactCount();
     /// The whole world's kinetic energy (kineticEnergy; collective, every rank).
     double kineticEnergy() const;
     /// Rank 0: the whole world's stateHash, from windows of 2¹⁶ grains by
