@@ -1,7 +1,7 @@
 // What a distributed run shows rank 0 (distributed_simulation.hpp): the
-// whole world, its contacts, contact store and MD scheme state (output and
-// checkpoints), the fused pipeline's diagnostics, the travel guard's test
-// and each rank's VTK piece.
+// whole world, its contacts, contact store and MD scheme state (checkpoints,
+// the serial snapshot files, FCLIB dumps), the travel guard's test and each
+// rank's VTK piece.
 #include "moreau/sim/distributed_simulation.hpp"
 
 #include <algorithm>
@@ -194,20 +194,6 @@ std::vector<Contact> DistributedSimulation::gatherContacts() {
         mine.put(c);
     }
     return gatherByKey<Contact>(mine);
-}
-
-std::optional<PairDiagnostics> DistributedSimulation::gatherDiagnostics() {
-    expectSettled("gatherDiagnostics");
-    if (!sim_->fused()) return std::nullopt;  // the same on every rank
-    ByteWriter mine;
-    for (PairDiagnostic d : sim_->md().pairDiagnostics()) {
-        if (!owned_[static_cast<std::size_t>(keyBodyA(d.key))]) continue;
-        d.key = globalKey(d.key);
-        mine.put(d);
-    }
-    const std::vector<PairDiagnostic> all = gatherByKey<PairDiagnostic>(mine);
-    if (rank_ != 0) return std::nullopt;
-    return sumPairDiagnostics(all);
 }
 
 std::string DistributedSimulation::ownedStoreBytes(std::size_t& stride) const {

@@ -165,10 +165,6 @@ public:
     /// gatherScheme() had them then (collective).
     bool gatherKept(World& world, ContactStore& store, MdSolver::SchemeCarry& carry,
                     std::vector<MdSolver::Vec6>& entries);
-    /// Rank 0: the fused pipeline's elastic energy and overlaps at the last
-    /// evaluation from every rank's touching pairs, with the serial bits
-    /// (collective; nullopt for the staged pipeline, and on the other ranks).
-    std::optional<PairDiagnostics> gatherDiagnostics();
     /// series.csv's world columns at the current step, as a serial run's
     /// record and measureInto(output) have them, with their bits: each rank
     /// adds its owned grains and the contacts whose first grain it owns,
