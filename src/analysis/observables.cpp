@@ -89,6 +89,21 @@ void PartTally::reduce(const WorldPart& part) {
     std::copy(words.begin() + static_cast<std::ptrdiff_t>(sums.size() * kWords), words.end(), counts.begin());
 }
 
+void PartTally::reduce(const WorldPart& part, PartTally* more) {
+    if (!more) return reduce(part);
+    const std::size_t ns = sums.size(), nm = maxima.size(), nc = counts.size();
+    sums.insert(sums.end(), more->sums.begin(), more->sums.end());
+    maxima.insert(maxima.end(), more->maxima.begin(), more->maxima.end());
+    counts.insert(counts.end(), more->counts.begin(), more->counts.end());
+    reduce(part);
+    std::copy(sums.begin() + static_cast<std::ptrdiff_t>(ns), sums.end(), more->sums.begin());
+    std::copy(maxima.begin() + static_cast<std::ptrdiff_t>(nm), maxima.end(), more->maxima.begin());
+    std::copy(counts.begin() + static_cast<std::ptrdiff_t>(nc), counts.end(), more->counts.begin());
+    sums.resize(ns);
+    maxima.resize(nm);
+    counts.resize(nc);
+}
+
 double kineticEnergy(const World& world) {
     ExactSum e;
     addKinetic(world, WorldPart{}, e);
@@ -101,7 +116,7 @@ double rotationalEnergy(const World& world) {
     return e.value();
 }
 
-PartEnergies energies(const World& world, const std::vector<Contact>& contacts, const WorldPart& part) {
+PartTally energyTerms(const World& world, const std::vector<Contact>& contacts, const WorldPart& part) {
     PartTally t;
     t.sums.resize(3);
     t.maxima.assign(1, 0.0);
@@ -109,8 +124,17 @@ PartEnergies energies(const World& world, const std::vector<Contact>& contacts, 
     addKinetic(world, part, t.sums[0]);
     addRotational(world, part, t.sums[1]);
     addOverlaps(contacts, part, t.counts[0], t.sums[2], t.maxima[0]);
-    t.reduce(part);
+    return t;
+}
+
+PartEnergies energiesOf(const PartTally& t) {
     return PartEnergies{t.sums[0].value(), t.sums[1].value(), overlapsOf(t.counts[0], t.sums[2], t.maxima[0])};
+}
+
+PartEnergies energies(const World& world, const std::vector<Contact>& contacts, const WorldPart& part) {
+    PartTally t = energyTerms(world, contacts, part);
+    t.reduce(part);
+    return energiesOf(t);
 }
 
 Vec3 totalMomentum(const World& world) {
@@ -515,7 +539,7 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
         t.counts[kEnds] += e;
         if (!rattler(c.a) && !rattler(c.b)) t.counts[kKeptEnds] += e;
     }
-    t.reduce(part);
+    t.reduce(part, part.with);
     wallLoadsOf(t.sums.data() + kWalls, walls, m.wallForce, m.wallTorque);
     if (whole == 0) return m;
     // The volume: the region's, or the periodic box on periodic axes and the

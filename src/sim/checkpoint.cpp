@@ -1,7 +1,9 @@
 #include "moreau/sim/checkpoint.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include "moreau/io/out_dir.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/simulation.hpp"
+#include "distributed_grain.hpp"
 
 namespace moreau {
 
@@ -17,6 +20,12 @@ namespace {
 
 constexpr char kMagic[] = "moreau-checkpoint\n";
 constexpr std::size_t kMagicLength = sizeof(kMagic) - 1;
+constexpr char kPartMagic[] = "moreau-checkpoint-part\n";
+constexpr std::size_t kPartMagicLength = sizeof(kPartMagic) - 1;
+/// Format 6's layout byte: the whole world and state, or the ranks' parts.
+constexpr std::uint8_t kLayoutWhole = 0, kLayoutParts = 1;
+/// The most parts (ranks) a checkpoint may name.
+constexpr std::int32_t kMaxParts = 1 << 20;
 
 /// The count of `items`, then each as `put` writes it.
 template <class T, class Put>
@@ -272,15 +281,219 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     return w;
 }
 
+/// Removes the part files in `dir` that are not of step `keep` (-1: all):
+/// once `dir`/checkpoint is written, they belong to no checkpoint.
+void removeOtherParts(const std::filesystem::path& dir, long keep) {
+    const std::string mine = checkpointPartName(keep, 0);
+    const std::string stem = mine.substr(0, mine.size() - 1);  // "checkpoint.000400.p"
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        std::size_t digits = 0;  // "checkpoint." then the step's digits, then ".p" and the rank's
+        while (11 + digits < name.size() && std::isdigit(static_cast<unsigned char>(name[11 + digits]))) ++digits;
+        const bool part = name.rfind("checkpoint.", 0) == 0 && digits >= 6 && name.compare(11 + digits, 2, ".p") == 0 &&
+                          name.size() > 13 + digits &&
+                          std::all_of(name.begin() + static_cast<std::ptrdiff_t>(13 + digits), name.end(),
+                                      [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; });
+        if (part && (keep < 0 || name.rfind(stem, 0) != 0)) std::filesystem::remove(entry.path(), ec);
+    }
+}
+
+std::string readFile(const std::filesystem::path& file, const std::string& origin) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw InputError(origin + ": " + (std::filesystem::exists(file, ec) ? "not a regular file" : "no such file"));
+    std::ifstream f(file, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    if (!f) throw InputError(origin + ": cannot be read");
+    return ss.str();
+}
+
+void putCarry(ByteWriter& out, const MdSolver::SchemeCarry& c) {
+    out.put(static_cast<std::int64_t>(c.history));
+    out.put(c.pendingKick);
+    out.put(static_cast<std::uint8_t>(c.haveSignature));
+    out.put(c.signature);
+    out.put(c.fields);
+    out.put(static_cast<std::uint8_t>(c.past));
+}
+
+MdSolver::SchemeCarry getCarry(ByteReader& in) {
+    MdSolver::SchemeCarry c;
+    c.history = static_cast<long>(in.get<std::int64_t>("MD scheme"));
+    c.pendingKick = in.get<double>("MD scheme");
+    c.haveSignature = in.getBool("MD scheme");
+    c.signature = in.get<std::uint64_t>("MD scheme");
+    c.fields = in.get<std::uint32_t>("MD scheme");
+    c.past = in.getBool("MD scheme");
+    if (!c.fits()) in.fail("MD scheme fields " + std::to_string(c.fields) + " out of range");
+    return c;
+}
+
+/// The parts a format-6 checkpoint of layout "parts" names, beside it:
+/// each read and checked (size, checksum, step, rank), their grains merged
+/// by id into the whole world (each part's world read as a whole file's
+/// is), their contact memory and MD scheme entries; then the state a
+/// serial run would have saved from them (Simulation::saveState).
+void readParts(Checkpoint& c, ByteReader& in, const std::string& origin) {
+    const World walls = std::move(c.world);
+    if (walls.numGrains != 0) in.fail("the parts' world holds grains");
+    const auto grains = in.get<std::uint64_t>("grains");
+    const auto ranks = in.get<std::int32_t>("parts");
+    if (ranks < 1 || ranks > kMaxParts) in.fail(std::to_string(ranks) + " parts");
+    const bool held = in.getBool("MD scheme");
+    const MdSolver::SchemeCarry carry = getCarry(in);
+    const std::size_t per = held ? carry.perBody() : 0;
+    std::vector<MdSolver::Vec6> wallScheme(in.count(sizeof(MdSolver::Vec6), "MD scheme of the walls"));
+    for (MdSolver::Vec6& e : wallScheme) e = in.get<MdSolver::Vec6>("MD scheme of the walls");
+    if (wallScheme.size() != walls.numWalls() * per) in.fail("the walls' MD scheme entries do not match the walls");
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> listed(static_cast<std::size_t>(ranks));
+    for (auto& [size, digest] : listed) {
+        size = in.get<std::uint64_t>("part size");
+        digest = in.get<std::uint64_t>("part checksum");
+    }
+    if (in.left() != 0) in.fail(std::to_string(in.left()) + " bytes after the parts");
+    std::vector<DistributedGrain> all;
+    ContactStore store;
+    for (std::int32_t r = 0; r < ranks; ++r) {
+        const std::filesystem::path file = c.path.parent_path() / checkpointPartName(walls.step, r);
+        const std::string name = "checkpoint part '" + file.string() + "'";
+        const std::string bytes = readFile(file, name);
+        const auto& [size, digest] = listed[static_cast<std::size_t>(r)];
+        if (bytes.size() != size || fnv1a64(bytes) != digest)
+            throw InputError(name + ": not the part '" + c.path.string() + "' lists (its size or checksum differs: " +
+                             "another run's, or damaged)");
+        if (bytes.compare(0, kPartMagicLength, kPartMagic) != 0)
+            throw InputError(name + ": not a part of a Moreau checkpoint");
+        ByteReader u(std::string_view(bytes).substr(kPartMagicLength), name);
+        if (u.get<std::uint32_t>("format version") != kCheckpointFormat || u.get<std::int64_t>("step") != walls.step ||
+            u.get<std::int32_t>("rank") != r || u.get<std::int32_t>("parts") != ranks)
+            u.fail("not part " + std::to_string(r) + " of " + std::to_string(ranks) + " of step " +
+                   std::to_string(walls.step));
+        const World part = readWorld(u, kCheckpointFormat);
+        if (part.numWalls() != walls.numWalls()) u.fail("its walls are not the checkpoint's");
+        const std::vector<std::uint64_t> ids = u.getVector<std::uint64_t>("grain ids");
+        if (ids.size() != part.numGrains) u.fail("its grain ids do not match its grains");
+        std::istringstream records(u.getString("contact store"));
+        const ContactStore mine = readContactStore(records, name);
+        if (r > 0 && mine.slots.stride != store.slots.stride) u.fail("its contact memory has another stride");
+        store.slots.stride = mine.slots.stride;
+        store.records.insert(store.records.end(), mine.records.begin(), mine.records.end());
+        store.slots.values.insert(store.slots.values.end(), mine.slots.values.begin(), mine.slots.values.end());
+        if (u.count(sizeof(MdSolver::Vec6), "MD scheme") != ids.size() * per)
+            u.fail("its MD scheme entries do not match its grains");
+        const std::vector<std::int32_t> driven = distributed::drivenOf(part);
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+            all.push_back(distributed::grainOf(part, k, ids[k], driven));
+            all.back().scheme.resize(per);
+            for (MdSolver::Vec6& e : all.back().scheme) e = u.get<MdSolver::Vec6>("MD scheme");
+        }
+        if (u.left() != 0) u.fail(std::to_string(u.left()) + " bytes after the part");
+    }
+    // Every grain once, by id 0 to grains − 1.
+    std::vector<std::size_t> order(all.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].gid < all[b].gid; });
+    if (all.size() != grains) in.fail("its parts hold " + std::to_string(all.size()) + " of its " + std::to_string(grains) + " grains");
+    for (std::size_t k = 0; k < order.size(); ++k)
+        if (all[order[k]].gid != k) in.fail("its parts do not hold each grain id once (id " + std::to_string(k) + ")");
+    c.world = distributed::worldOf(all, order, walls);
+    std::vector<MdSolver::Vec6> entries;
+    entries.reserve(per * all.size() + wallScheme.size());
+    for (const std::size_t k : order) entries.insert(entries.end(), all[k].scheme.begin(), all[k].scheme.end());
+    entries.insert(entries.end(), wallScheme.begin(), wallScheme.end());
+    std::vector<DistributedGrain>().swap(all);
+    // The contact memory in key order, each record once.
+    std::vector<std::size_t> byKey(store.records.size());
+    for (std::size_t k = 0; k < byKey.size(); ++k) byKey[k] = k;
+    std::sort(byKey.begin(), byKey.end(), [&](std::size_t a, std::size_t b) { return store.records[a].key < store.records[b].key; });
+    ContactStore sorted;
+    sorted.slots.stride = store.slots.stride;
+    for (std::size_t k = 0; k < byKey.size(); ++k) {
+        const std::size_t r = byKey[k];
+        if (k > 0 && store.records[r].key == sorted.records.back().key) in.fail("a contact's memory in two parts");
+        sorted.records.push_back(store.records[r]);
+        sorted.slots.values.insert(sorted.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
+    }
+    // The state a serial run of the whole world would save (as a serial
+    // checkpoint has it): its Simulation, this memory, the scheme's state.
+    Scene scene = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
+    Simulation sim(std::move(scene));
+    sim.restoreContacts(sorted);
+    if (held) {
+        if (sim.scene().simulation.method != Method::MD || sim.fused())
+            in.fail("an MD scheme's state for a scene whose solver keeps none");
+        sim.md().adoptScheme(carry, c.world.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
+            std::copy_n(entries.data() + i * per, per, e);
+        });
+    }
+    ByteWriter state;
+    sim.saveState(state);
+    c.state = std::move(state.bytes());
+}
+
 }  // namespace
+
+std::string checkpointPartName(long step, int rank) {
+    char name[64];
+    std::snprintf(name, sizeof name, "checkpoint.%06ld.p%d", step, rank);
+    return name;
+}
+
+std::string writeCheckpointPart(const std::filesystem::path& dir, const CheckpointShare& share, int rank, int ranks) {
+    ByteWriter out;
+    out.bytes().append(kPartMagic, kPartMagicLength);
+    out.put(kCheckpointFormat);
+    out.put(static_cast<std::int64_t>(share.step));
+    out.put(static_cast<std::int32_t>(rank));
+    out.put(static_cast<std::int32_t>(ranks));
+    writeWorld(out, share.part);
+    putEach(out, share.ids, [&](std::uint64_t id) { out.put(id); });
+    std::ostringstream records;
+    writeContactStore(records, share.store);
+    out.putString(records.str());
+    putEach(out, share.entries, [&](const MdSolver::Vec6& e) { out.put(e); });
+    writeFileAtomically(dir / checkpointPartName(share.step, rank), out.bytes(), true);
+    ByteWriter listed;
+    listed.put(static_cast<std::uint64_t>(out.bytes().size()));
+    listed.put(fnv1a64(out.bytes()));
+    return std::move(listed.bytes());
+}
+
+void writeCheckpointMain(const std::filesystem::path& dir, const CheckpointShare& share, std::size_t grains,
+                         const std::vector<std::string>& parts, const RunTotals& totals, CheckpointKind kind,
+                         const std::string& sceneText, const std::string& origin) {
+    ByteWriter out;
+    out.bytes().append(kMagic, kMagicLength);
+    out.put(kCheckpointFormat);
+    out.putString(MOREAU_VERSION);
+    out.put(static_cast<std::uint8_t>(kind));
+    out.putString(sceneText);
+    out.put(fnv1a64(sceneText));
+    out.putString(origin);
+    out.put(kLayoutParts);
+    writeWorld(out, distributed::worldOf({}, {}, share.part));  // its walls, cell and clock
+    out.put(totals);
+    out.put(static_cast<std::uint64_t>(grains));
+    out.put(static_cast<std::int32_t>(parts.size()));
+    out.put(static_cast<std::uint8_t>(share.held));
+    putCarry(out, share.carry);
+    putEach(out, share.wallScheme, [&](const MdSolver::Vec6& e) { out.put(e); });
+    for (const std::string& p : parts) out.bytes() += p;
+    out.put(fnv1a64(out.bytes()));
+    writeFileAtomically(dir / "checkpoint", out.bytes(), true);
+    removeOtherParts(dir, share.step);
+}
 
 void writeCheckpoint(const std::filesystem::path& file, const Simulation& sim, const RunTotals& totals,
                      CheckpointKind kind) {
-    writeFileAtomically(file, checkpointBytes(sim, totals, kind), true);
+    writeCheckpointBytes(file, checkpointBytes(sim, totals, kind));
 }
 
 void writeCheckpointBytes(const std::filesystem::path& file, const std::string& bytes) {
     writeFileAtomically(file, bytes, true);
+    removeOtherParts(file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path(), -1);
 }
 
 std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, CheckpointKind kind,
@@ -294,6 +507,7 @@ std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, Chec
     out.putString(text);
     out.put(fnv1a64(text));
     out.putString(sim.scene().origin);
+    out.put(kLayoutWhole);
     writeWorld(out, sim.world());
     out.put(totals);
     ByteWriter state;
@@ -338,8 +552,14 @@ Checkpoint readCheckpoint(const std::filesystem::path& file) {
     c.sceneText = in.getString("scene text");
     if (in.get<std::uint64_t>("scene hash") != fnv1a64(c.sceneText)) in.fail("the scene text does not match its hash");
     c.origin = in.getString("scene name");
+    const std::uint8_t layout = c.format >= 6 ? in.get<std::uint8_t>("layout") : kLayoutWhole;
+    if (layout > kLayoutParts) in.fail("layout " + std::to_string(layout));
     c.world = readWorld(in, c.format);
     c.totals = in.get<RunTotals>("run totals");
+    if (layout == kLayoutParts) {
+        readParts(c, in, origin);
+        return c;
+    }
     c.state = in.getString("simulation state");
     if (in.left() != 0) in.fail(std::to_string(in.left()) + " bytes after the simulation state");
     return c;

@@ -237,37 +237,47 @@ ContactStore DistributedSimulation::gatherStore() {
     return storeFromParts(parts, stride);
 }
 
-void DistributedSimulation::keepPart() {
-    // This rank's share of a checkpoint now, kept here until asked for:
-    // no rank holds the whole world for it.
-    expectSettled("keepPart");
-    Kept& k = kept_.emplace();
-    k.grains = ownedGrainBytes();
-    k.store = ownedStoreBytes(k.stride);
-    k.walls = worldOf({}, {}, sim_->world());
-    k.step = sim_->world().step;
-    if (scheme_) {
-        k.carry = sim_->md().schemeCarry();
-        k.scheme = ownedSchemeBytes();
-        k.wallScheme = wallSchemeNow();
+CheckpointShare DistributedSimulation::share() const {
+    expectSettled("share");
+    const World& w = sim_->world();
+    const std::vector<std::int32_t> driven = drivenOf(w);
+    CheckpointShare s;
+    s.held = scheme_.has_value();
+    const std::size_t per = s.held ? sim_->md().schemeCarry().perBody() : 0;
+    std::vector<DistributedGrain> grains;
+    grains.reserve(ownedCount_);
+    std::vector<MdSolver::Vec6> e(per);
+    for (std::size_t k = 0; k < w.numGrains; ++k) {
+        if (!owned_[k]) continue;
+        grains.push_back(grainOf(w, k, gid_[k], driven));
+        s.ids.push_back(gid_[k]);
+        if (per == 0) continue;
+        sim_->md().bodyScheme(k, e.data());
+        s.entries.insert(s.entries.end(), e.begin(), e.end());
     }
+    std::vector<std::size_t> order(grains.size());
+    std::iota(order.begin(), order.end(), 0);
+    s.part = worldOf(grains, order, w);
+    // Each contact's memory once: from the rank that owns its first body.
+    const ContactStore all = globalStore();
+    s.store.slots.stride = all.slots.stride;
+    for (std::size_t r = 0; r < all.records.size(); ++r) {
+        const std::ptrdiff_t a = localOf(static_cast<std::uint64_t>(keyBodyA(all.records[r].key)), w);
+        if (a < 0 || !owned_[static_cast<std::size_t>(a)]) continue;
+        s.store.records.push_back(all.records[r]);
+        s.store.slots.values.insert(s.store.slots.values.end(), all.slots.at(r), all.slots.at(r) + all.slots.stride);
+    }
+    if (s.held) {
+        s.carry = sim_->md().schemeCarry();
+        s.wallScheme = wallSchemeNow();
+    }
+    s.step = w.step;
+    return s;
 }
 
-bool DistributedSimulation::gatherKept(World& world, ContactStore& store, MdSolver::SchemeCarry& carry,
-                                       std::vector<MdSolver::Vec6>& entries) {
-    if (!kept_) throw std::logic_error("DistributedSimulation::gatherKept before keepPart");
-    ++worldGathers_;
-    const Kept& k = *kept_;
-    const std::vector<std::string> grains = comm::gatherToRoot(k.grains);
-    const std::vector<std::string> records = comm::gatherToRoot(k.store);
-    const std::vector<std::string> scheme = scheme_ ? comm::gatherToRoot(k.scheme) : std::vector<std::string>{};
-    if (rank_ != 0) return scheme_.has_value();
-    world = worldFromParts(grains, k.walls);
-    store = storeFromParts(records, k.stride);
-    if (!scheme_) return false;
-    carry = k.carry;
-    schemeFromParts(scheme, carry.perBody(), k.wallScheme, entries);
-    return true;
+const CheckpointShare& DistributedSimulation::kept() const {
+    if (!kept_) throw std::logic_error("DistributedSimulation::kept before keepPart");
+    return *kept_;
 }
 
 void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {

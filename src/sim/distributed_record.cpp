@@ -130,8 +130,20 @@ StepRecord DistributedSimulation::record(const OutputSettings& output) {
             count[static_cast<std::size_t>(contacts[c].b)] = u.get<std::int32_t>("count");
         });
     };
-    const PartEnergies e = energies(w, contacts, part);
+    // The energies, overlaps and the fused pipeline's diagnostics go with
+    // the measurements' first pass: one sum and one max over the ranks.
+    PartTally terms = energyTerms(w, contacts, part);
+    PairDiagnosticSums pairs;
+    if (sim_->fused())
+        for (const PairDiagnostic& d : sim_->md().pairDiagnostics())
+            if (owned_[static_cast<std::size_t>(keyBodyA(d.key))]) pairs.add(d);
+    terms.sums.insert(terms.sums.end(), {pairs.elastic, pairs.overlap});
+    terms.counts.push_back(pairs.loaded);
+    terms.maxima.push_back(pairs.max);
     StepRecord r;
+    part.with = &terms;
+    measureInto(r, w, contacts, output, &part);
+    const PartEnergies e = energiesOf(terms);
     r.step = w.step;
     r.time = w.time;
     r.kineticEnergy = e.kinetic;
@@ -140,21 +152,12 @@ StepRecord DistributedSimulation::record(const OutputSettings& output) {
     r.meanOverlap = e.overlaps.mean;
     r.maxOverlap = e.overlaps.max;
     r.elasticEnergy = std::numeric_limits<double>::quiet_NaN();
-    measureInto(r, w, contacts, output, &part);
     if (sim_->fused()) {  // the fused pipeline's, as the serial record has them (the same on every rank)
-        PairDiagnosticSums sums;
-        for (const PairDiagnostic& d : sim_->md().pairDiagnostics())
-            if (owned_[static_cast<std::size_t>(keyBodyA(d.key))]) sums.add(d);
-        PartTally t;
-        t.sums = {sums.elastic, sums.overlap};
-        t.counts = {sums.loaded};
-        t.maxima = {sums.max};
-        t.reduce(part);
-        sums.elastic = t.sums[0];
-        sums.overlap = t.sums[1];
-        sums.loaded = t.counts[0];
-        sums.max = t.maxima[0];
-        const PairDiagnostics d = sums.value();
+        pairs.elastic = terms.sums[3];
+        pairs.overlap = terms.sums[4];
+        pairs.loaded = terms.counts[1];
+        pairs.max = terms.maxima[1];
+        const PairDiagnostics d = pairs.value();
         r.elasticEnergy = d.elastic;
         r.contacts = d.overlaps.contacts;
         r.meanOverlap = d.overlaps.mean;

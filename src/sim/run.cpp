@@ -425,7 +425,6 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             bool held = false;
             MdSolver::SchemeCarry carry;
             std::vector<MdSolver::Vec6> entries;
-            RunTotals totals;  ///< the last good step's (keepGood)
         };
         auto gather = [&] {
             Whole s;
@@ -446,11 +445,21 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 });
             return sim;
         };
-        auto checkpoint = [&](CheckpointKind kind) {
-            const Whole whole = gather();
+        // A checkpoint in parts (checkpoint.hpp): each rank writes its share,
+        // then rank 0 the file that lists them; no rank holds the whole world.
+        const std::string sceneText = canonicalSceneText(settings);
+        auto writeParts = [&](const CheckpointShare& share, RunTotals& at, CheckpointKind kind) {
+            const std::vector<std::string> parts =
+                comm::gatherToRoot(writeCheckpointPart(dir, share, comm::rank(), comm::ranks()));
             if (root)
-                out->checkpoint(totals, [&](const RunTotals& at) { return checkpointBytes(*serial(whole), at, kind); });
+                out->checkpointWith(
+                    at,
+                    [&](const RunTotals& with) {
+                        writeCheckpointMain(dir, share, grains, parts, with, kind, sceneText, settings.origin);
+                    },
+                    kind != CheckpointKind::Diverged);
         };
+        auto checkpoint = [&](CheckpointKind kind) { writeParts(run.share(), totals, kind); };
         // As a serial run: the last step the guards passed, the checkpoint a
         // divergence writes: each rank keeps its share (no gather, and no
         // rank holds the whole world for it); rank 0 the run's sums then.
@@ -588,11 +597,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         const DistributedTraffic traffic = run.traffic();
         RunOutcome outcome;
         outcome.exitStatus = !failure.empty() ? 3 : stopped.empty() ? 0 : 128 + (stopped == "SIGINT" ? SIGINT : SIGTERM);
-        Whole good;  // rank 0: the last good step's world, store and scheme (a divergence)
-        if (!failure.empty() && lastGoodStep >= 0) {
-            good.held = run.gatherKept(good.world, good.store, good.carry, good.entries);
-            good.totals = goodTotals;
-        }
+        // A divergence: the last good step's shares, kept on every rank, as a
+        // checkpoint in parts (its run's sums as they were then).
+        if (!failure.empty() && lastGoodStep >= 0) writeParts(run.kept(), goodTotals, CheckpointKind::Diverged);
         if (!root) return outcome;
         out->flush();
         nlohmann::json summary = out->summary(
@@ -625,10 +632,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         }
         if (!failure.empty()) {
             summary["divergence"] = failure;
-            if (lastGoodStep >= 0) {
-                out->writeCheckpoint(checkpointBytes(*serial(good), good.totals, CheckpointKind::Diverged));
-                summary["last_good_step"] = lastGoodStep;
-            }
+            if (lastGoodStep >= 0) summary["last_good_step"] = lastGoodStep;
         }
         out->writeSummary(summary);
         outcome.summary = summary;

@@ -183,6 +183,12 @@ void RunOutputs::checkpoint(RunTotals& totals, const std::function<std::string(c
     writeCheckpointBytes(dir_ / "checkpoint", state(totals));
 }
 
+void RunOutputs::checkpointWith(RunTotals& totals, const std::function<void(const RunTotals&)>& write, bool stamp) {
+    series_.flush();
+    if (stamp) totals.wallSeconds = wallSeconds();
+    write(totals);
+}
+
 void RunOutputs::writeCheckpoint(const std::string& bytes) {
     series_.flush();
     writeCheckpointBytes(dir_ / "checkpoint", bytes);

@@ -135,6 +135,10 @@ public:
     /// DIR/checkpoint, atomically, after the rows so far: the bytes `state`
     /// makes of `totals`, whose wall time is brought up to now first.
     void checkpoint(RunTotals& totals, const std::function<std::string(const RunTotals&)>& state);
+    /// As checkpoint(), where `write` writes the file itself (a checkpoint in
+    /// parts); with `stamp` false the sums keep their wall time (a last
+    /// good step's, kept earlier).
+    void checkpointWith(RunTotals& totals, const std::function<void(const RunTotals&)>& write, bool stamp = true);
     /// DIR/checkpoint, atomically, after the rows so far: `bytes` made
     /// before (the last step the guards passed).
     void writeCheckpoint(const std::string& bytes);

@@ -16,6 +16,7 @@
 #include "moreau/core/error.hpp"
 #include "moreau/io/scene_file.hpp"
 #include "moreau/sim/checkpoint.hpp"
+#include "moreau/sim/distributed_simulation.hpp"
 #include "moreau/sim/run.hpp"
 #include "moreau/sim/simulation.hpp"
 
@@ -139,6 +140,64 @@ TEST_CASE("a damaged checkpoint is refused with one InputError naming the file")
     std::filesystem::remove(file);
     CHECK_THROWS_AS(readCheckpoint(file), InputError);
     CHECK_THROWS_AS(readCheckpoint(std::filesystem::temp_directory_path()), InputError);
+}
+
+TEST_CASE("a checkpoint in parts continues with the uninterrupted bits, and a part missing or damaged is refused naming it") {
+    // One rank's share, written as MPI ranks write theirs (checkpoint.hpp):
+    // read back as a whole checkpoint, with the AB3 scheme's history.
+    const Scene bed = multiStepBed();
+    const long total = 60, cut = 25;
+    Simulation whole(Scene{bed});
+    while (whole.world().step < total) whole.advance();
+    DistributedSimulation run{Scene(bed)};
+    run.advanceTo(cut);
+    const CheckpointShare share = run.share();
+    CHECK(share.held);
+    CHECK(share.ids.size() == bed.world.numGrains);
+    const auto dir = tempFile("parts");
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    // A part of an older checkpoint: gone once the new one is written.
+    spit(dir / checkpointPartName(5, 0), "old");
+    RunTotals totals;
+    totals.sumIterations = 2.5;
+    const std::vector<std::string> parts{writeCheckpointPart(dir, share, 0, 1)};
+    writeCheckpointMain(dir, share, bed.world.numGrains, parts, totals, CheckpointKind::Stopped, canonicalSceneText(bed),
+                        bed.origin);
+    CHECK(!std::filesystem::exists(dir / checkpointPartName(5, 0)));
+    const auto file = dir / "checkpoint";
+    const Checkpoint c = readCheckpoint(file);
+    CHECK(c.kind == CheckpointKind::Stopped);
+    CHECK(c.totals.sumIterations == 2.5);
+    CHECK(c.world.step == cut);
+    CHECK(c.world.numGrains == bed.world.numGrains);
+    CHECK(continueFrom(file, total, true) == stateHash(whole.world()));
+    CHECK(continueFrom(file, total, false) != stateHash(whole.world()));  // the history is in the parts
+
+    const auto part = dir / checkpointPartName(cut, 0);
+    const std::string good = slurp(part);
+    auto refusedNaming = [&](const std::string& mention) {
+        try {
+            readCheckpoint(file);
+        } catch (const InputError& e) {
+            const std::string what = e.what();
+            CHECK_MESSAGE(what.find(part.string()) != std::string::npos, what);
+            CHECK_MESSAGE(what.find(mention) != std::string::npos, what);
+            return;
+        }
+        FAIL("accepted a checkpoint whose part is " << mention);
+    };
+    for (std::size_t at = 0; at < good.size(); at += good.size() / 37 + 1) {
+        std::string bad = good;
+        bad[at] = static_cast<char>(bad[at] ^ 0x01);
+        spit(part, bad);
+        refusedNaming("its size or checksum differs");
+    }
+    spit(part, good.substr(0, good.size() / 2));
+    refusedNaming("its size or checksum differs");
+    std::filesystem::remove(part);
+    refusedNaming("no such file");
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a checkpoint whose world no run can have written is refused naming the file and the value") {

@@ -118,6 +118,8 @@ struct Measurements {
 };
 Measurements measure(const World& world, const std::vector<Contact>& contacts, const MeasureRegion* region = nullptr);
 
+struct PartTally;
+
 /// One part of a world cut over MPI ranks, as the measurements see it: the
 /// grains and contacts it counts, and how the parts' sums meet. The sums
 /// are exact and the maxima and counts order-free, so the whole's values
@@ -136,6 +138,9 @@ struct WorldPart {
     /// this part's contacts) right for every grain at an end of a contact
     /// counted here (collective); null: one part.
     std::function<void(std::vector<int>& count)> completeCounts;
+    /// More of the caller's sums, reduced with measure()'s first pass (in
+    /// place): one set of collectives for a whole row.
+    PartTally* with = nullptr;
 };
 
 /// Exact sums, maxima and counts that parts add up (WorldPart::reduce).
@@ -144,6 +149,9 @@ struct PartTally {
     std::vector<double> maxima;
     std::vector<std::uint64_t> counts;
     void reduce(const WorldPart& part);
+    /// reduce(), with `more`'s entries added over the parts in the same
+    /// collectives (in place).
+    void reduce(const WorldPart& part, PartTally* more);
 };
 
 /// measure() over the parts: each calls it with its own part (collective
@@ -158,6 +166,10 @@ struct PartEnergies {
     OverlapStats overlaps;
 };
 PartEnergies energies(const World& world, const std::vector<Contact>& contacts, const WorldPart& part);
+/// energies() in two halves: this part's terms (three sums, a count, a
+/// maximum: not reduced), and the energies from their sums.
+PartTally energyTerms(const World& world, const std::vector<Contact>& contacts, const WorldPart& part);
+PartEnergies energiesOf(const PartTally& terms);
 
 /// The force the grains' contacts exert on each wall and on the grains
 /// glued to it (World::DrivenGrain), and its torque about the wall's point

@@ -188,6 +188,9 @@ public:
         std::uint32_t fields = 0;  ///< bit j: per-body field j is held (schemeFields() order)
         bool past = false;         ///< the multi-step history has its 4 slots
         std::size_t perBody() const { return static_cast<std::size_t>(std::popcount(fields)); }
+        /// Names only fields the state has: the 4 + 4 multi-step slots where
+        /// `past`, then pastDX and Gear's four (SchemeState::fields()).
+        bool fits() const { return (fields >> (past ? 13u : 5u)) == 0; }
     };
     SchemeCarry schemeCarry() const;
     /// Body i's entries of the held fields (carry.perBody() of them) into `out`.

@@ -6,17 +6,27 @@
 /// Layout (all numbers in the machine's byte order):
 ///   "moreau-checkpoint\n", u32 format version, Moreau's version, u8 kind,
 ///   the run's scene as text (canonicalSceneText), its FNV-1a hash and name,
-///   the world (every body: pose, velocities, masses, shapes, force
+///   (format 6) u8 layout 0, the world (every body: pose, velocities, masses, shapes, force
 ///   schedules; the periodic box; step and time; the driven grains), the run's sums,
 ///   the Simulation's state (contact store; MD scheme history),
 ///   and last the FNV-1a checksum of every byte before it.
 /// There is no random-number state to keep: every random choice of a step
 /// is drawn from a stream keyed by (seed, step, sweep) (core/rng.hpp).
+///
+/// On MPI ranks (format 6, layout 1, "parts") no rank holds the whole world:
+/// each rank writes its share to `checkpoint.STEP.pR` (its owned grains'
+/// whole state, the contact memory it owns, its MD scheme entries) and
+/// rank 0 then writes `checkpoint`: the header above, the world's walls,
+/// cell and clock with no grain, the run's sums, the MD scheme's carried
+/// part and the walls' entries, and each part's size and checksum.
+/// readCheckpoint reads either layout into the same Checkpoint (the whole
+/// world and state), so any rank count, or one process, resumes it.
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <string>
 
+#include "moreau/md/md_solver.hpp"
 #include "moreau/model/world.hpp"
 
 namespace moreau {
@@ -56,8 +66,37 @@ struct Checkpoint {
 /// the deforming cell and the driven grains, World::driven; a format-1 file
 /// has neither; 3 the clumps' shapes and each body's shape and size; 4 the
 /// polygons; 5 the accumulated shear strain, World::shearStrain, which an
-/// older file's run did not keep: 0 there).
-constexpr std::uint32_t kCheckpointFormat = 5;
+/// older file's run did not keep: 0 there; 6 the layout byte, whole or
+/// parts).
+constexpr std::uint32_t kCheckpointFormat = 6;
+
+/// One rank's share of a checkpoint (DistributedSimulation::share): its
+/// owned grains as a world of their own (with the walls, cell and clock),
+/// their global ids, the contact memory it owns (global keys) and, where
+/// an MD scheme keeps a state, each owned grain's entries (carry.perBody()
+/// each, in the part's order), the carried part and the walls' entries.
+struct CheckpointShare {
+    World part;
+    std::vector<std::uint64_t> ids;
+    ContactStore store;
+    bool held = false;
+    MdSolver::SchemeCarry carry;
+    std::vector<MdSolver::Vec6> entries, wallScheme;
+    long step = -1;
+};
+
+/// Writes `share` as rank `rank`'s part of a checkpoint of `ranks` parts in
+/// `dir` (atomically; InputError naming the file where it cannot) and
+/// returns what the main file lists of it: its size and checksum.
+std::string writeCheckpointPart(const std::filesystem::path& dir, const CheckpointShare& share, int rank, int ranks);
+/// Rank 0, after every part: `dir`/checkpoint over the parts (`parts`:
+/// writeCheckpointPart's answers in rank order), then the parts of other
+/// steps go.
+void writeCheckpointMain(const std::filesystem::path& dir, const CheckpointShare& share, std::size_t grains,
+                         const std::vector<std::string>& parts, const RunTotals& totals, CheckpointKind kind,
+                         const std::string& sceneText, const std::string& origin);
+/// "checkpoint.000400.p3": rank 3's part of a checkpoint of step 400.
+std::string checkpointPartName(long step, int rank);
 
 /// Writes `file` atomically (io/out_dir.hpp, writeFileAtomically): the bytes
 /// go to a temporary of a unique name beside it (never through a link),

@@ -23,6 +23,7 @@
 
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/comm.hpp"
+#include "moreau/sim/checkpoint.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -153,18 +154,17 @@ public:
     /// MdSolver::adoptScheme takes it (collective; false, on every rank,
     /// where the scheme carries nothing between steps).
     bool gatherScheme(MdSolver::SchemeCarry& carry, std::vector<MdSolver::Vec6>& entries);
-    /// Keeps this rank's share of a checkpoint of the current step (its
-    /// owned grains' whole state, the memory of the contacts it owns, its
-    /// MD scheme entries; no collective): a run's last step the guards
-    /// passed, which gatherKept() brings to rank 0 only where it is written.
-    void keepPart();
-    /// The step keepPart() kept (-1: none).
+    /// This rank's share of a checkpoint of the current step (its owned
+    /// grains' whole state, the memory of the contacts it owns, its MD
+    /// scheme entries; no collective), which writeCheckpointPart writes
+    /// (checkpoint.hpp): no rank holds the whole world for a checkpoint.
+    CheckpointShare share() const;
+    /// Keeps share() (a run's last step the guards passed, written only
+    /// where a divergence comes).
+    void keepPart() { kept_ = share(); }
+    /// The step keepPart() kept (-1: none), and its share.
     long keptStep() const { return kept_ ? kept_->step : -1; }
-    /// Rank 0: the whole world, contact store and MD scheme state that
-    /// keepPart() kept on every rank, as gatherWorld(), gatherStore() and
-    /// gatherScheme() had them then (collective).
-    bool gatherKept(World& world, ContactStore& store, MdSolver::SchemeCarry& carry,
-                    std::vector<MdSolver::Vec6>& entries);
+    const CheckpointShare& kept() const;
     /// series.csv's world columns at the current step, as a serial run's
     /// record and measureInto(output) have them, with their bits: each rank
     /// adds its owned grains and the contacts whose first grain it owns,
@@ -205,8 +205,8 @@ public:
     long regrids() const { return regrids_; }
     /// The bricks per axis, e.g. "2x1x1".
     std::string grid() const;
-    /// The times rank 0 gathered every grain (gatherWorld, gatherKept): for
-    /// snapshots without pieces, checkpoints, FCLIB dumps; not for rows.
+    /// The times rank 0 gathered every grain (gatherWorld): for snapshots
+    /// without pieces or of shapes and FCLIB dumps; not for rows or checkpoints.
     long worldGathers() const { return worldGathers_; }
     /// CD: sweeps per step, summed over the steps so far (the same on every rank).
     long sweeps() const { return sweeps_; }
@@ -378,16 +378,7 @@ private:
         bool held = false;  ///< kept at the last check (the buffers stay between points)
     };
     std::optional<RestorePoint> restorePoint_;
-    /// keepPart()'s share of a checkpoint (bytes as the gathers send them).
-    struct Kept {
-        std::string grains, store, scheme;
-        std::size_t stride = 0;
-        World walls;  ///< the world's walls, cell and clock then (no grain)
-        MdSolver::SchemeCarry carry;
-        std::vector<MdSolver::Vec6> wallScheme;
-        long step = -1;
-    };
-    std::optional<Kept> kept_;
+    std::optional<CheckpointShare> kept_;  ///< keepPart()'s
     std::unique_ptr<CdRanks> cdRanks_;     ///< CD: the part's CdSolver partition
     /// MD schemes with a state between steps (multi-step history): its
     /// carried part, the walls' entries (the same on every rank); each owned
