@@ -118,19 +118,17 @@ TEST_SUITE("distributed checks") {
             run.advanceTo(c.steps);
             const StepRecord got = run.record(scene.output);
             CHECK(got.step == want.step);
-            CHECK(got.kineticEnergy == want.kineticEnergy);
-            CHECK(got.rotationalEnergy == want.rotationalEnergy);
             CHECK(got.contacts == want.contacts);
             CHECK(want.contacts > 10);
-            CHECK(got.meanOverlap == want.meanOverlap);
-            CHECK(got.maxOverlap == want.maxOverlap);
+            CHECK(want.coordinationNonRattlers > 0.0);
+            // Every number of the row, bit for bit (CD's elastic energy is the run's 0).
+            for (const auto member : {&StepRecord::kineticEnergy, &StepRecord::rotationalEnergy, &StepRecord::meanOverlap,
+                                      &StepRecord::maxOverlap, &StepRecord::pressure, &StepRecord::deviator,
+                                      &StepRecord::packingFraction, &StepRecord::coordination,
+                                      &StepRecord::coordinationNonRattlers})
+                CHECK(got.*member == want.*member);
             if (scene.simulation.method == Method::MD) CHECK(got.elasticEnergy == want.elasticEnergy);
             CHECK(got.stress == want.stress);
-            CHECK(got.pressure == want.pressure);
-            CHECK(got.packingFraction == want.packingFraction);
-            CHECK(got.coordination == want.coordination);
-            CHECK(got.coordinationNonRattlers == want.coordinationNonRattlers);
-            CHECK(want.coordinationNonRattlers > 0.0);
             CHECK(got.fabric == want.fabric);
             CHECK(got.wallForce == want.wallForce);
             CHECK(got.wallTorque == want.wallTorque);
