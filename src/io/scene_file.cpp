@@ -181,7 +181,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
     scene.simulation.margin = v.real("contact.margin") * rMin;
     scene.simulation.skin = v.real("contact.skin") * rMin;
-    scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;
+    scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;  // setContactDistances, from the values
     scene.simulation.rankCheckEvery = static_cast<long>(v.integer("contact.rank_check_every"));
     if (!given) checkPeriodicLengths(v, scene);
     parseServos(scene, v, instances["wall"]);
@@ -203,6 +203,12 @@ Scene loadSceneText(const std::string& text, const std::string& origin, const st
 Scene loadSceneWithWorld(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
                          const World& world) {
     return loadScene(parseIni(text, origin), origin, sets, {}, std::filesystem::path("."), &world);
+}
+
+void setContactDistances(Scene& scene, double rMin) {
+    scene.simulation.margin = sceneReal(scene, "contact.margin") * rMin;
+    scene.simulation.skin = sceneReal(scene, "contact.skin") * rMin;
+    scene.simulation.innerSkin = sceneReal(scene, "contact.inner_skin") * rMin;
 }
 
 std::string canonicalSceneText(const Scene& scene) {

@@ -331,36 +331,141 @@ MdSolver::SchemeCarry getCarry(ByteReader& in) {
     return c;
 }
 
-/// The parts a format-6 checkpoint of layout "parts" names, beside it:
-/// each read and checked (size, checksum, step, rank), their grains merged
-/// by id into the whole world (each part's world read as a whole file's
-/// is), their contact memory and MD scheme entries; then the state a
-/// serial run would have saved from them (Simulation::saveState).
-void readParts(Checkpoint& c, ByteReader& in, const std::string& origin) {
-    const World walls = std::move(c.world);
+/// The index of the parts in a format-6 checkpoint of layout "parts".
+CheckpointParts readPartsIndex(const World& walls, ByteReader& in) {
     if (walls.numGrains != 0) in.fail("the parts' world holds grains");
-    const auto grains = in.get<std::uint64_t>("grains");
+    CheckpointParts p;
+    p.grains = in.get<std::uint64_t>("grains");
     const auto ranks = in.get<std::int32_t>("parts");
     if (ranks < 1 || ranks > kMaxParts) in.fail(std::to_string(ranks) + " parts");
-    const bool held = in.getBool("MD scheme");
-    const MdSolver::SchemeCarry carry = getCarry(in);
-    const std::size_t per = held ? carry.perBody() : 0;
-    std::vector<MdSolver::Vec6> wallScheme(in.count(sizeof(MdSolver::Vec6), "MD scheme of the walls"));
-    for (MdSolver::Vec6& e : wallScheme) e = in.get<MdSolver::Vec6>("MD scheme of the walls");
-    if (wallScheme.size() != walls.numWalls() * per) in.fail("the walls' MD scheme entries do not match the walls");
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> listed(static_cast<std::size_t>(ranks));
-    for (auto& [size, digest] : listed) {
+    p.held = in.getBool("MD scheme");
+    p.carry = getCarry(in);
+    const std::size_t per = p.held ? p.carry.perBody() : 0;
+    p.wallScheme.resize(in.count(sizeof(MdSolver::Vec6), "MD scheme of the walls"));
+    for (MdSolver::Vec6& e : p.wallScheme) e = in.get<MdSolver::Vec6>("MD scheme of the walls");
+    if (p.wallScheme.size() != walls.numWalls() * per) in.fail("the walls' MD scheme entries do not match the walls");
+    p.listed.resize(static_cast<std::size_t>(ranks));
+    for (auto& [size, digest] : p.listed) {
         size = in.get<std::uint64_t>("part size");
         digest = in.get<std::uint64_t>("part checksum");
     }
     if (in.left() != 0) in.fail(std::to_string(in.left()) + " bytes after the parts");
+    return p;
+}
+
+/// readCheckpoint without the merge: every part read and checked, its
+/// grains' ids each once from 0 to grains − 1 (counted, then marked in a
+/// bitmap), and the smallest radius.
+void checkParts(Checkpoint& c) {
+    CheckpointParts& index = *c.parts;
+    std::uint64_t count = 0;
+    index.rMin = std::numeric_limits<double>::infinity();
+    eachCheckpointPart(c, c.world, [&](const World& part, const std::vector<std::uint64_t>& ids, const ContactStore&,
+                                       const std::vector<MdSolver::Vec6>&) {
+        count += ids.size();
+        for (std::size_t k = 0; k < part.numGrains; ++k) index.rMin = std::min(index.rMin, part.radius[k]);
+    });
+    const std::string where = "checkpoint '" + c.path.string() + "'";
+    if (count != index.grains)
+        throw InputError(where + ": its parts hold " + std::to_string(count) + " of its " + std::to_string(index.grains) +
+                         " grains");
+    std::vector<bool> seen(index.grains, false);
+    eachCheckpointPart(c, c.world, [&](const World&, const std::vector<std::uint64_t>& ids, const ContactStore&,
+                                       const std::vector<MdSolver::Vec6>&) {
+        for (const std::uint64_t id : ids) {
+            if (seen[id]) throw InputError(where + ": grain id " + std::to_string(id) + " is in two parts");
+            seen[id] = true;
+        }
+    });
+}
+
+/// The merge of readCheckpoint: the parts' grains by id into the whole
+/// world, their contact memory in key order, and the state a serial run
+/// would have saved from them (Simulation::saveState).
+void mergeParts(Checkpoint& c, const std::string& origin) {
+    const CheckpointParts& index = *c.parts;
+    const std::size_t per = index.held ? index.carry.perBody() : 0;
+    const World walls = std::move(c.world);
     std::vector<DistributedGrain> all;
     ContactStore store;
+    eachCheckpointPart(c, walls, [&](const World& part, const std::vector<std::uint64_t>& ids, const ContactStore& mine,
+                                     const std::vector<MdSolver::Vec6>& entries) {
+        store.slots.stride = mine.slots.stride;
+        store.records.insert(store.records.end(), mine.records.begin(), mine.records.end());
+        store.slots.values.insert(store.slots.values.end(), mine.slots.values.begin(), mine.slots.values.end());
+        const std::vector<std::int32_t> driven = distributed::drivenOf(part);
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+            all.push_back(distributed::grainOf(part, k, ids[k], driven));
+            all.back().scheme.assign(entries.begin() + static_cast<std::ptrdiff_t>(k * per),
+                                     entries.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
+        }
+    });
+    const std::string where = "checkpoint '" + c.path.string() + "'";
+    auto fail = [&](const std::string& what) { throw InputError(where + ": " + what); };
+    // Every grain once, by id 0 to grains − 1.
+    std::vector<std::size_t> order(all.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].gid < all[b].gid; });
+    if (all.size() != index.grains)
+        fail("its parts hold " + std::to_string(all.size()) + " of its " + std::to_string(index.grains) + " grains");
+    for (std::size_t k = 0; k < order.size(); ++k)
+        if (all[order[k]].gid != k) fail("its parts do not hold each grain id once (id " + std::to_string(k) + ")");
+    c.world = distributed::worldOf(all, order, walls);
+    std::vector<MdSolver::Vec6> entries;
+    entries.reserve(per * all.size() + index.wallScheme.size());
+    for (const std::size_t k : order) entries.insert(entries.end(), all[k].scheme.begin(), all[k].scheme.end());
+    entries.insert(entries.end(), index.wallScheme.begin(), index.wallScheme.end());
+    std::vector<DistributedGrain>().swap(all);
+    // The contact memory in key order, each record once.
+    std::vector<std::size_t> byKey(store.records.size());
+    for (std::size_t k = 0; k < byKey.size(); ++k) byKey[k] = k;
+    std::sort(byKey.begin(), byKey.end(), [&](std::size_t a, std::size_t b) { return store.records[a].key < store.records[b].key; });
+    ContactStore sorted;
+    sorted.slots.stride = store.slots.stride;
+    for (std::size_t k = 0; k < byKey.size(); ++k) {
+        const std::size_t r = byKey[k];
+        if (k > 0 && store.records[r].key == sorted.records.back().key) fail("a contact's memory in two parts");
+        sorted.records.push_back(store.records[r]);
+        sorted.slots.values.insert(sorted.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
+    }
+    // The state a serial run of the whole world would save (as a serial
+    // checkpoint has it): its Simulation, this memory, the scheme's state.
+    Scene scene = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
+    Simulation sim(std::move(scene));
+    sim.restoreContacts(sorted);
+    if (index.held) {
+        if (sim.scene().simulation.method != Method::MD || sim.fused())
+            fail("an MD scheme's state for a scene whose solver keeps none");
+        sim.md().adoptScheme(index.carry, c.world.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
+            std::copy_n(entries.data() + i * per, per, e);
+        });
+    }
+    ByteWriter state;
+    sim.saveState(state);
+    c.state = std::move(state.bytes());
+    c.parts.reset();
+}
+
+}  // namespace
+
+std::string checkpointPartName(long step, int rank) {
+    char name[64];
+    std::snprintf(name, sizeof name, "checkpoint.%06ld.p%d", step, rank);
+    return name;
+}
+
+void eachCheckpointPart(const Checkpoint& c, const World& walls,
+                        const std::function<void(const World&, const std::vector<std::uint64_t>&, const ContactStore&,
+                                                 const std::vector<MdSolver::Vec6>&)>& f) {
+    const CheckpointParts& index = *c.parts;
+    const std::size_t per = index.held ? index.carry.perBody() : 0;
+    const auto ranks = static_cast<std::int32_t>(index.listed.size());
+    std::size_t stride = 0;
     for (std::int32_t r = 0; r < ranks; ++r) {
         const std::filesystem::path file = c.path.parent_path() / checkpointPartName(walls.step, r);
         const std::string name = "checkpoint part '" + file.string() + "'";
         const std::string bytes = readFile(file, name);
-        const auto& [size, digest] = listed[static_cast<std::size_t>(r)];
+        const auto& [size, digest] = index.listed[static_cast<std::size_t>(r)];
         if (bytes.size() != size || fnv1a64(bytes) != digest)
             throw InputError(name + ": not the part '" + c.path.string() + "' lists (its size or checksum differs: " +
                              "another run's, or damaged)");
@@ -375,70 +480,20 @@ void readParts(Checkpoint& c, ByteReader& in, const std::string& origin) {
         if (part.numWalls() != walls.numWalls()) u.fail("its walls are not the checkpoint's");
         const std::vector<std::uint64_t> ids = u.getVector<std::uint64_t>("grain ids");
         if (ids.size() != part.numGrains) u.fail("its grain ids do not match its grains");
+        for (std::size_t k = 0; k < ids.size(); ++k)
+            if (ids[k] >= index.grains || (k > 0 && ids[k] <= ids[k - 1]))
+                u.fail("its grain ids are not ascending below " + std::to_string(index.grains));
         std::istringstream records(u.getString("contact store"));
         const ContactStore mine = readContactStore(records, name);
-        if (r > 0 && mine.slots.stride != store.slots.stride) u.fail("its contact memory has another stride");
-        store.slots.stride = mine.slots.stride;
-        store.records.insert(store.records.end(), mine.records.begin(), mine.records.end());
-        store.slots.values.insert(store.slots.values.end(), mine.slots.values.begin(), mine.slots.values.end());
+        if (r > 0 && mine.slots.stride != stride) u.fail("its contact memory has another stride");
+        stride = mine.slots.stride;
         if (u.count(sizeof(MdSolver::Vec6), "MD scheme") != ids.size() * per)
             u.fail("its MD scheme entries do not match its grains");
-        const std::vector<std::int32_t> driven = distributed::drivenOf(part);
-        for (std::size_t k = 0; k < ids.size(); ++k) {
-            all.push_back(distributed::grainOf(part, k, ids[k], driven));
-            all.back().scheme.resize(per);
-            for (MdSolver::Vec6& e : all.back().scheme) e = u.get<MdSolver::Vec6>("MD scheme");
-        }
+        std::vector<MdSolver::Vec6> entries(ids.size() * per);
+        for (MdSolver::Vec6& e : entries) e = u.get<MdSolver::Vec6>("MD scheme");
         if (u.left() != 0) u.fail(std::to_string(u.left()) + " bytes after the part");
+        f(part, ids, mine, entries);
     }
-    // Every grain once, by id 0 to grains − 1.
-    std::vector<std::size_t> order(all.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].gid < all[b].gid; });
-    if (all.size() != grains) in.fail("its parts hold " + std::to_string(all.size()) + " of its " + std::to_string(grains) + " grains");
-    for (std::size_t k = 0; k < order.size(); ++k)
-        if (all[order[k]].gid != k) in.fail("its parts do not hold each grain id once (id " + std::to_string(k) + ")");
-    c.world = distributed::worldOf(all, order, walls);
-    std::vector<MdSolver::Vec6> entries;
-    entries.reserve(per * all.size() + wallScheme.size());
-    for (const std::size_t k : order) entries.insert(entries.end(), all[k].scheme.begin(), all[k].scheme.end());
-    entries.insert(entries.end(), wallScheme.begin(), wallScheme.end());
-    std::vector<DistributedGrain>().swap(all);
-    // The contact memory in key order, each record once.
-    std::vector<std::size_t> byKey(store.records.size());
-    for (std::size_t k = 0; k < byKey.size(); ++k) byKey[k] = k;
-    std::sort(byKey.begin(), byKey.end(), [&](std::size_t a, std::size_t b) { return store.records[a].key < store.records[b].key; });
-    ContactStore sorted;
-    sorted.slots.stride = store.slots.stride;
-    for (std::size_t k = 0; k < byKey.size(); ++k) {
-        const std::size_t r = byKey[k];
-        if (k > 0 && store.records[r].key == sorted.records.back().key) in.fail("a contact's memory in two parts");
-        sorted.records.push_back(store.records[r]);
-        sorted.slots.values.insert(sorted.slots.values.end(), store.slots.at(r), store.slots.at(r) + store.slots.stride);
-    }
-    // The state a serial run of the whole world would save (as a serial
-    // checkpoint has it): its Simulation, this memory, the scheme's state.
-    Scene scene = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
-    Simulation sim(std::move(scene));
-    sim.restoreContacts(sorted);
-    if (held) {
-        if (sim.scene().simulation.method != Method::MD || sim.fused())
-            in.fail("an MD scheme's state for a scene whose solver keeps none");
-        sim.md().adoptScheme(carry, c.world.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
-            std::copy_n(entries.data() + i * per, per, e);
-        });
-    }
-    ByteWriter state;
-    sim.saveState(state);
-    c.state = std::move(state.bytes());
-}
-
-}  // namespace
-
-std::string checkpointPartName(long step, int rank) {
-    char name[64];
-    std::snprintf(name, sizeof name, "checkpoint.%06ld.p%d", step, rank);
-    return name;
 }
 
 std::string writeCheckpointPart(const std::filesystem::path& dir, const CheckpointShare& share, int rank, int ranks) {
@@ -517,7 +572,7 @@ std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, Chec
     return std::move(out.bytes());
 }
 
-Checkpoint readCheckpoint(const std::filesystem::path& file) {
+Checkpoint readCheckpoint(const std::filesystem::path& file, bool merge) {
     const std::string name = file.string();
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec))
@@ -557,7 +612,11 @@ Checkpoint readCheckpoint(const std::filesystem::path& file) {
     c.world = readWorld(in, c.format);
     c.totals = in.get<RunTotals>("run totals");
     if (layout == kLayoutParts) {
-        readParts(c, in, origin);
+        c.parts = readPartsIndex(c.world, in);
+        if (merge)
+            mergeParts(c, origin);
+        else
+            checkParts(c);
         return c;
     }
     c.state = in.getString("simulation state");

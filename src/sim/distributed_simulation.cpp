@@ -39,12 +39,17 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
     source.each([&](std::size_t i, const Vec3& x, double) {
         if (ownerOf(x) == rank_ || nearBrick(x, rank_)) ids.push_back(i);
     });
+    std::sort(ids.begin(), ids.end());
     Scene part = source.build(ids);
+    ContactStore store;
+    std::optional<MdSolver> scheme;
+    const bool memory = static_cast<bool>(source.memory);
+    if (memory) source.memory(part, store, scheme);
     source = SceneSource{};  // what it holds (the grains' specification) is not needed any more
     if (part.world.numGrains != ids.size())
         throw std::logic_error("distributed input: the source built " + std::to_string(part.world.numGrains) +
                                " grains for " + std::to_string(ids.size()) + " ids");
-    start(std::move(part), &ids, nullptr, nullptr);
+    start(std::move(part), &ids, memory ? &store : nullptr, scheme ? &*scheme : nullptr);
 }
 
 void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -29,6 +30,7 @@
 #include "moreau/sim/distributed_simulation.hpp"
 #include "moreau/sim/guards.hpp"
 #include "moreau/sim/simulation.hpp"
+#include "distributed_grain.hpp"
 #include "run_outputs.hpp"
 
 namespace moreau {
@@ -306,6 +308,87 @@ std::pair<nlohmann::json, nlohmann::json> rankPhases(const DistributedSimulation
     return {mean, max};
 }
 
+/// A checkpoint in parts as the ranks' distributed input: each rank reads
+/// every part for the grains' positions (the bricks), then keeps its own
+/// grains, their contacts' memory and scheme entries; no rank builds the
+/// whole world. `scene`: the run's settings around the checkpoint's walls.
+SceneSource partsSource(const Checkpoint& c, Scene scene) {
+    struct Held {
+        Checkpoint c;
+        Scene scene;
+        ContactStore store;
+        std::vector<MdSolver::Vec6> entries;
+    };
+    auto held = std::make_shared<Held>();
+    held->c.path = c.path;
+    held->c.world = c.world;
+    held->c.parts = c.parts;
+    held->scene = std::move(scene);
+    SceneSource source;
+    source.grains = static_cast<std::size_t>(c.parts->grains);
+    source.each = [held](const std::function<void(std::size_t, const Vec3&, double)>& f) {
+        eachCheckpointPart(held->c, held->c.world,
+                           [&](const World& part, const std::vector<std::uint64_t>& ids, const ContactStore&,
+                               const std::vector<MdSolver::Vec6>&) {
+                               for (std::size_t k = 0; k < ids.size(); ++k)
+                                   f(static_cast<std::size_t>(ids[k]), part.x[k], part.radius[k]);
+                           });
+    };
+    source.build = [held](const std::vector<std::uint64_t>& ids) {
+        Scene s = sceneWithoutWorld(held->scene);
+        const CheckpointParts& index = *held->c.parts;
+        const std::size_t per = index.held ? index.carry.perBody() : 0;
+        auto mine = [&](std::uint64_t id) { return std::binary_search(ids.begin(), ids.end(), id); };
+        std::vector<DistributedGrain> grains;
+        held->store = ContactStore{};
+        if (!ids.empty())
+            eachCheckpointPart(held->c, held->c.world,
+                               [&](const World& part, const std::vector<std::uint64_t>& pids, const ContactStore& store,
+                                   const std::vector<MdSolver::Vec6>& entries) {
+                                   const std::vector<std::int32_t> driven = distributed::drivenOf(part);
+                                   for (std::size_t k = 0; k < pids.size(); ++k) {
+                                       if (!mine(pids[k])) continue;
+                                       grains.push_back(distributed::grainOf(part, k, pids[k], driven));
+                                       grains.back().scheme.assign(
+                                           entries.begin() + static_cast<std::ptrdiff_t>(k * per),
+                                           entries.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
+                                   }
+                                   ContactStore& kept = held->store;
+                                   kept.slots.stride = store.slots.stride;
+                                   for (std::size_t r = 0; r < store.records.size(); ++r) {
+                                       const ContactKey key = store.records[r].key;
+                                       if (!mine(static_cast<std::uint64_t>(keyBodyA(key))) &&
+                                           !mine(static_cast<std::uint64_t>(keyBodyB(key))))
+                                           continue;
+                                       kept.records.push_back(store.records[r]);
+                                       kept.slots.values.insert(kept.slots.values.end(), store.slots.at(r),
+                                                                store.slots.at(r) + store.slots.stride);
+                                   }
+                               });
+        std::vector<std::size_t> order(grains.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
+        s.world = distributed::worldOf(grains, order, held->c.world);
+        held->entries.clear();
+        for (const std::size_t k : order)
+            held->entries.insert(held->entries.end(), grains[k].scheme.begin(), grains[k].scheme.end());
+        held->entries.insert(held->entries.end(), index.wallScheme.begin(), index.wallScheme.end());
+        return s;
+    };
+    source.memory = [held](const Scene& part, ContactStore& store, std::optional<MdSolver>& scheme) {
+        store = std::move(held->store);
+        const CheckpointParts& index = *held->c.parts;
+        // As the whole-scene resume: a scheme's history where one goes on.
+        if (!index.held || part.simulation.method != Method::MD || part.md.integrator == Integrator::CD) return;
+        const std::size_t per = index.carry.perBody();
+        scheme.emplace(part.md);
+        scheme->adoptScheme(index.carry, part.world.numBodies(), [&](std::size_t i, MdSolver::Vec6* e) {
+            std::copy_n(held->entries.data() + i * per, per, e);
+        });
+    };
+    return source;
+}
+
 }  // namespace
 
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
@@ -345,7 +428,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
     // rest of its solver state adds nothing the ranks' schemes read).
     ContactStore startStore;
     std::optional<MdSolver> startScheme;
-    if (resumed) {
+    const bool parts = resumed && resumed->parts;  // a checkpoint in parts: each rank reads its own grains
+    if (resumed && !parts) {
         const std::string what = "checkpoint '" + resumed->path.string() + "'";
         ByteReader in(resumed->state, what);
         std::istringstream bytes(in.getString("contact store"));
@@ -356,15 +440,18 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             startScheme->loadState(in, scene.world.numBodies());
         }
     }
-    double rMin = std::numeric_limits<double>::infinity();
+    double rMin = parts ? resumed->parts->rMin : std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
-    const std::size_t grains = scene.world.numGrains, walls = scene.world.numWalls();
+    const std::size_t grains = parts ? resumed->parts->grains : scene.world.numGrains, walls = scene.world.numWalls();
     const auto t0 = std::chrono::steady_clock::now();
 
     // From here an error seen by one rank ends them all.
     try {
-        DistributedSimulation run(std::move(scene), resumed ? &startStore : nullptr,
-                                  startScheme ? &*startScheme : nullptr);
+        std::unique_ptr<DistributedSimulation> made =
+            parts ? std::make_unique<DistributedSimulation>(partsSource(*resumed, std::move(scene)))
+                  : std::make_unique<DistributedSimulation>(std::move(scene), resumed ? &startStore : nullptr,
+                                                            startScheme ? &*startScheme : nullptr);
+        DistributedSimulation& run = *made;
         std::optional<RunOutputs> out;  // rank 0
         StepRecord last;
         const bool cd = settings.simulation.method == Method::CD;
@@ -685,11 +772,11 @@ struct PreparedResume {
 };
 
 PreparedResume prepareResume(const RunOptions& options, const std::vector<std::string>& sets,
-                             const std::string& sceneFile) {
+                             const std::string& sceneFile, bool merge = true) {
     const std::filesystem::path file = options.outDir / "checkpoint";
     PreparedResume p;
     p.lock = holdResumedDir(options.outDir);  // before the checkpoint is read: no run writes it now
-    p.checkpoint = readCheckpoint(file);
+    p.checkpoint = readCheckpoint(file, merge);
     Checkpoint& c = p.checkpoint;
     const std::string origin = "checkpoint '" + file.string() + "'";
     const Scene before = loadSceneWithWorld(c.sceneText, origin, {}, c.world);
@@ -749,6 +836,9 @@ PreparedResume prepareResume(const RunOptions& options, const std::vector<std::s
     // summary.json records (checkpointVersionNote).
     if (c.version != MOREAU_VERSION && !options.quiet && comm::rank() == 0)
         std::fprintf(stderr, "moreau: warning: %s\n", versionWarning(c).c_str());
+    // A checkpoint in parts left unmerged: the world holds the walls alone,
+    // the contact distances follow the parts' smallest grain.
+    if (c.parts) setContactDistances(scene, c.parts->rMin);
     p.scene = std::move(scene);
     return p;
 }
@@ -777,7 +867,7 @@ std::unique_ptr<SteppedRun> SteppedRun::resume(const RunOptions& options, const 
 
 RunOutcome resumeRun(const RunOptions& options, const std::vector<std::string>& sets, const std::string& sceneFile) {
     if (comm::ranks() > 1) {
-        PreparedResume p = prepareResume(options, sets, sceneFile);
+        PreparedResume p = prepareResume(options, sets, sceneFile, false);
         return runDistributed(std::move(p.scene), options, &p.checkpoint, p.exact);
     }
     const auto run = SteppedRun::resume(options, sets, sceneFile);

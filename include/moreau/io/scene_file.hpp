@@ -72,6 +72,10 @@ Scene loadSceneText(const std::string& text, const std::string& origin, const st
 /// are validated as ever; the margins follow the world's smallest grain.
 Scene loadSceneWithWorld(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
                          const World& world);
+/// The contact distances (contact.margin, skin, inner_skin: fractions of
+/// the smallest radius) for a smallest radius `rMin`: a scene around a
+/// world that does not hold every grain (a resume from a checkpoint's parts).
+void setContactDistances(Scene& scene, double rMin);
 
 /// Every key of the scene with its final value, as scene-file text that
 /// loads back to the same settings (sections in name order, keys sorted).

@@ -23,8 +23,12 @@
 /// world and state), so any rank count, or one process, resumes it.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "moreau/md/md_solver.hpp"
 #include "moreau/model/world.hpp"
@@ -50,6 +54,16 @@ struct RunTotals {
     double energyStart = std::numeric_limits<double>::quiet_NaN(), energyBudget = 0.0;
 };
 
+/// The main file's index of a checkpoint in parts.
+struct CheckpointParts {
+    std::uint64_t grains = 0;
+    bool held = false;  ///< an MD scheme's state is in it
+    MdSolver::SchemeCarry carry;
+    std::vector<MdSolver::Vec6> wallScheme;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  ///< per part: its size and checksum
+    double rMin = 0.0;  ///< the smallest grain's radius (readCheckpoint without the merge)
+};
+
 struct Checkpoint {
     std::filesystem::path path;
     std::uint32_t format = 0;
@@ -60,6 +74,10 @@ struct Checkpoint {
     World world;
     RunTotals totals;
     std::string state;  ///< Simulation::saveState's bytes
+    /// A checkpoint in parts read without merging them (readCheckpoint's
+    /// `merge` false): `world` holds the walls, cell and clock, `state` is
+    /// empty, and the parts are read with eachCheckpointPart.
+    std::optional<CheckpointParts> parts;
 };
 
 /// The format written; readCheckpoint reads every format up to it (2 added
@@ -114,8 +132,19 @@ std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, Chec
 void writeCheckpointBytes(const std::filesystem::path& file, const std::string& bytes);
 
 /// Reads and checks a checkpoint. Throws InputError with one line naming the
-/// file and what is wrong: not a checkpoint, another format version, damaged
-/// (checksum), truncated, inconsistent sizes.
-Checkpoint readCheckpoint(const std::filesystem::path& file);
+/// file (or the part) and what is wrong: not a checkpoint, another format
+/// version, damaged (checksum), truncated, inconsistent sizes, a part
+/// missing or not the one listed. A checkpoint in parts is merged into the
+/// whole world and state, unless `merge` is false (Checkpoint::parts).
+Checkpoint readCheckpoint(const std::filesystem::path& file, bool merge = true);
+/// Each part of a checkpoint read without merging (in rank order, each
+/// read and checked as readCheckpoint does): its grains as a world (with
+/// `walls`' walls), their global ids (ascending), the contact memory it
+/// holds (global keys) and its grains' MD scheme entries (carry.perBody()
+/// each).
+void eachCheckpointPart(const Checkpoint& c, const World& walls,
+                        const std::function<void(const World& part, const std::vector<std::uint64_t>& ids,
+                                                 const ContactStore& store,
+                                                 const std::vector<MdSolver::Vec6>& entries)>& f);
 
 }  // namespace moreau

@@ -55,11 +55,16 @@ struct DistributedTimes {
 struct SceneSource {
     using Each = std::function<void(const std::function<void(std::size_t, const Vec3&, double)>&)>;
     std::size_t grains = 0;
-    /// Calls f(id, position, radius) for every grain, in id order (the same on every rank).
+    /// Calls f(id, position, radius) for every grain, in the same order on every rank.
     Each each;
     /// The scene (settings, walls) holding grains `ids` (ascending) alone:
     /// grain k of its world is grain ids[k] of the whole.
     std::function<Scene(const std::vector<std::uint64_t>& ids)> build;
+    /// Optional (a resume), called after build(ids) with its scene: the
+    /// contact memory to start from (global keys; at least every record of
+    /// a contact of those grains) and, where an MD scheme's state goes on,
+    /// that state for the part's bodies (grain k, then the walls).
+    std::function<void(const Scene& part, ContactStore& store, std::optional<MdSolver>& scheme)> memory;
 };
 
 struct DistributedGrain;
