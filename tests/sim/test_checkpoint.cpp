@@ -175,6 +175,25 @@ TEST_CASE("a checkpoint in parts continues with the uninterrupted bits, and a pa
     CHECK(c.world.numGrains == bed.world.numGrains);
     CHECK(continueFrom(file, total, true) == stateHash(whole.world()));
     CHECK(continueFrom(file, total, false) != stateHash(whole.world()));  // the history is in the parts
+    // Unmerged (a resume on ranks reads its own grains from the parts): the
+    // walls alone, the parts checked, the smallest radius, each part's grains.
+    const Checkpoint index = readCheckpoint(file, false);
+    REQUIRE(index.parts);
+    CHECK(index.world.numGrains == 0);
+    CHECK(index.state.empty());
+    double rMin = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < bed.world.numGrains; ++i) rMin = std::min(rMin, bed.world.radius[i]);
+    CHECK(index.parts->rMin == rMin);
+    std::size_t seen = 0;
+    eachCheckpointPart(index, index.world,
+                       [&](const World& w, const std::vector<std::uint64_t>& ids, const ContactStore& store,
+                           const std::vector<MdSolver::Vec6>& entries) {
+                           seen += ids.size();
+                           CHECK(w.numGrains == ids.size());
+                           CHECK(!store.records.empty());
+                           CHECK(entries.size() == ids.size() * share.carry.perBody());
+                       });
+    CHECK(seen == bed.world.numGrains);
 
     const auto part = dir / checkpointPartName(cut, 0);
     const std::string good = slurp(part);
