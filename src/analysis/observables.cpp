@@ -443,6 +443,21 @@ void addOuter(ExactSum* sums, double s, const Vec3& a, const Vec3& b) {
     }
 }
 
+/// The upper triangle of s a ⊗ a, row by row (6 sums: xx xy xz yy yz zz).
+void addSymmetric(ExactSum* sums, double s, const Vec3& a) {
+    for (int i = 0, k = 0; i < 3; ++i) {
+        const double si = s * a[i];
+        for (int j = i; j < 3; ++j) sums[k++].add(si * a[j]);
+    }
+}
+
+Mat3 symmetricOf(const ExactSum* sums) {
+    Mat3 m;
+    for (int i = 0, k = 0; i < 3; ++i)
+        for (int j = i; j < 3; ++j) m(i, j) = m(j, i) = sums[k++].value();
+    return m;
+}
+
 }  // namespace
 
 void wallLoads(const World& world, const std::vector<Contact>& contacts, std::vector<Vec3>& force,
@@ -467,7 +482,7 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
     // The first pass: mass, momentum and solid volume of the grains, the
     // Love–Weber and fabric sums and the walls' loads over the contacts;
     // the grains' extent; the coordination's counts.
-    enum : std::size_t { kMass, kSolid, kMomentum, kLove = kMomentum + 3, kFabric = kLove + 9, kWalls = kFabric + 9 };
+    enum : std::size_t { kMass, kSolid, kMomentum, kLove = kMomentum + 3, kFabric = kLove + 9, kWalls = kFabric + 6 };
     enum : std::size_t { kGrains, kKept, kEnds, kKeptEnds, kNormals };
     PartTally t;
     t.sums.resize(kWalls + 6 * walls);
@@ -534,7 +549,7 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
         if (!row(k) || !carriesForce(c) || world.isWall(c.b)) continue;
         const std::size_t e = in(c.a) + in(c.b);
         t.counts[kNormals] += e;
-        if (e > 0) addOuter(t.sums.data() + kFabric, static_cast<double>(e), c.n, c.n);
+        if (e > 0) addSymmetric(t.sums.data() + kFabric, static_cast<double>(e), c.n);
         if (samePair(k)) continue;
         t.counts[kEnds] += e;
         if (!rattler(c.a) && !rattler(c.b)) t.counts[kKeptEnds] += e;
@@ -558,15 +573,15 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
     const Vec3 momentum(t.sums[kMomentum].value(), t.sums[kMomentum + 1].value(), t.sums[kMomentum + 2].value());
     const Vec3 mean = mass > 0.0 ? Vec3(momentum / mass) : Vec3::Zero();
     PartTally kinetic;
-    kinetic.sums.resize(9);
+    kinetic.sums.resize(6);
     for (std::size_t i = 0; i < n; ++i) {
         if (!mine(i) || !inside[i]) continue;
         // The velocity fluctuation: about the deforming cell's mean flow too.
         const Vec3 u = world.v[i] - world.meanFlow(world.x[i]) - mean;
-        addOuter(kinetic.sums.data(), world.mass[i], u, u);
+        addSymmetric(kinetic.sums.data(), world.mass[i], u);
     }
     kinetic.reduce(part);
-    m.stress = tensorOf(t.sums.data() + kLove) / m.volume + tensorOf(kinetic.sums.data()) / m.volume;
+    m.stress = tensorOf(t.sums.data() + kLove) / m.volume + symmetricOf(kinetic.sums.data()) / m.volume;
     m.packingFraction = t.sums[kSolid].value() / m.volume;
     // Invariants on the dimension's axes.
     const Eigen::MatrixXd s = m.stress.topLeftCorner(dim, dim);
@@ -577,7 +592,7 @@ Measurements measure(const World& world, const std::vector<Contact>& contacts, c
     const auto ratio = [](std::uint64_t a, std::uint64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
     m.coordination = ratio(t.counts[kEnds], t.counts[kGrains]);
     m.coordinationNonRattlers = ratio(t.counts[kKeptEnds], t.counts[kKept]);
-    if (t.counts[kNormals] > 0) m.fabric = tensorOf(t.sums.data() + kFabric) / static_cast<double>(t.counts[kNormals]);
+    if (t.counts[kNormals] > 0) m.fabric = symmetricOf(t.sums.data() + kFabric) / static_cast<double>(t.counts[kNormals]);
     return m;
 }
 

@@ -12,6 +12,8 @@ namespace moreau {
 namespace {
 /// Below this many bodies the travel test runs on one thread.
 constexpr std::size_t kParallelBodies = 16384;
+/// Below this many pairs the diagnostics are summed on one thread.
+constexpr std::size_t kParallelPairs = 4096;
 }  // namespace
 
 MdPairList::MdPairList(bool spring, double skin, double innerSkin)
@@ -300,8 +302,24 @@ PairDiagnostics sumPairDiagnostics(const std::vector<PairDiagnostic>& terms) {
     // else the list holds (it depends on when it was built, e.g. before or
     // after a restart), and on MPI ranks from each rank's terms.
     PairDiagnosticSums sums;
-    for (const PairDiagnostic& t : terms) sums.add(t);
+    const std::size_t m = terms.size();
+#pragma omp parallel if (m > kParallelPairs)
+    {
+        PairDiagnosticSums mine;
+#pragma omp for schedule(static) nowait
+        for (std::size_t t = 0; t < m; ++t) mine.add(terms[t]);
+#pragma omp critical
+        sums += mine;  // exact: the order of the threads' parts does not matter
+    }
     return sums.value();
+}
+
+PairDiagnosticSums& PairDiagnosticSums::operator+=(const PairDiagnosticSums& o) {
+    elastic += o.elastic;
+    overlap += o.overlap;
+    loaded += o.loaded;
+    max = std::max(max, o.max);
+    return *this;
 }
 
 void PairDiagnosticSums::add(const PairDiagnostic& t) {

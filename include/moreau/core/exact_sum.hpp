@@ -6,7 +6,8 @@
 // additions commute, so the same terms give the same bits in any order:
 // over threads, over MPI ranks (words() added as integers), after a
 // restart. Used where series.csv's sums come from parts (observables.hpp):
-// 3.5–4.5 ns a term on one core here (AMD EPYC), 1.5 for a plain sum.
+// 2.4 ns a term on one core here (AMD EPYC, Zen 5), either sign; 0.5 for a
+// plain sum.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -35,15 +36,12 @@ public:
         const auto d0 = static_cast<std::int64_t>(static_cast<std::uint64_t>(shifted) & 0xffffffffu);
         const auto d1 = static_cast<std::int64_t>(static_cast<std::uint64_t>(shifted >> 32) & 0xffffffffu);
         const auto d2 = static_cast<std::int64_t>(static_cast<std::uint64_t>(shifted >> 64));
-        if (bits >> 63) {
-            limb_[k] -= d0;
-            limb_[k + 1] -= d1;
-            limb_[k + 2] -= d2;
-        } else {
-            limb_[k] += d0;
-            limb_[k + 1] += d1;
-            limb_[k + 2] += d2;
-        }
+        // The sign without a branch (terms of either sign in any order):
+        // d ^ neg − neg is d or −d.
+        const std::int64_t neg = -static_cast<std::int64_t>(bits >> 63);
+        limb_[k] += (d0 ^ neg) - neg;
+        limb_[k + 1] += (d1 ^ neg) - neg;
+        limb_[k + 2] += (d2 ^ neg) - neg;
         if (++pending_ >= kPendingMax) normalize();
     }
 

@@ -55,6 +55,7 @@ struct PairDiagnosticSums {
     std::uint64_t loaded = 0;
     double max = 0.0;
     void add(const PairDiagnostic& t);
+    PairDiagnosticSums& operator+=(const PairDiagnosticSums& o);
     PairDiagnostics value() const;
 };
 
