@@ -385,37 +385,11 @@ void checkParts(Checkpoint& c) {
 void mergeParts(Checkpoint& c, const std::string& origin) {
     const CheckpointParts& index = *c.parts;
     const std::size_t per = index.held ? index.carry.perBody() : 0;
-    const World walls = std::move(c.world);
-    std::vector<DistributedGrain> all;
-    ContactStore store;
-    eachCheckpointPart(c, walls, [&](const World& part, const std::vector<std::uint64_t>& ids, const ContactStore& mine,
-                                     const std::vector<MdSolver::Vec6>& entries) {
-        store.slots.stride = mine.slots.stride;
-        store.records.insert(store.records.end(), mine.records.begin(), mine.records.end());
-        store.slots.values.insert(store.slots.values.end(), mine.slots.values.begin(), mine.slots.values.end());
-        const std::vector<std::int32_t> driven = distributed::drivenOf(part);
-        for (std::size_t k = 0; k < ids.size(); ++k) {
-            all.push_back(distributed::grainOf(part, k, ids[k], driven));
-            all.back().scheme.assign(entries.begin() + static_cast<std::ptrdiff_t>(k * per),
-                                     entries.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
-        }
-    });
-    const std::string where = "checkpoint '" + c.path.string() + "'";
-    auto fail = [&](const std::string& what) { throw InputError(where + ": " + what); };
-    // Every grain once, by id 0 to grains − 1.
-    std::vector<std::size_t> order(all.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].gid < all[b].gid; });
-    if (all.size() != index.grains)
-        fail("its parts hold " + std::to_string(all.size()) + " of its " + std::to_string(index.grains) + " grains");
-    for (std::size_t k = 0; k < order.size(); ++k)
-        if (all[order[k]].gid != k) fail("its parts do not hold each grain id once (id " + std::to_string(k) + ")");
-    c.world = distributed::worldOf(all, order, walls);
-    std::vector<MdSolver::Vec6> entries;
-    entries.reserve(per * all.size() + index.wallScheme.size());
-    for (const std::size_t k : order) entries.insert(entries.end(), all[k].scheme.begin(), all[k].scheme.end());
-    entries.insert(entries.end(), index.wallScheme.begin(), index.wallScheme.end());
-    std::vector<DistributedGrain>().swap(all);
+    auto fail = [&](const std::string& what) { throw InputError("checkpoint '" + c.path.string() + "': " + what); };
+    CheckpointPick all = pickCheckpointGrains(c, nullptr);
+    c.world = std::move(all.world);
+    const std::vector<MdSolver::Vec6>& entries = all.entries;
+    ContactStore& store = all.store;
     // The contact memory in key order, each record once.
     std::vector<std::size_t> byKey(store.records.size());
     for (std::size_t k = 0; k < byKey.size(); ++k) byKey[k] = k;
@@ -494,6 +468,50 @@ void eachCheckpointPart(const Checkpoint& c, const World& walls,
         if (u.left() != 0) u.fail(std::to_string(u.left()) + " bytes after the part");
         f(part, ids, mine, entries);
     }
+}
+
+CheckpointPick pickCheckpointGrains(const Checkpoint& c, const std::vector<std::uint64_t>* ids) {
+    const CheckpointParts& index = *c.parts;
+    const std::size_t per = index.held ? index.carry.perBody() : 0;
+    auto picked = [&](std::uint64_t id) { return !ids || std::binary_search(ids->begin(), ids->end(), id); };
+    std::vector<DistributedGrain> grains;
+    CheckpointPick pick;
+    eachCheckpointPart(c, c.world, [&](const World& part, const std::vector<std::uint64_t>& pids,
+                                       const ContactStore& store, const std::vector<MdSolver::Vec6>& entries) {
+        const std::vector<std::int32_t> driven = distributed::drivenOf(part);
+        for (std::size_t k = 0; k < pids.size(); ++k) {
+            if (!picked(pids[k])) continue;
+            grains.push_back(distributed::grainOf(part, k, pids[k], driven));
+            grains.back().scheme.assign(entries.begin() + static_cast<std::ptrdiff_t>(k * per),
+                                        entries.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
+        }
+        pick.store.slots.stride = store.slots.stride;
+        for (std::size_t r = 0; r < store.records.size(); ++r) {
+            const ContactKey key = store.records[r].key;
+            if (!picked(static_cast<std::uint64_t>(keyBodyA(key))) && !picked(static_cast<std::uint64_t>(keyBodyB(key))))
+                continue;
+            pick.store.records.push_back(store.records[r]);
+            pick.store.slots.values.insert(pick.store.slots.values.end(), store.slots.at(r),
+                                           store.slots.at(r) + store.slots.stride);
+        }
+    });
+    std::vector<std::size_t> order(grains.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
+    if (!ids) {  // every grain once, by id 0 to grains − 1
+        auto fail = [&](const std::string& what) { throw InputError("checkpoint '" + c.path.string() + "': " + what); };
+        if (grains.size() != index.grains)
+            fail("its parts hold " + std::to_string(grains.size()) + " of its " + std::to_string(index.grains) +
+                 " grains");
+        for (std::size_t k = 0; k < order.size(); ++k)
+            if (grains[order[k]].gid != k) fail("its parts do not hold each grain id once (id " + std::to_string(k) + ")");
+    }
+    pick.world = distributed::worldOf(grains, order, c.world);
+    pick.entries.reserve(per * grains.size() + index.wallScheme.size());
+    for (const std::size_t k : order)
+        pick.entries.insert(pick.entries.end(), grains[k].scheme.begin(), grains[k].scheme.end());
+    pick.entries.insert(pick.entries.end(), index.wallScheme.begin(), index.wallScheme.end());
+    return pick;
 }
 
 std::string writeCheckpointPart(const std::filesystem::path& dir, const CheckpointShare& share, int rank, int ranks) {

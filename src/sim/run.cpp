@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -30,7 +29,6 @@
 #include "moreau/sim/distributed_simulation.hpp"
 #include "moreau/sim/guards.hpp"
 #include "moreau/sim/simulation.hpp"
-#include "distributed_grain.hpp"
 #include "run_outputs.hpp"
 
 namespace moreau {
@@ -336,43 +334,16 @@ SceneSource partsSource(const Checkpoint& c, Scene scene) {
     };
     source.build = [held](const std::vector<std::uint64_t>& ids) {
         Scene s = sceneWithoutWorld(held->scene);
-        const CheckpointParts& index = *held->c.parts;
-        const std::size_t per = index.held ? index.carry.perBody() : 0;
-        auto mine = [&](std::uint64_t id) { return std::binary_search(ids.begin(), ids.end(), id); };
-        std::vector<DistributedGrain> grains;
-        held->store = ContactStore{};
-        if (!ids.empty())
-            eachCheckpointPart(held->c, held->c.world,
-                               [&](const World& part, const std::vector<std::uint64_t>& pids, const ContactStore& store,
-                                   const std::vector<MdSolver::Vec6>& entries) {
-                                   const std::vector<std::int32_t> driven = distributed::drivenOf(part);
-                                   for (std::size_t k = 0; k < pids.size(); ++k) {
-                                       if (!mine(pids[k])) continue;
-                                       grains.push_back(distributed::grainOf(part, k, pids[k], driven));
-                                       grains.back().scheme.assign(
-                                           entries.begin() + static_cast<std::ptrdiff_t>(k * per),
-                                           entries.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
-                                   }
-                                   ContactStore& kept = held->store;
-                                   kept.slots.stride = store.slots.stride;
-                                   for (std::size_t r = 0; r < store.records.size(); ++r) {
-                                       const ContactKey key = store.records[r].key;
-                                       if (!mine(static_cast<std::uint64_t>(keyBodyA(key))) &&
-                                           !mine(static_cast<std::uint64_t>(keyBodyB(key))))
-                                           continue;
-                                       kept.records.push_back(store.records[r]);
-                                       kept.slots.values.insert(kept.slots.values.end(), store.slots.at(r),
-                                                                store.slots.at(r) + store.slots.stride);
-                                   }
-                               });
-        std::vector<std::size_t> order(grains.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
-        s.world = distributed::worldOf(grains, order, held->c.world);
-        held->entries.clear();
-        for (const std::size_t k : order)
-            held->entries.insert(held->entries.end(), grains[k].scheme.begin(), grains[k].scheme.end());
-        held->entries.insert(held->entries.end(), index.wallScheme.begin(), index.wallScheme.end());
+        if (ids.empty()) {  // the settings and walls (decompose, or a rank with no grain): no pass over the parts
+            s.world = held->c.world;
+            held->store = ContactStore{};
+            held->entries = held->c.parts->wallScheme;
+            return s;
+        }
+        CheckpointPick pick = pickCheckpointGrains(held->c, &ids);
+        s.world = std::move(pick.world);
+        held->store = std::move(pick.store);
+        held->entries = std::move(pick.entries);
         return s;
     };
     source.memory = [held](const Scene& part, ContactStore& store, std::optional<MdSolver>& scheme) {

@@ -142,6 +142,17 @@ Checkpoint readCheckpoint(const std::filesystem::path& file, bool merge = true);
 /// `walls`' walls), their global ids (ascending), the contact memory it
 /// holds (global keys) and its grains' MD scheme entries (carry.perBody()
 /// each).
+/// The grains `ids` (ascending; null: every one, each id checked to come
+/// once) of a checkpoint read without merging: a world of them in id order
+/// with the checkpoint's walls, the contact memory of every contact with a
+/// grain among them (global keys, in the parts' order), and their MD scheme
+/// entries (carry.perBody() each), then the walls'.
+struct CheckpointPick {
+    World world;
+    ContactStore store;
+    std::vector<MdSolver::Vec6> entries;
+};
+CheckpointPick pickCheckpointGrains(const Checkpoint& c, const std::vector<std::uint64_t>* ids);
 void eachCheckpointPart(const Checkpoint& c, const World& walls,
                         const std::function<void(const World& part, const std::vector<std::uint64_t>& ids,
                                                  const ContactStore& store,
