@@ -591,17 +591,8 @@ std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, Chec
 }
 
 Checkpoint readCheckpoint(const std::filesystem::path& file, bool merge) {
-    const std::string name = file.string();
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec))
-        throw InputError("checkpoint '" + name + "': " +
-                         (std::filesystem::exists(file, ec) ? "not a regular file" : "no such file"));
-    std::ifstream f(file, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    if (!f) throw InputError("checkpoint '" + name + "': cannot be read");
-    const std::string bytes = ss.str();
-    const std::string origin = "checkpoint '" + name + "'";
+    const std::string origin = "checkpoint '" + file.string() + "'";
+    const std::string bytes = readFile(file, origin);
     if (bytes.compare(0, kMagicLength, kMagic) != 0)
         throw InputError(origin + ": not a Moreau checkpoint (it does not start with 'moreau-checkpoint')");
     Checkpoint c;
