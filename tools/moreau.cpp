@@ -194,7 +194,7 @@ int cmdRun(const std::vector<std::string>& args) {
     } else {
         if (c.target.empty()) throw InputError("moreau run: missing SCENE file (see moreau run --help)");
         if (c.seed) c.sets.push_back("simulation.seed=" + std::to_string(*c.seed));
-        outcome = runScene(loadSceneFile(c.target, c.sets), options);
+        outcome = runSceneFile(c.target, c.sets, options);
     }
     std::cout << outcome.report << std::flush;
     return outcome.exitStatus;

@@ -74,10 +74,8 @@ void parseServos(Scene& scene, const Values& v, const std::set<std::string>& wal
 /// is above twice the reach of the Verlet list, 2 r_max + margin + skin
 /// (CellGridDetector would otherwise stop the first step, naming neither file
 /// nor key).
-void checkPeriodicLengths(const Values& v, const Scene& scene) {
+void checkPeriodicLengths(const Values& v, const Scene& scene, double rMax) {
     const World& w = scene.world;
-    double rMax = 0.0;
-    for (std::size_t i = 0; i < w.numGrains; ++i) rMax = std::max(rMax, w.radius[i]);
     const double reach = 2.0 * rMax + scene.simulation.margin + scene.simulation.skin;
     for (int a = 0; a < 3; ++a) {
         const double length = w.boxMax[a] - w.boxMin[a];

@@ -19,8 +19,9 @@ void parseWallMaterials(Scene& scene, const Values& v, const std::set<std::strin
 
 /// Refuses a periodic box too short for the minimum image: the cell grid
 /// finds the one image of a pair within reach only when each periodic length
-/// is above twice the reach of the Verlet list, 2 r_max + margin + skin.
-void checkPeriodicLengths(const Values& v, const Scene& scene);
+/// is above twice the reach of the Verlet list, 2 r_max + margin + skin
+/// (r_max: the whole world's largest grain).
+void checkPeriodicLengths(const Values& v, const Scene& scene, double rMax);
 
 /// The stress servo of a periodic cell (CellServo) from [periodic]'s
 /// stress keys, into scene.cellServo.

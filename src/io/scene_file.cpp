@@ -156,9 +156,14 @@ void readOutput(Scene& scene, const Values& v, const std::string& origin) {
 /// The scene of `ini` and `sets`: values (scene_schema.hpp), settings, then
 /// the world (world_builder.hpp) or `given` instead, the contact distances
 /// from its smallest grain, the servos and the stress region.
+/// `given`: the world instead of the one the keys make (a resume).
+/// `part`: the keys' round grains part->ids alone (ScenePlan), the contact
+/// distances and the periodic box's check from the whole world's radii
+/// (`radii`: the smallest and the largest).
 Scene loadScene(const IniContent& ini, const std::string& origin, const std::vector<std::string>& sets,
                 const std::vector<KeySpec>& extraKeys, const std::filesystem::path& sceneDir,
-                const World* given = nullptr) {
+                const World* given = nullptr, const GrainPart* part = nullptr,
+                std::pair<double, double> radii = {kInf, 0.0}) {
     const Schema schema = makeSchema(extraKeys);
     SceneValues values = collectValues(schema, ini, origin, sets);
     const Values& v = values.values;
@@ -174,16 +179,21 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     if (given) {
         scene.world = *given;
     } else {
-        buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir);
+        if (part && !roundGrains(v)) throw std::logic_error("a scene's grains in part: round grains only");
+        buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir, part);
     }
     // The contact distances are fractions of the smallest grain's radius.
-    double rMin = kInf;
-    for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
+    auto [rMin, rMax] = radii;
+    if (!part)
+        for (std::size_t i = 0; i < scene.world.numGrains; ++i) {
+            rMin = std::min(rMin, scene.world.radius[i]);
+            rMax = std::max(rMax, scene.world.radius[i]);
+        }
     scene.simulation.margin = v.real("contact.margin") * rMin;
     scene.simulation.skin = v.real("contact.skin") * rMin;
     scene.simulation.innerSkin = v.real("contact.inner_skin") * rMin;  // setContactDistances, from the values
     scene.simulation.rankCheckEvery = static_cast<long>(v.integer("contact.rank_check_every"));
-    if (!given) checkPeriodicLengths(v, scene);
+    if (!given) checkPeriodicLengths(v, scene, rMax);
     parseServos(scene, v, instances["wall"]);
     parseWallMaterials(scene, v, instances["wall"]);
     parseCellServo(scene, v);
@@ -198,6 +208,31 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
 Scene loadSceneText(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,
                     const std::vector<KeySpec>& extraKeys) {
     return loadScene(parseIni(text, origin), origin, sets, extraKeys, std::filesystem::path("."));
+}
+
+std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets) {
+    auto plan = std::shared_ptr<ScenePlan>(new ScenePlan);
+    plan->text_ = readSceneFile(path);
+    plan->origin_ = path;
+    plan->sets_ = sets;
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    plan->dir_ = dir.empty() ? std::filesystem::path(".") : dir;
+    {
+        const SceneValues values = collectValues(makeSchema({}), parseIni(plan->text_, path), path, sets);
+        if (!roundGrains(values.values)) return nullptr;
+        plan->specs_ = planGrains(values.values, plan->dir_);
+    }
+    for (const GrainSpec& g : plan->specs_) {
+        plan->rMin_ = std::min(plan->rMin_, g.radius);
+        plan->rMax_ = std::max(plan->rMax_, g.radius);
+    }
+    plan->part({});  // the settings', walls', forces' and groups' checks, once
+    return plan;
+}
+
+Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {
+    const GrainPart some{&specs_, &ids};
+    return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
 }
 
 Scene loadSceneWithWorld(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,

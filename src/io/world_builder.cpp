@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -100,13 +102,13 @@ std::string grainCountKey(const Values& v) {
 /// (1D: mass only) is not a normal positive double: mass 0 would be an
 /// infinite inverse mass, and the first step's NaN would be reported as a
 /// divergence. The allowed density (or mass) follows from the radius.
-void checkGrainMasses(const Values& v, const World& world, GrainShape shape) {
+void checkGrainMasses(const Values& v, const World& world, GrainShape shape, std::size_t first = 0) {
     const bool rotates = world.dimension > 1;
     for (std::size_t i = 0; i < world.numGrains; ++i) {
         const double r = world.radius[i];
         if (!(r >= kMinRadius && r <= kMaxRadius)) {
             char what[120];
-            std::snprintf(what, sizeof what, "gives grain %zu a radius of %g", i, r);
+            std::snprintf(what, sizeof what, "gives grain %zu a radius of %g", first + i, r);
             v.fail(grainCountKey(v), what,
                    "radii in [" + formatNumber(kMinRadius) + ", " + formatNumber(kMaxRadius) + "]");
         }
@@ -126,7 +128,7 @@ void checkGrainMasses(const Values& v, const World& world, GrainShape shape) {
         }
         const std::string key = fixed ? "grains.mass" : "grains.density";
         char what[160], allowed[200];
-        std::snprintf(what, sizeof what, "gives grain %zu (radius %g) a %s of %g", i, r,
+        std::snprintf(what, sizeof what, "gives grain %zu (radius %g) a %s of %g", first + i, r,
                       massOk ? "moment of inertia" : "mass", massOk ? inertia : m);
         std::snprintf(allowed, sizeof allowed,
                       "%s in about [%.3g, %.3g] for this radius, so that mass%s are normal positive numbers",
@@ -142,11 +144,12 @@ void checkGrainMasses(const Values& v, const World& world, GrainShape shape) {
 /// one cube of side 2 r_min / sqrt(3) are closer than 2 r_min, so they
 /// overlap, a contact whatever the margin. A packing that is not piled up
 /// has next to none such pairs.
-void checkCrowding(const Values& v, const World& world) {
-    const std::size_t n = world.numGrains;
+/// `at(i)`: grain i's (position, radius), i < n.
+template <class At>
+void checkCrowding(const Values& v, std::size_t n, At&& at) {
     if (n < 2) return;
     double rMin = kInf;
-    for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, world.radius[i]);
+    for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, at(i).second);
     // 0.999: the cells' coordinates below 2^40 are rounded by less than 2^-12 of a cell.
     const double side = 0.999 * 2.0 * rMin / std::sqrt(3.0);
     if (!(side > 0.0) || !std::isfinite(side)) return;
@@ -155,8 +158,9 @@ void checkCrowding(const Values& v, const World& world) {
     for (std::size_t i = 0; i < n; ++i) {
         std::array<double, 3> c{};
         bool ok = true;
+        const Vec3 x = at(i).first;
         for (int a = 0; a < 3; ++a) {
-            c[static_cast<std::size_t>(a)] = std::floor(world.x[i][a] / side);
+            c[static_cast<std::size_t>(a)] = std::floor(x[a] / side);
             ok = ok && std::abs(c[static_cast<std::size_t>(a)]) < 0x1p40;
         }
         if (ok) cells.push_back(c);
@@ -324,9 +328,46 @@ std::vector<double> moreau::parsePolygonVertices(const std::string& text) {
 
 namespace moreau::scene_io {
 
+namespace {
+
+/// The inertia of round grains (grains.inertia), refused in 3D for disks.
+GrainShape roundShape(const Values& v, int dimension) {
+    const std::string& inertia = v.text("grains.inertia");
+    if (inertia == "disk") {
+        if (dimension == 3) v.fail("grains.inertia", "is not possible in 3D", "auto|sphere in 3D");
+        return GrainShape::Disk;
+    }
+    if (inertia == "sphere") return GrainShape::Sphere;
+    return dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
+}
+
+}  // namespace
+
+bool roundGrains(const Values& v) { return v.text("grains.shape") != "clump" && v.text("grains.shape") != "polygon"; }
+
+std::vector<GrainSpec> planGrains(const Values& v, const std::filesystem::path& sceneDir) {
+    const int dimension = v.smallInteger("simulation.dimension");
+    const GrainShape shape = roundShape(v, dimension);
+    std::vector<GrainSpec> grains =
+        generateGrains(v, dimension, v.unsignedInteger("simulation.seed"), sceneDir, 1.0, PackingColumns::Plain);
+    // The masses as buildWorld's whole world has them, a few grains at a time.
+    constexpr std::size_t kChunk = 4096;
+    std::vector<GrainSpec> some;
+    for (std::size_t first = 0; first < grains.size(); first += kChunk) {
+        some.assign(grains.begin() + static_cast<std::ptrdiff_t>(first),
+                    grains.begin() + static_cast<std::ptrdiff_t>(std::min(grains.size(), first + kChunk)));
+        World w;
+        w.dimension = dimension;
+        addGrains(w, some, shape, v.real("grains.density"), v.real("grains.mass"));
+        checkGrainMasses(v, w, shape, first);
+    }
+    checkCrowding(v, grains.size(), [&](std::size_t i) { return std::pair(grains[i].position, grains[i].radius); });
+    return grains;
+}
+
 void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
                 const std::set<std::string>& wallNames, const std::set<std::string>& groupNames,
-                const std::filesystem::path& sceneDir) {
+                const std::filesystem::path& sceneDir, const GrainPart* part) {
     World& world = scene.world;
     const int dimension = v.smallInteger("simulation.dimension");
     world.dimension = dimension;
@@ -362,14 +403,8 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                    "rates on the periodic axes only");
 
     // Grains.
-    GrainShape shape = dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
     const std::string& inertia = v.text("grains.inertia");
-    if (inertia == "disk") {
-        if (dimension == 3) v.fail("grains.inertia", "is not possible in 3D", "auto|sphere in 3D");
-        shape = GrainShape::Disk;
-    } else if (inertia == "sphere") {
-        shape = GrainShape::Sphere;
-    }
+    const GrainShape shape = roundShape(v, dimension);
     const bool clumps = v.text("grains.shape") == "clump", polygons = v.text("grains.shape") == "polygon";
     const std::uint64_t seed = v.unsignedInteger("simulation.seed");
     if (polygons) {
@@ -404,6 +439,12 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
             shapeIndex = 0;
         }
         addPolygons(world, grains, shapeIndex, v.real("grains.density"), v.real("grains.mass"));
+    } else if (part) {
+        // Grains part->ids of the planned ones (planGrains checked them all).
+        std::vector<GrainSpec> some;
+        some.reserve(part->ids->size());
+        for (const std::uint64_t i : *part->ids) some.push_back((*part->specs)[static_cast<std::size_t>(i)]);
+        addGrains(world, some, shape, v.real("grains.density"), v.real("grains.mass"));
     } else if (!clumps) {
         const std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
         addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
@@ -420,7 +461,19 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         if (!file) randomOrientations(grains, dimension, seed);
         addClumps(world, grains, 1, v.real("grains.density"), v.real("grains.mass"), file);
     }
-    checkCrowding(v, world);
+    if (!part)
+        checkCrowding(v, world.numGrains, [&](std::size_t i) { return std::pair(world.x[i], world.radius[i]); });
+    // The grains by their index in the whole world (n of them): the forces'
+    // and groups' selections and checks run over all of them, on every
+    // part alike; local(i) is grain i's index in this world (npos: not here).
+    const std::size_t n = part ? part->specs->size() : world.numGrains;
+    constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+    auto local = [&](std::size_t i) {
+        if (!part) return i;
+        const auto it = std::lower_bound(part->ids->begin(), part->ids->end(), static_cast<std::uint64_t>(i));
+        return it != part->ids->end() && *it == i ? static_cast<std::size_t>(it - part->ids->begin()) : npos;
+    };
+    auto position = [&](std::size_t i) -> const Vec3& { return part ? (*part->specs)[i].position : world.x[i]; };
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
     for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
     if (world.deforming() && v.boolean("periodic.affine_start")) {
@@ -432,23 +485,40 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         }
     }
 
-    // Forces on grains.
-    std::vector<std::string> forceOwner(world.numGrains);
-    for (const std::string& name : forceNames) {
+    // Forces on grains: each grain's schedule summed over the forces on it
+    // (in a part: every grain's, for the checks, then the part's).
+    const std::vector<std::string> forceList(forceNames.begin(), forceNames.end());
+    std::vector<std::uint16_t> forceOwner(forceList.empty() ? 0 : n);  // 1 + the force's index; 0: none
+    std::vector<ForceSchedule> pushedSchedule(part && !forceList.empty() ? n : 0);
+    auto scheduleOf = [&](std::size_t i) -> ForceSchedule& {
+        return part ? pushedSchedule[i] : world.forceSchedule(static_cast<BodyId>(i));
+    };
+    for (std::size_t f = 0; f < forceList.size(); ++f) {
+        const std::string& name = forceList[f];
         const std::string p = "force." + name + ".";
         ForceSchedule s;
         s.before = v.vec(p + "value");
         s.after = v.vec(p + "value_after");
         s.switchTime = v.real(p + "change_time");
-        const std::vector<std::size_t> pushed = pickGrains(v, p + "grains", world.numGrains);
+        const std::vector<std::size_t> pushed = pickGrains(v, p + "grains", n);
         if (pushed.empty()) v.fail(p + "grains", "selects no grain", "first, last, all, indices or ranges i..j");
         for (std::size_t i : pushed) {
-            if (!addSchedule(world.forceSchedule(static_cast<BodyId>(i)), s))
-                v.fail(p + "change_time", "differs from that of [force." + forceOwner[i] + "] on grain " + std::to_string(i),
+            if (!addSchedule(scheduleOf(i), s))
+                v.fail(p + "change_time",
+                       "differs from that of [force." + forceList[forceOwner[i] - 1u] + "] on grain " + std::to_string(i),
                        "one change_time per grain (or inf)");
-            if (!std::isinf(s.switchTime) || forceOwner[i].empty()) forceOwner[i] = name;
+            if (!std::isinf(s.switchTime) || forceOwner[i] == 0) forceOwner[i] = static_cast<std::uint16_t>(f + 1);
         }
     }
+    if (part)
+        for (std::size_t i = 0; i < forceOwner.size(); ++i)
+            if (const std::size_t k = forceOwner[i] ? local(i) : npos; k != npos)
+                world.forceSchedule(static_cast<BodyId>(k)) = pushedSchedule[i];
+    auto pushes = [&](std::size_t i) {  // whether a force acts on grain i
+        if (forceOwner.empty() || forceOwner[i] == 0) return false;
+        const ForceSchedule& f = part ? pushedSchedule[i] : world.force[i];
+        return f.before.norm() > 0.0 || f.after.norm() > 0.0;
+    };
 
     // Walls, after all grains, in name order.
     for (const std::string& name : wallNames) {
@@ -520,11 +590,13 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     }
 
     // Grain groups: kinematic grains, on their own or glued to a wall.
-    std::vector<std::string> groupOf(world.numGrains);
-    std::vector<std::pair<std::size_t, std::pair<std::string, BodyId>>> members;  // grain, (group, wall)
-    for (const std::string& name : groupNames) {
+    const std::vector<std::string> groupList(groupNames.begin(), groupNames.end());
+    std::vector<std::uint16_t> groupOf(groupList.empty() ? 0 : n);  // 1 + the group's index; 0: none
+    std::vector<std::pair<std::size_t, std::pair<std::string, BodyId>>> members;  // grain here, (group, wall)
+    for (std::size_t g = 0; g < groupList.size(); ++g) {
+        const std::string& name = groupList[g];
         const std::string p = "group." + name + ".";
-        std::vector<std::size_t> picked = pickGrains(v, p + "grains", world.numGrains);
+        std::vector<std::size_t> picked = pickGrains(v, p + "grains", n);
         if (!v.empty(p + "region")) {
             std::vector<double> box;
             for (const std::string& w : splitWords(v.text(p + "region"), true)) box.push_back(*parseDouble(w));
@@ -532,11 +604,12 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                 if (!(box[static_cast<std::size_t>(a)] < box[static_cast<std::size_t>(a) + 3]))
                     v.fail(p + "region", std::string("is empty along ") + static_cast<char>('x' + a),
                            "'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's axes");
-            for (std::size_t i = 0; i < world.numGrains; ++i) {
+            for (std::size_t i = 0; i < n; ++i) {
+                const Vec3& x = position(i);
                 bool inside = true;
                 for (int a = 0; a < dimension; ++a)
-                    inside = inside && world.x[i][a] >= box[static_cast<std::size_t>(a)] &&
-                             world.x[i][a] <= box[static_cast<std::size_t>(a) + 3];
+                    inside = inside && x[a] >= box[static_cast<std::size_t>(a)] &&
+                             x[a] <= box[static_cast<std::size_t>(a) + 3];
                 if (inside) picked.push_back(i);
             }
         }
@@ -572,14 +645,17 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                 v.fail(p + "spin", "turns the group about a locked axis", dimension == 1 ? "0 0 0 in 1D" : "0 0 wz in 2D");
         }
         for (std::size_t i : picked) {
-            if (!groupOf[i].empty())
-                v.fail(p + "grains", "takes grain " + std::to_string(i) + ", already in [group." + groupOf[i] + "]",
+            if (groupOf[i] != 0)
+                v.fail(p + "grains",
+                       "takes grain " + std::to_string(i) + ", already in [group." + groupList[groupOf[i] - 1u] + "]",
                        "each grain in one group at most");
-            if (i < world.force.size() && (world.force[i].before.norm() > 0.0 || world.force[i].after.norm() > 0.0))
-                v.fail(p + "grains", "takes grain " + std::to_string(i) + ", which [force." + forceOwner[i] + "] pushes",
+            if (pushes(i))
+                v.fail(p + "grains",
+                       "takes grain " + std::to_string(i) + ", which [force." + forceList[forceOwner[i] - 1u] +
+                           "] pushes",
                        "grains without a force (a group's grains move as prescribed)");
-            groupOf[i] = name;
-            members.push_back({i, {name, wall}});
+            groupOf[i] = static_cast<std::uint16_t>(g + 1);
+            if (const std::size_t k = local(i); k != npos) members.push_back({k, {name, wall}});
         }
     }
     std::sort(members.begin(), members.end());

@@ -5,21 +5,41 @@
 /// the walls and the grain groups (their servos, materials and the stress
 /// region: scene_controls.hpp). Every refusal names a key (Values::fail).
 /// Internal to src/io.
+#include <cstdint>
 #include <filesystem>
 #include <set>
 #include <string>
 
+#include "moreau/model/generators.hpp"
 #include "moreau/model/scene.hpp"
 #include "scene_schema.hpp"
 
 namespace moreau::scene_io {
 
+/// Some of a scene's round grains (distributed input, ScenePlan): every
+/// grain's spec as planGrains made them, and the ids (ascending) of those
+/// a world is built of.
+struct GrainPart {
+    const std::vector<GrainSpec>* specs = nullptr;
+    const std::vector<std::uint64_t>* ids = nullptr;
+};
+
+/// Whether the values' grains are round (spheres, disks): GrainPart builds those alone.
+bool roundGrains(const Values& v);
+/// The round grains of the values as buildWorld would make them, with the
+/// whole world's checks on them (radii and masses, a few grains at a time;
+/// crowding), without a world of them all.
+std::vector<GrainSpec> planGrains(const Values& v, const std::filesystem::path& sceneDir);
+
 /// The world of the scene's values into scene.world: periodic box and cell
 /// rates, grains (generated or from packing.file, relative to `sceneDir`),
 /// [force.NAME], [wall.NAME] (after all grains, in name order) and
-/// [group.NAME] sections.
+/// [group.NAME] sections. With `part`, grains part->ids alone (grain k
+/// of the world is grain ids[k] of the whole): the forces and groups
+/// select and are checked over the whole world's grains, on every part
+/// alike, and apply to the part's.
 void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
                 const std::set<std::string>& wallNames, const std::set<std::string>& groupNames,
-                const std::filesystem::path& sceneDir);
+                const std::filesystem::path& sceneDir, const GrainPart* part = nullptr);
 
 }  // namespace moreau::scene_io

@@ -127,6 +127,10 @@ void DistributedSimulation::start(Scene scene, const std::vector<std::uint64_t>*
     if (!scheme && scene.simulation.method == Method::MD && scene.md.integrator != Integrator::CD)
         scheme_ = MdSolver::SchemeCarry{};  // a scheme other than cd from its start
     std::vector<int>().swap(ownerAt);
+    // The template's servos name walls after the whole world's grains (as
+    // assemble's part renumbers them); the scene's after its own.
+    for (WallServo& servo : scene.servos)
+        servo.wall = static_cast<BodyId>(globalGrains_ + (static_cast<std::size_t>(servo.wall) - global.numGrains));
     template_ = std::move(scene);
     // The scene's grains are in `mine` now: its world keeps the walls and
     // settings that assemble reads.

@@ -341,6 +341,9 @@ SceneSource partsSource(const Checkpoint& c, Scene scene) {
             return s;
         }
         CheckpointPick pick = pickCheckpointGrains(held->c, &ids);
+        // Its servos name walls after its own grains.
+        for (WallServo& servo : s.servos)
+            servo.wall = static_cast<BodyId>(ids.size() + (static_cast<std::size_t>(servo.wall) - held->c.world.numGrains));
         s.world = std::move(pick.world);
         held->store = std::move(pick.store);
         held->entries = std::move(pick.entries);
@@ -362,7 +365,23 @@ SceneSource partsSource(const Checkpoint& c, Scene scene) {
 
 }  // namespace
 
-RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact) {
+namespace {
+
+/// A scene file's plan as the ranks' distributed input: each rank builds
+/// its brick's and halo's grains alone. The source owns the plan, which
+/// goes once the ranks have built their parts.
+SceneSource planSource(std::shared_ptr<const ScenePlan> plan) {
+    SceneSource source;
+    source.grains = plan->grains();
+    source.each = [plan](const std::function<void(std::size_t, const Vec3&, double)>& f) { plan->each(f); };
+    source.build = [plan](const std::vector<std::uint64_t>& ids) { return plan->part(ids); };
+    return source;
+}
+
+}  // namespace
+
+RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed, bool exact,
+                          std::shared_ptr<const ScenePlan> plan) {
     if (scene.simulation.method == Method::CD && scene.cd.solver != CdSolverFamily::GaussSeidel)
         throw InputError(scene.origin + ": key 'cd.solver': " + std::string(lawName(kCdSolverNames, scene.cd.solver)) +
                          " solves a step's whole problem on one process (allowed on MPI ranks: gauss-seidel)");
@@ -372,23 +391,12 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         // of the whole scene (one line, exit 2), not later by each rank's part.
         Simulation{Scene(scene)};
     }
-    if (!resumed) {
+    if (!resumed && !plan) {
         checkMdStep(scene);
         checkStart(scene);
     }
     const bool root = comm::rank() == 0;
     const std::filesystem::path& dir = options.outDir;
-    std::string failure;
-    OutDirLock lock;  // rank 0 holds DIR for the run (a resumed run's caller holds it already)
-    if (root) try {
-            if (!resumed) lock = holdOutDir(dir);
-            prepareOutDir(dir, !resumed);
-        } catch (const InputError& e) {
-            failure = e.what();
-        }
-    failure = comm::broadcast(failure);
-    if (!failure.empty()) throw InputError(failure);
-
     const Scene settings = sceneWithoutWorld(scene);
     const RunCadence cadence(settings);  // the same on every rank
     const long steps = cadence.steps;
@@ -411,17 +419,46 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
             startScheme->loadState(in, scene.world.numBodies());
         }
     }
-    double rMin = parts ? resumed->parts->rMin : std::numeric_limits<double>::infinity();
+    double rMin = parts ? resumed->parts->rMin : plan ? plan->rMin() : std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < scene.world.numGrains; ++i) rMin = std::min(rMin, scene.world.radius[i]);
-    const std::size_t grains = parts ? resumed->parts->grains : scene.world.numGrains, walls = scene.world.numWalls();
+    const std::size_t grains = parts  ? resumed->parts->grains
+                               : plan ? plan->grains()
+                                      : scene.world.numGrains,
+                      walls = scene.world.numWalls();
+    // Each rank's part: from the checkpoint's parts or the scene file's
+    // plan, its brick's grains alone; else from the whole scene.
+    const char* input = parts || plan ? "bricks" : "whole";
     const auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<DistributedSimulation> made;
+    try {  // an error seen by one rank ends them all
+        made = parts  ? std::make_unique<DistributedSimulation>(partsSource(*resumed, std::move(scene)))
+               : plan ? std::make_unique<DistributedSimulation>(planSource(std::move(plan)))
+                      : std::make_unique<DistributedSimulation>(std::move(scene), resumed ? &startStore : nullptr,
+                                                                startScheme ? &*startScheme : nullptr);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "moreau: error on rank %d: %s\n", comm::rank(), e.what());
+        comm::abortAll(1);
+    }
+    if (!resumed && std::string_view(input) == "bricks") {
+        // The start's checks over the ranks' parts, as a serial run makes
+        // them on the whole world (collective: every rank throws alike).
+        const OwnedGrains owned = made->ownership();
+        checkMdStep(settings, made->part().world(), &owned);
+        checkStart(settings, made->part().world(), &owned);
+    }
+    std::string failure;
+    OutDirLock lock;  // rank 0 holds DIR for the run (a resumed run's caller holds it already)
+    if (root) try {
+            if (!resumed) lock = holdOutDir(dir);
+            prepareOutDir(dir, !resumed);
+        } catch (const InputError& e) {
+            failure = e.what();
+        }
+    failure = comm::broadcast(failure);
+    if (!failure.empty()) throw InputError(failure);
 
     // From here an error seen by one rank ends them all.
     try {
-        std::unique_ptr<DistributedSimulation> made =
-            parts ? std::make_unique<DistributedSimulation>(partsSource(*resumed, std::move(scene)))
-                  : std::make_unique<DistributedSimulation>(std::move(scene), resumed ? &startStore : nullptr,
-                                                            startScheme ? &*startScheme : nullptr);
         DistributedSimulation& run = *made;
         std::optional<RunOutputs> out;  // rank 0
         StepRecord last;
@@ -665,6 +702,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (!stopped.empty()) summary["signal"] = stopped;
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["distributed"] = {{"grid", run.grid()},
+                                  {"input", input},
                                   {"rebuilds", run.rebuilds()},
                                   {"rebalances", run.rebalances()},
                                   {"regrids", run.regrids()},
@@ -730,6 +768,15 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
     if (comm::ranks() > 1) return runDistributed(std::move(scene), options);
     const auto run = SteppedRun::start(std::move(scene), options);
     return runLoop(*run);
+}
+
+RunOutcome runSceneFile(const std::string& path, const std::vector<std::string>& sets, const RunOptions& options) {
+    if (comm::ranks() > 1)
+        if (std::shared_ptr<const ScenePlan> plan = planSceneFile(path, sets)) {
+            Scene settings = plan->part({});
+            return runDistributed(std::move(settings), options, nullptr, true, std::move(plan));
+        }
+    return runScene(loadSceneFile(path, sets), options);
 }
 
 namespace {

@@ -14,8 +14,10 @@ ranks with a checkpoint that resumes on another rank count; a SIGINT (to
 mpirun, or to the ranks) stops them too, summary.json naming the signal; a
 divergence leaves the serial run's last-good checkpoint. Every MD scheme steps on
 ranks. summary.json's phase_seconds: the mean over the ranks and the slowest
-rank's. Bad input gives one line and exit 2; so do clumps with
-what cannot step them, on ranks.
+rank's. Round grains from a scene file: each rank builds its brick's
+grains alone (summary.json: distributed.input "bricks"). Bad input gives
+one line and exit 2; so do clumps with what cannot step them, on ranks, and
+the start's checks over the ranks give the serial run's line.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
@@ -282,6 +284,12 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"(got {summary['state_hash']})")
             check(summary["ranks"] == n, f"{name}: summary.json says ranks {n}")
             d = summary["distributed"]
+            # Round grains from a scene file: each rank builds its brick's
+            # grains alone; clumps and polygons still come whole.
+            shaped = "clump" in name.lower() or "polygon" in name.lower()
+            check(d.get("input") == ("whole" if shaped else "bricks"),
+                  f"{name}: {n} ranks build {'the whole scene' if shaped else 'their bricks alone'} "
+                  f"(input {d.get('input')})")
             check(d["rebuilds"] > 0 and d["migrations"] > 0 and d["ghosts"] > 0,
                   f"{name}: {n} ranks rebuilt, migrated grains and held ghosts ({d})")
             # Rows, snapshots in pieces and the summary come from the ranks'
@@ -658,6 +666,30 @@ with tempfile.TemporaryDirectory() as tmp:
               and not os.path.exists(os.path.join(out, "summary.json")),
               f"clumps with {key} = {value} on 2 ranks: one line naming the key, exit 2, no outputs (exit "
               f"{r.returncode}: {r.stderr.strip()[:200]})")
+    # The start's checks over the ranks' parts (each rank builds its brick
+    # alone): the serial run's line, exit 2, no outputs. Two grains of a
+    # packing file overlap; an MD step too long for the contacts; a group
+    # selecting a grain the scene does not have.
+    packing = os.path.join(tmp, "overlap.txt")
+    with open(packing, "w") as f:
+        for i in range(60):
+            f.write(f"{1.5 + 2.0 * (i % 5)} {1.5 + 2.0 * (i // 5 % 4)} {1.5 + 2.0 * (i // 20)} 0.5\n")
+        f.write("9.2 7.5 5.5 0.5\n")  # 0.3 from grain 59 (at 9.5 7.5 5.5): an overlap of 0.7
+    box = os.path.join(source, "examples", "box_3d.ini")
+    for what, scene, sets, key in (
+            ("two grains of a packing file overlap", box,
+             ["grains.source=file", f"packing.file={packing}", "simulation.method=md"], "overlap by"),
+            ("an MD step too long", box, ["simulation.method=md", "simulation.dt=0.5"], "simulation.dt"),
+            ("a group's grain out of range", SHEAR, ["group.top.grains=100000"], "group.top.grains")):
+        lines = {}
+        for n in (1, 2, 3):
+            out = os.path.join(tmp, f"refused{n}")
+            r = run(mpi(n) if n > 1 else [], scene, out, sets)
+            got = [l for l in r.stderr.splitlines() if l.startswith("moreau:")]
+            lines[n] = got[0] if len(got) == 1 else r.stderr.strip()[:300]
+            check(r.returncode == 2 and len(got) == 1 and key in got[0] and not os.path.exists(out),
+                  f"{what}, {n} rank(s): one line naming it, exit 2, no outputs (exit {r.returncode}: {lines[n]})")
+        check(lines[1] == lines[2] == lines[3], f"{what}: the same line on 1, 2 and 3 ranks ({lines})")
     r = subprocess.run(mpi(2) + [moreau, "experiment", "restitution", "--out", out], capture_output=True, text=True,
                        timeout=120)
     check(r.returncode == 2 and "one process" in r.stderr,

@@ -12,11 +12,14 @@
 /// or "--set"), the key, the value and what is allowed, e.g.
 ///     chain_1d.ini: key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "moreau/model/generators.hpp"
 #include "moreau/model/scene.hpp"
 
 namespace moreau {
@@ -61,6 +64,44 @@ struct KeySpec {
 /// ("cannot read scene file 'x.ini'", unknown keys with a suggestion, bad values).
 Scene loadSceneFile(const std::string& path, const std::vector<std::string>& sets,
                     const std::vector<KeySpec>& extraKeys = {});
+
+/// A scene file read for distributed input (docs/distributed.md, "Input"):
+/// its settings, every grain's position and radius, and the scene of any
+/// set of its grains as loadSceneFile builds them among the others, with
+/// the same checks and messages (those of the whole world's grains made
+/// once, by planSceneFile). No world of every grain is made. Round grains
+/// (spheres, disks) only.
+class ScenePlan {
+public:
+    /// The grains of the whole world.
+    std::size_t grains() const { return specs_.size(); }
+    /// The smallest grain's radius (the contact distances' scale).
+    double rMin() const { return rMin_; }
+    /// Calls f(id, position, radius) for every grain, by id.
+    template <class F>
+    void each(F&& f) const {
+        for (std::size_t i = 0; i < specs_.size(); ++i) f(i, specs_[i].position, specs_[i].radius);
+    }
+    /// The scene holding grains `ids` (ascending) alone: grain k of its
+    /// world is grain ids[k] of the whole; its walls follow them (body
+    /// ids.size() + k), its forces and groups are the whole's on them,
+    /// its contact distances the whole's. No ids: the settings and walls.
+    Scene part(const std::vector<std::uint64_t>& ids) const;
+
+private:
+    ScenePlan() = default;
+    friend std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets);
+    std::string text_, origin_;
+    std::vector<std::string> sets_;
+    std::filesystem::path dir_;
+    std::vector<GrainSpec> specs_;
+    double rMin_ = std::numeric_limits<double>::infinity(), rMax_ = 0.0;
+};
+
+/// The scene file `path` with `sets` as a ScenePlan (InputError as
+/// loadSceneFile's); null where its grains are not round (clumps,
+/// polygons: loadSceneFile builds those whole).
+std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets);
 
 /// The same for scene text; `origin` names it in messages and Scene::origin.
 /// Relative paths are taken from the working directory.

@@ -18,6 +18,9 @@
 /// local bodies keeps; so an owned grain steps exactly as in a serial run.
 ///
 /// The ranks themselves: core/comm.hpp.
+#include <memory>
+
+#include "moreau/io/scene_file.hpp"
 #include "moreau/sim/run.hpp"
 
 namespace moreau {
@@ -25,15 +28,17 @@ namespace moreau {
 struct Checkpoint;
 
 /// `moreau run` of `scene` on comm::ranks() > 1 ranks: the outputs of a
-/// serial run, written by rank 0, with "ranks" in summary.json; its
-/// checkpoints are a serial run's, so any rank count resumes them. With
-/// `resumed` (the checkpoint `scene` was made from) the run continues it
-/// (the caller holds its folder); `exact` false where the resume changed
-/// the step (summary.json: bit_exact_resume).
-/// Throws InputError (on every rank alike) for scenes the distributed run
-/// does not take yet: CD, MD schemes with history, md.substeps > 1, mobile
-/// walls, servos, driven grains, deforming cells.
+/// serial run, with "distributed" in summary.json (rank 0 writes the
+/// files; series rows, snapshots in pieces and checkpoints in parts come
+/// from every rank's part, docs/distributed.md "Output"). With `resumed`
+/// (the checkpoint `scene` was made from) the run continues it (the caller
+/// holds its folder); `exact` false where the resume changed the step
+/// (summary.json: bit_exact_resume). With `plan` (the scene file's,
+/// `scene` its settings and walls: plan->part({})) each rank builds its
+/// brick's and halo's grains alone, and the start's checks are made over
+/// the ranks. Throws InputError on every rank alike for what a run on
+/// ranks does not take (cd.solver other than gauss-seidel).
 RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoint* resumed = nullptr,
-                          bool exact = true);
+                          bool exact = true, std::shared_ptr<const ScenePlan> plan = nullptr);
 
 }  // namespace moreau

@@ -24,6 +24,7 @@
 #include "moreau/analysis/observables.hpp"
 #include "moreau/core/comm.hpp"
 #include "moreau/sim/checkpoint.hpp"
+#include "moreau/sim/guards.hpp"
 #include "moreau/sim/simulation.hpp"
 
 namespace moreau {
@@ -204,6 +205,9 @@ public:
     /// This rank's part as a Simulation of its owned and ghost grains.
     const Simulation& part() const { return *sim_; }
     std::size_t ownedGrains() const { return ownedCount_; }
+    /// part()'s grains by global id, and which this rank owns (the start's
+    /// checks over the ranks: checkMdStep, checkStart).
+    OwnedGrains ownership() const { return {gid_, owned_}; }
     long rebuilds() const { return rebuilds_; }
     long rebalances() const { return rebalances_; }
     /// Rebalances that chose another grid of bricks.

@@ -8,7 +8,9 @@
 /// checkMdStep and checkStart. While stepping (DivergenceError: exit 3,
 /// moreau.DivergenceError): Guard, every step (travel) and every
 /// guard.every steps (overlaps, energy).
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "moreau/model/scene.hpp"
 #include "moreau/sim/checkpoint.hpp"
@@ -17,13 +19,27 @@ namespace moreau {
 
 class Simulation;
 
+/// A rank's part of the whole world (MPI ranks, docs/distributed.md): grain
+/// k of its world is grain gid[k] of the whole (ascending), this rank's own
+/// where owned[k] (the others are ghosts, which another rank owns).
+struct OwnedGrains {
+    const std::vector<std::uint64_t>& gid;
+    const std::vector<char>& owned;
+};
+
 /// Throws InputError when an MD step cannot resolve a contact (guard.contact_steps).
-void checkMdStep(const Scene& scene);
+/// With `ranks`, `world` is this rank's part (collective: every rank
+/// throws the whole world's verdict).
+void checkMdStep(const Scene& settings, const World& world, const OwnedGrains* ranks = nullptr);
+inline void checkMdStep(const Scene& scene) { checkMdStep(scene, scene.world); }
 
 /// Throws InputError when the start is not a state the methods can step:
-/// grains outside the periodic box on a periodic axis, or overlapping each
-/// other or a wall (inside or behind it) by more than guard.start_overlap.
-void checkStart(const Scene& scene);
+/// grains outside the periodic box on a periodic axis (the first by id), or
+/// overlapping each other or a wall (inside or behind it) by more than
+/// guard.start_overlap (of those pairs, the first by ids). With `ranks` as
+/// checkMdStep.
+void checkStart(const Scene& settings, const World& world, const OwnedGrains* ranks = nullptr);
+inline void checkStart(const Scene& scene) { checkStart(scene, scene.world); }
 
 /// The run's checks every guard.every steps (GuardSettings): overlaps,
 /// travel per step, energy. The caller decides when to check and what to

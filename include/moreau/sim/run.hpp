@@ -33,6 +33,10 @@ struct RunOutcome {
 /// InputError naming this one), checks that it can be written (exit 2
 /// otherwise), clears the outputs of an earlier run there, then steps the scene.
 RunOutcome runScene(Scene scene, const RunOptions& options);
+/// `moreau run SCENE`: runScene of the scene file `path` with `sets`; on
+/// MPI ranks each rank builds its brick's grains alone where they are
+/// round (ScenePlan: no rank builds the whole world).
+RunOutcome runSceneFile(const std::string& path, const std::vector<std::string>& sets, const RunOptions& options);
 
 /// The keys `--set` may change when a run resumes: they change neither the
 /// trajectory nor series.csv's columns (simulation.steps, output.* but
