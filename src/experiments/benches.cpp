@@ -769,12 +769,20 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
     const long sweeps0 = run.sweeps(), checks0 = run.checks();
     const std::uint64_t collectives0 = comm::collectives();
     const DistributedTimes times0 = run.times();
+    const long builds0 = run.listBuilds(), needs0 = run.listNeeds();
     comm::maxOverRanks(0.0);  // a barrier: no rank's clock counts another's late start
     const auto t0 = std::chrono::steady_clock::now();
     run.advanceTo(start + warmup + steps);
     const double seconds = comm::maxOverRanks(secondsSince(t0));
     const std::uint64_t collectives = comm::collectives() - collectives0 - 1;  // less the line above
     const long checks = run.checks() - checks0;
+    // The parts' working-list builds in the timed steps (the fused
+    // pipeline's; the same on every rank) and the steps at which each part
+    // needed one itself, fewest and most over the ranks.
+    const auto needs = static_cast<double>(run.listNeeds() - needs0);
+    const nlohmann::json innerList = {{"builds", run.listBuilds() - builds0},
+                                      {"needed_min", -comm::maxOverRanks(-needs)},
+                                      {"needed_max", comm::maxOverRanks(needs)}};
     const DistributedTraffic after = run.traffic();
     // Each part of the timed steps: the slowest rank's seconds and the mean over the ranks.
     nlohmann::json phases;
@@ -810,6 +818,7 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
         {"bytes_per_rank_per_step", static_cast<double>(after.bytes - before.bytes) / perRankStep},
         {"ghost_fraction", static_cast<double>(after.ghosts) / n},
         {"rebuilds", run.rebuilds()},
+        {"working_list", innerList},
         {"check_every", checkEvery},
         {"checks_per_step", static_cast<double>(checks) / static_cast<double>(steps)},
         {"collectives_per_step", static_cast<double>(collectives) / static_cast<double>(steps)},

@@ -473,11 +473,25 @@ bool DistributedSimulation::check() {
         for (std::size_t k = 0; k < w.numGrains; ++k)
             if (owned_[k]) speed = std::max(speed, w.v[k].squaredNorm());
     const bool forced = forceRollbacks_ && restorePoint_ && restorePoint_->held && sinceCheck_ > 1;
+    // The fused pipeline's working list: a part rebuilds it when one of its
+    // grains has travelled innerSkin/2 since its build. Left to each rank,
+    // the ranks rebuild at different steps and each step waits for the
+    // slowest: at P ranks a rebuild somewhere on most steps. With the
+    // check's verdict every rank rebuilds at the same steps, where any
+    // rank needs to (the bits do not depend on when the list is rebuilt).
+    // (Syncing the Verlet list's builds under it too was measured on 16
+    // cores and gained nothing: docs/distributed.md, "On 16 cores".)
+    MdPairList* list = sim_->md().pairList();
     std::vector<double> most{movedSinceBuild(), flag_, failed_ || forced ? 1.0 : 0.0, std::sqrt(speed),
-                             tooFast_ ? 1.0 : 0.0};
+                             tooFast_ ? 1.0 : 0.0, list && list->moved() ? 1.0 : 0.0};
     lap(clock, times_.rebuild);
     comm::maxOverRanks(most);
     lap(clock, times_.wait);
+    listNeeds_ += list && list->moved() ? 1 : 0;
+    if (list && most[5] > 0.0) {
+        list->setMoved(true);
+        ++listBuilds_;
+    }
     ++checks_;
     flagMax_ = most[1];
     flag_ = 0.0;

@@ -77,6 +77,9 @@ public:
     void usePairList(double skin, double innerSkin, double margin);
     /// The pair list (null: the contact list schedule).
     const MdPairList* pairList() const { return pairs_ ? &*pairs_ : nullptr; }
+    /// The same, to schedule its working list's builds (MPI ranks build
+    /// theirs at the same steps: DistributedSimulation::check).
+    MdPairList* pairList() { return pairs_ ? &*pairs_ : nullptr; }
     /// Pair schedule: makes `store` the pairs' memory (MdPairList::restoreMemory);
     /// until the next step the diagnostics are zeros.
     void restorePairMemory(const ContactStore& store, const std::string& origin);

@@ -77,6 +77,9 @@ public:
     /// What the kick–drift found: some body moved more than innerSkin/2
     /// since the working list's build (its positions: builtAt()).
     void setMoved(bool moved) { moved_ = moved; }
+    /// Whether the next update() rebuilds the working list for travel.
+    bool moved() const { return moved_; }
+
     const std::vector<Vec3>& builtAt() const { return builtAt_; }
     /// The travel, squared, that makes the working list stale.
     double travelLimit2() const { return 0.25 * innerSkin_ * innerSkin_; }

@@ -209,6 +209,11 @@ public:
     /// checks over the ranks: checkMdStep, checkStart).
     OwnedGrains ownership() const { return {gid_, owned_}; }
     long rebuilds() const { return rebuilds_; }
+    /// The checks after which this rank's part rebuilt its working list
+    /// (the fused pipeline's; every rank alike, where any part needed it)
+    /// and those after which this part needed it itself.
+    long listBuilds() const { return listBuilds_; }
+    long listNeeds() const { return listNeeds_; }
     long rebalances() const { return rebalances_; }
     /// Rebalances that chose another grid of bricks.
     long regrids() const { return regrids_; }
@@ -337,6 +342,7 @@ private:
     World whole_;                          ///< rank 0: the whole world for output, once gathered
     bool wholeHeld_ = false;               ///< gatherWorld has run (on every rank)
     std::optional<Simulation> sim_;        ///< this rank's part
+    long listBuilds_ = 0, listNeeds_ = 0;  ///< see listBuilds()
     std::vector<std::uint64_t> gid_;       ///< global id of each local grain (ascending)
     std::vector<std::uint32_t> idBlock_;   ///< first index in gid_ of each block of 64 ids from gid_.front()
     std::vector<char> owned_;              ///< local grain owned here (1) or a ghost (0)
