@@ -210,9 +210,14 @@ Scene loadSceneText(const std::string& text, const std::string& origin, const st
     return loadScene(parseIni(text, origin), origin, sets, extraKeys, std::filesystem::path("."));
 }
 
+namespace {
+const World kNoWorld{};
+}  // namespace
+
 std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets) {
     auto plan = std::shared_ptr<ScenePlan>(new ScenePlan);
     plan->text_ = readSceneFile(path);
+    plan->text_.shrink_to_fit();  // the reader's buffer is larger; the plan keeps the text for the run's start
     plan->origin_ = path;
     plan->sets_ = sets;
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -228,6 +233,10 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
     }
     plan->part({});  // the settings', walls', forces' and groups' checks, once
     return plan;
+}
+
+Scene loadSceneSettings(const std::string& path, const std::vector<std::string>& sets) {
+    return loadScene(parseIni(readSceneFile(path), path), path, sets, {}, std::filesystem::path("."), &kNoWorld);
 }
 
 Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {

@@ -515,18 +515,28 @@ CheckpointPick pickCheckpointGrains(const Checkpoint& c, const std::vector<std::
 }
 
 std::string writeCheckpointPart(const std::filesystem::path& dir, const CheckpointShare& share, int rank, int ranks) {
-    ByteWriter out;
-    out.bytes().append(kPartMagic, kPartMagicLength);
-    out.put(kCheckpointFormat);
-    out.put(static_cast<std::int64_t>(share.step));
-    out.put(static_cast<std::int32_t>(rank));
-    out.put(static_cast<std::int32_t>(ranks));
-    writeWorld(out, share.part);
-    putEach(out, share.ids, [&](std::uint64_t id) { out.put(id); });
-    std::ostringstream records;
-    writeContactStore(records, share.store);
-    out.putString(records.str());
-    putEach(out, share.entries, [&](const MdSolver::Vec6& e) { out.put(e); });
+    std::string records;
+    {
+        std::ostringstream text;
+        writeContactStore(text, share.store);
+        records = std::move(text).str();
+    }
+    // Counted first, then written into bytes of that size (held once).
+    auto write = [&](ByteWriter& out) {
+        out.putRaw({kPartMagic, kPartMagicLength});
+        out.put(kCheckpointFormat);
+        out.put(static_cast<std::int64_t>(share.step));
+        out.put(static_cast<std::int32_t>(rank));
+        out.put(static_cast<std::int32_t>(ranks));
+        writeWorld(out, share.part);
+        putEach(out, share.ids, [&](std::uint64_t id) { out.put(id); });
+        out.putString(records);
+        putEach(out, share.entries, [&](const MdSolver::Vec6& e) { out.put(e); });
+    };
+    ByteWriter count = ByteWriter::counting(), out;
+    write(count);
+    out.reserve(count.size());
+    write(out);
     writeFileAtomically(dir / checkpointPartName(share.step, rank), out.bytes(), true);
     ByteWriter listed;
     listed.put(static_cast<std::uint64_t>(out.bytes().size()));
@@ -538,7 +548,7 @@ void writeCheckpointMain(const std::filesystem::path& dir, const CheckpointShare
                          const std::vector<std::string>& parts, const RunTotals& totals, CheckpointKind kind,
                          const std::string& sceneText, const std::string& origin) {
     ByteWriter out;
-    out.bytes().append(kMagic, kMagicLength);
+    out.putRaw({kMagic, kMagicLength});
     out.put(kCheckpointFormat);
     out.putString(MOREAU_VERSION);
     out.put(static_cast<std::uint8_t>(kind));
@@ -553,7 +563,7 @@ void writeCheckpointMain(const std::filesystem::path& dir, const CheckpointShare
     out.put(static_cast<std::uint8_t>(share.held));
     putCarry(out, share.carry);
     putEach(out, share.wallScheme, [&](const MdSolver::Vec6& e) { out.put(e); });
-    for (const std::string& p : parts) out.bytes() += p;
+    for (const std::string& p : parts) out.putRaw(p);
     out.put(fnv1a64(out.bytes()));
     writeFileAtomically(dir / "checkpoint", out.bytes(), true);
     removeOtherParts(dir, share.step);
@@ -571,22 +581,30 @@ void writeCheckpointBytes(const std::filesystem::path& file, const std::string& 
 
 std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, CheckpointKind kind,
                             const std::string* sceneText) {
-    ByteWriter out;
-    out.bytes().append(kMagic, kMagicLength);
-    out.put(kCheckpointFormat);
-    out.putString(MOREAU_VERSION);
-    out.put(static_cast<std::uint8_t>(kind));
     const std::string text = sceneText ? *sceneText : canonicalSceneText(sim.scene());
-    out.putString(text);
-    out.put(fnv1a64(text));
-    out.putString(sim.scene().origin);
-    out.put(kLayoutWhole);
-    writeWorld(out, sim.world());
-    out.put(totals);
-    ByteWriter state;
-    sim.saveState(state);
-    out.putString(state.bytes());
-    out.put(fnv1a64(out.bytes()));
+    // Counted first, then written into bytes of that size (held once); the
+    // simulation's state straight after its length, put when known.
+    auto write = [&](ByteWriter& out) {
+        out.putRaw({kMagic, kMagicLength});
+        out.put(kCheckpointFormat);
+        out.putString(MOREAU_VERSION);
+        out.put(static_cast<std::uint8_t>(kind));
+        out.putString(text);
+        out.put(fnv1a64(text));
+        out.putString(sim.scene().origin);
+        out.put(kLayoutWhole);
+        writeWorld(out, sim.world());
+        out.put(totals);
+        const std::size_t at = out.size();
+        out.put(std::uint64_t{0});
+        sim.saveState(out);
+        out.putAt(at, static_cast<std::uint64_t>(out.size() - at - sizeof(std::uint64_t)));
+        out.put(fnv1a64(out.bytes()));
+    };
+    ByteWriter count = ByteWriter::counting(), out;
+    write(count);
+    out.reserve(count.size());
+    write(out);
     return std::move(out.bytes());
 }
 

@@ -258,6 +258,7 @@ CheckpointShare DistributedSimulation::share() const {
     std::vector<std::size_t> order(grains.size());
     std::iota(order.begin(), order.end(), 0);
     s.part = worldOf(grains, order, w);
+    std::vector<DistributedGrain>().swap(grains);  // in s.part now: not held through the store's copy below
     // Each contact's memory once: from the rank that owns its first body.
     const ContactStore all = globalStore();
     s.store.slots.stride = all.slots.stride;

@@ -22,7 +22,8 @@ std::vector<Contact> DistributedSimulation::contactsWithRowForces(std::vector<Co
     // owner's; the rank that owns its first body holds its row (its force,
     // the one the serial run has): those forces go to the other end.
     const World& w = sim_->world();
-    std::vector<Contact> contacts = sim_->contacts();
+    std::vector<Contact> contacts;
+    sim_->contactsInto(contacts);
     keys.resize(contacts.size());
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     for (std::size_t c = 0; c < contacts.size(); ++c) {

@@ -835,7 +835,7 @@ PreparedResume prepareResume(const RunOptions& options, const std::vector<std::s
     }
     if (!sceneFile.empty()) {
         // The scene named beside --resume must be the checkpoint's.
-        const Scene named = loadSceneFile(sceneFile, sets);
+        const Scene named = loadSceneSettings(sceneFile, sets);  // its keys alone: no world built
         for (const auto& [key, value] : named.values) {
             if (listed(key)) continue;
             const auto it = scene.values.find(key);

@@ -92,6 +92,11 @@ const std::vector<Contact>& Simulation::contacts() const {
     return contacts_;
 }
 
+void Simulation::contactsInto(std::vector<Contact>& out) const {
+    if (fused() && contactsStale_) md_.pairList()->contacts(scene_.world, scene_.simulation.margin, out);
+    else out = contacts_;
+}
+
 ContactStore Simulation::contactStore() const {
     ContactStore store;
     contactStore(store);

@@ -34,27 +34,49 @@ inline constexpr bool kPlainValue =
 
 class ByteWriter {
 public:
+    /// A writer that keeps no bytes, only their count (size(); bytes() stays
+    /// empty): the first pass of a large file's writing, whose count the
+    /// second reserves, so that its bytes are held once instead of grown by
+    /// doubling (up to three times their size while the last growth copies).
+    static ByteWriter counting() {
+        ByteWriter w;
+        w.counting_ = true;
+        return w;
+    }
     template <class T>
     void put(const T& value) {
         static_assert(kPlainValue<T>);
-        bytes_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+        add(reinterpret_cast<const char*>(&value), sizeof(T));
+    }
+    /// Bytes as they are (a file's magic).
+    void putRaw(std::string_view s) { add(s.data(), s.size()); }
+    /// Overwrites the value put at byte `at` (a length known only later).
+    template <class T>
+    void putAt(std::size_t at, const T& value) {
+        static_assert(kPlainValue<T>);
+        if (!counting_) std::memcpy(bytes_.data() + at, &value, sizeof(T));
     }
     void putString(std::string_view s) {
         put(static_cast<std::uint64_t>(s.size()));
-        bytes_.append(s);
+        add(s.data(), s.size());
     }
     template <class T>
     void putVector(const std::vector<T>& v) {
         static_assert(std::is_trivially_copyable_v<T>);
         put(static_cast<std::uint64_t>(v.size()));
-        bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+        add(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     }
     /// Fixed-size Eigen vectors and quaternions (plain doubles, no padding).
     template <class T>
     void putDense(const std::vector<T>& v) {
         static_assert(sizeof(T) % sizeof(double) == 0 && std::is_same_v<typename T::Scalar, double>);
         put(static_cast<std::uint64_t>(v.size()));
-        bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+        add(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
+    /// The bytes put so far (a counting writer's count).
+    std::size_t size() const { return counting_ ? counted_ : bytes_.size(); }
+    void reserve(std::size_t n) {
+        if (!counting_) bytes_.reserve(n);
     }
     void putBools(const std::vector<bool>& v) {
         put(static_cast<std::uint64_t>(v.size()));
@@ -66,7 +88,13 @@ public:
     void clear() { bytes_.clear(); }
 
 private:
+    void add(const char* p, std::size_t n) {
+        if (counting_) counted_ += n;
+        else bytes_.append(p, n);
+    }
     std::string bytes_;
+    bool counting_ = false;
+    std::size_t counted_ = 0;
 };
 
 class ByteReader {

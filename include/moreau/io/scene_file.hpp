@@ -103,6 +103,11 @@ private:
 /// polygons: loadSceneFile builds those whole).
 std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets);
 
+/// The settings of the scene file `path` with `sets`, every key
+/// validated, around an empty world (no grain, wall or group built):
+/// its keys' values (Scene::values) without the price of its world.
+Scene loadSceneSettings(const std::string& path, const std::vector<std::string>& sets);
+
 /// The same for scene text; `origin` names it in messages and Scene::origin.
 /// Relative paths are taken from the working directory.
 Scene loadSceneText(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,

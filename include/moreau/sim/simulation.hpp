@@ -126,6 +126,10 @@ public:
     /// history.reaction. The fused MD pipeline computes them on demand at the
     /// current positions (see MdPairList::contacts).
     const std::vector<Contact>& contacts() const;
+    /// The same into `out`, without keeping the fused pipeline's copy:
+    /// for a caller that changes them (MPI ranks' rows) and would otherwise
+    /// hold them twice.
+    void contactsInto(std::vector<Contact>& out) const;
     CdSolver& cd() { return cd_; }
     /// Every contact's memory after the last step (key, last force, age and
     /// the laws' slots), sorted by key: what restoreContacts() takes back
