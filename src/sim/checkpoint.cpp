@@ -514,6 +514,34 @@ CheckpointPick pickCheckpointGrains(const Checkpoint& c, const std::vector<std::
     return pick;
 }
 
+namespace {
+
+/// The bytes `write(out)` puts, counted first and then written into a
+/// string of that size: a large file's bytes held once, not grown by doubling.
+template <class Write>
+std::string sizedBytes(Write&& write) {
+    ByteWriter count = ByteWriter::counting(), out;
+    write(count);
+    out.reserve(count.size());
+    write(out);
+    return std::move(out.bytes());
+}
+
+/// A whole checkpoint's header, up to its layout byte.
+void putHeader(ByteWriter& out, CheckpointKind kind, const std::string& sceneText, const std::string& origin,
+               std::uint8_t layout) {
+    out.putRaw({kMagic, kMagicLength});
+    out.put(kCheckpointFormat);
+    out.putString(MOREAU_VERSION);
+    out.put(static_cast<std::uint8_t>(kind));
+    out.putString(sceneText);
+    out.put(fnv1a64(sceneText));
+    out.putString(origin);
+    out.put(layout);
+}
+
+}  // namespace
+
 std::string writeCheckpointPart(const std::filesystem::path& dir, const CheckpointShare& share, int rank, int ranks) {
     std::string records;
     {
@@ -521,8 +549,7 @@ std::string writeCheckpointPart(const std::filesystem::path& dir, const Checkpoi
         writeContactStore(text, share.store);
         records = std::move(text).str();
     }
-    // Counted first, then written into bytes of that size (held once).
-    auto write = [&](ByteWriter& out) {
+    const std::string bytes = sizedBytes([&](ByteWriter& out) {
         out.putRaw({kPartMagic, kPartMagicLength});
         out.put(kCheckpointFormat);
         out.put(static_cast<std::int64_t>(share.step));
@@ -532,15 +559,11 @@ std::string writeCheckpointPart(const std::filesystem::path& dir, const Checkpoi
         putEach(out, share.ids, [&](std::uint64_t id) { out.put(id); });
         out.putString(records);
         putEach(out, share.entries, [&](const MdSolver::Vec6& e) { out.put(e); });
-    };
-    ByteWriter count = ByteWriter::counting(), out;
-    write(count);
-    out.reserve(count.size());
-    write(out);
-    writeFileAtomically(dir / checkpointPartName(share.step, rank), out.bytes(), true);
+    });
+    writeFileAtomically(dir / checkpointPartName(share.step, rank), bytes, true);
     ByteWriter listed;
-    listed.put(static_cast<std::uint64_t>(out.bytes().size()));
-    listed.put(fnv1a64(out.bytes()));
+    listed.put(static_cast<std::uint64_t>(bytes.size()));
+    listed.put(fnv1a64(bytes));
     return std::move(listed.bytes());
 }
 
@@ -548,14 +571,7 @@ void writeCheckpointMain(const std::filesystem::path& dir, const CheckpointShare
                          const std::vector<std::string>& parts, const RunTotals& totals, CheckpointKind kind,
                          const std::string& sceneText, const std::string& origin) {
     ByteWriter out;
-    out.putRaw({kMagic, kMagicLength});
-    out.put(kCheckpointFormat);
-    out.putString(MOREAU_VERSION);
-    out.put(static_cast<std::uint8_t>(kind));
-    out.putString(sceneText);
-    out.put(fnv1a64(sceneText));
-    out.putString(origin);
-    out.put(kLayoutParts);
+    putHeader(out, kind, sceneText, origin, kLayoutParts);
     writeWorld(out, distributed::worldOf({}, {}, share.part));  // its walls, cell and clock
     out.put(totals);
     out.put(static_cast<std::uint64_t>(grains));
@@ -582,17 +598,9 @@ void writeCheckpointBytes(const std::filesystem::path& file, const std::string& 
 std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, CheckpointKind kind,
                             const std::string* sceneText) {
     const std::string text = sceneText ? *sceneText : canonicalSceneText(sim.scene());
-    // Counted first, then written into bytes of that size (held once); the
-    // simulation's state straight after its length, put when known.
-    auto write = [&](ByteWriter& out) {
-        out.putRaw({kMagic, kMagicLength});
-        out.put(kCheckpointFormat);
-        out.putString(MOREAU_VERSION);
-        out.put(static_cast<std::uint8_t>(kind));
-        out.putString(text);
-        out.put(fnv1a64(text));
-        out.putString(sim.scene().origin);
-        out.put(kLayoutWhole);
+    // The simulation's state straight after its length, put when known.
+    return sizedBytes([&](ByteWriter& out) {
+        putHeader(out, kind, text, sim.scene().origin, kLayoutWhole);
         writeWorld(out, sim.world());
         out.put(totals);
         const std::size_t at = out.size();
@@ -600,12 +608,7 @@ std::string checkpointBytes(const Simulation& sim, const RunTotals& totals, Chec
         sim.saveState(out);
         out.putAt(at, static_cast<std::uint64_t>(out.size() - at - sizeof(std::uint64_t)));
         out.put(fnv1a64(out.bytes()));
-    };
-    ByteWriter count = ByteWriter::counting(), out;
-    write(count);
-    out.reserve(count.size());
-    write(out);
-    return std::move(out.bytes());
+    });
 }
 
 Checkpoint readCheckpoint(const std::filesystem::path& file, bool merge) {
