@@ -797,6 +797,34 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
         phases[name] = {{"max", comm::maxOverRanks(mine)},
                         {"mean", 1e-9 * static_cast<double>(comm::sumOverRanks(nanoseconds)) / ranks}};
     }
+    // Each rank's share of the work, to tell a rank that is slower over the
+    // whole run (more ghosts, pairs or walls, or a busier core) from ranks
+    // slower in turn: its solve and wait seconds in the timed steps, its
+    // owned and ghost grains and its working list's pairs at their end.
+    nlohmann::json perRank;
+    {
+        const World& w = run.part().world();
+        const MdPairList* list = run.part().md().pairList();
+        const std::vector<double> mine{times.solve - times0.solve,
+                                       times.wait - times0.wait,
+                                       static_cast<double>(run.ownedGrains()),
+                                       static_cast<double>(w.numGrains - run.ownedGrains()),
+                                       list ? static_cast<double>(list->size()) : 0.0};
+        std::vector<std::uint64_t> all(static_cast<std::size_t>(ranks) * mine.size(), 0);
+        for (std::size_t k = 0; k < mine.size(); ++k)  // seconds in nanoseconds: integers sum exactly
+            all[static_cast<std::size_t>(comm::rank()) * mine.size() + k] =
+                static_cast<std::uint64_t>(std::llround(k < 2 ? mine[k] * 1e9 : mine[k]));
+        comm::sumOverRanks(all);
+        const char* names[] = {"solve", "wait", "owned", "ghosts", "pairs"};
+        for (std::size_t k = 0; k < mine.size(); ++k) {
+            nlohmann::json column = nlohmann::json::array();
+            for (int r = 0; r < ranks; ++r) {
+                const auto v = static_cast<double>(all[static_cast<std::size_t>(r) * mine.size() + k]);
+                column.push_back(k < 2 ? 1e-9 * v : v);
+            }
+            perRank[names[k]] = column;
+        }
+    }
     // Memory: the largest rank's peak resident size when the timed steps
     // end (the count and the hash below hold no rank's whole world either).
     const auto steppingRss = comm::maxOverRanks(peakRssBytes());
@@ -826,6 +854,7 @@ nlohmann::json rankBench(const std::string& name, BenchSetup b, long warmup, lon
         {"migrations", after.migrations - before.migrations},
         {"state_hash", hex64(hash)},
         {"phase_seconds", phases},
+        {"per_rank", perRank},
     };
     // Every rank's peak resident size at the end.
     const auto rss = static_cast<std::uint64_t>(peakRssBytes());
