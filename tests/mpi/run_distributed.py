@@ -630,6 +630,17 @@ with tempfile.TemporaryDirectory() as tmp:
               f"bench {name} on 2 ranks: the serial state_hash {want}, bytes per rank and step, ghost fraction "
               f"({ {k: res.get(k) for k in ('state_hash', 'bytes_per_rank_per_step', 'ghost_fraction')} } "
               f"{doc.get('error', '')})")
+        # Each rank's share (per_rank), and MD's working lists built at the
+        # same steps on every rank: as often as the neediest rank needed.
+        per = res.get("per_rank", {})
+        check(all(len(per.get(k, [])) == 2 for k in ("solve", "wait", "owned", "ghosts", "pairs"))
+              and sum(per.get("owned", [])) == res.get("particles"),
+              f"bench {name} on 2 ranks: per_rank has both ranks' shares, their owned grains all of them ({per})")
+        if name == "md-step":
+            wl = res.get("working_list", {})
+            check(wl.get("builds", 0) > 0 and wl.get("builds", 0) >= wl.get("needed_max", 1e9) >= wl.get("needed_min", -1),
+                  f"bench md-step on 2 ranks: the parts' working lists built at the same steps, as often as the "
+                  f"neediest rank needed ({wl})")
         # Memory (issue: memory that falls with ranks): the largest rank's
         # peak when the timed steps end, serial runs their own; rank 0's at
         # the end not far above it (its hash and count gather no world);
