@@ -225,12 +225,14 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
     {
         const SceneValues values = collectValues(makeSchema({}), parseIni(plan->text_, path), path, sets);
         if (!roundGrains(values.values)) return nullptr;
-        plan->specs_ = planGrains(values.values, plan->dir_);
+        PlannedGrains planned = planGrains(values.values, plan->dir_);
+        plan->count_ = planned.count;
+        plan->at_ = std::move(planned.at);
     }
-    for (const GrainSpec& g : plan->specs_) {
-        plan->rMin_ = std::min(plan->rMin_, g.radius);
-        plan->rMax_ = std::max(plan->rMax_, g.radius);
-    }
+    plan->each([&](std::size_t, const Vec3&, double r) {
+        plan->rMin_ = std::min(plan->rMin_, r);
+        plan->rMax_ = std::max(plan->rMax_, r);
+    });
     plan->part({});  // the settings', walls', forces' and groups' checks, once
     return plan;
 }
@@ -240,7 +242,8 @@ Scene loadSceneSettings(const std::string& path, const std::vector<std::string>&
 }
 
 Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {
-    const GrainPart some{&specs_, &ids};
+    const PlannedGrains grains{count_, at_};
+    const GrainPart some{&grains, &ids};
     return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -189,6 +190,35 @@ void checkCrowding(const Values& v, std::size_t n, At&& at) {
     }
 }
 
+/// lattice.* as LatticeParams (radius times `reach`), refused naming the key.
+LatticeParams latticeParams(const Values& v, int dimension, std::uint64_t seed, double reach) {
+    LatticeParams p;
+    const std::string& type = v.text("lattice.type");
+    p.type = type == "square" ? LatticeType::Square : type == "hex" ? LatticeType::Hex : LatticeType::Cubic;
+    if (p.type == LatticeType::Cubic && dimension != 3)
+        v.fail("lattice.type", "needs simulation.dimension = 3",
+               dimension == 2 ? "square|hex in 2D" : "none in 1D; use grains.source = chain");
+    if (p.type != LatticeType::Cubic && dimension != 2)
+        v.fail("lattice.type", "needs simulation.dimension = 2",
+               dimension == 3 ? "cubic in 3D" : "none in 1D; use grains.source = chain");
+    const auto words = splitWords(v.text("lattice.counts"), true);
+    p.counts = {1, 1, 1};
+    for (std::size_t k = 0; k < words.size(); ++k)
+        p.counts[k] = static_cast<std::size_t>(*parseInteger(words[k])->exact);
+    if (p.type == LatticeType::Cubic && words.size() < 3)
+        v.fail("lattice.counts", "gives no z count", "three positive integers 'nx ny nz' for cubic");
+    double total = static_cast<double>(p.counts[0]) * static_cast<double>(p.counts[1]) *
+                   (p.type == LatticeType::Cubic ? static_cast<double>(p.counts[2]) : 1.0);
+    if (total > kMaxGrains) v.fail("lattice.counts", "gives too many grains", "at most 1e8 grains");
+    checkGrainMemory(v, "lattice.counts", total);
+    p.radius = reach * v.real("lattice.radius");
+    p.spacing = v.real("lattice.spacing");
+    p.origin = v.vec("lattice.origin");
+    p.jitter = v.real("lattice.jitter");
+    p.seed = seed;
+    return p;
+}
+
 /// The grains of grains.source; their radius is their size times `reach`
 /// (a clump's bounding radius at size 1; 1 for spheres), so that generators
 /// place clumps by their bounding spheres.
@@ -200,33 +230,7 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
         return makeChain(static_cast<std::size_t>(v.integer("chain.count")), reach * v.real("chain.radius"),
                          v.real("chain.spacing"), v.vec("chain.origin"));
     }
-    if (source == "lattice") {
-        LatticeParams p;
-        const std::string& type = v.text("lattice.type");
-        p.type = type == "square" ? LatticeType::Square : type == "hex" ? LatticeType::Hex : LatticeType::Cubic;
-        if (p.type == LatticeType::Cubic && dimension != 3)
-            v.fail("lattice.type", "needs simulation.dimension = 3",
-                   dimension == 2 ? "square|hex in 2D" : "none in 1D; use grains.source = chain");
-        if (p.type != LatticeType::Cubic && dimension != 2)
-            v.fail("lattice.type", "needs simulation.dimension = 2",
-                   dimension == 3 ? "cubic in 3D" : "none in 1D; use grains.source = chain");
-        const auto words = splitWords(v.text("lattice.counts"), true);
-        p.counts = {1, 1, 1};
-        for (std::size_t k = 0; k < words.size(); ++k)
-            p.counts[k] = static_cast<std::size_t>(*parseInteger(words[k])->exact);
-        if (p.type == LatticeType::Cubic && words.size() < 3)
-            v.fail("lattice.counts", "gives no z count", "three positive integers 'nx ny nz' for cubic");
-        double total = static_cast<double>(p.counts[0]) * static_cast<double>(p.counts[1]) *
-                       (p.type == LatticeType::Cubic ? static_cast<double>(p.counts[2]) : 1.0);
-        if (total > kMaxGrains) v.fail("lattice.counts", "gives too many grains", "at most 1e8 grains");
-        checkGrainMemory(v, "lattice.counts", total);
-        p.radius = reach * v.real("lattice.radius");
-        p.spacing = v.real("lattice.spacing");
-        p.origin = v.vec("lattice.origin");
-        p.jitter = v.real("lattice.jitter");
-        p.seed = seed;
-        return makeLattice(p);
-    }
+    if (source == "lattice") return makeLattice(latticeParams(v, dimension, seed, reach));
     if (source == "random") {
         checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
         RandomPackingParams p;
@@ -345,24 +349,46 @@ GrainShape roundShape(const Values& v, int dimension) {
 
 bool roundGrains(const Values& v) { return v.text("grains.shape") != "clump" && v.text("grains.shape") != "polygon"; }
 
-std::vector<GrainSpec> planGrains(const Values& v, const std::filesystem::path& sceneDir) {
+PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir) {
     const int dimension = v.smallInteger("simulation.dimension");
     const GrainShape shape = roundShape(v, dimension);
-    std::vector<GrainSpec> grains =
-        generateGrains(v, dimension, v.unsignedInteger("simulation.seed"), sceneDir, 1.0, PackingColumns::Plain);
+    const std::uint64_t seed = v.unsignedInteger("simulation.seed");
+    PlannedGrains planned;
+    // A lattice without jitter: each grain made on demand from its index,
+    // none held. It piles no grains (centres a pitch >= 2 r apart): no
+    // crowding test.
+    bool analytic = false;
+    if (v.text("grains.source") == "lattice") {
+        const LatticeParams p = latticeParams(v, dimension, seed, 1.0);
+        if (p.jitter == 0.0 && p.radius > 0.0 && p.spacing >= 0.0 && latticeCount(p) > 0) {
+            planned.count = latticeCount(p);
+            planned.at = [p](std::size_t i) { return latticeGrain(p, i); };
+            analytic = true;
+        }
+    }
+    if (!analytic) {
+        auto grains = std::make_shared<const std::vector<GrainSpec>>(
+            generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain));
+        planned.count = grains->size();
+        planned.at = [grains](std::size_t i) { return (*grains)[i]; };
+    }
     // The masses as buildWorld's whole world has them, a few grains at a time.
     constexpr std::size_t kChunk = 4096;
     std::vector<GrainSpec> some;
-    for (std::size_t first = 0; first < grains.size(); first += kChunk) {
-        some.assign(grains.begin() + static_cast<std::ptrdiff_t>(first),
-                    grains.begin() + static_cast<std::ptrdiff_t>(std::min(grains.size(), first + kChunk)));
+    for (std::size_t first = 0; first < planned.count; first += kChunk) {
+        some.clear();
+        for (std::size_t i = first; i < std::min(planned.count, first + kChunk); ++i) some.push_back(planned.at(i));
         World w;
         w.dimension = dimension;
         addGrains(w, some, shape, v.real("grains.density"), v.real("grains.mass"));
         checkGrainMasses(v, w, shape, first);
     }
-    checkCrowding(v, grains.size(), [&](std::size_t i) { return std::pair(grains[i].position, grains[i].radius); });
-    return grains;
+    if (!analytic)
+        checkCrowding(v, planned.count, [&](std::size_t i) {
+            const GrainSpec g = planned.at(i);
+            return std::pair(g.position, g.radius);
+        });
+    return planned;
 }
 
 void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forceNames,
@@ -443,7 +469,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         // Grains part->ids of the planned ones (planGrains checked them all).
         std::vector<GrainSpec> some;
         some.reserve(part->ids->size());
-        for (const std::uint64_t i : *part->ids) some.push_back((*part->specs)[static_cast<std::size_t>(i)]);
+        for (const std::uint64_t i : *part->ids) some.push_back(part->grains->at(static_cast<std::size_t>(i)));
         addGrains(world, some, shape, v.real("grains.density"), v.real("grains.mass"));
     } else if (!clumps) {
         const std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
@@ -466,14 +492,14 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     // The grains by their index in the whole world (n of them): the forces'
     // and groups' selections and checks run over all of them, on every
     // part alike; local(i) is grain i's index in this world (npos: not here).
-    const std::size_t n = part ? part->specs->size() : world.numGrains;
+    const std::size_t n = part ? part->grains->count : world.numGrains;
     constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
     auto local = [&](std::size_t i) {
         if (!part) return i;
         const auto it = std::lower_bound(part->ids->begin(), part->ids->end(), static_cast<std::uint64_t>(i));
         return it != part->ids->end() && *it == i ? static_cast<std::size_t>(it - part->ids->begin()) : npos;
     };
-    auto position = [&](std::size_t i) -> const Vec3& { return part ? (*part->specs)[i].position : world.x[i]; };
+    auto position = [&](std::size_t i) { return part ? part->grains->at(i).position : world.x[i]; };
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
     for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
     if (world.deforming() && v.boolean("periodic.affine_start")) {
@@ -605,7 +631,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                     v.fail(p + "region", std::string("is empty along ") + static_cast<char>('x' + a),
                            "'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's axes");
             for (std::size_t i = 0; i < n; ++i) {
-                const Vec3& x = position(i);
+                const Vec3 x = position(i);
                 bool inside = true;
                 for (int a = 0; a < dimension; ++a)
                     inside = inside && x[a] >= box[static_cast<std::size_t>(a)] &&

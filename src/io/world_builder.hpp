@@ -7,6 +7,7 @@
 /// Internal to src/io.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -16,20 +17,26 @@
 
 namespace moreau::scene_io {
 
-/// Some of a scene's round grains (distributed input, ScenePlan): every
-/// grain's spec as planGrains made them, and the ids (ascending) of those
-/// a world is built of.
+/// A scene's round grains for distributed input (ScenePlan): their count
+/// and grain i's spec, as buildWorld would make it: made on demand (a
+/// lattice without jitter) or taken from those generated once.
+struct PlannedGrains {
+    std::size_t count = 0;
+    std::function<GrainSpec(std::size_t)> at;
+};
+
+/// Some of a scene's planned grains: the ids (ascending) a world is built of.
 struct GrainPart {
-    const std::vector<GrainSpec>* specs = nullptr;
+    const PlannedGrains* grains = nullptr;
     const std::vector<std::uint64_t>* ids = nullptr;
 };
 
 /// Whether the values' grains are round (spheres, disks): GrainPart builds those alone.
 bool roundGrains(const Values& v);
-/// The round grains of the values as buildWorld would make them, with the
-/// whole world's checks on them (radii and masses, a few grains at a time;
-/// crowding), without a world of them all.
-std::vector<GrainSpec> planGrains(const Values& v, const std::filesystem::path& sceneDir);
+/// The round grains of the values, with the whole world's checks on them
+/// (radii and masses, a few grains at a time; crowding), without a world
+/// of them all.
+PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir);
 
 /// The world of the scene's values into scene.world: periodic box and cell
 /// rates, grains (generated or from packing.file, relative to `sceneDir`),

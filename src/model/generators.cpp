@@ -42,6 +42,25 @@ std::vector<GrainSpec> makeChain(std::size_t count, double radius, double spacin
     return grains;
 }
 
+std::size_t latticeCount(const LatticeParams& p) {
+    return p.counts[0] * p.counts[1] * (p.type != LatticeType::Cubic ? 1 : p.counts[2]);
+}
+
+GrainSpec latticeGrain(const LatticeParams& p, std::size_t n) {
+    const bool planar = p.type != LatticeType::Cubic;
+    const std::size_t nx = p.counts[0], ny = p.counts[1];
+    const std::size_t i = n % nx, j = n / nx % ny, k = n / (nx * ny);
+    const double pitch = 2.0 * p.radius + p.spacing;
+    // Hexagonal rows touch their neighbours above and below: distance between
+    // row centres √3/2 pitch, odd rows shifted by half a pitch.
+    const double rowPitch = p.type == LatticeType::Hex ? pitch * std::sqrt(3.0) / 2.0 : pitch;
+    const Vec3 origin = planar ? Vec3(p.origin[0], p.origin[1], 0.0) : p.origin;
+    double x = pitch * static_cast<double>(i);
+    if (p.type == LatticeType::Hex && j % 2 == 1) x += 0.5 * pitch;
+    const Vec3 offset(x, rowPitch * static_cast<double>(j), pitch * static_cast<double>(k));
+    return {origin + offset, p.radius};
+}
+
 std::vector<GrainSpec> makeLattice(const LatticeParams& p) {
     if (!(p.radius > 0.0)) throw InputError("lattice: radius must be > 0, got " + fmt(p.radius));
     if (!(p.spacing >= 0.0)) throw InputError("lattice: spacing must be >= 0, got " + fmt(p.spacing));
@@ -50,22 +69,9 @@ std::vector<GrainSpec> makeLattice(const LatticeParams& p) {
     const std::size_t nx = p.counts[0], ny = p.counts[1], nz = planar ? 1 : p.counts[2];
     if (nx == 0 || ny == 0 || nz == 0) throw InputError("lattice: counts must be positive");
 
-    const double pitch = 2.0 * p.radius + p.spacing;
-    // Hexagonal rows touch their neighbours above and below: distance between
-    // row centres √3/2 pitch, odd rows shifted by half a pitch.
-    const double rowPitch = p.type == LatticeType::Hex ? pitch * std::sqrt(3.0) / 2.0 : pitch;
-    const Vec3 origin = planar ? Vec3(p.origin[0], p.origin[1], 0.0) : p.origin;
-
     std::vector<GrainSpec> grains;
     grains.reserve(nx * ny * nz);
-    for (std::size_t k = 0; k < nz; ++k)
-        for (std::size_t j = 0; j < ny; ++j)
-            for (std::size_t i = 0; i < nx; ++i) {
-                double x = pitch * static_cast<double>(i);
-                if (p.type == LatticeType::Hex && j % 2 == 1) x += 0.5 * pitch;
-                const Vec3 offset(x, rowPitch * static_cast<double>(j), pitch * static_cast<double>(k));
-                grains.push_back({origin + offset, p.radius});
-            }
+    for (std::size_t i = 0; i < nx * ny * nz; ++i) grains.push_back(latticeGrain(p, i));
 
     if (p.jitter > 0.0) {
         Rng rng = Rng::stream(p.seed, kLatticeJitterStream);

@@ -13,6 +13,7 @@
 ///     chain_1d.ini: key 'cd.iterations': 'abc' is not an integer (allowed: integer >= 1)
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <limits>
 #include <string>
@@ -69,18 +70,22 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 /// its settings, every grain's position and radius, and the scene of any
 /// set of its grains as loadSceneFile builds them among the others, with
 /// the same checks and messages (those of the whole world's grains made
-/// once, by planSceneFile). No world of every grain is made. Round grains
-/// (spheres, disks) only.
+/// once, by planSceneFile). No world of every grain is made; a lattice
+/// without jitter makes each grain from its index, the other sources hold
+/// every grain's specification (64 bytes). Round grains (spheres, disks) only.
 class ScenePlan {
 public:
     /// The grains of the whole world.
-    std::size_t grains() const { return specs_.size(); }
+    std::size_t grains() const { return count_; }
     /// The smallest grain's radius (the contact distances' scale).
     double rMin() const { return rMin_; }
     /// Calls f(id, position, radius) for every grain, by id.
     template <class F>
     void each(F&& f) const {
-        for (std::size_t i = 0; i < specs_.size(); ++i) f(i, specs_[i].position, specs_[i].radius);
+        for (std::size_t i = 0; i < count_; ++i) {
+            const GrainSpec g = at_(i);
+            f(i, g.position, g.radius);
+        }
     }
     /// The scene holding grains `ids` (ascending) alone: grain k of its
     /// world is grain ids[k] of the whole; its walls follow them (body
@@ -94,7 +99,10 @@ private:
     std::string text_, origin_;
     std::vector<std::string> sets_;
     std::filesystem::path dir_;
-    std::vector<GrainSpec> specs_;
+    /// Grain i's spec: made on demand (a lattice without jitter: no rank
+    /// holds every grain's) or read from every grain's, generated once.
+    std::size_t count_ = 0;
+    std::function<GrainSpec(std::size_t)> at_;
     double rMin_ = std::numeric_limits<double>::infinity(), rMax_ = 0.0;
 };
 

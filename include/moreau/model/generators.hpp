@@ -59,6 +59,11 @@ struct LatticeParams {
 /// Grains ordered with x fastest, then y, then z. Throws InputError for a zero
 /// count, radius <= 0, spacing < 0 or jitter < 0.
 std::vector<GrainSpec> makeLattice(const LatticeParams& p);
+/// The grains of makeLattice(p), and grain n of them before the jitter
+/// (p.jitter = 0: makeLattice(p)[n], the same bits), made alone: a rank's
+/// grains without the others' (distributed input).
+std::size_t latticeCount(const LatticeParams& p);
+GrainSpec latticeGrain(const LatticeParams& p, std::size_t n);
 
 struct RandomPackingParams {
     std::size_t count = 1000;
