@@ -427,7 +427,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                       walls = scene.world.numWalls();
     // Each rank's part: from the checkpoint's parts or the scene file's
     // plan, its brick's grains alone; else from the whole scene.
-    const char* input = parts || plan ? "bricks" : "whole";
+    const bool bricks = parts || plan;
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<DistributedSimulation> made;
     try {  // an error seen by one rank ends them all
@@ -439,7 +439,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         std::fprintf(stderr, "moreau: error on rank %d: %s\n", comm::rank(), e.what());
         comm::abortAll(1);
     }
-    if (!resumed && std::string_view(input) == "bricks") {
+    if (!resumed && bricks) {
         // The start's checks over the ranks' parts, as a serial run makes
         // them on the whole world (collective: every rank throws alike).
         const OwnedGrains owned = made->ownership();
@@ -702,7 +702,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         if (!stopped.empty()) summary["signal"] = stopped;
         if (!cd) summary["md_pipeline"] = run.part().fused() ? "fused" : "staged";
         summary["distributed"] = {{"grid", run.grid()},
-                                  {"input", input},
+                                  {"input", bricks ? "bricks" : "whole"},
                                   {"rebuilds", run.rebuilds()},
                                   {"rebalances", run.rebalances()},
                                   {"regrids", run.regrids()},
