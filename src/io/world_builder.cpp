@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
-#include <memory>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
