@@ -367,10 +367,18 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir)
         }
     }
     if (!analytic) {
-        auto grains = std::make_shared<const std::vector<GrainSpec>>(
-            generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain));
-        planned.count = grains->size();
-        planned.at = [grains](std::size_t i) { return (*grains)[i]; };
+        // Round grains: a centre and a radius each (32 bytes, where a
+        // GrainSpec with its unused orientation takes 64).
+        std::vector<GrainSpec> made = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
+        auto kept = std::make_shared<std::vector<std::array<double, 4>>>(made.size());
+        for (std::size_t i = 0; i < made.size(); ++i)
+            (*kept)[i] = {made[i].position[0], made[i].position[1], made[i].position[2], made[i].radius};
+        std::vector<GrainSpec>().swap(made);
+        planned.count = kept->size();
+        planned.at = [kept = std::shared_ptr<const std::vector<std::array<double, 4>>>(std::move(kept))](std::size_t i) {
+            const std::array<double, 4>& g = (*kept)[i];
+            return GrainSpec{Vec3(g[0], g[1], g[2]), g[3]};
+        };
     }
     // The masses as buildWorld's whole world has them, a few grains at a time.
     constexpr std::size_t kChunk = 4096;

@@ -72,7 +72,7 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 /// the same checks and messages (those of the whole world's grains made
 /// once, by planSceneFile). No world of every grain is made; a lattice
 /// without jitter makes each grain from its index, the other sources hold
-/// every grain's specification (64 bytes). Round grains (spheres, disks) only.
+/// every grain's centre and radius (32 bytes). Round grains (spheres, disks) only.
 class ScenePlan {
 public:
     /// The grains of the whole world.
