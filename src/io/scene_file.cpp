@@ -233,7 +233,8 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
         plan->rMin_ = std::min(plan->rMin_, r);
         plan->rMax_ = std::max(plan->rMax_, r);
     });
-    plan->part({});  // the settings', walls', forces' and groups' checks, once
+    plan->settings_ = plan->part({});  // the settings', walls', forces' and groups' checks, once
+    plan->settingsMade_ = true;
     return plan;
 }
 
@@ -242,6 +243,7 @@ Scene loadSceneSettings(const std::string& path, const std::vector<std::string>&
 }
 
 Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {
+    if (ids.empty() && settingsMade_) return settings_;
     const PlannedGrains grains{count_, at_};
     const GrainPart some{&grains, &ids};
     return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});

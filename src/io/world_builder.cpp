@@ -522,7 +522,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
     // Forces on grains: each grain's schedule summed over the forces on it
     // (in a part: every grain's, for the checks, then the part's).
     const std::vector<std::string> forceList(forceNames.begin(), forceNames.end());
-    std::vector<std::uint16_t> forceOwner(forceList.empty() ? 0 : n);  // 1 + the force's index; 0: none
+    std::vector<std::uint32_t> forceOwner(forceList.empty() ? 0 : n);  // 1 + the force's index; 0: none
     std::vector<ForceSchedule> pushedSchedule(part && !forceList.empty() ? n : 0);
     auto scheduleOf = [&](std::size_t i) -> ForceSchedule& {
         return part ? pushedSchedule[i] : world.forceSchedule(static_cast<BodyId>(i));
@@ -541,7 +541,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                 v.fail(p + "change_time",
                        "differs from that of [force." + forceList[forceOwner[i] - 1u] + "] on grain " + std::to_string(i),
                        "one change_time per grain (or inf)");
-            if (!std::isinf(s.switchTime) || forceOwner[i] == 0) forceOwner[i] = static_cast<std::uint16_t>(f + 1);
+            if (!std::isinf(s.switchTime) || forceOwner[i] == 0) forceOwner[i] = static_cast<std::uint32_t>(f + 1);
         }
     }
     if (part)
@@ -625,7 +625,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
 
     // Grain groups: kinematic grains, on their own or glued to a wall.
     const std::vector<std::string> groupList(groupNames.begin(), groupNames.end());
-    std::vector<std::uint16_t> groupOf(groupList.empty() ? 0 : n);  // 1 + the group's index; 0: none
+    std::vector<std::uint32_t> groupOf(groupList.empty() ? 0 : n);  // 1 + the group's index; 0: none
     std::vector<std::pair<std::size_t, std::pair<std::string, BodyId>>> members;  // grain here, (group, wall)
     for (std::size_t g = 0; g < groupList.size(); ++g) {
         const std::string& name = groupList[g];
@@ -688,7 +688,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                        "takes grain " + std::to_string(i) + ", which [force." + forceList[forceOwner[i] - 1u] +
                            "] pushes",
                        "grains without a force (a group's grains move as prescribed)");
-            groupOf[i] = static_cast<std::uint16_t>(g + 1);
+            groupOf[i] = static_cast<std::uint32_t>(g + 1);
             if (const std::size_t k = local(i); k != npos) members.push_back({k, {name, wall}});
         }
     }

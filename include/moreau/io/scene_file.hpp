@@ -90,7 +90,8 @@ public:
     /// The scene holding grains `ids` (ascending) alone: grain k of its
     /// world is grain ids[k] of the whole; its walls follow them (body
     /// ids.size() + k), its forces and groups are the whole's on them,
-    /// its contact distances the whole's. No ids: the settings and walls.
+    /// its contact distances the whole's. No ids: the settings and walls
+    /// (made and checked once, by planSceneFile).
     Scene part(const std::vector<std::uint64_t>& ids) const;
 
 private:
@@ -104,6 +105,8 @@ private:
     std::size_t count_ = 0;
     std::function<GrainSpec(std::size_t)> at_;
     double rMin_ = std::numeric_limits<double>::infinity(), rMax_ = 0.0;
+    Scene settings_;  ///< part({}), once made
+    bool settingsMade_ = false;
 };
 
 /// The scene file `path` with `sets` as a ScenePlan (InputError as
