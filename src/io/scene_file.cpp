@@ -179,7 +179,7 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     if (given) {
         scene.world = *given;
     } else {
-        if (part && !roundGrains(v)) throw std::logic_error("a scene's grains in part: round grains only");
+        if (part && !plannedGrains(v)) throw std::logic_error("a scene's grains in part: round grains and clumps only");
         buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir, part);
     }
     // The contact distances are fractions of the smallest grain's radius.
@@ -214,7 +214,8 @@ namespace {
 const World kNoWorld{};
 }  // namespace
 
-std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets) {
+std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets,
+                                               const PlanShare& share) {
     auto plan = std::shared_ptr<ScenePlan>(new ScenePlan);
     plan->text_ = readSceneFile(path);
     plan->text_.shrink_to_fit();  // the reader's buffer is larger; the plan keeps the text for the run's start
@@ -224,15 +225,14 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
     plan->dir_ = dir.empty() ? std::filesystem::path(".") : dir;
     {
         const SceneValues values = collectValues(makeSchema({}), parseIni(plan->text_, path), path, sets);
-        if (!roundGrains(values.values)) return nullptr;
-        PlannedGrains planned = planGrains(values.values, plan->dir_);
+        if (!plannedGrains(values.values)) return nullptr;
+        PlannedGrains planned = planGrains(values.values, plan->dir_, share);
         plan->count_ = planned.count;
         plan->at_ = std::move(planned.at);
+        plan->placing_ = std::move(planned.placing);
+        plan->rMin_ = planned.rMin;
+        plan->rMax_ = planned.rMax;
     }
-    plan->each([&](std::size_t, const Vec3&, double r) {
-        plan->rMin_ = std::min(plan->rMin_, r);
-        plan->rMax_ = std::max(plan->rMax_, r);
-    });
     plan->settings_ = plan->part({});  // the settings', walls', forces' and groups' checks, once
     plan->settingsMade_ = true;
     return plan;
@@ -244,7 +244,7 @@ Scene loadSceneSettings(const std::string& path, const std::vector<std::string>&
 
 Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {
     if (ids.empty() && settingsMade_) return settings_;
-    const PlannedGrains grains{count_, at_};
+    const PlannedGrains grains{count_, at_, placing_};
     const GrainPart some{&grains, &ids};
     return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
 }

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -138,6 +140,16 @@ void checkGrainMasses(const Values& v, const World& world, GrainShape shape, std
     }
 }
 
+/// A contact costs at least its Contact (80 bytes) and its pair in the
+/// Verlet list (8 bytes) while it is detected.
+constexpr double kBytesPerContact = 88.0;
+
+/// Whether `pairs` overlapping pairs' contacts fit in this machine's memory.
+bool crowdingFits(double pairs) {
+    const double machine = machineBytes();
+    return !(machine > 0.0 && pairs * kBytesPerContact > 0.8 * machine);
+}
+
 /// Refuses, before anything detects contacts, grains piled so densely that
 /// their contacts cannot be held: 10^6 grains at one point are 5e11 pairs,
 /// which the cell grid would try to store (an uncaught std::bad_alloc after a
@@ -146,16 +158,19 @@ void checkGrainMasses(const Values& v, const World& world, GrainShape shape, std
 /// overlap, a contact whatever the margin. A packing that is not piled up
 /// has next to none such pairs.
 /// `at(i)`: grain i's (position, radius), i < n.
+/// With `share`, each rank counts the cells a hash of theirs gives it (a
+/// share of the grains' cells, not all of them) and the counts are summed:
+/// the same count on any number of ranks.
 template <class At>
-void checkCrowding(const Values& v, std::size_t n, At&& at) {
+void checkCrowding(const Values& v, std::size_t n, At&& at, const PlanShare& share = {}, double rMin = kInf) {
     if (n < 2) return;
-    double rMin = kInf;
-    for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, at(i).second);
+    if (rMin == kInf)
+        for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, at(i).second);
     // 0.999: the cells' coordinates below 2^40 are rounded by less than 2^-12 of a cell.
     const double side = 0.999 * 2.0 * rMin / std::sqrt(3.0);
     if (!(side > 0.0) || !std::isfinite(side)) return;
     std::vector<std::array<double, 3>> cells;
-    cells.reserve(n);
+    cells.reserve(share.ranks > 1 ? n / static_cast<std::size_t>(share.ranks) : n);
     for (std::size_t i = 0; i < n; ++i) {
         std::array<double, 3> c{};
         bool ok = true;
@@ -164,21 +179,26 @@ void checkCrowding(const Values& v, std::size_t n, At&& at) {
             c[static_cast<std::size_t>(a)] = std::floor(x[a] / side);
             ok = ok && std::abs(c[static_cast<std::size_t>(a)]) < 0x1p40;
         }
+        if (ok && share.ranks > 1) {
+            const std::uint64_t hash = Rng::stream(std::bit_cast<std::uint64_t>(c[0]), std::bit_cast<std::uint64_t>(c[1]),
+                                                   std::bit_cast<std::uint64_t>(c[2]))
+                                           .next();
+            ok = hash % static_cast<std::uint64_t>(share.ranks) == static_cast<std::uint64_t>(share.rank);
+        }
         if (ok) cells.push_back(c);
     }
     std::sort(cells.begin(), cells.end());
-    double pairs = 0.0;
+    std::uint64_t shared = 0;
     for (std::size_t b = 0, e = 0; b < cells.size(); b = e) {
         for (e = b + 1; e < cells.size() && cells[e] == cells[b]; ++e) {
         }
-        const auto k = static_cast<double>(e - b);
-        pairs += 0.5 * k * (k - 1.0);
+        const std::uint64_t k = e - b;
+        shared += k * (k - 1) / 2;
     }
-    // A contact costs at least its Contact (80 bytes) and its pair in the
-    // Verlet list (8 bytes) while it is detected.
-    constexpr double kBytesPerContact = 88.0;
-    const double machine = machineBytes();
-    if (machine > 0.0 && pairs * kBytesPerContact > 0.8 * machine) {
+    std::vector<std::array<double, 3>>().swap(cells);
+    const auto pairs = static_cast<double>(share.sum(shared));
+    if (!crowdingFits(pairs)) {
+        const double machine = machineBytes();
         char what[240], allowed[160];
         std::snprintf(what, sizeof what,
                       "piles up %zu grains so that at least %.3g pairs overlap: their contacts need about %.3g GB, "
@@ -188,6 +208,21 @@ void checkCrowding(const Values& v, std::size_t n, At&& at) {
                       0.8 * machine / kBytesPerContact);
         v.fail(grainCountKey(v), what, allowed);
     }
+}
+
+/// An upper bound on checkCrowding's count of pairs for lattice `p`: a grain's
+/// jitter moves it at most A = jitter radius along each axis, so the grains
+/// in one of its cubes (side s) come from lattice sites in a box of side
+/// s + 2 A, at most floor((s + 2 A) / pitch) + 1 of them along each axis
+/// (the row pitch along y in a hexagonal lattice); each grain shares its
+/// cube with at most k - 1 others.
+double latticeCrowdingBound(const LatticeParams& p) {
+    const double side = 0.999 * 2.0 * p.radius / std::sqrt(3.0), reach = side + 2.0 * p.jitter * p.radius;
+    const double pitch = 2.0 * p.radius + p.spacing;
+    const double along[3] = {pitch, p.type == LatticeType::Hex ? pitch * std::sqrt(3.0) / 2.0 : pitch, pitch};
+    double k = 1.0;
+    for (int a = 0; a < (p.type == LatticeType::Cubic ? 3 : 2); ++a) k *= std::floor(reach / along[a]) + 1.0;
+    return 0.5 * static_cast<double>(latticeCount(p)) * (k - 1.0);
 }
 
 /// lattice.* as LatticeParams (radius times `reach`), refused naming the key.
@@ -217,6 +252,17 @@ LatticeParams latticeParams(const Values& v, int dimension, std::uint64_t seed, 
     p.jitter = v.real("lattice.jitter");
     p.seed = seed;
     return p;
+}
+
+/// packing.file's path: relative to the scene's folder when the scene file
+/// gives it, to the working directory when --set does.
+std::string packingPath(const Values& v, const std::filesystem::path& sceneDir) {
+    const std::string& file = v.text("packing.file");
+    if (file.empty())
+        v.fail("packing.file", "is empty", "a packing file path (required when grains.source = file)");
+    std::filesystem::path path(file);
+    if (path.is_relative() && v.at("packing.file").origin != "--set") path = sceneDir / path;
+    return path.lexically_normal().string();
 }
 
 /// The grains of grains.source; their radius is their size times `reach`
@@ -259,14 +305,16 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
         }
     }
     // source == "file"
-    const std::string& file = v.text("packing.file");
-    if (file.empty())
-        v.fail("packing.file", "is empty", "a packing file path (required when grains.source = file)");
-    std::filesystem::path path(file);
-    if (path.is_relative() && v.at("packing.file").origin != "--set") path = sceneDir / path;
-    std::vector<GrainSpec> grains = readPackingFile(path.lexically_normal().string(), columns);
+    std::vector<GrainSpec> grains = readPackingFile(packingPath(v, sceneDir), columns);
     for (GrainSpec& g : grains) g.radius *= reach;
     return grains;
+}
+
+/// The keys that allow clumps: a dimension of 2 or 3, disks' inertia in 2D.
+void checkClumpKeys(const Values& v, int dimension) {
+    if (dimension == 1) v.fail("grains.shape", "needs simulation.dimension = 2 or 3", "sphere in 1D");
+    if (dimension == 2 && v.text("grains.inertia") == "sphere")
+        v.fail("grains.inertia", "is not possible with grains.shape = clump in 2D (clumps of disks)", "auto|disk");
 }
 
 /// The clump of clump.spheres, refused with exit 2 naming the key.
@@ -349,53 +397,146 @@ GrainShape roundShape(const Values& v, int dimension) {
 
 bool roundGrains(const Values& v) { return v.text("grains.shape") != "clump" && v.text("grains.shape") != "polygon"; }
 
-PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir) {
-    const int dimension = v.smallInteger("simulation.dimension");
-    const GrainShape shape = roundShape(v, dimension);
-    const std::uint64_t seed = v.unsignedInteger("simulation.seed");
-    PlannedGrains planned;
-    // A lattice without jitter: each grain made on demand from its index,
-    // none held. It piles no grains (centres a pitch >= 2 r apart): no
-    // crowding test.
-    bool analytic = false;
-    if (v.text("grains.source") == "lattice") {
-        const LatticeParams p = latticeParams(v, dimension, seed, 1.0);
-        if (p.jitter == 0.0 && p.radius > 0.0 && p.spacing >= 0.0 && latticeCount(p) > 0) {
-            planned.count = latticeCount(p);
-            planned.at = [p](std::size_t i) { return latticeGrain(p, i); };
-            analytic = true;
-        }
+bool plannedGrains(const Values& v) { return v.text("grains.shape") != "polygon"; }
+
+namespace {
+
+/// A packing file's grains read from the file as they are asked for: on
+/// from the last one asked (a scan by ascending index reads the file
+/// once), from the start again for an earlier one. None held. Every row
+/// is read and checked once when it is opened (its count).
+class StreamedPacking {
+public:
+    StreamedPacking(std::string path, PackingColumns columns, double reach)
+        : path_(std::move(path)), columns_(columns), reach_(reach) {
+        restart();
+        for (GrainSpec g; reader_->next(g);) ++count_;
+        restart();
     }
-    if (!analytic) {
-        // Round grains: a centre and a radius each (32 bytes, where a
-        // GrainSpec with its unused orientation takes 64).
-        std::vector<GrainSpec> made = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
-        auto kept = std::make_shared<std::vector<std::array<double, 4>>>(made.size());
-        for (std::size_t i = 0; i < made.size(); ++i)
-            (*kept)[i] = {made[i].position[0], made[i].position[1], made[i].position[2], made[i].radius};
-        std::vector<GrainSpec>().swap(made);
-        planned.count = kept->size();
-        planned.at = [kept = std::shared_ptr<const std::vector<std::array<double, 4>>>(std::move(kept))](std::size_t i) {
-            const std::array<double, 4>& g = (*kept)[i];
-            return GrainSpec{Vec3(g[0], g[1], g[2]), g[3]};
+    std::size_t count() const { return count_; }
+    GrainSpec at(std::size_t i) {
+        if (i + 1 < next_) restart();
+        for (; next_ <= i; ++next_)
+            if (!reader_->next(last_))
+                throw InputError("packing file '" + path_ + "' changed while it was read: grain " + std::to_string(i) +
+                                 " of " + std::to_string(count_) + " is not there any more");
+        GrainSpec g = last_;
+        g.radius *= reach_;  // generateGrains' sizes
+        return g;
+    }
+
+private:
+    void restart() {
+        reader_.reset();
+        in_ = std::make_unique<std::ifstream>();
+        in_->rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+        in_->open(path_);
+        if (!*in_) throw InputError("cannot read packing file '" + path_ + "'");
+        reader_ = std::make_unique<PackingReader>(*in_, path_, columns_);
+        next_ = 0;
+    }
+    std::string path_;
+    PackingColumns columns_;
+    double reach_;
+    std::vector<char> buffer_ = std::vector<char>(1 << 20);
+    std::unique_ptr<std::ifstream> in_;
+    std::unique_ptr<PackingReader> reader_;
+    std::size_t count_ = 0, next_ = 0;
+    GrainSpec last_;
+};
+
+}  // namespace
+
+PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir, const PlanShare& share) {
+    const int dimension = v.smallInteger("simulation.dimension");
+    const std::uint64_t seed = v.unsignedInteger("simulation.seed");
+    const std::string& source = v.text("grains.source");
+    const bool clumps = v.text("grains.shape") == "clump", file = source == "file";
+    PlannedGrains planned;
+    // Clumps: their specs at their size (the bounding sphere's radius),
+    // oriented from the file or at random from their index; placed in the
+    // world at their centre (a file's frame origin moved to the centroid),
+    // as addClumps places them.
+    double reach = 1.0;
+    PackingColumns columns = PackingColumns::Plain;
+    std::shared_ptr<const ClumpShape> clump;
+    if (clumps) {
+        checkClumpKeys(v, dimension);
+        clump = std::make_shared<const ClumpShape>(readClumpShape(v, dimension));
+        reach = clump->boundingRadius;
+        columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
+        planned.placing = [clump, file](const GrainSpec& g) {
+            const double size = g.radius / clump->boundingRadius;
+            const Vec3 centre = file ? Vec3(g.position + g.orientation * Vec3(size * clump->centroid)) : g.position;
+            return GrainSpec{centre, size * clump->boundingRadius};
         };
     }
-    // The masses as buildWorld's whole world has them, a few grains at a time.
+    auto oriented = [clumps, file, dimension, seed](GrainSpec g, std::size_t i) {
+        if (clumps && !file) g.orientation = randomOrientation(dimension, seed, i);
+        return g;
+    };
+    // A lattice: each grain made on demand from its index (its jitter
+    // too), none held. The crowding test only where a bound on its count
+    // of pairs does not show it passes (none for round grains without
+    // jitter: centres a pitch >= 2 r apart).
+    bool made = false, crowded = true;
+    if (source == "lattice") {
+        const LatticeParams p = latticeParams(v, dimension, seed, reach);
+        if (p.jitter >= 0.0 && p.radius > 0.0 && p.spacing >= 0.0 && latticeCount(p) > 0) {
+            planned.count = latticeCount(p);
+            planned.at = [p, oriented](std::size_t i) { return oriented(latticeGrain(p, i), i); };
+            made = true;
+            crowded = clumps || !crowdingFits(latticeCrowdingBound(p));
+        }
+    }
+    // A packing file: read on for each scan.
+    if (!made && file) {
+        auto streamed = std::make_shared<StreamedPacking>(packingPath(v, sceneDir), columns, reach);
+        planned.count = streamed->count();
+        planned.at = [streamed](std::size_t i) { return streamed->at(i); };
+        made = true;
+    }
+    if (!made) {
+        // The chain and the random packing: a centre and a radius each (32
+        // bytes, where a GrainSpec with its orientation takes 64).
+        std::vector<GrainSpec> all = generateGrains(v, dimension, seed, sceneDir, reach, columns);
+        auto kept = std::make_shared<std::vector<std::array<double, 4>>>(all.size());
+        for (std::size_t i = 0; i < all.size(); ++i)
+            (*kept)[i] = {all[i].position[0], all[i].position[1], all[i].position[2], all[i].radius};
+        std::vector<GrainSpec>().swap(all);
+        planned.count = kept->size();
+        planned.at = [kept = std::shared_ptr<const std::vector<std::array<double, 4>>>(std::move(kept)),
+                      oriented](std::size_t i) {
+            const std::array<double, 4>& g = (*kept)[i];
+            return oriented(GrainSpec{Vec3(g[0], g[1], g[2]), g[3]}, i);
+        };
+    }
+    // The masses as buildWorld's whole world has them (round grains), a few
+    // grains at a time; the radii in the world.
+    const GrainShape shape = clumps ? GrainShape::Sphere : roundShape(v, dimension);
     constexpr std::size_t kChunk = 4096;
     std::vector<GrainSpec> some;
     for (std::size_t first = 0; first < planned.count; first += kChunk) {
         some.clear();
-        for (std::size_t i = first; i < std::min(planned.count, first + kChunk); ++i) some.push_back(planned.at(i));
+        for (std::size_t i = first; i < std::min(planned.count, first + kChunk); ++i) {
+            some.push_back(planned.placed(i));
+            planned.rMin = std::min(planned.rMin, some.back().radius);
+            planned.rMax = std::max(planned.rMax, some.back().radius);
+        }
+        if (clumps) continue;
         World w;
         w.dimension = dimension;
         addGrains(w, some, shape, v.real("grains.density"), v.real("grains.mass"));
         checkGrainMasses(v, w, shape, first);
     }
-    if (!analytic)
-        checkCrowding(v, planned.count, [&](std::size_t i) {
-            const GrainSpec g = planned.at(i);
-            return std::pair(g.position, g.radius);
-        });
+    if (crowded)
+        checkCrowding(
+            v, planned.count,
+            [&](std::size_t i) {
+                const GrainSpec g = planned.placed(i);
+                return std::pair(g.position, g.radius);
+            },
+            share, planned.rMin);
     return planned;
 }
 
@@ -473,7 +614,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
             shapeIndex = 0;
         }
         addPolygons(world, grains, shapeIndex, v.real("grains.density"), v.real("grains.mass"));
-    } else if (part) {
+    } else if (part && !clumps) {
         // Grains part->ids of the planned ones (planGrains checked them all).
         std::vector<GrainSpec> some;
         some.reserve(part->ids->size());
@@ -483,10 +624,16 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
         addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
         checkGrainMasses(v, world, shape);
+    } else if (part && clumps) {
+        // Clumps part->ids of the planned ones.
+        checkClumpKeys(v, dimension);
+        world.clumpShapes.push_back(readClumpShape(v, dimension));
+        std::vector<GrainSpec> some;
+        some.reserve(part->ids->size());
+        for (const std::uint64_t i : *part->ids) some.push_back(part->grains->at(static_cast<std::size_t>(i)));
+        addClumps(world, some, 1, v.real("grains.density"), v.real("grains.mass"), v.text("grains.source") == "file");
     } else {
-        if (dimension == 1) v.fail("grains.shape", "needs simulation.dimension = 2 or 3", "sphere in 1D");
-        if (dimension == 2 && inertia == "sphere")
-            v.fail("grains.inertia", "is not possible with grains.shape = clump in 2D (clumps of disks)", "auto|disk");
+        checkClumpKeys(v, dimension);
         world.clumpShapes.push_back(readClumpShape(v, dimension));
         const double reach = world.clumpShapes.back().boundingRadius;
         const PackingColumns columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
@@ -507,7 +654,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const auto it = std::lower_bound(part->ids->begin(), part->ids->end(), static_cast<std::uint64_t>(i));
         return it != part->ids->end() && *it == i ? static_cast<std::size_t>(it - part->ids->begin()) : npos;
     };
-    auto position = [&](std::size_t i) { return part ? part->grains->at(i).position : world.x[i]; };
+    auto position = [&](std::size_t i) { return part ? part->grains->placed(i).position : world.x[i]; };
     const Vec3 velocity = cwise(v.vec("grains.velocity"), world.translationMask());
     for (std::size_t i = 0; i < world.numGrains; ++i) world.v[i] = velocity;
     if (world.deforming() && v.boolean("periodic.affine_start")) {
@@ -519,14 +666,19 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         }
     }
 
-    // Forces on grains: each grain's schedule summed over the forces on it
-    // (in a part: every grain's, for the checks, then the part's).
+    // Forces on grains: each grain's schedule summed over the forces on it,
+    // in name order. A grain holds the index of its sum among the few the
+    // scene makes (`sums`: 0 none; the sum of sum c and force f made once),
+    // 4 bytes a grain of the whole world (a part checks them all, then
+    // gives its grains theirs).
     const std::vector<std::string> forceList(forceNames.begin(), forceNames.end());
-    std::vector<std::uint32_t> forceOwner(forceList.empty() ? 0 : n);  // 1 + the force's index; 0: none
-    std::vector<ForceSchedule> pushedSchedule(part && !forceList.empty() ? n : 0);
-    auto scheduleOf = [&](std::size_t i) -> ForceSchedule& {
-        return part ? pushedSchedule[i] : world.forceSchedule(static_cast<BodyId>(i));
+    struct ForceSum {
+        ForceSchedule schedule;
+        std::uint32_t owner = 0;  ///< 1 + the index of the force that names its change_time; 0: none
     };
+    std::vector<ForceSum> sums(1);
+    std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> summed;  // (sum, force): their sum
+    std::vector<std::uint32_t> sumOf(forceList.empty() ? 0 : n);
     for (std::size_t f = 0; f < forceList.size(); ++f) {
         const std::string& name = forceList[f];
         const std::string p = "force." + name + ".";
@@ -537,20 +689,27 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const std::vector<std::size_t> pushed = pickGrains(v, p + "grains", n);
         if (pushed.empty()) v.fail(p + "grains", "selects no grain", "first, last, all, indices or ranges i..j");
         for (std::size_t i : pushed) {
-            if (!addSchedule(scheduleOf(i), s))
+            const std::uint32_t c = sumOf[i];
+            if (const auto it = summed.find({c, f}); it != summed.end()) {
+                sumOf[i] = it->second;
+                continue;
+            }
+            ForceSum next = sums[c];
+            if (!addSchedule(next.schedule, s))
                 v.fail(p + "change_time",
-                       "differs from that of [force." + forceList[forceOwner[i] - 1u] + "] on grain " + std::to_string(i),
+                       "differs from that of [force." + forceList[sums[c].owner - 1u] + "] on grain " + std::to_string(i),
                        "one change_time per grain (or inf)");
-            if (!std::isinf(s.switchTime) || forceOwner[i] == 0) forceOwner[i] = static_cast<std::uint32_t>(f + 1);
+            if (!std::isinf(s.switchTime) || next.owner == 0) next.owner = static_cast<std::uint32_t>(f + 1);
+            sums.push_back(next);
+            sumOf[i] = summed[{c, f}] = static_cast<std::uint32_t>(sums.size() - 1);
         }
     }
-    if (part)
-        for (std::size_t i = 0; i < forceOwner.size(); ++i)
-            if (const std::size_t k = forceOwner[i] ? local(i) : npos; k != npos)
-                world.forceSchedule(static_cast<BodyId>(k)) = pushedSchedule[i];
+    for (std::size_t i = 0; i < sumOf.size(); ++i)
+        if (const std::size_t k = sumOf[i] != 0 ? local(i) : npos; k != npos)
+            world.forceSchedule(static_cast<BodyId>(k)) = sums[sumOf[i]].schedule;
     auto pushes = [&](std::size_t i) {  // whether a force acts on grain i
-        if (forceOwner.empty() || forceOwner[i] == 0) return false;
-        const ForceSchedule& f = part ? pushedSchedule[i] : world.force[i];
+        if (sumOf.empty() || sumOf[i] == 0) return false;
+        const ForceSchedule& f = sums[sumOf[i]].schedule;
         return f.before.norm() > 0.0 || f.after.norm() > 0.0;
     };
 
@@ -685,7 +844,7 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                        "each grain in one group at most");
             if (pushes(i))
                 v.fail(p + "grains",
-                       "takes grain " + std::to_string(i) + ", which [force." + forceList[forceOwner[i] - 1u] +
+                       "takes grain " + std::to_string(i) + ", which [force." + forceList[sums[sumOf[i]].owner - 1u] +
                            "] pushes",
                        "grains without a force (a group's grains move as prescribed)");
             groupOf[i] = static_cast<std::uint32_t>(g + 1);

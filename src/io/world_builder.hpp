@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 
+#include "moreau/io/scene_file.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/model/scene.hpp"
 #include "scene_schema.hpp"
@@ -19,10 +21,18 @@ namespace moreau::scene_io {
 
 /// A scene's round grains for distributed input (ScenePlan): their count
 /// and grain i's spec, as buildWorld would make it: made on demand (a
-/// lattice without jitter) or taken from those generated once.
+/// lattice), read on from the file (a packing file: fast for ascending i,
+/// read from the start again for a smaller i) or taken from those
+/// generated once.
 struct PlannedGrains {
     std::size_t count = 0;
+    /// Grain i's spec, what the world is built from.
     std::function<GrainSpec(std::size_t)> at;
+    /// A spec's centre and radius in the world (clumps: their centroid and
+    /// bounding radius); none: the spec's own.
+    std::function<GrainSpec(const GrainSpec&)> placing;
+    double rMin = std::numeric_limits<double>::infinity(), rMax = 0.0;  ///< the smallest and largest radius placed
+    GrainSpec placed(std::size_t i) const { return placing ? placing(at(i)) : at(i); }
 };
 
 /// Some of a scene's planned grains: the ids (ascending) a world is built of.
@@ -31,12 +41,15 @@ struct GrainPart {
     const std::vector<std::uint64_t>* ids = nullptr;
 };
 
-/// Whether the values' grains are round (spheres, disks): GrainPart builds those alone.
+/// Whether the values' grains are round (spheres, disks).
 bool roundGrains(const Values& v);
+/// Whether GrainPart builds the values' grains: round ones and clumps
+/// (polygons are built whole).
+bool plannedGrains(const Values& v);
 /// The round grains of the values, with the whole world's checks on them
-/// (radii and masses, a few grains at a time; crowding), without a world
-/// of them all.
-PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir);
+/// (radii and masses, a few grains at a time; crowding, its cells shared
+/// out by `share`), without a world of them all.
+PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir, const PlanShare& share);
 
 /// The world of the scene's values into scene.world: periodic box and cell
 /// rates, grains (generated or from packing.file, relative to `sceneDir`),

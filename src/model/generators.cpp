@@ -1,6 +1,7 @@
 #include "moreau/model/generators.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -58,7 +59,17 @@ GrainSpec latticeGrain(const LatticeParams& p, std::size_t n) {
     double x = pitch * static_cast<double>(i);
     if (p.type == LatticeType::Hex && j % 2 == 1) x += 0.5 * pitch;
     const Vec3 offset(x, rowPitch * static_cast<double>(j), pitch * static_cast<double>(k));
-    return {origin + offset, p.radius};
+    GrainSpec g{origin + offset, p.radius};
+    if (p.jitter > 0.0) {
+        // Grain n's draws of the one jitter stream: those after the n grains
+        // before it, each with a draw per free axis.
+        const int freeAxes = planar ? 2 : 3;
+        const double amplitude = p.jitter * p.radius;
+        Rng rng = Rng::stream(p.seed, kLatticeJitterStream);
+        rng.skip(static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(freeAxes));
+        for (int a = 0; a < freeAxes; ++a) g.position[a] += rng.uniform(-amplitude, amplitude);
+    }
+    return g;
 }
 
 std::vector<GrainSpec> makeLattice(const LatticeParams& p) {
@@ -72,14 +83,6 @@ std::vector<GrainSpec> makeLattice(const LatticeParams& p) {
     std::vector<GrainSpec> grains;
     grains.reserve(nx * ny * nz);
     for (std::size_t i = 0; i < nx * ny * nz; ++i) grains.push_back(latticeGrain(p, i));
-
-    if (p.jitter > 0.0) {
-        Rng rng = Rng::stream(p.seed, kLatticeJitterStream);
-        const int freeAxes = planar ? 2 : 3;
-        const double amplitude = p.jitter * p.radius;
-        for (GrainSpec& g : grains)
-            for (int a = 0; a < freeAxes; ++a) g.position[a] += rng.uniform(-amplitude, amplitude);
-    }
     return grains;
 }
 
@@ -226,72 +229,93 @@ std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
     return grains;
 }
 
-std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin, PackingColumns columns) {
-    std::vector<GrainSpec> grains;
-    std::string line;
-    long lineNumber = 0;
+PackingReader::PackingReader(std::istream& in, std::string origin, PackingColumns columns)
+    : in_(in), origin_(std::move(origin)), columns_(columns) {}
+
+bool PackingReader::next(GrainSpec& g) {
     auto bad = [&](const std::string& what) {
-        throw InputError("packing file '" + origin + "', line " + std::to_string(lineNumber) + ": " + what);
+        throw InputError("packing file '" + origin_ + "', line " + std::to_string(lineNumber_) + ": " + what);
     };
-    while (std::getline(in, line)) {
-        ++lineNumber;
-        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-        std::istringstream words(line);
-        std::vector<std::string> fields;
-        for (std::string w; words >> w;) fields.push_back(w);
-        if (fields.empty()) continue;
+    auto text = [](std::string_view f) { return std::string(f); };
+    auto quoted = [](std::string_view f, const char* after) {
+        std::string out = "'";
+        out.append(f.begin(), f.end());
+        return out + "'" + after;
+    };
+    while (std::getline(in_, line_)) {
+        ++lineNumber_;
+        if (const auto hash = line_.find('#'); hash != std::string::npos) line_.erase(hash);
+        // Words between white space (what `>>` into strings splits at).
+        fields_.clear();
+        const std::string_view row(line_);
+        for (std::size_t k = 0; k < row.size();) {
+            while (k < row.size() && std::isspace(static_cast<unsigned char>(row[k]))) ++k;
+            const std::size_t start = k;
+            while (k < row.size() && !std::isspace(static_cast<unsigned char>(row[k]))) ++k;
+            if (k > start) fields_.push_back(row.substr(start, k - start));
+        }
+        if (fields_.empty()) continue;
         // Orientation columns after the size: 3D four, 2D one, or none.
-        const std::size_t extra = columns == PackingColumns::Oriented3D   ? 4
-                                  : columns == PackingColumns::Oriented2D ? 1
-                                                                          : 0;
-        const std::size_t n = fields.size();
+        const std::size_t extra = columns_ == PackingColumns::Oriented3D   ? 4
+                                  : columns_ == PackingColumns::Oriented2D ? 1
+                                                                           : 0;
+        const std::size_t n = fields_.size();
         std::size_t oriented = 0;  // orientation columns this row has
         if (extra > 0 && (n == 4 + extra || n == 5 + extra)) oriented = extra;
-        if (columns == PackingColumns::Oriented2D && n == 5) oriented = 1;  // x y z size angle
+        if (columns_ == PackingColumns::Oriented2D && n == 5) oriented = 1;  // x y z size angle
         if (n - oriented != 4 && n - oriented != 5) {
-            const std::string size = columns == PackingColumns::Plain ? "radius" : "size";
-            const std::string tail = columns == PackingColumns::Oriented3D   ? " [qw qx qy qz]"
-                                     : columns == PackingColumns::Oriented2D ? " [angle]"
-                                                                             : "";
+            const std::string size = columns_ == PackingColumns::Plain ? "radius" : "size";
+            const std::string tail = columns_ == PackingColumns::Oriented3D   ? " [qw qx qy qz]"
+                                     : columns_ == PackingColumns::Oriented2D ? " [angle]"
+                                                                              : "";
             bad("expected '[id] x y z " + size + tail + "', found " + std::to_string(n) + " fields");
         }
         const std::size_t first = n - oriented - 4;
         if (first == 1) {
             long long id = 0;
-            const std::string& f = fields[0];
+            const std::string_view f = fields_[0];
             const auto r = std::from_chars(f.data(), f.data() + f.size(), id);
-            if (r.ec != std::errc() || r.ptr != f.data() + f.size()) bad("id '" + f + "' is not an integer");
+            if (r.ec != std::errc() || r.ptr != f.data() + f.size()) bad("id '" + text(f) + "' is not an integer");
         }
         double v[4];
         for (std::size_t k = 0; k < 4; ++k) {
-            std::string_view f = fields[first + k];
+            std::string_view f = fields_[first + k];
             if (!f.empty() && f.front() == '+') f.remove_prefix(1);
             const auto r = std::from_chars(f.data(), f.data() + f.size(), v[k]);
             if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(v[k]))
-                bad("'" + fields[first + k] + "' is not a finite number");
+                bad(quoted(fields_[first + k], " is not a finite number"));
         }
-        if (!(v[3] > 0.0)) bad("radius " + fields[first + 3] + " is not > 0");
-        GrainSpec g{Vec3(v[0], v[1], v[2]), v[3]};
+        if (!(v[3] > 0.0)) bad("radius " + text(fields_[first + 3]) + " is not > 0");
+        g = GrainSpec{Vec3(v[0], v[1], v[2]), v[3]};
         double o[4] = {0.0, 0.0, 0.0, 0.0};
         for (std::size_t k = 0; k < oriented; ++k) {
-            std::string_view f = fields[first + 4 + k];
+            std::string_view f = fields_[first + 4 + k];
             if (!f.empty() && f.front() == '+') f.remove_prefix(1);
             const auto r = std::from_chars(f.data(), f.data() + f.size(), o[k]);
             if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(o[k]))
-                bad("'" + fields[first + 4 + k] + "' is not a finite number");
+                bad(quoted(fields_[first + 4 + k], " is not a finite number"));
         }
         if (oriented == 1) g.orientation = Quat(Eigen::AngleAxisd(o[0], Vec3::UnitZ()));
         if (oriented == 4) {
             const Quat q(o[0], o[1], o[2], o[3]);
             if (!(std::abs(q.norm() - 1.0) <= 1e-6))
-                bad("quaternion '" + fields[first + 4] + " " + fields[first + 5] + " " + fields[first + 6] + " " +
-                    fields[first + 7] + "' has length " + std::to_string(q.norm()) + " (allowed: 1 within 1e-6)");
+                bad("quaternion '" + text(fields_[first + 4]) + " " + text(fields_[first + 5]) + " " +
+                    text(fields_[first + 6]) + " " + text(fields_[first + 7]) + "' has length " +
+                    std::to_string(q.norm()) + " (allowed: 1 within 1e-6)");
             g.orientation = q.normalized();
         }
-        grains.push_back(g);
+        ++grains_;
+        return true;
     }
-    if (in.bad()) throw InputError("cannot read packing file '" + origin + "'");
-    if (grains.empty()) throw InputError("packing file '" + origin + "' has no grains");
+    if (in_.bad()) throw InputError("cannot read packing file '" + origin_ + "'");
+    if (grains_ == 0) throw InputError("packing file '" + origin_ + "' has no grains");
+    return false;
+}
+
+std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin, PackingColumns columns) {
+    std::vector<GrainSpec> grains;
+    PackingReader reader(in, origin, columns);
+    for (GrainSpec g; reader.next(g);) grains.push_back(g);
     return grains;
 }
 
@@ -307,19 +331,20 @@ std::vector<GrainSpec> readPackingFile(const std::string& path, PackingColumns c
 
 std::vector<GrainSpec> readPackingFile(const std::string& path) { return readPackingFile(path, PackingColumns::Plain); }
 
-void randomOrientations(std::vector<GrainSpec>& grains, int dimension, std::uint64_t seed) {
-    for (std::size_t i = 0; i < grains.size(); ++i) {
-        Rng rng = Rng::stream(seed, kOrientationStream, i);
-        if (dimension == 3) {
-            // Shoemake's uniform unit quaternion from three uniforms.
-            const double u1 = rng.uniform(), u2 = 2.0 * std::numbers::pi * rng.uniform(),
-                         u3 = 2.0 * std::numbers::pi * rng.uniform();
-            const double a = std::sqrt(1.0 - u1), b = std::sqrt(u1);
-            grains[i].orientation = Quat(b * std::cos(u3), a * std::sin(u2), a * std::cos(u2), b * std::sin(u3));
-        } else {
-            grains[i].orientation = Quat(Eigen::AngleAxisd(2.0 * std::numbers::pi * rng.uniform(), Vec3::UnitZ()));
-        }
+Quat randomOrientation(int dimension, std::uint64_t seed, std::size_t i) {
+    Rng rng = Rng::stream(seed, kOrientationStream, i);
+    if (dimension == 3) {
+        // Shoemake's uniform unit quaternion from three uniforms.
+        const double u1 = rng.uniform(), u2 = 2.0 * std::numbers::pi * rng.uniform(),
+                     u3 = 2.0 * std::numbers::pi * rng.uniform();
+        const double a = std::sqrt(1.0 - u1), b = std::sqrt(u1);
+        return Quat(b * std::cos(u3), a * std::sin(u2), a * std::cos(u2), b * std::sin(u3));
     }
+    return Quat(Eigen::AngleAxisd(2.0 * std::numbers::pi * rng.uniform(), Vec3::UnitZ()));
+}
+
+void randomOrientations(std::vector<GrainSpec>& grains, int dimension, std::uint64_t seed) {
+    for (std::size_t i = 0; i < grains.size(); ++i) grains[i].orientation = randomOrientation(dimension, seed, i);
 }
 
 void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,

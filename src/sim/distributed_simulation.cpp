@@ -11,6 +11,7 @@
 
 #include "distributed_grain.hpp"
 #include "moreau/core/comm.hpp"
+#include "moreau/core/order_statistics.hpp"
 #include "moreau/core/profile.hpp"
 #include "moreau/model/integrator_table.hpp"
 #include "moreau/sim/distributed_cd.hpp"
@@ -76,7 +77,9 @@ void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, co
     axes_ = std::clamp(global.dimension, 1, 3);
     leesEdwards_ = global.leesEdwards();
     dims_ = chooseGrid(extent);
-    std::vector<double> along;
+    // The cuts between the sorted coordinates q - 1 and q (q the quantile's
+    // rank), found without holding them (orderStatistics).
+    std::vector<OrderQuery> queries;
     for (int a = 0; a < 3; ++a) {
         const auto k = static_cast<std::size_t>(a);
         const int n = dims_[k];
@@ -84,17 +87,19 @@ void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, co
         c.assign(static_cast<std::size_t>(n) + 1, 0.0);
         c.front() = periodic_[k] ? global.boxMin[a] : -std::numeric_limits<double>::infinity();
         c.back() = periodic_[k] ? global.boxMax[a] : std::numeric_limits<double>::infinity();
-        if (n == 1) continue;
-        along.clear();
-        along.reserve(grains);
-        each([&](std::size_t, const Vec3& x, double) { along.push_back(x[a]); });
-        std::sort(along.begin(), along.end());
-        for (int r = 1; r < n; ++r) {
-            const std::size_t q = along.size() * static_cast<std::size_t>(r) / static_cast<std::size_t>(n);
-            c[static_cast<std::size_t>(r)] =
-                along.empty() ? 0.0 : q == 0 ? along.front() : 0.5 * (along[q - 1] + along[std::min(q, along.size() - 1)]);
+        for (int r = 1; r < n && grains > 0; ++r) {
+            const std::size_t q = grains * static_cast<std::size_t>(r) / static_cast<std::size_t>(n);
+            queries.push_back({a, q == 0 ? 0 : q - 1});
+            queries.push_back({a, std::min(q, grains - 1)});
         }
     }
+    const std::pair<Vec3, Vec3> range(lo, hi);
+    const std::vector<double> at = orderStatistics(
+        grains, queries, [&](const auto& f) { each([&](std::size_t, const Vec3& x, double) { f(x); }); }, &range);
+    std::size_t next = 0;
+    for (int a = 0; a < 3; ++a)
+        for (int r = 1; r < dims_[static_cast<std::size_t>(a)] && grains > 0; ++r, next += 2)
+            cuts_[static_cast<std::size_t>(a)][static_cast<std::size_t>(r)] = 0.5 * (at[next] + at[next + 1]);
 }
 
 void DistributedSimulation::start(Scene scene, const std::vector<std::uint64_t>* ids, const ContactStore* contacts,

@@ -390,6 +390,9 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         // law) is refused here as a serial run refuses it, by a Simulation
         // of the whole scene (one line, exit 2), not later by each rank's part.
         Simulation{Scene(scene)};
+    } else if (plan && !scene.world.clumpShapes.empty()) {
+        // Clumps from the plan: the scene of its first grain says the same.
+        Simulation{plan->part({0})};
     }
     if (!resumed && !plan) {
         checkMdStep(scene);
@@ -772,7 +775,8 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
 
 RunOutcome runSceneFile(const std::string& path, const std::vector<std::string>& sets, const RunOptions& options) {
     if (comm::ranks() > 1)
-        if (std::shared_ptr<const ScenePlan> plan = planSceneFile(path, sets)) {
+        if (std::shared_ptr<const ScenePlan> plan =
+                planSceneFile(path, sets, {comm::rank(), comm::ranks(), [](std::uint64_t x) { return comm::sumOverRanks(x); }})) {
             Scene settings = plan->part({});
             return runDistributed(std::move(settings), options, nullptr, true, std::move(plan));
         }

@@ -81,6 +81,16 @@ TEST_CASE("rng: neighbouring streams are uncorrelated") {
     }
 }
 
+TEST_CASE("rng: skip(k) gives what k calls of next() would, at once") {
+    for (const std::uint64_t k : {0ULL, 1ULL, 2ULL, 7ULL, 1000ULL, 123457ULL}) {
+        CAPTURE(k);
+        Rng walked = Rng::stream(9, 4, 2), jumped = Rng::stream(9, 4, 2);
+        for (std::uint64_t i = 0; i < k; ++i) walked.next();
+        jumped.skip(k);
+        for (int i = 0; i < 4; ++i) CHECK(jumped.next() == walked.next());
+    }
+}
+
 TEST_CASE("rng: uniform draws lie in 0 <= u < 1 and lo <= x < hi, with the right mean") {
     Rng rng(99);
     double sum = 0.0;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "moreau/core/error.hpp"
+#include "moreau/core/rng.hpp"
 #include "moreau/model/generators.hpp"
 #include "moreau/model/world.hpp"
 #include "support/input_error.hpp"
@@ -138,6 +139,33 @@ TEST_CASE("lattice jitter is bounded, stays in the plane and is deterministic") 
     CHECK(moved == 100);
     p.seed = 43;
     CHECK_FALSE(sameBits(a, makeLattice(p)));
+}
+
+TEST_CASE("lattice jitter: one stream of draws in grain order, grain n made alone with the same bits") {
+    for (const LatticeType type : {LatticeType::Hex, LatticeType::Cubic}) {
+        LatticeParams p;
+        p.type = type;
+        p.counts = {7, 5, 4};
+        p.radius = 0.4;
+        p.spacing = 0.1;
+        p.jitter = 0.3;
+        p.seed = 11;
+        LatticeParams still = p;
+        still.jitter = 0.0;
+        // The draws as one stream walked grain after grain, axis after axis.
+        std::vector<GrainSpec> walked = makeLattice(still);
+        Rng rng = Rng::stream(p.seed, kLatticeJitterStream);
+        const int freeAxes = type == LatticeType::Cubic ? 3 : 2;
+        for (GrainSpec& g : walked)
+            for (int a = 0; a < freeAxes; ++a) g.position[a] += rng.uniform(-0.3 * 0.4, 0.3 * 0.4);
+        const std::vector<GrainSpec> made = makeLattice(p);
+        CHECK(sameBits(made, walked));
+        REQUIRE(latticeCount(p) == made.size());
+        for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, made.size() - 1}) {
+            CAPTURE(n);
+            CHECK(sameBits({latticeGrain(p, n)}, {made[n]}));
+        }
+    }
 }
 
 TEST_CASE("random loose packing: count, radii, box, no overlap, determinism") {

@@ -21,8 +21,10 @@ the start's checks over the ranks give the serial run's line.
 
 usage: run_distributed.py MOREAU MPIEXEC SOURCE_DIR
 """
+import atexit
 import csv
 import json
+import math
 import os
 import shutil
 import signal
@@ -162,11 +164,31 @@ TRIAXIAL = os.path.join(source, "examples", "triaxial_3d.ini")
 SERVO = ["wall.lid.mobile=false", "wall.lid.force=0 0 0", "wall.lid.servo_stress=0.005", "wall.lid.servo_gain=2",
          "wall.lid.servo_max_speed=0.01", "wall.lid.servo_time=50"]
 
+# A packing file of 400 grains (rows 'id x y z radius', radii 0.4 to 0.5
+# and centres off a 4 x 4 x 25 lattice by the golden ratio's digits): each rank reads
+# it through for its grains (a pass per scan, none held).
+PACKED = os.path.join(tempfile.mkdtemp(prefix="moreau_packed_"), "packed.txt")
+atexit.register(shutil.rmtree, os.path.dirname(PACKED), True)
+with open(PACKED, "w") as f:
+    for i in range(400):
+        u = (i * 0.6180339887498949) % 1.0
+        f.write(f"{i + 1} {1.2 + 1.05 * (i % 4) + 0.05 * u} {1.2 + 1.05 * (i // 4 % 4)} "
+                f"{1.2 + 1.05 * (i // 16) + 0.05 * (1 - u)} {0.4 + 0.1 * u:.6f}\n")
+
 cases = [
     ("box_3d (walls, bricks across gravity)", os.path.join(source, "examples", "box_3d.ini"),
      ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=1500",
       "output.vtk_every=0", "output.every=100", "random.count=400", "random.box_max=11 11 24"]),
     ("periodic cell (bricks across the periodic x)", os.path.join(source, "tests", "mpi", "periodic_3d.ini"), []),
+    ("box_3d from a packing file", os.path.join(source, "examples", "box_3d.ini"),
+     ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=1500", "output.vtk_every=0",
+      "output.every=100", "grains.source=file", f"packing.file={PACKED}"]),
+    # A jittered lattice: each rank makes its grains, jitter and all, from
+    # their indices (latticeGrain skips to their draws of the one stream).
+    ("box_3d from a jittered lattice", os.path.join(source, "examples", "box_3d.ini"),
+     ["simulation.method=md", "md.substeps=1", "simulation.dt=3e-4", "simulation.steps=1500", "output.vtk_every=0",
+      "output.every=100", "grains.source=lattice", "lattice.type=cubic", "lattice.counts=5 5 14", "lattice.radius=0.45",
+      "lattice.spacing=0.2", "lattice.jitter=0.2", "lattice.origin=1.2 1.2 1.2"]),
     # A mobile piston: its force is summed over the ranks in key order.
     ("piston_2d, MD (a mobile piston, bricks in x-y)", os.path.join(source, "examples", "piston_2d.ini"),
      ["simulation.method=md", "md.substeps=1", "simulation.dt=0.01", "simulation.steps=20000", "output.every=2000"]),
@@ -226,9 +248,28 @@ CLUMPS_2D = os.path.join(source, "examples", "clumps_2d.ini")
 CLUMPS_2D_SETS = ["simulation.steps=600", "output.every=50", "output.vtk_every=600", "wall.floor.mobile=true",
                   "wall.floor.mass=1e4", "wall.floor.free=y", "wall.floor.force=0 98100 0"]
 CLUMPS_2D_NAME = "clumps_2d (trimers of disks on a mobile floor)"
+# Clumps whose frame origin is off their centroid (two spheres), from a
+# packing file with a unit quaternion per row (each rank reads them on),
+# and from a jittered lattice oriented from each grain's index.
+CLUMPED = os.path.join(os.path.dirname(PACKED), "clumps.txt")
+with open(CLUMPED, "w") as f:
+    for i in range(200):
+        a, b = (i * 0.618034) % 1.0 * 2 * math.pi, (i * 0.414214) % 1.0 * math.pi
+        q = (math.cos(a / 2), math.sin(a / 2) * math.sin(b), math.sin(a / 2) * math.cos(b) * 0.6,
+             math.sin(a / 2) * math.cos(b) * 0.8)
+        f.write(f"{1.5 + 1.6 * (i % 5)} {1.5 + 1.6 * (i // 5 % 5)} {1.5 + 1.6 * (i // 25)} 0.7 "
+                + " ".join(f"{c:.17g}" for c in q) + "\n")
+PAIR = "clump.spheres=0 0 0 0.4; 0.5 0 0 0.3"
 cases += [
     ("clumps_3d (tumbling clumps thrown onto a floor)", CLUMPS_3D,
      ["simulation.steps=300", "output.every=50", "output.vtk_every=300", "grains.velocity=0 0 -6"]),
+    ("clumps_3d from a packing file (frames off the centroid)", CLUMPS_3D,
+     ["simulation.steps=300", "output.every=50", "output.vtk_every=0", "grains.source=file",
+      f"packing.file={CLUMPED}", PAIR]),
+    ("clumps_3d from a jittered lattice", CLUMPS_3D,
+     ["simulation.steps=300", "output.every=50", "output.vtk_every=0", "grains.source=lattice", "lattice.type=cubic",
+      "lattice.counts=5 5 8", "lattice.radius=0.6", "lattice.spacing=0.4", "lattice.jitter=0.1",
+      "lattice.origin=1.5 1.5 1.5", PAIR]),
     (CLUMPS_2D_NAME, CLUMPS_2D, CLUMPS_2D_SETS),
     # CD with clumps, exact mode: the serial rows (arms, blocks, the serial
     # order) replayed across the ranks.
@@ -284,9 +325,9 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"(got {summary['state_hash']})")
             check(summary["ranks"] == n, f"{name}: summary.json says ranks {n}")
             d = summary["distributed"]
-            # Round grains from a scene file: each rank builds its brick's
-            # grains alone; clumps and polygons still come whole.
-            shaped = "clump" in name.lower() or "polygon" in name.lower()
+            # Round grains and clumps from a scene file: each rank builds
+            # its brick's grains alone; polygons still come whole.
+            shaped = "polygon" in name.lower()
             check(d.get("input") == ("whole" if shaped else "bricks"),
                   f"{name}: {n} ranks build {'the whole scene' if shaped else 'their bricks alone'} "
                   f"(input {d.get('input')})")
@@ -679,17 +720,22 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{r.returncode}: {r.stderr.strip()[:200]})")
     # The start's checks over the ranks' parts (each rank builds its brick
     # alone): the serial run's line, exit 2, no outputs. Two grains of a
-    # packing file overlap; an MD step too long for the contacts; a group
-    # selecting a grain the scene does not have.
+    # packing file overlap; a packing file piled up at one point (its cells
+    # counted by the ranks in shares); an MD step too long for the
+    # contacts; a group selecting a grain the scene does not have.
     packing = os.path.join(tmp, "overlap.txt")
     with open(packing, "w") as f:
         for i in range(60):
             f.write(f"{1.5 + 2.0 * (i % 5)} {1.5 + 2.0 * (i // 5 % 4)} {1.5 + 2.0 * (i // 20)} 0.5\n")
         f.write("9.2 7.5 5.5 0.5\n")  # 0.3 from grain 59 (at 9.5 7.5 5.5): an overlap of 0.7
+    pile = os.path.join(tmp, "pile.txt")
+    with open(pile, "w") as f:
+        f.write("5 5 5 0.5\n" * 200000)  # 2e10 overlapping pairs: more memory than any machine has
     box = os.path.join(source, "examples", "box_3d.ini")
     for what, scene, sets, key in (
             ("two grains of a packing file overlap", box,
              ["grains.source=file", f"packing.file={packing}", "simulation.method=md"], "overlap by"),
+            ("a packing file piled up", box, ["grains.source=file", f"packing.file={pile}"], "200000 grains"),
             ("an MD step too long", box, ["simulation.method=md", "simulation.dt=0.5"], "simulation.dt"),
             ("a group's grain out of range", SHEAR, ["group.top.grains=100000"], "group.top.grains")):
         lines = {}

@@ -31,6 +31,11 @@ public:
         return mix(state_);
     }
 
+    /// Skips the next `draws` values of next(): the generator then gives
+    /// what it would after that many calls, at once (SplitMix64's state
+    /// moves by a constant per draw).
+    void skip(std::uint64_t draws) { state_ += draws * 0x9e3779b97f4a7c15ULL; }
+
     /// Uniform double in [0, 1) with 53 random bits.
     double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 

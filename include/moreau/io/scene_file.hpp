@@ -71,8 +71,21 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 /// set of its grains as loadSceneFile builds them among the others, with
 /// the same checks and messages (those of the whole world's grains made
 /// once, by planSceneFile). No world of every grain is made; a lattice
-/// without jitter makes each grain from its index, the other sources hold
-/// every grain's centre and radius (32 bytes). Round grains (spheres, disks) only.
+/// makes each grain from its index, a packing file is read through again
+/// for each scan of its grains (in ascending order, as ScenePlan's users
+/// ask for them), the random loose packing and the chain hold every
+/// grain's centre and radius (32 bytes). Round grains (spheres, disks) and
+/// clumps (oriented from the file, or from their index).
+class ScenePlan;
+
+/// How the ranks share a plan's checks of the whole world: rank `rank` of
+/// `ranks` takes its share, `sum` adds a count over all of them (a
+/// collective: every rank calls it at the same point).
+struct PlanShare {
+    int rank = 0, ranks = 1;
+    std::function<std::uint64_t(std::uint64_t)> sum = [](std::uint64_t x) { return x; };
+};
+
 class ScenePlan {
 public:
     /// The grains of the whole world.
@@ -83,7 +96,7 @@ public:
     template <class F>
     void each(F&& f) const {
         for (std::size_t i = 0; i < count_; ++i) {
-            const GrainSpec g = at_(i);
+            const GrainSpec g = placing_ ? placing_(at_(i)) : at_(i);
             f(i, g.position, g.radius);
         }
     }
@@ -96,23 +109,28 @@ public:
 
 private:
     ScenePlan() = default;
-    friend std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets);
+    friend std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets,
+                                                          const PlanShare& share);
     std::string text_, origin_;
     std::vector<std::string> sets_;
     std::filesystem::path dir_;
-    /// Grain i's spec: made on demand (a lattice without jitter: no rank
-    /// holds every grain's) or read from every grain's, generated once.
+    /// Grain i's spec: made on demand (a lattice: no rank holds every
+    /// grain's), read on (a packing file) or from every grain's, generated once.
     std::size_t count_ = 0;
     std::function<GrainSpec(std::size_t)> at_;
+    /// A spec's centre and radius in the world (clumps'); none: its own.
+    std::function<GrainSpec(const GrainSpec&)> placing_;
     double rMin_ = std::numeric_limits<double>::infinity(), rMax_ = 0.0;
     Scene settings_;  ///< part({}), once made
     bool settingsMade_ = false;
 };
 
 /// The scene file `path` with `sets` as a ScenePlan (InputError as
-/// loadSceneFile's); null where its grains are not round (clumps,
-/// polygons: loadSceneFile builds those whole).
-std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets);
+/// loadSceneFile's); null for polygons (loadSceneFile builds those whole). With `share`, the ranks
+/// split the test of grains piled up (each counts the cells it draws by
+/// a hash of theirs): every rank calls it.
+std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets,
+                                               const PlanShare& share = {});
 
 /// The settings of the scene file `path` with `sets`, every key
 /// validated, around an empty world (no grain, wall or group built):

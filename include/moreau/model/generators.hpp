@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "moreau/core/types.hpp"
@@ -59,9 +60,9 @@ struct LatticeParams {
 /// Grains ordered with x fastest, then y, then z. Throws InputError for a zero
 /// count, radius <= 0, spacing < 0 or jitter < 0.
 std::vector<GrainSpec> makeLattice(const LatticeParams& p);
-/// The grains of makeLattice(p), and grain n of them before the jitter
-/// (p.jitter = 0: makeLattice(p)[n], the same bits), made alone: a rank's
-/// grains without the others' (distributed input).
+/// The grains of makeLattice(p), and grain n of them, makeLattice(p)[n]
+/// (the same bits, its jitter too: its draws of the one stream, skipped
+/// to), made alone: a rank's grains without the others' (distributed input).
 std::size_t latticeCount(const LatticeParams& p);
 GrainSpec latticeGrain(const LatticeParams& p, std::size_t n);
 
@@ -118,10 +119,31 @@ enum class PackingColumns { Plain, Oriented2D, Oriented3D };
 std::vector<GrainSpec> readPackingFile(const std::string& path, PackingColumns columns);
 std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin, PackingColumns columns);
 
+/// A packing file read a row at a time, none held: parsePacking's grains
+/// and refusals (parsePacking reads through one).
+class PackingReader {
+public:
+    PackingReader(std::istream& in, std::string origin, PackingColumns columns);
+    /// The next row's grain into `g`; false at the end of the stream
+    /// (InputError for a bad row, an unreadable stream, or one without grains).
+    bool next(GrainSpec& g);
+
+private:
+    std::istream& in_;
+    std::string origin_;
+    PackingColumns columns_;
+    std::string line_;
+    std::vector<std::string_view> fields_;
+    long lineNumber_ = 0;
+    std::size_t grains_ = 0;
+};
+
 /// Gives every grain a random orientation drawn from `seed` (a stream of its
 /// own): uniform over rotations in 3D, an angle about z uniform in [0, 2π)
 /// in 2D; grain i's depends on (seed, i) only.
 void randomOrientations(std::vector<GrainSpec>& grains, int dimension, std::uint64_t seed);
+/// Grain i's orientation of randomOrientations, made alone.
+Quat randomOrientation(int dimension, std::uint64_t seed, std::size_t i);
 
 /// Writes `id x y z radius` rows (ids from 1) with 17 significant digits, so
 /// readPackingFile gives back the same bits. Throws InputError if the file
