@@ -179,7 +179,6 @@ Scene loadScene(const IniContent& ini, const std::string& origin, const std::vec
     if (given) {
         scene.world = *given;
     } else {
-        if (part && !plannedGrains(v)) throw std::logic_error("a scene's grains in part: round grains and clumps only");
         buildWorld(scene, v, instances["force"], instances["wall"], instances["group"], sceneDir, part);
     }
     // The contact distances are fractions of the smallest grain's radius.
@@ -225,7 +224,6 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
     plan->dir_ = dir.empty() ? std::filesystem::path(".") : dir;
     {
         const SceneValues values = collectValues(makeSchema({}), parseIni(plan->text_, path), path, sets);
-        if (!plannedGrains(values.values)) return nullptr;
         PlannedGrains planned = planGrains(values.values, plan->dir_, share);
         plan->count_ = planned.count;
         plan->at_ = std::move(planned.at);

@@ -267,14 +267,17 @@ std::string packingPath(const Values& v, const std::filesystem::path& sceneDir) 
 
 /// The grains of grains.source; their radius is their size times `reach`
 /// (a clump's bounding radius at size 1; 1 for spheres), so that generators
-/// place clumps by their bounding spheres.
+/// place clumps by their bounding spheres. A chain's first `chainFirst`
+/// grains alone (its count checked all the same).
 std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint64_t seed,
-                                      const std::filesystem::path& sceneDir, double reach, PackingColumns columns) {
+                                      const std::filesystem::path& sceneDir, double reach, PackingColumns columns,
+                                      std::size_t chainFirst = std::numeric_limits<std::size_t>::max()) {
     const std::string& source = v.text("grains.source");
     if (source == "chain") {
         checkGrainMemory(v, "chain.count", static_cast<double>(v.integer("chain.count")));
-        return makeChain(static_cast<std::size_t>(v.integer("chain.count")), reach * v.real("chain.radius"),
-                         v.real("chain.spacing"), v.vec("chain.origin"));
+        const auto count = static_cast<std::size_t>(v.integer("chain.count"));
+        return makeChain(std::min(count, chainFirst), reach * v.real("chain.radius"), v.real("chain.spacing"),
+                         v.vec("chain.origin"));
     }
     if (source == "lattice") return makeLattice(latticeParams(v, dimension, seed, reach));
     if (source == "random") {
@@ -308,6 +311,35 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
     std::vector<GrainSpec> grains = readPackingFile(packingPath(v, sceneDir), columns);
     for (GrainSpec& g : grains) g.radius *= reach;
     return grains;
+}
+
+/// The polygon of polygon.shape or a regular one of polygon.vertices (the
+/// shape irregular polygons are placed by), with the keys that allow
+/// polygons: a dimension of 2, disks' inertia, no polygon.irregularity
+/// with polygon.shape. Refused with exit 2 naming the key.
+PolygonShape polygonBase(const Values& v, int dimension) {
+    if (dimension != 2) v.fail("grains.shape", "is polygon, which needs simulation.dimension = 2", "sphere|clump in 1D and 3D");
+    if (v.text("grains.inertia") == "sphere")
+        v.fail("grains.inertia", "is not possible with grains.shape = polygon (plates in the plane)", "auto|disk");
+    const bool given = !v.text("polygon.shape").empty();
+    if (given && v.real("polygon.irregularity") > 0.0)
+        v.fail("polygon.irregularity", "is set with polygon.shape, which gives the one shape",
+               "0 with polygon.shape (irregular polygons come from polygon.vertices)");
+    try {
+        return given ? makePolygonShape(parsePolygonVertices(v.text("polygon.shape")))
+                     : regularPolygon(static_cast<int>(v.integer("polygon.vertices")));
+    } catch (const InputError& e) {
+        const std::string key = given ? "polygon.shape" : "polygon.vertices";
+        std::string why = e.what();
+        if (why.rfind(key + ": ", 0) == 0) why.erase(0, key.size() + 2);
+        v.fail(key, why, "a convex polygon of 3 to 64 vertices 'x y; x y; ...' with positive area");
+    }
+}
+
+/// Irregular polygon i's shape (`irregularity` > 0, `vertices` of them): its own stream.
+PolygonShape irregularPolygon(int vertices, double irregularity, std::uint64_t seed, std::size_t i) {
+    Rng rng = Rng::stream(seed, kPolygonStream, i);
+    return randomPolygon(vertices, irregularity, rng);
 }
 
 /// The keys that allow clumps: a dimension of 2 or 3, disks' inertia in 2D.
@@ -397,8 +429,6 @@ GrainShape roundShape(const Values& v, int dimension) {
 
 bool roundGrains(const Values& v) { return v.text("grains.shape") != "clump" && v.text("grains.shape") != "polygon"; }
 
-bool plannedGrains(const Values& v) { return v.text("grains.shape") != "polygon"; }
-
 namespace {
 
 /// A packing file's grains read from the file as they are asked for: on
@@ -451,28 +481,42 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
     const int dimension = v.smallInteger("simulation.dimension");
     const std::uint64_t seed = v.unsignedInteger("simulation.seed");
     const std::string& source = v.text("grains.source");
-    const bool clumps = v.text("grains.shape") == "clump", file = source == "file";
+    const bool clumps = v.text("grains.shape") == "clump", polygons = v.text("grains.shape") == "polygon",
+               file = source == "file";
     PlannedGrains planned;
-    // Clumps: their specs at their size (the bounding sphere's radius),
+    // Clumps and polygons: their specs at their size (their reach),
     // oriented from the file or at random from their index; placed in the
-    // world at their centre (a file's frame origin moved to the centroid),
-    // as addClumps places them.
+    // world at their centre of mass with their bounding radius, as
+    // addClumps and addPolygons place them (a clump file's frame origin
+    // moved to the centroid; an irregular polygon by its own shape).
     double reach = 1.0;
     PackingColumns columns = PackingColumns::Plain;
-    std::shared_ptr<const ClumpShape> clump;
     if (clumps) {
         checkClumpKeys(v, dimension);
-        clump = std::make_shared<const ClumpShape>(readClumpShape(v, dimension));
+        auto clump = std::make_shared<const ClumpShape>(readClumpShape(v, dimension));
         reach = clump->boundingRadius;
         columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
-        planned.placing = [clump, file](const GrainSpec& g) {
+        planned.placing = [clump, file](const GrainSpec& g, std::size_t) {
             const double size = g.radius / clump->boundingRadius;
             const Vec3 centre = file ? Vec3(g.position + g.orientation * Vec3(size * clump->centroid)) : g.position;
             return GrainSpec{centre, size * clump->boundingRadius};
         };
+    } else if (polygons) {
+        auto base = std::make_shared<const PolygonShape>(polygonBase(v, dimension));
+        reach = polygonReach(*base);
+        columns = PackingColumns::Oriented2D;
+        const double irregularity = v.real("polygon.irregularity");
+        const auto vertices = static_cast<int>(v.integer("polygon.vertices"));
+        planned.placing = [base, irregularity, vertices, seed](const GrainSpec& g, std::size_t i) {
+            const bool irregular = irregularity > 0.0;
+            const PolygonShape own = irregular ? irregularPolygon(vertices, irregularity, seed, i) : PolygonShape{};
+            const PolygonShape& shape = irregular ? own : *base;
+            const PolygonPlace p = placePolygon(g, shape);
+            return GrainSpec{p.centre, p.size * shape.boundingRadius};
+        };
     }
-    auto oriented = [clumps, file, dimension, seed](GrainSpec g, std::size_t i) {
-        if (clumps && !file) g.orientation = randomOrientation(dimension, seed, i);
+    auto oriented = [shaped = clumps || polygons, file, dimension, seed](GrainSpec g, std::size_t i) {
+        if (shaped && !file) g.orientation = randomOrientation(dimension, seed, i);
         return g;
     };
     // A lattice: each grain made on demand from its index (its jitter
@@ -486,8 +530,17 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
             planned.count = latticeCount(p);
             planned.at = [p, oriented](std::size_t i) { return oriented(latticeGrain(p, i), i); };
             made = true;
-            crowded = clumps || !crowdingFits(latticeCrowdingBound(p));
+            crowded = clumps || polygons || !crowdingFits(latticeCrowdingBound(p));
         }
+    }
+    // A chain: each grain from its index (makeChain's checks on its first).
+    if (source == "chain") {
+        const std::vector<GrainSpec> first = generateGrains(v, dimension, seed, sceneDir, reach, columns, 1);
+        planned.count = static_cast<std::size_t>(v.integer("chain.count"));
+        planned.at = [radius = first.front().radius, spacing = v.real("chain.spacing"), origin = v.vec("chain.origin"),
+                      oriented](std::size_t i) { return oriented(chainGrain(radius, spacing, origin, i), i); };
+        made = true;
+        crowded = clumps || polygons;  // round grains a pitch >= 2 r apart
     }
     // A packing file: read on for each scan.
     if (!made && file) {
@@ -497,8 +550,8 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
         made = true;
     }
     if (!made) {
-        // The chain and the random packing: a centre and a radius each (32
-        // bytes, where a GrainSpec with its orientation takes 64).
+        // The random packing: a centre and a radius each (32 bytes, where
+        // a GrainSpec with its orientation takes 64).
         std::vector<GrainSpec> all = generateGrains(v, dimension, seed, sceneDir, reach, columns);
         auto kept = std::make_shared<std::vector<std::array<double, 4>>>(all.size());
         for (std::size_t i = 0; i < all.size(); ++i)
@@ -513,7 +566,8 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
     }
     // The masses as buildWorld's whole world has them (round grains), a few
     // grains at a time; the radii in the world.
-    const GrainShape shape = clumps ? GrainShape::Sphere : roundShape(v, dimension);
+    const bool round = !clumps && !polygons;
+    const GrainShape shape = round ? roundShape(v, dimension) : GrainShape::Disk;
     constexpr std::size_t kChunk = 4096;
     std::vector<GrainSpec> some;
     for (std::size_t first = 0; first < planned.count; first += kChunk) {
@@ -523,7 +577,7 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
             planned.rMin = std::min(planned.rMin, some.back().radius);
             planned.rMax = std::max(planned.rMax, some.back().radius);
         }
-        if (clumps) continue;
+        if (!round) continue;
         World w;
         w.dimension = dimension;
         addGrains(w, some, shape, v.real("grains.density"), v.real("grains.mass"));
@@ -578,69 +632,58 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                    "rates on the periodic axes only");
 
     // Grains.
-    const std::string& inertia = v.text("grains.inertia");
     const GrainShape shape = roundShape(v, dimension);
     const bool clumps = v.text("grains.shape") == "clump", polygons = v.text("grains.shape") == "polygon";
     const std::uint64_t seed = v.unsignedInteger("simulation.seed");
     if (polygons) {
-        if (dimension != 2) v.fail("grains.shape", "is polygon, which needs simulation.dimension = 2", "sphere|clump in 1D and 3D");
-        if (inertia == "sphere")
-            v.fail("grains.inertia", "is not possible with grains.shape = polygon (plates in the plane)", "auto|disk");
-        const bool given = !v.text("polygon.shape").empty();
-        const double irregularity = v.real("polygon.irregularity");
-        if (given && irregularity > 0.0)
-            v.fail("polygon.irregularity", "is set with polygon.shape, which gives the one shape",
-                   "0 with polygon.shape (irregular polygons come from polygon.vertices)");
-        try {
-            world.polygonShapes.push_back(given ? makePolygonShape(parsePolygonVertices(v.text("polygon.shape")))
-                                                : regularPolygon(static_cast<int>(v.integer("polygon.vertices"))));
-        } catch (const InputError& e) {
-            const std::string key = given ? "polygon.shape" : "polygon.vertices";
-            std::string why = e.what();
-            if (why.rfind(key + ": ", 0) == 0) why.erase(0, key.size() + 2);
-            v.fail(key, why, "a convex polygon of 3 to 64 vertices 'x y; x y; ...' with positive area");
+        world.polygonShapes.push_back(polygonBase(v, dimension));
+        const bool irregular = v.real("polygon.irregularity") > 0.0;
+        std::vector<GrainSpec> grains;
+        if (part) {
+            for (const std::uint64_t i : *part->ids) grains.push_back(part->grains->at(static_cast<std::size_t>(i)));
+        } else {
+            grains = generateGrains(v, dimension, seed, sceneDir, polygonReach(world.polygonShapes.back()),
+                                    PackingColumns::Oriented2D);
+            if (v.text("grains.source") != "file") randomOrientations(grains, dimension, seed);
         }
-        std::vector<GrainSpec> grains =
-            generateGrains(v, dimension, seed, sceneDir, polygonReach(world.polygonShapes.back()), PackingColumns::Oriented2D);
-        if (v.text("grains.source") != "file") randomOrientations(grains, dimension, seed);
-        std::uint32_t shapeIndex = 1;
-        if (irregularity > 0.0) {
+        // Irregular polygons: every grain's own shape, the whole world's
+        // (a part's grains keep their index into it as they move between
+        // ranks); a part without grains keeps the one shape.
+        const std::size_t n = part ? part->grains->count : grains.size();
+        std::vector<std::uint32_t> indices(grains.size(), 1);
+        if (irregular && !(part && part->ids->empty())) {
             world.polygonShapes.clear();
-            const int n = static_cast<int>(v.integer("polygon.vertices"));
-            for (std::size_t i = 0; i < grains.size(); ++i) {
-                Rng rng = Rng::stream(seed, kPolygonStream, i);
-                world.polygonShapes.push_back(randomPolygon(n, irregularity, rng));
-            }
-            shapeIndex = 0;
+            const auto vertices = static_cast<int>(v.integer("polygon.vertices"));
+            for (std::size_t i = 0; i < n; ++i)
+                world.polygonShapes.push_back(irregularPolygon(vertices, v.real("polygon.irregularity"), seed, i));
+            for (std::size_t k = 0; k < grains.size(); ++k)
+                indices[k] = static_cast<std::uint32_t>((part ? static_cast<std::size_t>((*part->ids)[k]) : k) + 1);
         }
-        addPolygons(world, grains, shapeIndex, v.real("grains.density"), v.real("grains.mass"));
-    } else if (part && !clumps) {
+        addPolygons(world, grains, indices, v.real("grains.density"), v.real("grains.mass"));
+    } else if (clumps) {
+        checkClumpKeys(v, dimension);
+        world.clumpShapes.push_back(readClumpShape(v, dimension));
+        const bool file = v.text("grains.source") == "file";
+        std::vector<GrainSpec> grains;
+        if (part) {
+            for (const std::uint64_t i : *part->ids) grains.push_back(part->grains->at(static_cast<std::size_t>(i)));
+        } else {
+            const double reach = world.clumpShapes.back().boundingRadius;
+            const PackingColumns columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
+            grains = generateGrains(v, dimension, seed, sceneDir, reach, columns);
+            if (!file) randomOrientations(grains, dimension, seed);
+        }
+        addClumps(world, grains, 1, v.real("grains.density"), v.real("grains.mass"), file);
+    } else if (part) {
         // Grains part->ids of the planned ones (planGrains checked them all).
         std::vector<GrainSpec> some;
         some.reserve(part->ids->size());
         for (const std::uint64_t i : *part->ids) some.push_back(part->grains->at(static_cast<std::size_t>(i)));
         addGrains(world, some, shape, v.real("grains.density"), v.real("grains.mass"));
-    } else if (!clumps) {
+    } else {
         const std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, 1.0, PackingColumns::Plain);
         addGrains(world, grains, shape, v.real("grains.density"), v.real("grains.mass"));
         checkGrainMasses(v, world, shape);
-    } else if (part && clumps) {
-        // Clumps part->ids of the planned ones.
-        checkClumpKeys(v, dimension);
-        world.clumpShapes.push_back(readClumpShape(v, dimension));
-        std::vector<GrainSpec> some;
-        some.reserve(part->ids->size());
-        for (const std::uint64_t i : *part->ids) some.push_back(part->grains->at(static_cast<std::size_t>(i)));
-        addClumps(world, some, 1, v.real("grains.density"), v.real("grains.mass"), v.text("grains.source") == "file");
-    } else {
-        checkClumpKeys(v, dimension);
-        world.clumpShapes.push_back(readClumpShape(v, dimension));
-        const double reach = world.clumpShapes.back().boundingRadius;
-        const PackingColumns columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
-        std::vector<GrainSpec> grains = generateGrains(v, dimension, seed, sceneDir, reach, columns);
-        const bool file = v.text("grains.source") == "file";
-        if (!file) randomOrientations(grains, dimension, seed);
-        addClumps(world, grains, 1, v.real("grains.density"), v.real("grains.mass"), file);
     }
     if (!part)
         checkCrowding(v, world.numGrains, [&](std::size_t i) { return std::pair(world.x[i], world.radius[i]); });

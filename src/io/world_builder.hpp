@@ -21,18 +21,18 @@ namespace moreau::scene_io {
 
 /// A scene's round grains for distributed input (ScenePlan): their count
 /// and grain i's spec, as buildWorld would make it: made on demand (a
-/// lattice), read on from the file (a packing file: fast for ascending i,
-/// read from the start again for a smaller i) or taken from those
-/// generated once.
+/// lattice, a chain), read on from the file (a packing file: fast for
+/// ascending i, read from the start again for a smaller i) or taken from
+/// those generated once (the random loose packing).
 struct PlannedGrains {
     std::size_t count = 0;
     /// Grain i's spec, what the world is built from.
     std::function<GrainSpec(std::size_t)> at;
-    /// A spec's centre and radius in the world (clumps: their centroid and
-    /// bounding radius); none: the spec's own.
-    std::function<GrainSpec(const GrainSpec&)> placing;
+    /// Grain i's centre and radius in the world from its spec (clumps,
+    /// polygons: their centre of mass and bounding radius); none: the spec's own.
+    std::function<GrainSpec(const GrainSpec&, std::size_t)> placing;
     double rMin = std::numeric_limits<double>::infinity(), rMax = 0.0;  ///< the smallest and largest radius placed
-    GrainSpec placed(std::size_t i) const { return placing ? placing(at(i)) : at(i); }
+    GrainSpec placed(std::size_t i) const { return placing ? placing(at(i), i) : at(i); }
 };
 
 /// Some of a scene's planned grains: the ids (ascending) a world is built of.
@@ -43,9 +43,6 @@ struct GrainPart {
 
 /// Whether the values' grains are round (spheres, disks).
 bool roundGrains(const Values& v);
-/// Whether GrainPart builds the values' grains: round ones and clumps
-/// (polygons are built whole).
-bool plannedGrains(const Values& v);
 /// The round grains of the values, with the whole world's checks on them
 /// (radii and masses, a few grains at a time; crowding, its cells shared
 /// out by `share`), without a world of them all.

@@ -34,13 +34,14 @@ std::vector<GrainSpec> makeChain(std::size_t count, double radius, double spacin
     if (count == 0) throw InputError("chain: count must be >= 1");
     if (!(radius > 0.0)) throw InputError("chain: radius must be > 0, got " + fmt(radius));
     if (!(spacing >= 0.0)) throw InputError("chain: spacing must be >= 0, got " + fmt(spacing));
-    const double pitch = 2.0 * radius + spacing;
     std::vector<GrainSpec> grains(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        grains[i].position = origin + Vec3(pitch * static_cast<double>(i), 0.0, 0.0);
-        grains[i].radius = radius;
-    }
+    for (std::size_t i = 0; i < count; ++i) grains[i] = chainGrain(radius, spacing, origin, i);
     return grains;
+}
+
+GrainSpec chainGrain(double radius, double spacing, const Vec3& origin, std::size_t i) {
+    const double pitch = 2.0 * radius + spacing;
+    return GrainSpec{origin + Vec3(pitch * static_cast<double>(i), 0.0, 0.0), radius};
 }
 
 std::size_t latticeCount(const LatticeParams& p) {
@@ -368,23 +369,37 @@ double polygonReach(const PolygonShape& shape) {
     return std::sqrt(r2);
 }
 
-void addPolygons(World& world, const std::vector<GrainSpec>& grains, std::uint32_t shapeIndex, double density,
-                 double fixedMass) {
+PolygonPlace placePolygon(const GrainSpec& g, const PolygonShape& shape) {
+    PolygonPlace p;
+    p.size = g.radius / polygonReach(shape);
+    p.angle = 2.0 * std::atan2(g.orientation.z(), g.orientation.w());
+    const double c = std::cos(p.angle), s = std::sin(p.angle);
+    const Vec3 offset(p.size * (c * shape.centroid.x() - s * shape.centroid.y()),
+                      p.size * (s * shape.centroid.x() + c * shape.centroid.y()), 0.0);
+    p.centre = g.position + offset;
+    return p;
+}
+
+void addPolygons(World& world, const std::vector<GrainSpec>& grains, const std::vector<std::uint32_t>& shapeIndices,
+                 double density, double fixedMass) {
     constexpr std::size_t kWallRoom = 16;
     world.reserve(world.numBodies() + grains.size() + kWallRoom);
-    const std::size_t first = world.polygonShapes.size() - (shapeIndex == 0 ? grains.size() : 0);
     for (std::size_t i = 0; i < grains.size(); ++i) {
-        const GrainSpec& g = grains[i];
-        const auto index = shapeIndex != 0 ? shapeIndex : static_cast<std::uint32_t>(first + i + 1);
+        const std::uint32_t index = shapeIndices[i];
         const PolygonShape& shape = world.polygonShapes[index - 1u];
-        const double size = g.radius / polygonReach(shape);
-        const double m = fixedMass > 0.0 ? fixedMass : density * shape.area * size * size;
-        const double angle = 2.0 * std::atan2(g.orientation.z(), g.orientation.w());
-        const double c = std::cos(angle), s = std::sin(angle);
-        const Vec3 offset(size * (c * shape.centroid.x() - s * shape.centroid.y()),
-                          size * (s * shape.centroid.x() + c * shape.centroid.y()), 0.0);
-        world.addPolygon(g.position + offset, index, size, angle, m);
+        const PolygonPlace p = placePolygon(grains[i], shape);
+        const double m = fixedMass > 0.0 ? fixedMass : density * shape.area * p.size * p.size;
+        world.addPolygon(p.centre, index, p.size, p.angle, m);
     }
+}
+
+void addPolygons(World& world, const std::vector<GrainSpec>& grains, std::uint32_t shapeIndex, double density,
+                 double fixedMass) {
+    const std::size_t first = world.polygonShapes.size() - (shapeIndex == 0 ? grains.size() : 0);
+    std::vector<std::uint32_t> indices(grains.size(), shapeIndex);
+    if (shapeIndex == 0)
+        for (std::size_t i = 0; i < grains.size(); ++i) indices[i] = static_cast<std::uint32_t>(first + i + 1);
+    addPolygons(world, grains, indices, density, fixedMass);
 }
 
 void writePackingFile(const std::string& path, const std::vector<GrainSpec>& grains) {

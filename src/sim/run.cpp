@@ -390,8 +390,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         // law) is refused here as a serial run refuses it, by a Simulation
         // of the whole scene (one line, exit 2), not later by each rank's part.
         Simulation{Scene(scene)};
-    } else if (plan && !scene.world.clumpShapes.empty()) {
-        // Clumps from the plan: the scene of its first grain says the same.
+    } else if (plan && (!scene.world.clumpShapes.empty() || !scene.world.polygonShapes.empty())) {
+        // Clumps or polygons from the plan: the scene of its first grain says the same.
         Simulation{plan->part({0})};
     }
     if (!resumed && !plan) {
@@ -774,12 +774,12 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
 }
 
 RunOutcome runSceneFile(const std::string& path, const std::vector<std::string>& sets, const RunOptions& options) {
-    if (comm::ranks() > 1)
-        if (std::shared_ptr<const ScenePlan> plan =
-                planSceneFile(path, sets, {comm::rank(), comm::ranks(), [](std::uint64_t x) { return comm::sumOverRanks(x); }})) {
-            Scene settings = plan->part({});
-            return runDistributed(std::move(settings), options, nullptr, true, std::move(plan));
-        }
+    if (comm::ranks() > 1) {
+        std::shared_ptr<const ScenePlan> plan =
+            planSceneFile(path, sets, {comm::rank(), comm::ranks(), [](std::uint64_t x) { return comm::sumOverRanks(x); }});
+        Scene settings = plan->part({});
+        return runDistributed(std::move(settings), options, nullptr, true, std::move(plan));
+    }
     return runScene(loadSceneFile(path, sets), options);
 }
 

@@ -281,7 +281,16 @@ cases += [
 # a piston; MD (one overlap contact per pair) and CD exact (vertex-edge
 # points, several per pair), each against the serial run's snapshot.
 POLYGONS_2D = os.path.join(source, "examples", "polygons_2d.ini")
+# Triangles whose frame is not their centroid, from a packing file of
+# 'x y z size angle' rows (each rank reads them on).
+POLYGONED = os.path.join(os.path.dirname(PACKED), "polygons.txt")
+with open(POLYGONED, "w") as f:
+    for i in range(60):
+        f.write(f"{1.0 + 1.5 * (i % 6)} {1.0 + 1.45 * (i // 6)} 0 0.6 {(i * 0.618034) % 1.0 * 6.283:.17g}\n")
 cases += [
+    ("polygons_2d from a packing file (triangles, frames off the centroid)", POLYGONS_2D,
+     ["simulation.method=md", "simulation.steps=600", "output.every=50", "output.vtk_every=0", "grains.source=file",
+      f"packing.file={POLYGONED}", "polygon.irregularity=0", "polygon.shape=0 0; 1 0; 0.2 0.9"]),
     ("polygons_2d in MD (irregular hexagons falling into a box)", POLYGONS_2D,
      ["simulation.method=md", "random.count=80", "grains.velocity=0 -6 0", "simulation.steps=600",
       "output.every=50", "output.vtk_every=600"]),
@@ -325,12 +334,9 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"(got {summary['state_hash']})")
             check(summary["ranks"] == n, f"{name}: summary.json says ranks {n}")
             d = summary["distributed"]
-            # Round grains and clumps from a scene file: each rank builds
-            # its brick's grains alone; polygons still come whole.
-            shaped = "polygon" in name.lower()
-            check(d.get("input") == ("whole" if shaped else "bricks"),
-                  f"{name}: {n} ranks build {'the whole scene' if shaped else 'their bricks alone'} "
-                  f"(input {d.get('input')})")
+            # A scene file's grains, whatever their shape: each rank builds
+            # its brick's grains alone.
+            check(d.get("input") == "bricks", f"{name}: {n} ranks build their bricks alone (input {d.get('input')})")
             check(d["rebuilds"] > 0 and d["migrations"] > 0 and d["ghosts"] > 0,
                   f"{name}: {n} ranks rebuilt, migrated grains and held ghosts ({d})")
             # Rows, snapshots in pieces and the summary come from the ranks'

@@ -71,11 +71,12 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 /// set of its grains as loadSceneFile builds them among the others, with
 /// the same checks and messages (those of the whole world's grains made
 /// once, by planSceneFile). No world of every grain is made; a lattice
-/// makes each grain from its index, a packing file is read through again
-/// for each scan of its grains (in ascending order, as ScenePlan's users
-/// ask for them), the random loose packing and the chain hold every
-/// grain's centre and radius (32 bytes). Round grains (spheres, disks) and
-/// clumps (oriented from the file, or from their index).
+/// or a chain makes each grain from its index, a packing file is read
+/// through again for each scan of its grains (in ascending order, as
+/// ScenePlan's users ask for them), the random loose packing holds every
+/// grain's centre and radius (32 bytes). Every shape: clumps and polygons
+/// oriented from the file or from their index, irregular polygons' shapes
+/// from their index.
 class ScenePlan;
 
 /// How the ranks share a plan's checks of the whole world: rank `rank` of
@@ -96,7 +97,7 @@ public:
     template <class F>
     void each(F&& f) const {
         for (std::size_t i = 0; i < count_; ++i) {
-            const GrainSpec g = placing_ ? placing_(at_(i)) : at_(i);
+            const GrainSpec g = placing_ ? placing_(at_(i), i) : at_(i);
             f(i, g.position, g.radius);
         }
     }
@@ -118,17 +119,18 @@ private:
     /// grain's), read on (a packing file) or from every grain's, generated once.
     std::size_t count_ = 0;
     std::function<GrainSpec(std::size_t)> at_;
-    /// A spec's centre and radius in the world (clumps'); none: its own.
-    std::function<GrainSpec(const GrainSpec&)> placing_;
+    /// Grain i's centre and radius in the world from its spec (clumps',
+    /// polygons'); none: the spec's own.
+    std::function<GrainSpec(const GrainSpec&, std::size_t)> placing_;
     double rMin_ = std::numeric_limits<double>::infinity(), rMax_ = 0.0;
     Scene settings_;  ///< part({}), once made
     bool settingsMade_ = false;
 };
 
 /// The scene file `path` with `sets` as a ScenePlan (InputError as
-/// loadSceneFile's); null for polygons (loadSceneFile builds those whole). With `share`, the ranks
-/// split the test of grains piled up (each counts the cells it draws by
-/// a hash of theirs): every rank calls it.
+/// loadSceneFile's). With `share`, the ranks split the test of grains
+/// piled up (each counts the cells a hash of theirs gives it): every rank
+/// calls it.
 std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets,
                                                const PlanShare& share = {});
 

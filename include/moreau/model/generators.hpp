@@ -35,6 +35,8 @@ struct GrainSpec {
 /// spacing < 0.
 std::vector<GrainSpec> makeChain(std::size_t count, double radius, double spacing = 0.0,
                                  const Vec3& origin = Vec3::Zero());
+/// Grain i of makeChain(count, radius, spacing, origin), made alone.
+GrainSpec chainGrain(double radius, double spacing, const Vec3& origin, std::size_t i);
 
 enum class LatticeType {
     Square,  ///< 2D, x–y plane (z = 0)
@@ -187,6 +189,16 @@ void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t
 /// size² × area.
 void addPolygons(World& world, const std::vector<GrainSpec>& grains, std::uint32_t shapeIndex, double density,
                  double fixedMass = 0.0);
+/// The same with grain k's shape world.polygonShapes[shapeIndices[k] − 1].
+void addPolygons(World& world, const std::vector<GrainSpec>& grains, const std::vector<std::uint32_t>& shapeIndices,
+                 double density, double fixedMass = 0.0);
+/// Where addPolygons puts grain `g` of shape `shape`: its centre of mass,
+/// its size (its radius over the shape's reach) and its angle about z.
+struct PolygonPlace {
+    Vec3 centre;
+    double size = 1.0, angle = 0.0;
+};
+PolygonPlace placePolygon(const GrainSpec& g, const PolygonShape& shape);
 /// A polygon shape's reach: the farthest vertex from the frame it was given in (unit size).
 double polygonReach(const PolygonShape& shape);
 
