@@ -550,8 +550,9 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
         made = true;
     }
     if (!made) {
-        // The random packing: a centre and a radius each (32 bytes, where
-        // a GrainSpec with its orientation takes 64).
+        // The random packing (and a lattice that makeLattice refuses, for
+        // its message): a centre and a radius each (32 bytes, where a
+        // GrainSpec with its orientation takes 64).
         std::vector<GrainSpec> all = generateGrains(v, dimension, seed, sceneDir, reach, columns);
         auto kept = std::make_shared<std::vector<std::array<double, 4>>>(all.size());
         for (std::size_t i = 0; i < all.size(); ++i)

@@ -112,14 +112,23 @@ TEST_CASE("makeLattice: counts, pitch and plane of each type") {
     }
 }
 
-TEST_CASE("lattice jitter is bounded, stays in the plane and is deterministic") {
+namespace {
+/// A lattice of `counts` with jitter (its seed `seed`).
+LatticeParams jitteredLattice(LatticeType type, std::array<std::size_t, 3> counts, double radius, double spacing,
+                              double jitter, std::uint64_t seed) {
     LatticeParams p;
-    p.type = LatticeType::Square;
-    p.counts = {10, 10, 1};
-    p.radius = 0.5;
-    p.spacing = 0.2;
-    p.jitter = 0.2;
-    p.seed = 42;
+    p.type = type;
+    p.counts = counts;
+    p.radius = radius;
+    p.spacing = spacing;
+    p.jitter = jitter;
+    p.seed = seed;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("lattice jitter is bounded, stays in the plane and is deterministic") {
+    LatticeParams p = jitteredLattice(LatticeType::Square, {10, 10, 1}, 0.5, 0.2, 0.2, 42);
     LatticeParams still = p;
     still.jitter = 0.0;
     const auto a = makeLattice(p);
@@ -143,13 +152,7 @@ TEST_CASE("lattice jitter is bounded, stays in the plane and is deterministic") 
 
 TEST_CASE("lattice jitter: one stream of draws in grain order, grain n made alone with the same bits") {
     for (const LatticeType type : {LatticeType::Hex, LatticeType::Cubic}) {
-        LatticeParams p;
-        p.type = type;
-        p.counts = {7, 5, 4};
-        p.radius = 0.4;
-        p.spacing = 0.1;
-        p.jitter = 0.3;
-        p.seed = 11;
+        const LatticeParams p = jitteredLattice(type, {7, 5, 4}, 0.4, 0.1, 0.3, 11);
         LatticeParams still = p;
         still.jitter = 0.0;
         // The draws as one stream walked grain after grain, axis after axis.
