@@ -265,6 +265,35 @@ std::string packingPath(const Values& v, const std::filesystem::path& sceneDir) 
     return path.lexically_normal().string();
 }
 
+/// The random loose packing of random.* (radii times `reach`) as centres
+/// and radii {x, y, z, r}; refused naming the key.
+std::vector<std::array<double, 4>> randomCentres(const Values& v, int dimension, std::uint64_t seed, double reach) {
+    checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
+    RandomPackingParams p;
+    p.count = static_cast<std::size_t>(v.integer("random.count"));
+    p.rMin = reach * v.real("random.r_min");
+    p.rMax = reach * v.real("random.r_max");
+    if (p.rMax < p.rMin)
+        v.fail("random.r_max", "is below random.r_min = " + v.text("random.r_min"), "real >= random.r_min");
+    p.boxMin = v.vec("random.box_min");
+    p.boxMax = v.vec("random.box_max");
+    for (int a = 0; a < dimension; ++a)
+        if (!(p.boxMax[a] - p.boxMin[a] >= 2.0 * p.rMax))
+            v.fail("random.box_max",
+                   std::string("leaves the box narrower than a grain diameter along ") + static_cast<char>('x' + a),
+                   "box_max >= box_min + 2 r_max on the axes of the dimension");
+    p.dimension = dimension;
+    p.seed = seed;
+    try {
+        return randomLoosePackingCentres(p);
+    } catch (const InputError& e) {
+        std::string why = e.what();
+        const std::string prefix = "random packing: ";
+        if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+        v.fail("random.count", "is too many: " + why, "fewer grains, or a larger random.box_min/box_max");
+    }
+}
+
 /// The grains of grains.source; their radius is their size times `reach`
 /// (a clump's bounding radius at size 1; 1 for spheres), so that generators
 /// place clumps by their bounding spheres. A chain's first `chainFirst`
@@ -281,31 +310,11 @@ std::vector<GrainSpec> generateGrains(const Values& v, int dimension, std::uint6
     }
     if (source == "lattice") return makeLattice(latticeParams(v, dimension, seed, reach));
     if (source == "random") {
-        checkGrainMemory(v, "random.count", static_cast<double>(v.integer("random.count")));
-        RandomPackingParams p;
-        p.count = static_cast<std::size_t>(v.integer("random.count"));
-        p.rMin = reach * v.real("random.r_min");
-        p.rMax = reach * v.real("random.r_max");
-        if (p.rMax < p.rMin)
-            v.fail("random.r_max", "is below random.r_min = " + v.text("random.r_min"), "real >= random.r_min");
-        p.boxMin = v.vec("random.box_min");
-        p.boxMax = v.vec("random.box_max");
-        for (int a = 0; a < dimension; ++a)
-            if (!(p.boxMax[a] - p.boxMin[a] >= 2.0 * p.rMax))
-                v.fail("random.box_max",
-                       std::string("leaves the box narrower than a grain diameter along ") +
-                           static_cast<char>('x' + a),
-                       "box_max >= box_min + 2 r_max on the axes of the dimension");
-        p.dimension = dimension;
-        p.seed = seed;
-        try {
-            return makeRandomLoosePacking(p);
-        } catch (const InputError& e) {
-            std::string why = e.what();
-            const std::string prefix = "random packing: ";
-            if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
-            v.fail("random.count", "is too many: " + why, "fewer grains, or a larger random.box_min/box_max");
-        }
+        const std::vector<std::array<double, 4>> centres = randomCentres(v, dimension, seed, reach);
+        std::vector<GrainSpec> grains(centres.size());
+        for (std::size_t i = 0; i < centres.size(); ++i)
+            grains[i] = GrainSpec{Vec3(centres[i][0], centres[i][1], centres[i][2]), centres[i][3]};
+        return grains;
     }
     // source == "file"
     std::vector<GrainSpec> grains = readPackingFile(packingPath(v, sceneDir), columns);
@@ -551,13 +560,15 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
     }
     if (!made) {
         // The random packing (and a lattice that makeLattice refuses, for
-        // its message): a centre and a radius each (32 bytes, where a
-        // GrainSpec with its orientation takes 64).
-        std::vector<GrainSpec> all = generateGrains(v, dimension, seed, sceneDir, reach, columns);
-        auto kept = std::make_shared<std::vector<std::array<double, 4>>>(all.size());
-        for (std::size_t i = 0; i < all.size(); ++i)
-            (*kept)[i] = {all[i].position[0], all[i].position[1], all[i].position[2], all[i].radius};
-        std::vector<GrainSpec>().swap(all);
+        // its message): a centre and a radius each, as it places them (32
+        // bytes, where a GrainSpec with its orientation takes 64).
+        auto kept = std::make_shared<std::vector<std::array<double, 4>>>();
+        if (source == "random") {
+            *kept = randomCentres(v, dimension, seed, reach);
+        } else {
+            const std::vector<GrainSpec> all = generateGrains(v, dimension, seed, sceneDir, reach, columns);
+            for (const GrainSpec& g : all) kept->push_back({g.position[0], g.position[1], g.position[2], g.radius});
+        }
         planned.count = kept->size();
         planned.at = [kept = std::shared_ptr<const std::vector<std::array<double, 4>>>(std::move(kept)),
                       oriented](std::size_t i) {

@@ -167,7 +167,7 @@ private:
 
 }  // namespace
 
-std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
+std::vector<std::array<double, 4>> randomLoosePackingCentres(const RandomPackingParams& p) {
     if (p.dimension < 1 || p.dimension > 3) throw InputError("random packing: dimension must be 1, 2 or 3");
     if (p.count == 0) throw InputError("random packing: count must be >= 1");
     if (p.count > static_cast<std::size_t>(INT32_MAX)) throw InputError("random packing: count too large");
@@ -183,7 +183,7 @@ std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
 
     Rng rng = Rng::stream(p.seed, kRandomPackingStream);
     CellGrid grid(p.boxMin, p.boxMax, p.dimension, 2.0 * p.rMax, p.count);
-    std::vector<GrainSpec> grains;
+    std::vector<std::array<double, 4>> grains;  // x, y, z, radius
     grains.reserve(p.count);
     // All radii first, placed largest first: small grains then fill the holes
     // between large ones, and polydisperse packings get much denser before
@@ -200,23 +200,23 @@ std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
             Vec3 x = Vec3::Zero();
             for (int a = 0; a < p.dimension; ++a) x[a] = rng.uniform(p.boxMin[a] + r, p.boxMax[a] - r);
             const bool overlaps = grid.anyNear(x, [&](std::int32_t j) {
-                const GrainSpec& g = grains[static_cast<std::size_t>(j)];
-                const double reach = r + g.radius;
-                return (g.position - x).squaredNorm() < reach * reach;
+                const std::array<double, 4>& g = grains[static_cast<std::size_t>(j)];
+                const double reach = r + g[3];
+                return (Vec3(g[0], g[1], g[2]) - x).squaredNorm() < reach * reach;
             });
             if (!overlaps) {
                 grid.insert(x, static_cast<std::int32_t>(grains.size()));
-                grains.push_back({x, r});
+                grains.push_back({x[0], x[1], x[2], r});
                 placed = true;
             }
         }
         if (!placed) {
             // Packing fraction reached, to tell the user how far off the box is.
             double filled = 0.0, box = 1.0;
-            for (const GrainSpec& g : grains)
-                filled += p.dimension == 1   ? 2.0 * g.radius
-                          : p.dimension == 2 ? std::numbers::pi * g.radius * g.radius
-                                             : 4.0 / 3.0 * std::numbers::pi * g.radius * g.radius * g.radius;
+            for (const std::array<double, 4>& g : grains)
+                filled += p.dimension == 1   ? 2.0 * g[3]
+                          : p.dimension == 2 ? std::numbers::pi * g[3] * g[3]
+                                             : 4.0 / 3.0 * std::numbers::pi * g[3] * g[3] * g[3];
             for (int a = 0; a < p.dimension; ++a) box *= p.boxMax[a] - p.boxMin[a];
             char fraction[32];
             std::snprintf(fraction, sizeof fraction, "%.2f", filled / box);
@@ -227,6 +227,14 @@ std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
                              " attempts for the next grain); use a larger box or fewer grains");
         }
     }
+    return grains;
+}
+
+std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
+    const std::vector<std::array<double, 4>> centres = randomLoosePackingCentres(p);
+    std::vector<GrainSpec> grains(centres.size());
+    for (std::size_t i = 0; i < centres.size(); ++i)
+        grains[i] = GrainSpec{Vec3(centres[i][0], centres[i][1], centres[i][2]), centres[i][3]};
     return grains;
 }
 

@@ -97,6 +97,9 @@ struct RandomPackingParams {
 /// fractions 0.55 (2D) and 0.38 (3D) for equal radii; stay below for quick
 /// placement.
 std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p);
+/// The same grains as centre and radius, {x, y, z, r} (32 bytes a grain
+/// where a GrainSpec takes 64): what it places them with.
+std::vector<std::array<double, 4>> randomLoosePackingCentres(const RandomPackingParams& p);
 
 /// Reads a packing file: one grain per row, `x y z radius` or
 /// `id x y z radius` (id an integer, ignored), whitespace separated; '#'
