@@ -434,12 +434,6 @@ GrainShape roundShape(const Values& v, int dimension) {
     return dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
 }
 
-}  // namespace
-
-bool roundGrains(const Values& v) { return v.text("grains.shape") != "clump" && v.text("grains.shape") != "polygon"; }
-
-namespace {
-
 /// A packing file's grains read from the file as they are asked for: on
 /// from the last one asked (a scan by ascending index reads the file
 /// once), from the start again for an earlier one. None held. Every row

@@ -41,8 +41,6 @@ struct GrainPart {
     const std::vector<std::uint64_t>* ids = nullptr;
 };
 
-/// Whether the values' grains are round (spheres, disks).
-bool roundGrains(const Values& v);
 /// The round grains of the values, with the whole world's checks on them
 /// (radii and masses, a few grains at a time; crowding, its cells shared
 /// out by `share`), without a world of them all.

@@ -115,8 +115,9 @@ private:
     std::string text_, origin_;
     std::vector<std::string> sets_;
     std::filesystem::path dir_;
-    /// Grain i's spec: made on demand (a lattice: no rank holds every
-    /// grain's), read on (a packing file) or from every grain's, generated once.
+    /// Grain i's spec: made on demand (a lattice, a chain: no rank holds
+    /// every grain's), read on (a packing file) or from every grain's,
+    /// generated once (the random loose packing).
     std::size_t count_ = 0;
     std::function<GrainSpec(std::size_t)> at_;
     /// Grain i's centre and radius in the world from its spec (clumps',
