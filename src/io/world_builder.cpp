@@ -500,9 +500,7 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
         reach = clump->boundingRadius;
         columns = dimension == 3 ? PackingColumns::Oriented3D : PackingColumns::Oriented2D;
         planned.placing = [clump, file](const GrainSpec& g, std::size_t) {
-            const double size = g.radius / clump->boundingRadius;
-            const Vec3 centre = file ? Vec3(g.position + g.orientation * Vec3(size * clump->centroid)) : g.position;
-            return GrainSpec{centre, size * clump->boundingRadius};
+            return GrainSpec{clumpCentre(g, *clump, file), g.radius / clump->boundingRadius * clump->boundingRadius};
         };
     } else if (polygons) {
         auto base = std::make_shared<const PolygonShape>(polygonBase(v, dimension));

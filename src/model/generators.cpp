@@ -365,9 +365,13 @@ void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t
         const double size = g.radius / shape.boundingRadius;
         const double m =
             fixedMass > 0.0 ? fixedMass : density * shape.volume * (world.dimension == 3 ? size * size * size : size * size);
-        const Vec3 centre = frameOrigins ? Vec3(g.position + g.orientation * Vec3(size * shape.centroid)) : g.position;
-        world.addClump(centre, shapeIndex, size, g.orientation * shape.frame, m);
+        world.addClump(clumpCentre(g, shape, frameOrigins), shapeIndex, size, g.orientation * shape.frame, m);
     }
+}
+
+Vec3 clumpCentre(const GrainSpec& g, const ClumpShape& shape, bool frameOrigin) {
+    const double size = g.radius / shape.boundingRadius;
+    return frameOrigin ? Vec3(g.position + g.orientation * Vec3(size * shape.centroid)) : g.position;
 }
 
 double polygonReach(const PolygonShape& shape) {

@@ -38,6 +38,7 @@ std::vector<double> orderStatistics(std::size_t n, const std::vector<OrderQuery>
     constexpr std::size_t kBins = 2048, kFew = 8192;
     struct Open {
         double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+        double scale = 0.0;  ///< bins per unit of the coordinate, this pass
         std::size_t below = 0, inside = 0;  ///< points below lo, and within [lo, hi]
         bool done = false;
         std::vector<std::size_t> count;
@@ -75,6 +76,7 @@ std::vector<double> orderStatistics(std::size_t n, const std::vector<OrderQuery>
             left = true;
             o.few.clear();
             o.count.assign(o.inside <= kFew ? 0 : kBins, 0);
+            o.scale = static_cast<double>(kBins) / (o.hi - o.lo);
             o.least.assign(o.count.size(), std::numeric_limits<double>::infinity());
             o.most.assign(o.count.size(), -std::numeric_limits<double>::infinity());
         }
@@ -88,8 +90,7 @@ std::vector<double> orderStatistics(std::size_t n, const std::vector<OrderQuery>
                     o.few.push_back(v);
                     continue;
                 }
-                const double scale = static_cast<double>(kBins) / (o.hi - o.lo);
-                const std::size_t b = std::min(kBins - 1, static_cast<std::size_t>((v - o.lo) * scale));
+                const std::size_t b = std::min(kBins - 1, static_cast<std::size_t>((v - o.lo) * o.scale));
                 ++o.count[b];
                 o.least[b] = std::min(o.least[b], v);
                 o.most[b] = std::max(o.most[b], v);

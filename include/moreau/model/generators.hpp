@@ -19,6 +19,7 @@
 namespace moreau {
 
 struct World;
+struct ClumpShape;
 struct PolygonShape;
 
 /// One grain of a generated configuration.
@@ -179,6 +180,9 @@ void addGrains(World& world, const std::vector<GrainSpec>& grains, GrainShape sh
 /// file's rows), else of the centre of mass (the generators').
 void addClumps(World& world, const std::vector<GrainSpec>& grains, std::uint16_t shapeIndex, double density,
                double fixedMass = 0.0, bool frameOrigins = false);
+/// Where addClumps puts the centre of mass of clump `g` of `shape` (g's
+/// position itself unless `frameOrigin`: then its frame's origin).
+Vec3 clumpCentre(const GrainSpec& g, const ClumpShape& shape, bool frameOrigin);
 
 /// Appends the grains as polygons. Each grain's shape is
 /// world.polygonShapes[shapeIndex − 1], or with shapeIndex 0 its own shape,
