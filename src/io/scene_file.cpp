@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -226,6 +227,9 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
         const SceneValues values = collectValues(makeSchema({}), parseIni(plan->text_, path), path, sets);
         PlannedGrains planned = planGrains(values.values, plan->dir_, share);
         plan->count_ = planned.count;
+        plan->spread_ = planned.spread;
+        plan->from_ = planned.from;
+        plan->to_ = planned.to;
         plan->at_ = std::move(planned.at);
         plan->placing_ = std::move(planned.placing);
         plan->rMin_ = planned.rMin;
@@ -242,9 +246,50 @@ Scene loadSceneSettings(const std::string& path, const std::vector<std::string>&
 
 Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {
     if (ids.empty() && settingsMade_) return settings_;
-    const PlannedGrains grains{count_, at_, placing_};
+    const PlannedGrains grains{count_, spread_, from_, to_, at_, placing_};
     const GrainPart some{&grains, &ids};
     return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
+}
+
+Scene ScenePlan::part(const std::vector<std::uint64_t>& ids, const std::vector<GrainSpec>& specs) const {
+    if (ids.size() != specs.size()) throw std::logic_error("ScenePlan::part: ids and specs differ in number");
+    if (ids.empty()) return part(ids);
+    const auto at = [&ids, &specs](std::size_t i) {
+        const auto it = std::lower_bound(ids.begin(), ids.end(), static_cast<std::uint64_t>(i));
+        if (it == ids.end() || *it != i) throw std::logic_error("ScenePlan::part: grain " + std::to_string(i) + " not sent here");
+        return specs[static_cast<std::size_t>(it - ids.begin())];
+    };
+    const PlannedGrains grains{count_, spread_, from_, to_, at, placing_};
+    const GrainPart some{&grains, &ids};
+    return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
+}
+
+void ScenePlan::pack(std::size_t i, std::string& out) const {
+    const auto id = static_cast<std::uint64_t>(i);
+    const std::array<double, kSpecValues> values = specValues(at_(i));
+    out.append(reinterpret_cast<const char*>(&id), sizeof id);
+    out.append(reinterpret_cast<const char*>(values.data()), sizeof values);
+}
+
+void ScenePlan::unpack(const std::vector<std::string_view>& parts, std::vector<std::uint64_t>& ids,
+                       std::vector<GrainSpec>& specs) {
+    constexpr std::size_t kBytes = sizeof(std::uint64_t) + kSpecValues * sizeof(double);
+    std::vector<std::pair<std::uint64_t, GrainSpec>> all;
+    for (const std::string_view part : parts)
+        for (std::size_t at = 0; at + kBytes <= part.size(); at += kBytes) {
+            std::uint64_t id = 0;
+            std::array<double, kSpecValues> values{};
+            std::memcpy(&id, part.data() + at, sizeof id);
+            std::memcpy(values.data(), part.data() + at + sizeof id, sizeof values);
+            all.emplace_back(id, specOf(values.data()));
+        }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    ids.resize(all.size());
+    specs.resize(all.size());
+    for (std::size_t k = 0; k < all.size(); ++k) {
+        ids[k] = all[k].first;
+        specs[k] = all[k].second;
+    }
 }
 
 Scene loadSceneWithWorld(const std::string& text, const std::string& origin, const std::vector<std::string>& sets,

@@ -8,10 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,48 @@
 namespace moreau::scene_io {
 
 namespace {
+
+/// Values as bytes for PlanShare's gather, and back.
+template <class T>
+std::string bytesOf(const std::vector<T>& values) {
+    std::string out(values.size() * sizeof(T), '\0');
+    if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
+    return out;
+}
+
+template <class T>
+std::vector<T> valuesOf(const std::string& bytes) {
+    std::vector<T> out(bytes.size() / sizeof(T));
+    if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+    return out;
+}
+
+/// Each rank's `x` (one per rank, in rank order) on every rank.
+template <class T>
+std::vector<T> everyRanks(const PlanShare& share, T x) {
+    return valuesOf<T>(share.gather(bytesOf(std::vector<T>{x})));
+}
+
+/// Runs `f` on every rank; where it throws InputError on any, every rank
+/// throws the message of the lowest rank that threw: for shares of a file
+/// in rank order, the refusal a serial reading meets first.
+template <class F>
+void together(const PlanShare& share, F&& f) {
+    std::string message;
+    try {
+        f();
+    } catch (const InputError& e) {
+        message = e.what();
+    }
+    const std::string all = share.gather(bytesOf(std::vector<std::uint64_t>{message.size()}) + message);
+    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= all.size();) {
+        std::uint64_t n = 0;
+        std::memcpy(&n, all.data() + at, sizeof n);
+        at += sizeof n;
+        if (n > 0) throw InputError(all.substr(at, static_cast<std::size_t>(n)));
+        at += static_cast<std::size_t>(n);
+    }
+}
 
 /// Adds schedule b to a; both must switch at the same time unless one is constant.
 bool addSchedule(ForceSchedule& a, const ForceSchedule& b) {
@@ -161,8 +206,12 @@ bool crowdingFits(double pairs) {
 /// With `share`, each rank counts the cells a hash of theirs gives it (a
 /// share of the grains' cells, not all of them) and the counts are summed:
 /// the same count on any number of ranks.
+/// `planned` (a plan): its grains `at(i)` for i of this rank's share
+/// (every grain unless the plan is spread; then each rank sends its
+/// grains' cells to the ranks the hash gives them) and its rMin.
 template <class At>
-void checkCrowding(const Values& v, std::size_t n, At&& at, const PlanShare& share = {}, double rMin = kInf) {
+void checkCrowding(const Values& v, std::size_t n, At&& at, const PlanShare& share = {}, double rMin = kInf,
+                   const PlannedGrains* planned = nullptr) {
     if (n < 2) return;
     if (rMin == kInf)
         for (std::size_t i = 0; i < n; ++i) rMin = std::min(rMin, at(i).second);
@@ -171,7 +220,9 @@ void checkCrowding(const Values& v, std::size_t n, At&& at, const PlanShare& sha
     if (!(side > 0.0) || !std::isfinite(side)) return;
     std::vector<std::array<double, 3>> cells;
     cells.reserve(share.ranks > 1 ? n / static_cast<std::size_t>(share.ranks) : n);
-    for (std::size_t i = 0; i < n; ++i) {
+    const bool spread = planned && planned->spread;
+    std::vector<std::string> out(spread ? static_cast<std::size_t>(share.ranks) : 0);
+    for (std::size_t i = planned ? planned->from : 0; i < (planned ? planned->to : n); ++i) {
         std::array<double, 3> c{};
         bool ok = true;
         const Vec3 x = at(i).first;
@@ -183,10 +234,17 @@ void checkCrowding(const Values& v, std::size_t n, At&& at, const PlanShare& sha
             const std::uint64_t hash = Rng::stream(std::bit_cast<std::uint64_t>(c[0]), std::bit_cast<std::uint64_t>(c[1]),
                                                    std::bit_cast<std::uint64_t>(c[2]))
                                            .next();
-            ok = hash % static_cast<std::uint64_t>(share.ranks) == static_cast<std::uint64_t>(share.rank);
+            const std::uint64_t to = hash % static_cast<std::uint64_t>(share.ranks);
+            if (spread) out[to].append(reinterpret_cast<const char*>(c.data()), sizeof c);
+            ok = ok && !spread && to == static_cast<std::uint64_t>(share.rank);
         }
         if (ok) cells.push_back(c);
     }
+    if (spread)
+        for (const std::string& part : share.exchange(std::move(out))) {
+            const std::vector<std::array<double, 3>> some = valuesOf<std::array<double, 3>>(part);
+            cells.insert(cells.end(), some.begin(), some.end());
+        }
     std::sort(cells.begin(), cells.end());
     std::uint64_t shared = 0;
     for (std::size_t b = 0, e = 0; b < cells.size(); b = e) {
@@ -434,49 +492,69 @@ GrainShape roundShape(const Values& v, int dimension) {
     return dimension == 3 ? GrainShape::Sphere : GrainShape::Disk;
 }
 
-/// A packing file's grains read from the file as they are asked for: on
-/// from the last one asked (a scan by ascending index reads the file
-/// once), from the start again for an earlier one. None held. Every row
-/// is read and checked once when it is opened (its count).
-class StreamedPacking {
-public:
-    StreamedPacking(std::string path, PackingColumns columns, double reach)
-        : path_(std::move(path)), columns_(columns), reach_(reach) {
-        restart();
-        for (GrainSpec g; reader_->next(g);) ++count_;
-        restart();
-    }
-    std::size_t count() const { return count_; }
-    GrainSpec at(std::size_t i) {
-        if (i + 1 < next_) restart();
-        for (; next_ <= i; ++next_)
-            if (!reader_->next(last_))
-                throw InputError("packing file '" + path_ + "' changed while it was read: grain " + std::to_string(i) +
-                                 " of " + std::to_string(count_) + " is not there any more");
-        GrainSpec g = last_;
-        g.radius *= reach_;  // generateGrains' sizes
-        return g;
-    }
-
-private:
-    void restart() {
-        reader_.reset();
-        in_ = std::make_unique<std::ifstream>();
-        in_->rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-        in_->open(path_);
-        if (!*in_) throw InputError("cannot read packing file '" + path_ + "'");
-        reader_ = std::make_unique<PackingReader>(*in_, path_, columns_);
-        next_ = 0;
-    }
-    std::string path_;
-    PackingColumns columns_;
-    double reach_;
-    std::vector<char> buffer_ = std::vector<char>(1 << 20);
-    std::unique_ptr<std::ifstream> in_;
-    std::unique_ptr<PackingReader> reader_;
-    std::size_t count_ = 0, next_ = 0;
-    GrainSpec last_;
+/// A rank's share of a packing file's rows: those whose line starts in its
+/// share of the file's bytes (the ranks' shares in order make the file),
+/// read once and held (64 bytes a grain of the share), sizes times `reach`
+/// (generateGrains' sizes). Their ids follow the rows of the ranks before;
+/// a bad row's refusal names its line in the file, the first one in the
+/// file on every rank.
+struct PackingShare {
+    std::size_t first = 0, total = 0;  ///< the id of its first row; the file's rows
+    std::vector<GrainSpec> rows;
+    GrainSpec zero;  ///< grain 0 (on every rank)
 };
+
+PackingShare readPackingShare(const std::string& path, PackingColumns columns, double reach, const PlanShare& share) {
+    PackingShare held;
+    std::string text;
+    together(share, [&] {
+        std::error_code error;
+        const std::uint64_t size = std::filesystem::file_size(path, error);
+        std::ifstream in(path, std::ios::binary);
+        if (!in || error) throw InputError("cannot read packing file '" + path + "'");
+        // The first line that starts at or after byte `at`.
+        auto lineStart = [&](std::uint64_t at) {
+            if (at == 0 || at >= size) return std::min(at, size);
+            in.seekg(static_cast<std::streamoff>(at - 1));
+            for (char c; in.get(c); ++at)
+                if (c == '\n') return at;
+            in.clear();
+            return size;
+        };
+        const auto r = static_cast<std::uint64_t>(share.rank), n = static_cast<std::uint64_t>(share.ranks);
+        const std::uint64_t begin = lineStart(size / n * r + size % n * r / n),
+                            end = lineStart(size / n * (r + 1) + size % n * (r + 1) / n);
+        text.resize(static_cast<std::size_t>(end - begin));
+        in.seekg(static_cast<std::streamoff>(begin));
+        if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
+            throw InputError("cannot read packing file '" + path + "'");
+    });
+    // The file's lines before this share: every share but the last ends a line.
+    const std::vector<std::uint64_t> lines =
+        everyRanks(share, static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n')));
+    const auto before = std::accumulate(lines.begin(), lines.begin() + share.rank, std::uint64_t{0});
+    together(share, [&] {
+        std::istringstream in(std::move(text));
+        PackingReader reader(in, path, columns, static_cast<long>(before));
+        for (GrainSpec g; reader.next(g);) {
+            g.radius *= reach;
+            held.rows.push_back(g);
+        }
+    });
+    held.rows.shrink_to_fit();
+    const std::vector<std::uint64_t> rows = everyRanks(share, static_cast<std::uint64_t>(held.rows.size()));
+    held.first = std::accumulate(rows.begin(), rows.begin() + share.rank, std::size_t{0});
+    held.total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
+    if (held.total == 0) throw InputError(PackingReader::noGrainsMessage(path));
+    // Grain 0 from the first rank that read rows.
+    std::vector<double> zero;
+    if (held.first == 0 && !held.rows.empty()) {
+        const std::array<double, kSpecValues> values = specValues(held.rows.front());
+        zero.assign(values.begin(), values.end());
+    }
+    held.zero = specOf(valuesOf<double>(share.gather(bytesOf(zero))).data());
+    return held;
+}
 
 }  // namespace
 
@@ -543,11 +621,19 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
         made = true;
         crowded = clumps || polygons;  // round grains a pitch >= 2 r apart
     }
-    // A packing file: read on for each scan.
+    // A packing file: each rank reads its share of the rows, which go to
+    // the ranks that build them (ScenePlan::spread).
     if (!made && file) {
-        auto streamed = std::make_shared<StreamedPacking>(packingPath(v, sceneDir), columns, reach);
-        planned.count = streamed->count();
-        planned.at = [streamed](std::size_t i) { return streamed->at(i); };
+        auto held = std::make_shared<const PackingShare>(readPackingShare(packingPath(v, sceneDir), columns, reach, share));
+        planned.count = held->total;
+        planned.spread = true;
+        planned.from = held->first;
+        planned.to = held->first + held->rows.size();
+        planned.at = [held](std::size_t i) {
+            if (i >= held->first && i - held->first < held->rows.size()) return held->rows[i - held->first];
+            if (i == 0) return held->zero;
+            throw std::logic_error("packing file: grain " + std::to_string(i) + " is another rank's to read");
+        };
         made = true;
     }
     if (!made) {
@@ -568,24 +654,32 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
             return oriented(GrainSpec{Vec3(g[0], g[1], g[2]), g[3]}, i);
         };
     }
+    if (!planned.spread) planned.to = planned.count;
     // The masses as buildWorld's whole world has them (round grains), a few
-    // grains at a time; the radii in the world.
+    // grains at a time; the radii in the world. A spread plan's ranks
+    // check their shares (the first refusal in grain order on every rank).
     const bool round = !clumps && !polygons;
     const GrainShape shape = round ? roundShape(v, dimension) : GrainShape::Disk;
-    constexpr std::size_t kChunk = 4096;
-    std::vector<GrainSpec> some;
-    for (std::size_t first = 0; first < planned.count; first += kChunk) {
-        some.clear();
-        for (std::size_t i = first; i < std::min(planned.count, first + kChunk); ++i) {
-            some.push_back(planned.placed(i));
-            planned.rMin = std::min(planned.rMin, some.back().radius);
-            planned.rMax = std::max(planned.rMax, some.back().radius);
+    together(share, [&] {
+        constexpr std::size_t kChunk = 4096;
+        std::vector<GrainSpec> some;
+        for (std::size_t first = planned.from; first < planned.to; first += kChunk) {
+            some.clear();
+            for (std::size_t i = first; i < std::min(planned.to, first + kChunk); ++i) {
+                some.push_back(planned.placed(i));
+                planned.rMin = std::min(planned.rMin, some.back().radius);
+                planned.rMax = std::max(planned.rMax, some.back().radius);
+            }
+            if (!round) continue;
+            World w;
+            w.dimension = dimension;
+            addGrains(w, some, shape, v.real("grains.density"), v.real("grains.mass"));
+            checkGrainMasses(v, w, shape, first);
         }
-        if (!round) continue;
-        World w;
-        w.dimension = dimension;
-        addGrains(w, some, shape, v.real("grains.density"), v.real("grains.mass"));
-        checkGrainMasses(v, w, shape, first);
+    });
+    if (planned.spread) {
+        for (const double r : everyRanks(share, planned.rMin)) planned.rMin = std::min(planned.rMin, r);
+        for (const double r : everyRanks(share, planned.rMax)) planned.rMax = std::max(planned.rMax, r);
     }
     if (crowded)
         checkCrowding(
@@ -594,7 +688,7 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
                 const GrainSpec g = planned.placed(i);
                 return std::pair(g.position, g.radius);
             },
-            share, planned.rMin);
+            share, planned.rMin, &planned);
     return planned;
 }
 

@@ -5,6 +5,7 @@
 /// the walls and the grain groups (their servos, materials and the stress
 /// region: scene_controls.hpp). Every refusal names a key (Values::fail).
 /// Internal to src/io.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -19,13 +20,17 @@
 
 namespace moreau::scene_io {
 
-/// A scene's round grains for distributed input (ScenePlan): their count
-/// and grain i's spec, as buildWorld would make it: made on demand (a
-/// lattice, a chain), read on from the file (a packing file: fast for
-/// ascending i, read from the start again for a smaller i) or taken from
-/// those generated once (the random loose packing).
+/// A scene's grains for distributed input (ScenePlan): their count and
+/// grain i's spec, as buildWorld would make it: made on demand (a
+/// lattice, a chain), held in shares (a packing file: each rank reads its
+/// share of the rows) or taken from those generated once (the random
+/// loose packing).
 struct PlannedGrains {
     std::size_t count = 0;
+    /// Whether at(i) knows only this rank's share of the grains, ids
+    /// [from, to) (and grain 0); else every grain, from = 0 and to = count.
+    bool spread = false;
+    std::size_t from = 0, to = 0;
     /// Grain i's spec, what the world is built from.
     std::function<GrainSpec(std::size_t)> at;
     /// Grain i's centre and radius in the world from its spec (clumps,
@@ -34,6 +39,19 @@ struct PlannedGrains {
     double rMin = std::numeric_limits<double>::infinity(), rMax = 0.0;  ///< the smallest and largest radius placed
     GrainSpec placed(std::size_t i) const { return placing ? placing(at(i), i) : at(i); }
 };
+
+/// A spec as numbers (position, radius, orientation w x y z), as the ranks
+/// send a planned grain, and back.
+inline constexpr std::size_t kSpecValues = 8;
+inline std::array<double, kSpecValues> specValues(const GrainSpec& g) {
+    const Quat& q = g.orientation;
+    return {g.position[0], g.position[1], g.position[2], g.radius, q.w(), q.x(), q.y(), q.z()};
+}
+inline GrainSpec specOf(const double* v) {
+    GrainSpec g{Vec3(v[0], v[1], v[2]), v[3]};
+    g.orientation = Quat(v[4], v[5], v[6], v[7]);
+    return g;
+}
 
 /// Some of a scene's planned grains: the ids (ascending) a world is built of.
 struct GrainPart {

@@ -238,8 +238,15 @@ std::vector<GrainSpec> makeRandomLoosePacking(const RandomPackingParams& p) {
     return grains;
 }
 
+std::string PackingReader::noGrainsMessage(const std::string& origin) {
+    return "packing file '" + origin + "' has no grains";
+}
+
 PackingReader::PackingReader(std::istream& in, std::string origin, PackingColumns columns)
     : in_(in), origin_(std::move(origin)), columns_(columns) {}
+
+PackingReader::PackingReader(std::istream& in, std::string origin, PackingColumns columns, long linesBefore)
+    : in_(in), origin_(std::move(origin)), columns_(columns), lineNumber_(linesBefore), share_(true) {}
 
 bool PackingReader::next(GrainSpec& g) {
     auto bad = [&](const std::string& what) {
@@ -317,7 +324,7 @@ bool PackingReader::next(GrainSpec& g) {
         return true;
     }
     if (in_.bad()) throw InputError("cannot read packing file '" + origin_ + "'");
-    if (grains_ == 0) throw InputError("packing file '" + origin_ + "' has no grains");
+    if (grains_ == 0 && !share_) throw InputError(noGrainsMessage(origin_));
     return false;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -35,12 +36,29 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
     // The settings and walls first (no grain), then the cuts from every
     // grain's position, then this rank's grains alone: its brick's and its
     // halo's. No rank builds the whole world.
-    decompose(source.build({}), source.grains, source.each);
+    const bool spread = static_cast<bool>(source.pack);
+    decompose(source.build({}), source.grains, source.each, spread);
     std::vector<std::uint64_t> ids;
-    source.each([&](std::size_t i, const Vec3& x, double) {
-        if (ownerOf(x) == rank_ || nearBrick(x, rank_)) ids.push_back(i);
-    });
-    std::sort(ids.begin(), ids.end());
+    if (spread) {
+        // Each rank's share to the ranks that build its grains (one exchange).
+        std::vector<std::string> out(static_cast<std::size_t>(ranks_));
+        source.each([&](std::size_t i, const Vec3& x, double) {
+            const int owner = ownerOf(x);
+            for (int r = 0; r < ranks_; ++r)
+                if (r == owner || nearBrick(x, r)) source.pack(i, out[static_cast<std::size_t>(r)]);
+        });
+        comm::Mailbox box;
+        comm::exchange(std::vector<std::string_view>(out.begin(), out.end()), box);
+        std::vector<std::string>().swap(out);
+        std::vector<std::string_view> parts(box.ranks());
+        for (std::size_t r = 0; r < parts.size(); ++r) parts[r] = box.from(r);
+        ids = source.take(parts);
+    } else {
+        source.each([&](std::size_t i, const Vec3& x, double) {
+            if (ownerOf(x) == rank_ || nearBrick(x, rank_)) ids.push_back(i);
+        });
+        std::sort(ids.begin(), ids.end());
+    }
     Scene part = source.build(ids);
     ContactStore store;
     std::optional<MdSolver> scheme;
@@ -53,7 +71,8 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
     start(std::move(part), &ids, memory ? &store : nullptr, scheme ? &*scheme : nullptr);
 }
 
-void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each) {
+void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each,
+                                      bool spread) {
     const World& global = scene.world;
     globalGrains_ = grains;
     // A grid of bricks: the factorisation of the rank count whose inner
@@ -66,6 +85,13 @@ void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, co
         hi = hi.cwiseMax(x);
         rMax = std::max(rMax, r);
     });
+    if (spread) {  // each rank passed over its share
+        std::vector<double> most{-lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2], rMax};
+        comm::maxOverRanks(most);
+        lo = -Vec3(most[0], most[1], most[2]);
+        hi = Vec3(most[3], most[4], most[5]);
+        rMax = most[6];
+    }
     skin_ = scene.simulation.skin;
     halo_ = 2.0 * rMax + scene.simulation.margin + skin_;
     Vec3 extent;
@@ -94,8 +120,19 @@ void DistributedSimulation::decompose(const Scene& scene, std::size_t grains, co
         }
     }
     const std::pair<Vec3, Vec3> range(lo, hi);
+    OrderCombine combine;
+    combine.sum = [](std::vector<std::uint64_t>& x) { comm::sumOverRanks(x); };
+    combine.max = [](std::vector<double>& x) { comm::maxOverRanks(x); };
+    combine.gather = [](const std::vector<double>& x) {
+        const std::string all = comm::gatherToAll(
+            std::string(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(double)));
+        std::vector<double> out(all.size() / sizeof(double));
+        if (!out.empty()) std::memcpy(out.data(), all.data(), all.size());
+        return out;
+    };
     const std::vector<double> at = orderStatistics(
-        grains, queries, [&](const auto& f) { each([&](std::size_t, const Vec3& x, double) { f(x); }); }, &range);
+        grains, queries, [&](const auto& f) { each([&](std::size_t, const Vec3& x, double) { f(x); }); }, &range,
+        spread ? &combine : nullptr);
     std::size_t next = 0;
     for (int a = 0; a < 3; ++a)
         for (int r = 1; r < dims_[static_cast<std::size_t>(a)] && grains > 0; ++r, next += 2)

@@ -367,6 +367,24 @@ SceneSource partsSource(const Checkpoint& c, Scene scene) {
 
 namespace {
 
+/// The ranks' collectives for a plan's checks and shares.
+PlanShare planShare() {
+    PlanShare share;
+    share.rank = comm::rank();
+    share.ranks = comm::ranks();
+    share.sum = [](std::uint64_t x) { return comm::sumOverRanks(x); };
+    share.gather = [](const std::string& mine) { return comm::gatherToAll(mine); };
+    share.exchange = [](std::vector<std::string> out) {
+        comm::Mailbox box;
+        comm::exchange(std::vector<std::string_view>(out.begin(), out.end()), box);
+        std::vector<std::string>().swap(out);
+        std::vector<std::string> in(box.ranks());
+        for (std::size_t r = 0; r < in.size(); ++r) in[r] = std::string(box.from(r));
+        return in;
+    };
+    return share;
+}
+
 /// A scene file's plan as the ranks' distributed input: each rank builds
 /// its brick's and halo's grains alone. The source owns the plan, which
 /// goes once the ranks have built their parts.
@@ -374,7 +392,26 @@ SceneSource planSource(std::shared_ptr<const ScenePlan> plan) {
     SceneSource source;
     source.grains = plan->grains();
     source.each = [plan](const std::function<void(std::size_t, const Vec3&, double)>& f) { plan->each(f); };
-    source.build = [plan](const std::vector<std::uint64_t>& ids) { return plan->part(ids); };
+    if (!plan->spread()) {
+        source.build = [plan](const std::vector<std::uint64_t>& ids) { return plan->part(ids); };
+        return source;
+    }
+    // A packing file read in shares: the specs sent here build the part.
+    struct Taken {
+        std::vector<std::uint64_t> ids;
+        std::vector<GrainSpec> specs;
+    };
+    auto taken = std::make_shared<Taken>();
+    source.pack = [plan](std::size_t i, std::string& out) { plan->pack(i, out); };
+    source.take = [taken](const std::vector<std::string_view>& parts) {
+        ScenePlan::unpack(parts, taken->ids, taken->specs);
+        return taken->ids;
+    };
+    source.build = [plan, taken](const std::vector<std::uint64_t>& ids) {
+        if (ids.empty()) return plan->part(ids);
+        if (ids != taken->ids) throw std::logic_error("distributed input: a part of grains not sent here");
+        return plan->part(ids, taken->specs);
+    };
     return source;
 }
 
@@ -776,7 +813,7 @@ RunOutcome runScene(Scene scene, const RunOptions& options) {
 RunOutcome runSceneFile(const std::string& path, const std::vector<std::string>& sets, const RunOptions& options) {
     if (comm::ranks() > 1) {
         std::shared_ptr<const ScenePlan> plan =
-            planSceneFile(path, sets, {comm::rank(), comm::ranks(), [](std::uint64_t x) { return comm::sumOverRanks(x); }});
+            planSceneFile(path, sets, planShare());
         Scene settings = plan->part({});
         return runDistributed(std::move(settings), options, nullptr, true, std::move(plan));
     }

@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <barrier>
 #include <bit>
 #include <cstdint>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "moreau/core/order_statistics.hpp"
@@ -13,20 +15,74 @@ using namespace moreau;
 
 namespace {
 
+/// Processes as threads: OrderCombine's collectives through a barrier.
+class ThreadShares {
+public:
+    explicit ThreadShares(std::size_t n) : sync_(static_cast<std::ptrdiff_t>(n)), counts_(n), values_(n) {}
+    OrderCombine of(std::size_t r) {
+        OrderCombine c;
+        c.sum = [this, r](std::vector<std::uint64_t>& v) {
+            counts_[r] = v;
+            sync_.arrive_and_wait();
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                v[i] = 0;
+                for (const auto& other : counts_) v[i] += other[i];
+            }
+            sync_.arrive_and_wait();
+        };
+        c.max = [this, r](std::vector<double>& v) {
+            values_[r] = v;
+            sync_.arrive_and_wait();
+            for (std::size_t i = 0; i < v.size(); ++i)
+                for (const auto& other : values_) v[i] = std::max(v[i], other[i]);
+            sync_.arrive_and_wait();
+        };
+        c.gather = [this, r](const std::vector<double>& v) {
+            values_[r] = v;
+            sync_.arrive_and_wait();
+            std::vector<double> all;
+            for (const auto& other : values_) all.insert(all.end(), other.begin(), other.end());
+            sync_.arrive_and_wait();
+            return all;
+        };
+        return c;
+    }
+
+private:
+    std::barrier<> sync_;
+    std::vector<std::vector<std::uint64_t>> counts_;
+    std::vector<std::vector<double>> values_;
+};
+
 /// Every query's value from a sort of the coordinates, and from
-/// orderStatistics over passes of the same points (counted).
+/// orderStatistics over passes of the same points (counted); with
+/// `shares`, on that many threads, each passing over its own share of the
+/// points (uneven: share s takes the points whose index has residue s
+/// modulo shares + 1, the last share the rest), every thread's values.
 void checkAgainstSort(const std::vector<Vec3>& points, const std::vector<OrderQuery>& queries, int maxPasses,
-                      bool giveRange = false) {
+                      bool giveRange = false, std::size_t shares = 1) {
     int passes = 0;
     std::pair<Vec3, Vec3> range(Vec3::Constant(INFINITY), Vec3::Constant(-INFINITY));
     for (const Vec3& x : points) range = {range.first.cwiseMin(x), range.second.cwiseMax(x)};
-    const std::vector<double> got = orderStatistics(
-        points.size(), queries,
-        [&](const auto& f) {
-            ++passes;
-            for (const Vec3& x : points) f(x);
-        },
-        giveRange ? &range : nullptr);
+    std::vector<std::vector<double>> each(shares);
+    ThreadShares ranks(shares);
+    const auto run = [&](std::size_t s) {
+        const OrderCombine combine = ranks.of(s);
+        each[s] = orderStatistics(
+            points.size(), queries,
+            [&](const auto& f) {
+                if (s == 0) ++passes;
+                for (std::size_t i = 0; i < points.size(); ++i)
+                    if (shares == 1 || std::min(i % (shares + 1), shares - 1) == s) f(points[i]);
+            },
+            giveRange ? &range : nullptr, shares > 1 ? &combine : nullptr);
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t s = 1; s < shares; ++s) threads.emplace_back(run, s);
+    run(0);
+    for (std::thread& t : threads) t.join();
+    for (std::size_t s = 1; s < shares; ++s) CHECK(each[s] == each[0]);
+    const std::vector<double>& got = each[0];
     REQUIRE(got.size() == queries.size());
     for (std::size_t q = 0; q < queries.size(); ++q) {
         std::vector<double> along;
@@ -52,6 +108,7 @@ TEST_CASE("orderStatistics: the sorted coordinates' values, bit for bit, in a fe
                                   std::size_t{50000}, std::size_t{99998}, std::size_t{99999}})
                 queries.push_back({a, k});
         checkAgainstSort(points, queries, 4);  // the range, the bins, the few sorted
+        checkAgainstSort(points, queries, 4, false, 3);  // three shares, combined after each pass
     }
     SUBCASE("a lattice's coordinates: many points at each value") {
         std::vector<Vec3> points;
@@ -67,15 +124,19 @@ TEST_CASE("orderStatistics: the sorted coordinates' values, bit for bit, in a fe
             }
         checkAgainstSort(points, queries, 3);
         checkAgainstSort(points, queries, 2, true);  // the range given: one pass fewer
+        checkAgainstSort(points, queries, 2, true, 4);
     }
     SUBCASE("clustered values: most points in one bin, others far away") {
         std::vector<Vec3> points;
         for (int i = 0; i < 40000; ++i) points.push_back(Vec3(rng.uniform(0.0, 1e-9), 0.0, 0.0));
         for (int i = 0; i < 100; ++i) points.push_back(Vec3(1e9 + i, 0.0, 0.0));
         checkAgainstSort(points, {{0, 0}, {0, 19999}, {0, 20000}, {0, 39999}, {0, 40000}, {0, 40099}}, 6);
+        checkAgainstSort(points, {{0, 0}, {0, 19999}, {0, 20000}, {0, 39999}, {0, 40000}, {0, 40099}}, 6, false, 2);
     }
     SUBCASE("one point, and a handful") {
         checkAgainstSort({Vec3(2.0, -1.0, 0.5)}, {{0, 0}, {1, 0}, {2, 0}}, 2);
         checkAgainstSort({Vec3(3, 1, 0), Vec3(-1, 1, 0), Vec3(2, 1, 0), Vec3(2, 1, 0)}, {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 2}}, 3);
+        // More shares than points: some pass over none.
+        checkAgainstSort({Vec3(3, 1, 0), Vec3(-1, 1, 0), Vec3(2, 1, 0)}, {{0, 0}, {0, 1}, {0, 2}, {1, 2}}, 3, false, 5);
     }
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -22,6 +24,69 @@ struct OrderQuery {
     std::size_t k = 0;
 };
 
+/// How processes that each pass over a share of the points (every point in
+/// one share) combine a pass's tallies; every one calls them at the same
+/// points (collectives). Without them, one process holds every point.
+struct OrderCombine {
+    /// Element by element: the sums, the largest values over the processes.
+    std::function<void(std::vector<std::uint64_t>&)> sum;
+    std::function<void(std::vector<double>&)> max;
+    /// Every process's values, concatenated in the processes' order, on each.
+    std::function<std::vector<double>(const std::vector<double>&)> gather;
+};
+
+namespace order_detail {
+
+/// A query still open: the interval of values that holds its rank.
+struct Open {
+    double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+    double scale = 0.0;  ///< bins per unit of the coordinate, this pass
+    std::size_t below = 0, inside = 0;  ///< points below lo, and within [lo, hi]
+    bool done = false;
+    std::vector<std::size_t> count;
+    std::vector<double> least, most, few;
+};
+
+/// A pass's tallies of every open query, combined over the processes: the
+/// bins' counts summed, their least and most values the extremes, the few
+/// points every process's (each process's block: per query, a count then
+/// the values).
+inline void combineTallies(const OrderCombine& c, std::vector<Open>& open) {
+    std::vector<std::uint64_t> counts;
+    std::vector<double> ends, few;
+    for (const Open& o : open) {
+        if (o.done) continue;
+        counts.insert(counts.end(), o.count.begin(), o.count.end());
+        for (const double x : o.least) ends.push_back(-x);
+        ends.insert(ends.end(), o.most.begin(), o.most.end());
+        if (o.count.empty()) {
+            few.push_back(static_cast<double>(o.few.size()));
+            few.insert(few.end(), o.few.begin(), o.few.end());
+        }
+    }
+    c.sum(counts);
+    c.max(ends);
+    const std::vector<double> all = few.empty() ? few : c.gather(few);
+    std::size_t at = 0, end = 0;
+    for (Open& o : open) {
+        if (o.done) continue;
+        for (std::size_t& k : o.count) k = static_cast<std::size_t>(counts[at++]);
+        for (double& x : o.least) x = -ends[end++];
+        for (double& x : o.most) x = ends[end++];
+        if (o.count.empty()) o.few.clear();
+    }
+    for (std::size_t k = 0; k < all.size();)
+        for (Open& o : open) {
+            if (o.done || !o.count.empty()) continue;
+            const auto m = static_cast<std::size_t>(all[k++]);
+            o.few.insert(o.few.end(), all.begin() + static_cast<std::ptrdiff_t>(k),
+                         all.begin() + static_cast<std::ptrdiff_t>(k + m));
+            k += m;
+        }
+}
+
+}  // namespace order_detail
+
 /// The values of `queries` among the n points that pass(f) gives, calling
 /// f(const Vec3&) for each point (in any order, the same points at each
 /// call). Each pass narrows every open query's interval to the one of
@@ -32,18 +97,17 @@ struct OrderQuery {
 /// a non-finite coordinate are not expected.
 /// `range`, where given, is every axis's smallest and largest coordinate
 /// (saves the first pass).
+/// `combine`, where given: pass(f) gives this process's share of the n
+/// points (the range, where given, is every share's); the tallies are
+/// combined after each pass (three collectives a pass), so every process
+/// gets the same values.
 template <class Pass>
 std::vector<double> orderStatistics(std::size_t n, const std::vector<OrderQuery>& queries, Pass&& pass,
-                                    const std::pair<Vec3, Vec3>* range = nullptr) {
+                                    const std::pair<Vec3, Vec3>* range = nullptr,
+                                    const OrderCombine* combine = nullptr) {
     constexpr std::size_t kBins = 2048, kFew = 8192;
-    struct Open {
-        double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
-        double scale = 0.0;  ///< bins per unit of the coordinate, this pass
-        std::size_t below = 0, inside = 0;  ///< points below lo, and within [lo, hi]
-        bool done = false;
-        std::vector<std::size_t> count;
-        std::vector<double> least, most, few;
-    };
+    using order_detail::Open;
+    using order_detail::combineTallies;
     std::vector<Open> open(queries.size());
     std::vector<double> value(queries.size(), 0.0);
     if (queries.empty() || n == 0) return value;
@@ -57,6 +121,12 @@ std::vector<double> orderStatistics(std::size_t n, const std::vector<OrderQuery>
             lo = lo.cwiseMin(x);
             hi = hi.cwiseMax(x);
         });
+        if (combine) {
+            std::vector<double> ends{-lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2]};
+            combine->max(ends);
+            lo = -Vec3(ends[0], ends[1], ends[2]);
+            hi = Vec3(ends[3], ends[4], ends[5]);
+        }
     }
     for (std::size_t q = 0; q < queries.size(); ++q) {
         open[q].lo = lo[queries[q].axis];
@@ -96,6 +166,7 @@ std::vector<double> orderStatistics(std::size_t n, const std::vector<OrderQuery>
                 o.most[b] = std::max(o.most[b], v);
             }
         });
+        if (combine) combineTallies(*combine, open);
         for (std::size_t q = 0; q < queries.size(); ++q) {
             Open& o = open[q];
             if (o.done) continue;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -71,9 +72,8 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 /// set of its grains as loadSceneFile builds them among the others, with
 /// the same checks and messages (those of the whole world's grains made
 /// once, by planSceneFile). No world of every grain is made; a lattice
-/// or a chain makes each grain from its index, a packing file is read
-/// through again for each scan of its grains (in ascending order, as
-/// ScenePlan's users ask for them), the random loose packing holds every
+/// or a chain makes each grain from its index, a packing file is read in
+/// shares, a rank's share of its rows each (spread()), the random loose packing holds every
 /// grain's centre and radius (32 bytes). Every shape: clumps and polygons
 /// oriented from the file or from their index, irregular polygons' shapes
 /// from their index.
@@ -85,6 +85,12 @@ class ScenePlan;
 struct PlanShare {
     int rank = 0, ranks = 1;
     std::function<std::uint64_t(std::uint64_t)> sum = [](std::uint64_t x) { return x; };
+    /// Every rank's bytes, concatenated in rank order, on every rank.
+    std::function<std::string(const std::string&)> gather = [](const std::string& mine) { return mine; };
+    /// out[r] to rank r; what each rank sent here, by rank.
+    std::function<std::vector<std::string>(std::vector<std::string>)> exchange = [](std::vector<std::string> out) {
+        return out;
+    };
 };
 
 class ScenePlan {
@@ -93,10 +99,16 @@ public:
     std::size_t grains() const { return count_; }
     /// The smallest grain's radius (the contact distances' scale).
     double rMin() const { return rMin_; }
-    /// Calls f(id, position, radius) for every grain, by id.
+    /// Whether each() gives this rank's share of the grains alone (a packing
+    /// file, each rank reading its share of the rows: every grain in one
+    /// share); their specs then travel to the ranks that build them:
+    /// pack, exchanged, unpack, part(ids, specs).
+    bool spread() const { return spread_; }
+    /// Calls f(id, position, radius) for every grain (spread: of this
+    /// rank's share), by id.
     template <class F>
     void each(F&& f) const {
-        for (std::size_t i = 0; i < count_; ++i) {
+        for (std::size_t i = from_; i < to_; ++i) {
             const GrainSpec g = placing_ ? placing_(at_(i), i) : at_(i);
             f(i, g.position, g.radius);
         }
@@ -107,6 +119,14 @@ public:
     /// its contact distances the whole's. No ids: the settings and walls
     /// (made and checked once, by planSceneFile).
     Scene part(const std::vector<std::uint64_t>& ids) const;
+    /// The same from the specs of grains ids (unpack's), where the plan is
+    /// spread.
+    Scene part(const std::vector<std::uint64_t>& ids, const std::vector<GrainSpec>& specs) const;
+    /// Appends grain i (of this rank's share) to `out`: its id and spec.
+    void pack(std::size_t i, std::string& out) const;
+    /// The grains packed in `parts` (each pack's appended), by ascending id.
+    static void unpack(const std::vector<std::string_view>& parts, std::vector<std::uint64_t>& ids,
+                       std::vector<GrainSpec>& specs);
 
 private:
     ScenePlan() = default;
@@ -116,9 +136,10 @@ private:
     std::vector<std::string> sets_;
     std::filesystem::path dir_;
     /// Grain i's spec: made on demand (a lattice, a chain: no rank holds
-    /// every grain's), read on (a packing file) or from every grain's,
-    /// generated once (the random loose packing).
-    std::size_t count_ = 0;
+    /// every grain's), this rank's share of a packing file's rows, or from
+    /// every grain's, generated once (the random loose packing).
+    std::size_t count_ = 0, from_ = 0, to_ = 0;  ///< [from_, to_): the ids at_ knows (and grain 0)
+    bool spread_ = false;
     std::function<GrainSpec(std::size_t)> at_;
     /// Grain i's centre and radius in the world from its spec (clumps',
     /// polygons'); none: the spec's own.

@@ -130,9 +130,15 @@ std::vector<GrainSpec> parsePacking(std::istream& in, const std::string& origin,
 class PackingReader {
 public:
     PackingReader(std::istream& in, std::string origin, PackingColumns columns);
+    /// A share of a file's lines (its rows read by several processes):
+    /// `in` starts after `linesBefore` lines of the file, the lines' numbers
+    /// in messages are the file's, and a share without grains is no error.
+    PackingReader(std::istream& in, std::string origin, PackingColumns columns, long linesBefore);
     /// The next row's grain into `g`; false at the end of the stream
     /// (InputError for a bad row, an unreadable stream, or one without grains).
     bool next(GrainSpec& g);
+    /// The refusal of a file without grains.
+    static std::string noGrainsMessage(const std::string& origin);
 
 private:
     std::istream& in_;
@@ -142,6 +148,7 @@ private:
     std::vector<std::string_view> fields_;
     long lineNumber_ = 0;
     std::size_t grains_ = 0;
+    bool share_ = false;
 };
 
 /// Gives every grain a random orientation drawn from `seed` (a stream of its

@@ -56,8 +56,16 @@ struct DistributedTimes {
 struct SceneSource {
     using Each = std::function<void(const std::function<void(std::size_t, const Vec3&, double)>&)>;
     std::size_t grains = 0;
-    /// Calls f(id, position, radius) for every grain, in the same order on every rank.
+    /// Calls f(id, position, radius) for every grain, in the same order on
+    /// every rank; where the source is spread (pack is set), for this
+    /// rank's share of the grains (each grain in one rank's share).
     Each each;
+    /// Optional, a spread source: pack(i, out) appends grain i (of this
+    /// rank's share) to out for a rank that builds it; take(parts) reads
+    /// the grains every rank sent here (parts by rank) before build, and
+    /// gives their ids, ascending.
+    std::function<void(std::size_t, std::string&)> pack;
+    std::function<std::vector<std::uint64_t>(const std::vector<std::string_view>&)> take;
     /// The scene (settings, walls) holding grains `ids` (ascending) alone:
     /// grain k of its world is grain ids[k] of the whole.
     std::function<Scene(const std::vector<std::uint64_t>& ids)> build;
@@ -239,7 +247,7 @@ private:
     static std::size_t contactOf(const std::vector<ContactKey>& keys, ContactKey key);
     /// The bricks and their cuts from the scene's settings and every grain
     /// (`each`, `grains` of them).
-    void decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each);
+    void decompose(const Scene& scene, std::size_t grains, const SceneSource::Each& each, bool spread = false);
     /// This rank's part from `scene` (its world's grain i is grain ids[i] of
     /// the whole, or i without ids), with a checkpoint's contacts and scheme.
     void start(Scene scene, const std::vector<std::uint64_t>* ids, const ContactStore* contacts,
