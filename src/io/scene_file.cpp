@@ -225,7 +225,9 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
     plan->dir_ = dir.empty() ? std::filesystem::path(".") : dir;
     {
         const SceneValues values = collectValues(makeSchema({}), parseIni(plan->text_, path), path, sets);
-        PlannedGrains planned = planGrains(values.values, plan->dir_, share);
+        const auto groups = values.instances.find("group");
+        PlannedGrains planned = planGrains(values.values, plan->dir_, share,
+                                           groups != values.instances.end() ? groups->second : std::set<std::string>{});
         plan->count_ = planned.count;
         plan->spread_ = planned.spread;
         plan->from_ = planned.from;
@@ -234,6 +236,7 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
         plan->placing_ = std::move(planned.placing);
         plan->rMin_ = planned.rMin;
         plan->rMax_ = planned.rMax;
+        plan->inRegion_ = std::move(planned.inRegion);
     }
     plan->settings_ = plan->part({});  // the settings', walls', forces' and groups' checks, once
     plan->settingsMade_ = true;
@@ -244,9 +247,21 @@ Scene loadSceneSettings(const std::string& path, const std::vector<std::string>&
     return loadScene(parseIni(readSceneFile(path), path), path, sets, {}, std::filesystem::path("."), &kNoWorld);
 }
 
+scene_io::PlannedGrains ScenePlan::planned(std::function<GrainSpec(std::size_t)> at) const {
+    scene_io::PlannedGrains grains;
+    grains.count = count_;
+    grains.spread = spread_;
+    grains.from = from_;
+    grains.to = to_;
+    grains.at = std::move(at);
+    grains.placing = placing_;
+    grains.inRegion = inRegion_;
+    return grains;
+}
+
 Scene ScenePlan::part(const std::vector<std::uint64_t>& ids) const {
     if (ids.empty() && settingsMade_) return settings_;
-    const PlannedGrains grains{count_, spread_, from_, to_, at_, placing_};
+    const PlannedGrains grains = planned(at_);
     const GrainPart some{&grains, &ids};
     return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
 }
@@ -259,7 +274,7 @@ Scene ScenePlan::part(const std::vector<std::uint64_t>& ids, const std::vector<G
         if (it == ids.end() || *it != i) throw std::logic_error("ScenePlan::part: grain " + std::to_string(i) + " not sent here");
         return specs[static_cast<std::size_t>(it - ids.begin())];
     };
-    const PlannedGrains grains{count_, spread_, from_, to_, at, placing_};
+    const PlannedGrains grains = planned(at);
     const GrainPart some{&grains, &ids};
     return loadScene(parseIni(text_, origin_), origin_, sets_, {}, dir_, nullptr, &some, {rMin_, rMax_});
 }

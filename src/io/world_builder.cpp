@@ -68,6 +68,23 @@ void together(const PlanShare& share, F&& f) {
     }
 }
 
+/// A group region's box 'xmin ymin zmin xmax ymax zmax' (the schema checked its six numbers).
+std::array<double, 6> regionBox(const Values& v, const std::string& key) {
+    std::array<double, 6> box{};
+    std::size_t k = 0;
+    for (const std::string& w : splitWords(v.text(key), true))
+        if (k < box.size()) box[k++] = *parseDouble(w);
+    return box;
+}
+
+/// Whether x lies in `box` on the dimension's axes.
+bool inRegion(const Vec3& x, const std::array<double, 6>& box, int dimension) {
+    bool inside = true;
+    for (int a = 0; a < dimension; ++a)
+        inside = inside && x[a] >= box[static_cast<std::size_t>(a)] && x[a] <= box[static_cast<std::size_t>(a) + 3];
+    return inside;
+}
+
 /// Adds schedule b to a; both must switch at the same time unless one is constant.
 bool addSchedule(ForceSchedule& a, const ForceSchedule& b) {
     if (std::isinf(b.switchTime)) {
@@ -501,7 +518,6 @@ GrainShape roundShape(const Values& v, int dimension) {
 struct PackingShare {
     std::size_t first = 0, total = 0;  ///< the id of its first row; the file's rows
     std::vector<GrainSpec> rows;
-    GrainSpec zero;  ///< grain 0 (on every rank)
 };
 
 PackingShare readPackingShare(const std::string& path, PackingColumns columns, double reach, const PlanShare& share) {
@@ -546,19 +562,13 @@ PackingShare readPackingShare(const std::string& path, PackingColumns columns, d
     held.first = std::accumulate(rows.begin(), rows.begin() + share.rank, std::size_t{0});
     held.total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
     if (held.total == 0) throw InputError(PackingReader::noGrainsMessage(path));
-    // Grain 0 from the first rank that read rows.
-    std::vector<double> zero;
-    if (held.first == 0 && !held.rows.empty()) {
-        const std::array<double, kSpecValues> values = specValues(held.rows.front());
-        zero.assign(values.begin(), values.end());
-    }
-    held.zero = specOf(valuesOf<double>(share.gather(bytesOf(zero))).data());
     return held;
 }
 
 }  // namespace
 
-PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir, const PlanShare& share) {
+PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir, const PlanShare& share,
+                         const std::set<std::string>& groupNames) {
     const int dimension = v.smallInteger("simulation.dimension");
     const std::uint64_t seed = v.unsignedInteger("simulation.seed");
     const std::string& source = v.text("grains.source");
@@ -630,31 +640,71 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
         planned.from = held->first;
         planned.to = held->first + held->rows.size();
         planned.at = [held](std::size_t i) {
-            if (i >= held->first && i - held->first < held->rows.size()) return held->rows[i - held->first];
-            if (i == 0) return held->zero;
-            throw std::logic_error("packing file: grain " + std::to_string(i) + " is another rank's to read");
+            if (!(i >= held->first && i - held->first < held->rows.size()))
+                throw std::logic_error("packing file: grain " + std::to_string(i) + " is another rank's to read");
+            return held->rows[i - held->first];
         };
         made = true;
     }
     if (!made) {
         // The random packing (and a lattice that makeLattice refuses, for
         // its message): a centre and a radius each, as it places them (32
-        // bytes, where a GrainSpec with its orientation takes 64).
+        // bytes, where a GrainSpec with its orientation takes 64). It
+        // places each grain among those placed before, from one stream: on
+        // ranks, rank 0 places them all and sends the others theirs (a
+        // spread plan whose shares are rank 0's all and the others' none).
+        // No two of its grains overlap: no crowding test.
         auto kept = std::make_shared<std::vector<std::array<double, 4>>>();
-        if (source == "random") {
+        if (source == "random" && share.ranks > 1) {
+            together(share, [&] {
+                if (share.rank == 0) *kept = randomCentres(v, dimension, seed, reach);
+            });
+            planned.spread = true;
+            planned.to = kept->size();
+            crowded = false;
+        } else if (source == "random") {
             *kept = randomCentres(v, dimension, seed, reach);
+            crowded = false;
         } else {
             const std::vector<GrainSpec> all = generateGrains(v, dimension, seed, sceneDir, reach, columns);
             for (const GrainSpec& g : all) kept->push_back({g.position[0], g.position[1], g.position[2], g.radius});
         }
-        planned.count = kept->size();
+        planned.count = planned.spread ? everyRanks(share, static_cast<std::uint64_t>(kept->size())).front() : kept->size();
         planned.at = [kept = std::shared_ptr<const std::vector<std::array<double, 4>>>(std::move(kept)),
                       oriented](std::size_t i) {
+            if (i >= kept->size()) throw std::logic_error("random packing: grain " + std::to_string(i) + " is rank 0's");
             const std::array<double, 4>& g = (*kept)[i];
             return oriented(GrainSpec{Vec3(g[0], g[1], g[2]), g[3]}, i);
         };
     }
     if (!planned.spread) planned.to = planned.count;
+    if (planned.spread) {
+        // Grain 0 on every rank (the scene of one grain: a run's check of
+        // its shapes), from the rank whose share begins with it.
+        const bool mine = planned.from == 0 && planned.to > 0;
+        std::vector<double> values;
+        if (mine) {
+            const std::array<double, kSpecValues> spec = specValues(planned.at(0));
+            values.assign(spec.begin(), spec.end());
+        }
+        const GrainSpec zero = specOf(valuesOf<double>(share.gather(bytesOf(values))).data());
+        if (!mine)
+            planned.at = [at = std::move(planned.at), zero](std::size_t i) { return i == 0 ? zero : at(i); };
+        // The grains in each group's region, from every share (buildWorld
+        // checks the regions and what they pick).
+        auto regions = std::make_shared<std::map<std::string, std::vector<std::size_t>>>();
+        for (const std::string& name : groupNames) {
+            const std::string key = "group." + name + ".region";
+            if (v.empty(key)) continue;
+            const std::array<double, 6> box = regionBox(v, key);
+            std::vector<std::uint64_t> inside;
+            for (std::size_t i = planned.from; i < planned.to; ++i)
+                if (inRegion(planned.placed(i).position, box, dimension)) inside.push_back(i);
+            for (const std::uint64_t i : valuesOf<std::uint64_t>(share.gather(bytesOf(inside))))
+                (*regions)[name].push_back(static_cast<std::size_t>(i));
+        }
+        planned.inRegion = std::move(regions);
+    }
     // The masses as buildWorld's whole world has them (round grains), a few
     // grains at a time; the radii in the world. A spread plan's ranks
     // check their shares (the first refusal in grain order on every rank).
@@ -932,19 +982,18 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
         const std::string p = "group." + name + ".";
         std::vector<std::size_t> picked = pickGrains(v, p + "grains", n);
         if (!v.empty(p + "region")) {
-            std::vector<double> box;
-            for (const std::string& w : splitWords(v.text(p + "region"), true)) box.push_back(*parseDouble(w));
+            const std::array<double, 6> box = regionBox(v, p + "region");
             for (int a = 0; a < dimension; ++a)
                 if (!(box[static_cast<std::size_t>(a)] < box[static_cast<std::size_t>(a) + 3]))
                     v.fail(p + "region", std::string("is empty along ") + static_cast<char>('x' + a),
                            "'xmin ymin zmin xmax ymax zmax' with min < max on the dimension's axes");
-            for (std::size_t i = 0; i < n; ++i) {
-                const Vec3 x = position(i);
-                bool inside = true;
-                for (int a = 0; a < dimension; ++a)
-                    inside = inside && x[a] >= box[static_cast<std::size_t>(a)] &&
-                             x[a] <= box[static_cast<std::size_t>(a) + 3];
-                if (inside) picked.push_back(i);
+            if (part && part->grains->spread) {  // a part of a spread plan: the plan found them
+                const auto& found = *part->grains->inRegion;
+                if (const auto it = found.find(name); it != found.end())
+                    picked.insert(picked.end(), it->second.begin(), it->second.end());
+            } else {
+                for (std::size_t i = 0; i < n; ++i)
+                    if (inRegion(position(i), box, dimension)) picked.push_back(i);
             }
         }
         std::sort(picked.begin(), picked.end());

@@ -10,8 +10,11 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "moreau/io/scene_file.hpp"
 #include "moreau/model/generators.hpp"
@@ -37,6 +40,9 @@ struct PlannedGrains {
     /// polygons: their centre of mass and bounding radius); none: the spec's own.
     std::function<GrainSpec(const GrainSpec&, std::size_t)> placing;
     double rMin = std::numeric_limits<double>::infinity(), rMax = 0.0;  ///< the smallest and largest radius placed
+    /// A spread plan's grains in each group's region (group.NAME.region),
+    /// by name, ascending: what a part cannot find from its own grains.
+    std::shared_ptr<const std::map<std::string, std::vector<std::size_t>>> inRegion;
     GrainSpec placed(std::size_t i) const { return placing ? placing(at(i), i) : at(i); }
 };
 
@@ -62,7 +68,8 @@ struct GrainPart {
 /// The round grains of the values, with the whole world's checks on them
 /// (radii and masses, a few grains at a time; crowding, its cells shared
 /// out by `share`), without a world of them all.
-PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir, const PlanShare& share);
+PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir, const PlanShare& share,
+                         const std::set<std::string>& groupNames);
 
 /// The world of the scene's values into scene.world: periodic box and cell
 /// rates, grains (generated or from packing.file, relative to `sceneDir`),

@@ -40,19 +40,38 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
     decompose(source.build({}), source.grains, source.each, spread);
     std::vector<std::uint64_t> ids;
     if (spread) {
-        // Each rank's share to the ranks that build its grains (one exchange).
-        std::vector<std::string> out(static_cast<std::size_t>(ranks_));
+        // Each rank's share to the ranks that build its grains, in rounds of
+        // at most kRound grains of each share (a share of every grain, the
+        // random packing's on rank 0, sends a bounded buffer at a time).
+        constexpr std::size_t kRound = std::size_t{1} << 18;
+        std::size_t share = 0;
+        source.each([&](std::size_t, const Vec3&, double) { ++share; });
+        const std::uint64_t rounds =
+            static_cast<std::uint64_t>(comm::maxOverRanks(static_cast<double>((share + kRound - 1) / kRound)));
+        std::vector<std::string> out(static_cast<std::size_t>(ranks_)), in(static_cast<std::size_t>(ranks_));
+        comm::Mailbox box;
+        const auto round = [&] {
+            comm::exchange(std::vector<std::string_view>(out.begin(), out.end()), box);
+            for (std::size_t r = 0; r < out.size(); ++r) {
+                out[r].clear();
+                in[r] += box.from(r);
+            }
+        };
+        std::uint64_t done = 0;
+        std::size_t packed = 0;
         source.each([&](std::size_t i, const Vec3& x, double) {
             const int owner = ownerOf(x);
             for (int r = 0; r < ranks_; ++r)
                 if (r == owner || nearBrick(x, r)) source.pack(i, out[static_cast<std::size_t>(r)]);
+            if (++packed % kRound == 0) {
+                round();
+                ++done;
+            }
         });
-        comm::Mailbox box;
-        comm::exchange(std::vector<std::string_view>(out.begin(), out.end()), box);
+        for (; done < rounds; ++done) round();
+        box = comm::Mailbox{};
         std::vector<std::string>().swap(out);
-        std::vector<std::string_view> parts(box.ranks());
-        for (std::size_t r = 0; r < parts.size(); ++r) parts[r] = box.from(r);
-        ids = source.take(parts);
+        ids = source.take(std::vector<std::string_view>(in.begin(), in.end()));
     } else {
         source.each([&](std::size_t i, const Vec3& x, double) {
             if (ownerOf(x) == rank_ || nearBrick(x, rank_)) ids.push_back(i);

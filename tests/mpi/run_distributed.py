@@ -741,8 +741,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # alone): the serial run's line, exit 2, no outputs. Two grains of a
     # packing file overlap; a packing file piled up at one point (its cells
     # counted by the ranks in shares); the first of two bad rows of a
-    # packing file, near its end (another rank's share than rank 0's);
-    # an MD step too long for the
+    # packing file, near its end (another rank's share than rank 0's); a
+    # random packing that cannot place them all (on ranks rank 0 places
+    # them and sends the others theirs); an MD step too long for the
     # contacts; a group selecting a grain the scene does not have.
     packing = os.path.join(tmp, "overlap.txt")
     with open(packing, "w") as f:
@@ -760,6 +761,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for what, scene, sets, key in (
             ("a bad row of a packing file", box, ["grains.source=file", f"packing.file={bad}"],
              "line 401: 'x3' is not a finite number"),
+            ("more grains than the random packing places (rank 0 places them on ranks)", box,
+             ["random.count=300000"], "only 761 of 300000 grains fit"),
             ("two grains of a packing file overlap", box,
              ["grains.source=file", f"packing.file={packing}", "simulation.method=md"], "overlap by"),
             ("a packing file piled up", box, ["grains.source=file", f"packing.file={pile}"], "200000 grains"),

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,11 +74,16 @@ Scene loadSceneFile(const std::string& path, const std::vector<std::string>& set
 /// the same checks and messages (those of the whole world's grains made
 /// once, by planSceneFile). No world of every grain is made; a lattice
 /// or a chain makes each grain from its index, a packing file is read in
-/// shares, a rank's share of its rows each (spread()), the random loose packing holds every
-/// grain's centre and radius (32 bytes). Every shape: clumps and polygons
+/// shares, a rank's share of its rows each (spread()); the random loose
+/// packing is placed on rank 0 alone (every grain's centre and radius,
+/// 32 bytes), whose share is every grain (spread() on ranks). Every
+/// shape: clumps and polygons
 /// oriented from the file or from their index, irregular polygons' shapes
 /// from their index.
 class ScenePlan;
+namespace scene_io {
+struct PlannedGrains;
+}
 
 /// How the ranks share a plan's checks of the whole world: rank `rank` of
 /// `ranks` takes its share, `sum` adds a count over all of them (a
@@ -130,6 +136,8 @@ public:
 
 private:
     ScenePlan() = default;
+    /// Its grains as buildWorld takes them, grain i's spec from `at`.
+    scene_io::PlannedGrains planned(std::function<GrainSpec(std::size_t)> at) const;
     friend std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const std::vector<std::string>& sets,
                                                           const PlanShare& share);
     std::string text_, origin_;
@@ -145,6 +153,8 @@ private:
     /// polygons'); none: the spec's own.
     std::function<GrainSpec(const GrainSpec&, std::size_t)> placing_;
     double rMin_ = std::numeric_limits<double>::infinity(), rMax_ = 0.0;
+    /// A spread plan's grains in each group's region, by group name.
+    std::shared_ptr<const std::map<std::string, std::vector<std::size_t>>> inRegion_;
     Scene settings_;  ///< part({}), once made
     bool settingsMade_ = false;
 };
