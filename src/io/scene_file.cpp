@@ -230,6 +230,7 @@ std::shared_ptr<const ScenePlan> planSceneFile(const std::string& path, const st
                                            groups != values.instances.end() ? groups->second : std::set<std::string>{});
         plan->count_ = planned.count;
         plan->spread_ = planned.spread;
+        plan->ownShapes_ = planned.ownShapes;
         plan->from_ = planned.from;
         plan->to_ = planned.to;
         plan->at_ = std::move(planned.at);
@@ -251,6 +252,7 @@ scene_io::PlannedGrains ScenePlan::planned(std::function<GrainSpec(std::size_t)>
     scene_io::PlannedGrains grains;
     grains.count = count_;
     grains.spread = spread_;
+    grains.ownShapes = ownShapes_;
     grains.from = from_;
     grains.to = to_;
     grains.at = std::move(at);

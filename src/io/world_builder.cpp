@@ -596,6 +596,7 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
         columns = PackingColumns::Oriented2D;
         const double irregularity = v.real("polygon.irregularity");
         const auto vertices = static_cast<int>(v.integer("polygon.vertices"));
+        planned.ownShapes = irregularity > 0.0;
         planned.placing = [base, irregularity, vertices, seed](const GrainSpec& g, std::size_t i) {
             const bool irregular = irregularity > 0.0;
             const PolygonShape own = irregular ? irregularPolygon(vertices, irregularity, seed, i) : PolygonShape{};
@@ -794,18 +795,19 @@ void buildWorld(Scene& scene, const Values& v, const std::set<std::string>& forc
                                     PackingColumns::Oriented2D);
             if (v.text("grains.source") != "file") randomOrientations(grains, dimension, seed);
         }
-        // Irregular polygons: every grain's own shape, the whole world's
-        // (a part's grains keep their index into it as they move between
-        // ranks); a part without grains keeps the one shape.
-        const std::size_t n = part ? part->grains->count : grains.size();
+        // Irregular polygons: every grain's own shape, in grain order (a
+        // part: its grains' alone, grain k's entry k; their shapes go with
+        // them between ranks); a part without grains keeps the one shape.
         std::vector<std::uint32_t> indices(grains.size(), 1);
         if (irregular && !(part && part->ids->empty())) {
             world.polygonShapes.clear();
+            world.polygonShapes.reserve(grains.size());
             const auto vertices = static_cast<int>(v.integer("polygon.vertices"));
-            for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t k = 0; k < grains.size(); ++k) {
+                const std::size_t i = part ? static_cast<std::size_t>((*part->ids)[k]) : k;
                 world.polygonShapes.push_back(irregularPolygon(vertices, v.real("polygon.irregularity"), seed, i));
-            for (std::size_t k = 0; k < grains.size(); ++k)
-                indices[k] = static_cast<std::uint32_t>((part ? static_cast<std::size_t>((*part->ids)[k]) : k) + 1);
+                indices[k] = static_cast<std::uint32_t>(k + 1);
+            }
         }
         addPolygons(world, grains, indices, v.real("grains.density"), v.real("grains.mass"));
     } else if (clumps) {

@@ -34,6 +34,9 @@ struct PlannedGrains {
     /// [from, to) (and grain 0); else every grain, from = 0 and to = count.
     bool spread = false;
     std::size_t from = 0, to = 0;
+    /// Irregular polygons, each its own shape: a part's table holds its
+    /// grains' shapes alone (grain k's entry k), not the whole world's.
+    bool ownShapes = false;
     /// Grain i's spec, what the world is built from.
     std::function<GrainSpec(std::size_t)> at;
     /// Grain i's centre and radius in the world from its spec (clumps,

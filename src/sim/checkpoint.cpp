@@ -196,7 +196,8 @@ World readWorld(ByteReader& in, std::uint32_t format) {
         if (!ok) in.fail("clump shape " + std::to_string(k) + " is not 1 to 16 finite spheres of positive size");
     }
     if ((!w.shape.empty() && (w.shape.size() != n || w.clumpShapes.empty())) ||
-        (!w.polygon.empty() && (w.polygon.size() != n || w.polygonShapes.empty() || w.dimension != 2)) ||
+        (!w.polygon.empty() &&
+         (w.polygon.size() != n || (w.polygonShapes.empty() && w.numGrains > 0) || w.dimension != 2)) ||
         w.size.size() != (w.hasShapes() ? n : 0))
         in.fail("the clumps' or polygons' arrays disagree on the number of bodies");
     // Polygons: 3 to 64 finite vertices with positive mass properties; per
@@ -476,12 +477,19 @@ CheckpointPick pickCheckpointGrains(const Checkpoint& c, const std::vector<std::
     auto picked = [&](std::uint64_t id) { return !ids || std::binary_search(ids->begin(), ids->end(), id); };
     std::vector<DistributedGrain> grains;
     CheckpointPick pick;
+    // Own shapes (DistributedSimulation) leave the main file's world without
+    // a polygon table, and each part holds its grains' shapes alone: each
+    // grain takes its own (the parts written before own shapes hold the
+    // whole world's table, as the main file does, and index into it).
+    bool own = false;
     eachCheckpointPart(c, c.world, [&](const World& part, const std::vector<std::uint64_t>& pids,
                                        const ContactStore& store, const std::vector<MdSolver::Vec6>& entries) {
         const std::vector<std::int32_t> driven = distributed::drivenOf(part);
+        own = own || (c.world.polygonShapes.empty() && !part.polygonShapes.empty());
         for (std::size_t k = 0; k < pids.size(); ++k) {
             if (!picked(pids[k])) continue;
-            grains.push_back(distributed::grainOf(part, k, pids[k], driven));
+            grains.push_back(distributed::grainOf(part, k, pids[k], driven, nullptr, 0,
+                                                  c.world.polygonShapes.empty() && !part.polygonShapes.empty()));
             grains.back().scheme.assign(entries.begin() + static_cast<std::ptrdiff_t>(k * per),
                                         entries.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
         }
@@ -506,7 +514,7 @@ CheckpointPick pickCheckpointGrains(const Checkpoint& c, const std::vector<std::
         for (std::size_t k = 0; k < order.size(); ++k)
             if (grains[order[k]].gid != k) fail("its parts do not hold each grain id once (id " + std::to_string(k) + ")");
     }
-    pick.world = distributed::worldOf(grains, order, c.world);
+    pick.world = distributed::worldOf(grains, order, c.world, own);
     pick.entries.reserve(per * grains.size() + index.wallScheme.size());
     for (const std::size_t k : order)
         pick.entries.insert(pick.entries.end(), grains[k].scheme.begin(), grains[k].scheme.end());
@@ -572,7 +580,7 @@ void writeCheckpointMain(const std::filesystem::path& dir, const CheckpointShare
                          const std::string& sceneText, const std::string& origin) {
     ByteWriter out;
     putHeader(out, kind, sceneText, origin, kLayoutParts);
-    writeWorld(out, distributed::worldOf({}, {}, share.part));  // its walls, cell and clock
+    writeWorld(out, distributed::worldOf({}, {}, share.part, share.ownShapes));  // its walls, cell and clock
     out.put(totals);
     out.put(static_cast<std::uint64_t>(grains));
     out.put(static_cast<std::int32_t>(parts.size()));

@@ -58,11 +58,12 @@ void DistributedSimulation::rebuild() {
     };
     std::vector<ByteWriter> out(static_cast<std::size_t>(ranks_));
     const std::vector<std::int32_t> driven = drivenOf(w);
-    const bool clumps = w.hasShapes();  // each grain's shape, polygon and size go with it
+    const bool clumps = shapes_;  // each grain's shape, polygon and size go with it
     // The MD scheme's state (multi-step history) goes with the grains.
     if (scheme_) takeScheme(sim_->md(), w);
     auto grainHere = [&](std::size_t i) {
-        return grainOf(w, i, gid_[i], driven, scheme_ ? &sim_->md() : nullptr, scheme_ ? scheme_->perBody() : 0);
+        return grainOf(w, i, gid_[i], driven, scheme_ ? &sim_->md() : nullptr, scheme_ ? scheme_->perBody() : 0,
+                       ownShapes_);
     };
     for (std::size_t i = 0; i < w.numGrains; ++i) {
         if (!owned_[i]) continue;

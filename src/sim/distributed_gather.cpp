@@ -126,18 +126,18 @@ std::string DistributedSimulation::ownedGrainBytes() const {
     const std::vector<std::int32_t> driven = drivenOf(w);
     ByteWriter mine;
     for (std::size_t k = 0; k < w.numGrains; ++k)
-        if (owned_[k]) putGrain(mine, grainOf(w, k, gid_[k], driven), w.hasShapes());
+        if (owned_[k]) putGrain(mine, grainOf(w, k, gid_[k], driven, nullptr, 0, ownShapes_), shapes_);
     return std::move(mine.bytes());
 }
 
 World DistributedSimulation::worldFromParts(const std::vector<std::string>& parts, const World& walls) const {
     std::vector<DistributedGrain> grains;
     grains.reserve(globalGrains_);
-    readEach(parts, [&](ByteReader& u, std::size_t) { grains.push_back(getGrain(u, walls.hasShapes())); });
+    readEach(parts, [&](ByteReader& u, std::size_t) { grains.push_back(getGrain(u, shapes_)); });
     std::vector<std::size_t> order(grains.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
-    return worldOf(grains, order, walls);
+    return worldOf(grains, order, walls, ownShapes_);
 }
 
 const World& DistributedSimulation::gatherWorld() {
@@ -249,7 +249,7 @@ CheckpointShare DistributedSimulation::share() const {
     std::vector<MdSolver::Vec6> e(per);
     for (std::size_t k = 0; k < w.numGrains; ++k) {
         if (!owned_[k]) continue;
-        grains.push_back(grainOf(w, k, gid_[k], driven));
+        grains.push_back(grainOf(w, k, gid_[k], driven, nullptr, 0, ownShapes_));
         s.ids.push_back(gid_[k]);
         if (per == 0) continue;
         sim_->md().bodyScheme(k, e.data());
@@ -257,7 +257,8 @@ CheckpointShare DistributedSimulation::share() const {
     }
     std::vector<std::size_t> order(grains.size());
     std::iota(order.begin(), order.end(), 0);
-    s.part = worldOf(grains, order, w);
+    s.part = worldOf(grains, order, w, ownShapes_);
+    s.ownShapes = ownShapes_;
     std::vector<DistributedGrain>().swap(grains);  // in s.part now: not held through the store's copy below
     // Each contact's memory once: from the rank that owns its first body.
     const ContactStore all = globalStore();

@@ -1,6 +1,7 @@
 #include "distributed_grain.hpp"
 
 #include <array>
+#include <stdexcept>
 
 namespace moreau::distributed {
 
@@ -15,7 +16,7 @@ std::vector<std::int32_t> drivenOf(const World& w) {
 }
 
 DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven,
-                         const MdSolver* scheme, std::size_t per) {
+                         const MdSolver* scheme, std::size_t per, bool own) {
     DistributedGrain g;
     g.gid = gid;
     g.x = w.x[i];
@@ -34,12 +35,17 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
     g.shape = i < w.shape.size() ? w.shape[i] : std::uint16_t{0};
     g.size = i < w.size.size() ? w.size[i] : w.radius[i];
     g.polygon = i < w.polygon.size() ? w.polygon[i] : 0u;
+    if (own && g.polygon != 0) {
+        g.ownShape = std::make_shared<const PolygonShape>(w.polygonShapes[g.polygon - 1u]);
+        g.polygon = 0;
+    }
     g.scheme.resize(scheme ? per : 0);
     if (!g.scheme.empty()) scheme->bodyScheme(i, g.scheme.data());
     return g;
 }
 
-World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from) {
+World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from,
+              bool own) {
     World w;
     w.dimension = from.dimension;
     w.gravity = from.gravity;
@@ -49,9 +55,19 @@ World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std
     // Clumps: every part holds the scene's shapes, and World::shape and size
     // for each of its bodies (set below, after the walls), whether or not a
     // clump is among them: the part takes the serial world's code paths.
-    const bool clumps = !from.clumpShapes.empty(), polygons = !from.polygonShapes.empty();
+    // Own shapes: the grains' own, in their order (a world of polygons, its
+    // walls polygon 0, even with no grain).
+    const bool clumps = !from.clumpShapes.empty(), polygons = own || !from.polygonShapes.empty();
     w.clumpShapes = from.clumpShapes;
-    w.polygonShapes = from.polygonShapes;
+    if (own) {
+        w.polygonShapes.reserve(grains.size());
+        for (const std::size_t k : order) {
+            if (!grains[k].ownShape) throw std::logic_error("distributed run: a grain without its own shape");
+            w.polygonShapes.push_back(*grains[k].ownShape);
+        }
+    } else {
+        w.polygonShapes = from.polygonShapes;
+    }
     const std::size_t n = grains.size();
     w.reserve(n + from.numWalls());
     bool anySchedule = false;
@@ -92,7 +108,7 @@ World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std
         w.size.assign(w.numBodies(), 0.0);
         for (std::size_t k = 0; k < n; ++k) {
             if (clumps) w.shape[k] = grains[order[k]].shape;
-            if (polygons) w.polygon[k] = grains[order[k]].polygon;
+            if (polygons) w.polygon[k] = own ? static_cast<std::uint32_t>(k + 1) : grains[order[k]].polygon;
             w.size[k] = grains[order[k]].size;
         }
     }
@@ -105,6 +121,16 @@ void putGrain(ByteWriter& out, const DistributedGrain& g, bool shapes) {
         out.put(g.shape);
         out.put(g.size);
         out.put(g.polygon);
+        out.put(static_cast<std::uint8_t>(g.ownShape ? 1 : 0));
+        if (g.ownShape) {
+            const PolygonShape& p = *g.ownShape;
+            out.putVector(p.vx);
+            out.putVector(p.vy);
+            out.put(p.area);
+            out.put(p.momentPerMass);
+            out.put(p.boundingRadius);
+            out.put(p.centroid);
+        }
     }
     out.put(static_cast<std::uint64_t>(g.scheme.size()));
     for (const MdSolver::Vec6& v : g.scheme) out.put(v);
@@ -117,6 +143,20 @@ DistributedGrain getGrain(ByteReader& in, bool shapes) {
         g.shape = in.get<std::uint16_t>("grain");
         g.size = in.get<double>("grain");
         g.polygon = in.get<std::uint32_t>("grain");
+        if (in.get<std::uint8_t>("grain") != 0) {
+            // The edges' normals from the vertices, as a checkpoint's shapes
+            // get them (the same bits as the sender's).
+            auto shape = std::make_shared<PolygonShape>();
+            PolygonShape& p = *shape;
+            p.vx = in.getVector<double>("grain");
+            p.vy = in.getVector<double>("grain");
+            p.area = in.get<double>("grain");
+            p.momentPerMass = in.get<double>("grain");
+            p.boundingRadius = in.get<double>("grain");
+            p.centroid = in.get<Vec3>("grain");
+            setEdgeNormals(p);
+            g.ownShape = std::move(shape);
+        }
     }
     g.scheme.resize(in.count(sizeof(MdSolver::Vec6), "grain"));
     for (MdSolver::Vec6& v : g.scheme) v = in.get<MdSolver::Vec6>("grain");

@@ -3,6 +3,7 @@
 /// a ghost's first arrival), its bytes, and the moving part sent to ghosts
 /// every step. Internal to src/sim (distributed_simulation.hpp).
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "moreau/core/bytes.hpp"
@@ -30,6 +31,9 @@ struct DistributedGrain : GrainState {
     /// World::polygon (0 in a world without polygons). Sent, with shape and
     /// size, only in a world with clumps or polygons.
     std::uint32_t polygon = 0;
+    /// Its own polygon shape, where each grain has its own (own shapes: no
+    /// rank holds the whole world's table; polygon is then unused).
+    std::shared_ptr<const PolygonShape> ownShape;
     std::vector<MdSolver::Vec6> scheme;  ///< its entries of the MD scheme's state (owned grains; MdSolver::bodyScheme)
 };
 
@@ -45,15 +49,20 @@ inline constexpr std::int32_t kNotDriven = -2, kDrivenFree = -1;
 /// it is glued to (World::DrivenGrain); empty when no grain is driven.
 std::vector<std::int32_t> drivenOf(const World& w);
 
-/// Grain i of `w`; `driven`: drivenOf(w); with `scheme`, its `per` entries of that MD scheme's state.
+/// Grain i of `w`; `driven`: drivenOf(w); with `scheme`, its `per` entries
+/// of that MD scheme's state; with `own`, a copy of its polygon shape.
 DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const std::vector<std::int32_t>& driven,
-                         const MdSolver* scheme = nullptr, std::size_t per = 0);
+                         const MdSolver* scheme = nullptr, std::size_t per = 0, bool own = false);
 
 /// A world of `grains` taken in `order` (grain k is grains[order[k]]), then
-/// the walls of `from`, with its settings, cell, clock and shapes.
-World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from);
+/// the walls of `from`, with its settings, cell, clock and shapes; with
+/// `own` (own shapes), its polygon table the grains' own shapes in that
+/// order (grain k's is entry k), none of `from`'s.
+World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from,
+              bool own = false);
 
-/// `clumps`: the world has clump shapes (World::clumpShapes), the same on every rank.
+/// `clumps`: the world has clump or polygon shapes, the same on every rank
+/// (then a grain's own shape goes with it where it has one).
 void putGrain(ByteWriter& out, const DistributedGrain& g, bool clumps);
 DistributedGrain getGrain(ByteReader& in, bool clumps);
 

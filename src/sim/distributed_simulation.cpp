@@ -29,6 +29,7 @@ DistributedSimulation::DistributedSimulation(Scene scene, const ContactStore* co
     decompose(scene, global.numGrains, [&](const std::function<void(std::size_t, const Vec3&, double)>& f) {
         for (std::size_t i = 0; i < global.numGrains; ++i) f(i, global.x[i], global.radius[i]);
     });
+    ownShapes_ = global.polygonShapes.size() > 1;
     start(std::move(scene), nullptr, contacts, scheme);
 }
 
@@ -37,6 +38,7 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
     // grain's position, then this rank's grains alone: its brick's and its
     // halo's. No rank builds the whole world.
     const bool spread = static_cast<bool>(source.pack);
+    ownShapes_ = source.ownShapes;
     decompose(source.build({}), source.grains, source.each, spread);
     std::vector<std::uint64_t> ids;
     if (spread) {
@@ -182,7 +184,7 @@ void DistributedSimulation::start(Scene scene, const std::vector<std::uint64_t>*
         const int r = ownerAt[i];
         if (r < 0) continue;
         mine.push_back(grainOf(global, i, ids ? (*ids)[i] : i, driven, r == rank_ ? scheme : nullptr,
-                               scheme_ ? scheme_->perBody() : 0));
+                               scheme_ ? scheme_->perBody() : 0, ownShapes_));
         owner.push_back(r);
     }
     if (!scheme && scene.simulation.method == Method::MD && scene.md.integrator != Integrator::CD)
@@ -195,7 +197,8 @@ void DistributedSimulation::start(Scene scene, const std::vector<std::uint64_t>*
     template_ = std::move(scene);
     // The scene's grains are in `mine` now: its world keeps the walls and
     // settings that assemble reads.
-    template_.world = worldOf({}, {}, template_.world);
+    shapes_ = ownShapes_ || !template_.world.clumpShapes.empty() || !template_.world.polygonShapes.empty();
+    template_.world = worldOf({}, {}, template_.world, ownShapes_);
     if (template_.simulation.method == Method::CD) cdRanks_ = std::make_unique<CdRanks>(*this, template_.cd.distributed == CdDistributed::Exact);
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});
     // Rank 0 gathers the whole world when output asks for it (gatherWorld).
@@ -289,7 +292,7 @@ void DistributedSimulation::assemble(std::vector<DistributedGrain> grains, std::
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grains[a].gid < grains[b].gid; });
     const World& from = sim_ ? sim_->world() : template_.world;
-    World w = worldOf(grains, order, from);
+    World w = worldOf(grains, order, from, ownShapes_);
     const std::size_t n = grains.size();
     gid_.assign(n, 0);
     owned_.assign(n, 0);

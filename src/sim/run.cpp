@@ -324,6 +324,8 @@ SceneSource partsSource(const Checkpoint& c, Scene scene) {
     held->scene = std::move(scene);
     SceneSource source;
     source.grains = static_cast<std::size_t>(c.parts->grains);
+    // Own shapes: the main file's world holds no polygon shape (pickCheckpointGrains).
+    source.ownShapes = c.world.polygonShapes.empty() && sceneText(held->scene, "grains.shape") == "polygon";
     source.each = [held](const std::function<void(std::size_t, const Vec3&, double)>& f) {
         eachCheckpointPart(held->c, held->c.world,
                            [&](const World& part, const std::vector<std::uint64_t>& ids, const ContactStore&,
@@ -391,6 +393,7 @@ PlanShare planShare() {
 SceneSource planSource(std::shared_ptr<const ScenePlan> plan) {
     SceneSource source;
     source.grains = plan->grains();
+    source.ownShapes = plan->ownShapes();
     source.each = [plan](const std::function<void(std::size_t, const Vec3&, double)>& f) { plan->each(f); };
     if (!plan->spread()) {
         source.build = [plan](const std::vector<std::uint64_t>& ids) { return plan->part(ids); };

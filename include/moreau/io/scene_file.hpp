@@ -110,6 +110,9 @@ public:
     /// share); their specs then travel to the ranks that build them:
     /// pack, exchanged, unpack, part(ids, specs).
     bool spread() const { return spread_; }
+    /// Whether its polygons each have their own shape (irregular ones): a
+    /// part's table holds its grains' shapes alone, grain k's entry k.
+    bool ownShapes() const { return ownShapes_; }
     /// Calls f(id, position, radius) for every grain (spread: of this
     /// rank's share), by id.
     template <class F>
@@ -147,7 +150,7 @@ private:
     /// every grain's), this rank's share of a packing file's rows, or from
     /// every grain's, generated once (the random loose packing).
     std::size_t count_ = 0, from_ = 0, to_ = 0;  ///< [from_, to_): the ids at_ knows (and grain 0)
-    bool spread_ = false;
+    bool spread_ = false, ownShapes_ = false;
     std::function<GrainSpec(std::size_t)> at_;
     /// Grain i's centre and radius in the world from its spec (clumps',
     /// polygons'); none: the spec's own.

@@ -101,6 +101,9 @@ struct CheckpointShare {
     MdSolver::SchemeCarry carry;
     std::vector<MdSolver::Vec6> entries, wallScheme;
     long step = -1;
+    /// Own shapes (DistributedSimulation): part's polygon table holds its
+    /// grains' shapes alone, the main file's world none.
+    bool ownShapes = false;
 };
 
 /// Writes `share` as rank `rank`'s part of a checkpoint of `ranks` parts in

@@ -66,6 +66,10 @@ struct SceneSource {
     /// gives their ids, ascending.
     std::function<void(std::size_t, std::string&)> pack;
     std::function<std::vector<std::uint64_t>(const std::vector<std::string_view>&)> take;
+    /// Whether its polygons each have their own shape (the same on every
+    /// rank): the parts build() makes hold their grains' shapes alone,
+    /// grain k's as entry k of their table.
+    bool ownShapes = false;
     /// The scene (settings, walls) holding grains `ids` (ascending) alone:
     /// grain k of its world is grain ids[k] of the whole.
     std::function<Scene(const std::vector<std::uint64_t>& ids)> build;
@@ -339,6 +343,13 @@ private:
 
     int ranks_ = 1, rank_ = 0;
     std::size_t globalGrains_ = 0;
+    /// Own shapes (a world of polygons with more than one shape, as
+    /// irregular ones: one each): each grain's shape goes with it and a
+    /// part's table holds its grains' alone, the template's none.
+    bool ownShapes_ = false;
+    /// Whether grains carry shapes (clumps, polygons) in their messages:
+    /// the same on every rank, whatever its part holds.
+    bool shapes_ = false;
     long worldGathers_ = 0;
     std::array<int, 3> dims_{1, 1, 1};     ///< bricks per axis; rank = i + dims_x (j + dims_y k)
     int axes_ = 3;                         ///< the axes the scene moves along (its dimension)
