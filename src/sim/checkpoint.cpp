@@ -86,14 +86,8 @@ void writeWorld(ByteWriter& out, const World& w) {
     });
     out.putVector(w.shape);
     out.putVector(w.size);
-    putEach(out, w.polygonShapes, [&](const PolygonShape& p) {  // format 4: polygons
-        out.putVector(p.vx);
-        out.putVector(p.vy);
-        out.put(p.area);
-        out.put(p.momentPerMass);
-        out.put(p.boundingRadius);
-        out.put(p.centroid);
-    });
+    // format 4: polygons
+    putEach(out, w.polygonShapes, [&](const PolygonShape& p) { distributed::putPolygonShape(out, p); });
     out.putVector(w.polygon);
 }
 
@@ -164,14 +158,7 @@ World readWorld(ByteReader& in, std::uint32_t format) {
     }
     if (format >= 4) {
         w.polygonShapes.resize(in.count(8, "polygon shapes"));
-        for (PolygonShape& p : w.polygonShapes) {
-            p.vx = in.getVector<double>("polygon shapes");
-            p.vy = in.getVector<double>("polygon shapes");
-            p.area = in.get<double>("polygon shapes");
-            p.momentPerMass = in.get<double>("polygon shapes");
-            p.boundingRadius = in.get<double>("polygon shapes");
-            p.centroid = in.get<Vec3>("polygon shapes");
-        }
+        for (PolygonShape& p : w.polygonShapes) p = distributed::getPolygonShape(in, "polygon shapes");
         w.polygon = in.getVector<std::uint32_t>("body polygons");
     }
 

@@ -115,6 +115,26 @@ World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std
     return w;
 }
 
+void putPolygonShape(ByteWriter& out, const PolygonShape& p) {
+    out.putVector(p.vx);
+    out.putVector(p.vy);
+    out.put(p.area);
+    out.put(p.momentPerMass);
+    out.put(p.boundingRadius);
+    out.put(p.centroid);
+}
+
+PolygonShape getPolygonShape(ByteReader& in, const char* what) {
+    PolygonShape p;
+    p.vx = in.getVector<double>(what);
+    p.vy = in.getVector<double>(what);
+    p.area = in.get<double>(what);
+    p.momentPerMass = in.get<double>(what);
+    p.boundingRadius = in.get<double>(what);
+    p.centroid = in.get<Vec3>(what);
+    return p;
+}
+
 void putGrain(ByteWriter& out, const DistributedGrain& g, bool shapes) {
     out.put(static_cast<const GrainState&>(g));
     if (shapes) {
@@ -122,15 +142,7 @@ void putGrain(ByteWriter& out, const DistributedGrain& g, bool shapes) {
         out.put(g.size);
         out.put(g.polygon);
         out.put(static_cast<std::uint8_t>(g.ownShape ? 1 : 0));
-        if (g.ownShape) {
-            const PolygonShape& p = *g.ownShape;
-            out.putVector(p.vx);
-            out.putVector(p.vy);
-            out.put(p.area);
-            out.put(p.momentPerMass);
-            out.put(p.boundingRadius);
-            out.put(p.centroid);
-        }
+        if (g.ownShape) putPolygonShape(out, *g.ownShape);
     }
     out.put(static_cast<std::uint64_t>(g.scheme.size()));
     for (const MdSolver::Vec6& v : g.scheme) out.put(v);
@@ -146,15 +158,8 @@ DistributedGrain getGrain(ByteReader& in, bool shapes) {
         if (in.get<std::uint8_t>("grain") != 0) {
             // The edges' normals from the vertices, as a checkpoint's shapes
             // get them (the same bits as the sender's).
-            auto shape = std::make_shared<PolygonShape>();
-            PolygonShape& p = *shape;
-            p.vx = in.getVector<double>("grain");
-            p.vy = in.getVector<double>("grain");
-            p.area = in.get<double>("grain");
-            p.momentPerMass = in.get<double>("grain");
-            p.boundingRadius = in.get<double>("grain");
-            p.centroid = in.get<Vec3>("grain");
-            setEdgeNormals(p);
+            auto shape = std::make_shared<PolygonShape>(getPolygonShape(in, "grain"));
+            setEdgeNormals(*shape);
             g.ownShape = std::move(shape);
         }
     }

@@ -61,6 +61,12 @@ DistributedGrain grainOf(const World& w, std::size_t i, std::uint64_t gid, const
 World worldOf(const std::vector<DistributedGrain>& grains, const std::vector<std::size_t>& order, const World& from,
               bool own = false);
 
+/// A polygon shape's vertices and mass properties (its edges' normals
+/// follow from the vertices: setEdgeNormals), as checkpoints and grains
+/// moving between ranks carry it.
+void putPolygonShape(ByteWriter& out, const PolygonShape& p);
+PolygonShape getPolygonShape(ByteReader& in, const char* what);
+
 /// `clumps`: the world has clump or polygon shapes, the same on every rank
 /// (then a grain's own shape goes with it where it has one).
 void putGrain(ByteWriter& out, const DistributedGrain& g, bool clumps);

@@ -399,7 +399,8 @@ SceneSource planSource(std::shared_ptr<const ScenePlan> plan) {
         source.build = [plan](const std::vector<std::uint64_t>& ids) { return plan->part(ids); };
         return source;
     }
-    // A packing file read in shares: the specs sent here build the part.
+    // A spread plan (a packing file read in shares, the random packing
+    // placed on rank 0): the specs sent here build the part.
     struct Taken {
         std::vector<std::uint64_t> ids;
         std::vector<GrainSpec> specs;
