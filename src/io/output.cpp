@@ -248,17 +248,18 @@ std::string grainsDocument(const World& world, std::span<const std::size_t> whic
 /// The polygons' outlines (a world of polygons): one filled polygon cell
 /// per grain, its vertices in order, with the grain's id (ParaView draws
 /// them as they are, no glyph needed).
-std::string polygonsDocument(const World& world) {
+std::string polygonsDocument(const World& world, std::span<const std::size_t> which,
+                             std::span<const std::uint64_t> ids) {
     std::vector<Vec3> points;
     std::vector<std::int64_t> id, offsets;
-    for (std::size_t i = 0; i < world.numGrains; ++i) {
+    for (const std::size_t i : which) {
         const PolygonShape* p = world.polygonOf(i);
         if (!p) continue;
         double c, sn, x[kMaxPolygonVertices], y[kMaxPolygonVertices];
         angleCosSin(world.q[i], c, sn);
         placePolygon(p->vx.data(), p->vy.data(), p->vertices(), world.size[i], c, sn, world.x[i].x(), world.x[i].y(), x, y);
         for (std::size_t k = 0; k < p->vertices(); ++k) points.emplace_back(x[k], y[k], 0.0);
-        id.push_back(static_cast<std::int64_t>(i));
+        id.push_back(static_cast<std::int64_t>(ids[i]));
         offsets.push_back(static_cast<std::int64_t>(points.size()));
     }
     std::string s;
@@ -282,17 +283,19 @@ std::string polygonsDocument(const World& world) {
 
 /// The clumps' component spheres (a world with clumps): one point each at
 /// its centre, with its radius and its grain's id, for ParaView's sphere
-/// glyphs (scaled by radius).
-std::string shapesDocument(const World& world) {
-    if (world.hasPolygons()) return polygonsDocument(world);
+/// glyphs (scaled by radius); or the polygons' outlines. Grains `which`
+/// (local indices), the local bodies' global `ids`.
+std::string shapesDocument(const World& world, VtkShapes shapes, std::span<const std::size_t> which,
+                           std::span<const std::uint64_t> ids) {
+    if (shapes == VtkShapes::Polygons) return polygonsDocument(world, which, ids);
     std::vector<Vec3> points;
     std::vector<double> radius;
     std::vector<std::int64_t> id;
-    for (std::size_t i = 0; i < world.numGrains; ++i)
+    for (const std::size_t i : which)
         for (unsigned k = 0; k < world.components(i); ++k) {
             points.push_back(world.x[i] + world.componentOffset(i, k));
             radius.push_back(world.componentRadius(i, k));
-            id.push_back(static_cast<std::int64_t>(i));
+            id.push_back(static_cast<std::int64_t>(ids[i]));
         }
     const std::size_t n = points.size();
     std::string s;
@@ -523,6 +526,30 @@ std::string parallelDocument(const std::string& kind, long step, int pieces, boo
     return s;
 }
 
+/// A parallel PolyData file over the ranks' shapes pieces of `step`: the
+/// component spheres' point data (radius, id) or the outlines' cell data (id).
+std::string parallelShapesDocument(long step, int pieces, VtkShapes shapes) {
+    const bool polygons = shapes == VtkShapes::Polygons;
+    std::string s =
+        "<?xml version=\"1.0\"?>\n"
+        "<VTKFile type=\"PPolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+        "  <PPolyData GhostLevel=\"0\">\n";
+    s += polygons ? "    <PCellData>\n"
+                    "      <PDataArray type=\"Int64\" Name=\"id\" NumberOfComponents=\"1\"/>\n"
+                    "    </PCellData>\n"
+                  : "    <PPointData Scalars=\"radius\">\n"
+                    "      <PDataArray type=\"Float64\" Name=\"radius\" NumberOfComponents=\"1\"/>\n"
+                    "      <PDataArray type=\"Int64\" Name=\"id\" NumberOfComponents=\"1\"/>\n"
+                    "    </PPointData>\n";
+    s += "    <PPoints>\n"
+         "      <PDataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\"/>\n"
+         "    </PPoints>\n";
+    for (int r = 0; r < pieces; ++r) s += "    <Piece Source=\"" + pieceName("shapes", step, r) + "\"/>\n";
+    s += "  </PPolyData>\n"
+         "</VTKFile>\n";
+    return s;
+}
+
 /// Replaces the entry of the same file (a step written twice) or appends.
 void recordSnapshot(std::vector<std::pair<double, std::string>>& files, double time, const std::string& name) {
     for (auto& entry : files)
@@ -693,15 +720,18 @@ void VtkWriter::write(const World& world, const std::vector<Contact>& contacts, 
         writeFileAtomically(dir_ / walls, wallsDocument(world, wallsView(world, contacts)));
         recordSnapshot(wallFiles_, time, walls);
     }
-    if (world.hasShapes()) {
+    if (const VtkShapes kind = vtkShapesOf(world); kind != VtkShapes::None) {
         const std::string shapes = snapshotName("shapes", step);
-        writeFileAtomically(dir_ / shapes, shapesDocument(world));
+        std::vector<std::size_t> all(world.numGrains);
+        std::iota(all.begin(), all.end(), std::size_t{0});
+        writeFileAtomically(dir_ / shapes, shapesDocument(world, kind, all, identity(world.numBodies())));
         recordSnapshot(shapeFiles_, time, shapes);
     }
     writePvd();
 }
 
-void VtkWriter::writeParallel(const World& world, const WallsView& walls, long step, double time, int pieces) {
+void VtkWriter::writeParallel(const World& world, const WallsView& walls, long step, double time, int pieces,
+                              VtkShapes shapes) {
     std::string grains = snapshotName("grains", step), network = snapshotName("contacts", step);
     grains.replace(grains.size() - 3, 3, "pvtp");
     network.replace(network.size() - 3, 3, "pvtp");
@@ -714,14 +744,26 @@ void VtkWriter::writeParallel(const World& world, const WallsView& walls, long s
         writeFileAtomically(dir_ / name, wallsDocument(world, walls));
         recordSnapshot(wallFiles_, time, name);
     }
+    if (shapes != VtkShapes::None) {
+        std::string name = snapshotName("shapes", step);
+        name.replace(name.size() - 3, 3, "pvtp");
+        writeFileAtomically(dir_ / name, parallelShapesDocument(step, pieces, shapes));
+        recordSnapshot(shapeFiles_, time, name);
+    }
     writePvd();
 }
 
 void writeVtkPiece(const std::filesystem::path& dir, const World& world, std::span<const std::size_t> grains,
                    std::span<const std::uint64_t> ids, std::span<const Mat3> stress,
-                   const std::vector<Contact>& contacts, long step, int rank) {
+                   const std::vector<Contact>& contacts, long step, int rank, VtkShapes shapes) {
     writeFileAtomically(dir / pieceName("grains", step, rank), grainsDocument(world, grains, ids, stress));
     writeFileAtomically(dir / pieceName("contacts", step, rank), contactsDocument(world, contacts, ids));
+    if (shapes != VtkShapes::None)
+        writeFileAtomically(dir / pieceName("shapes", step, rank), shapesDocument(world, shapes, grains, ids));
+}
+
+VtkShapes vtkShapesOf(const World& world) {
+    return world.hasPolygons() ? VtkShapes::Polygons : world.hasClumps() ? VtkShapes::Spheres : VtkShapes::None;
 }
 
 void VtkWriter::writePvd() const {

@@ -300,7 +300,7 @@ void DistributedSimulation::writeVtkPiece(const std::filesystem::path& dir) {
         if (owned_[i]) owned.push_back(i);
     std::vector<std::uint64_t> ids(w.numBodies());
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = globalOf(static_cast<BodyId>(i));
-    moreau::writeVtkPiece(dir, w, owned, ids, grainStress(w, contacts), rows, w.step, rank_);
+    moreau::writeVtkPiece(dir, w, owned, ids, grainStress(w, contacts), rows, w.step, rank_, vtkShapes_);
 }
 
 }  // namespace moreau

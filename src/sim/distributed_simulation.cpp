@@ -198,6 +198,9 @@ void DistributedSimulation::start(Scene scene, const std::vector<std::uint64_t>*
     // The scene's grains are in `mine` now: its world keeps the walls and
     // settings that assemble reads.
     shapes_ = ownShapes_ || !template_.world.clumpShapes.empty() || !template_.world.polygonShapes.empty();
+    vtkShapes_ = ownShapes_ || !template_.world.polygonShapes.empty() ? VtkShapes::Polygons
+                 : !template_.world.clumpShapes.empty()                 ? VtkShapes::Spheres
+                                                                        : VtkShapes::None;
     template_.world = worldOf({}, {}, template_.world, ownShapes_);
     if (template_.simulation.method == Method::CD) cdRanks_ = std::make_unique<CdRanks>(*this, template_.cd.distributed == CdDistributed::Exact);
     assemble(std::move(mine), std::move(owner), contacts ? *contacts : ContactStore{});

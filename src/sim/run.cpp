@@ -509,7 +509,6 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
         const bool cd = settings.simulation.method == Method::CD;
         CdStepStats stats;  // CD: the last step's sweeps (the same on every rank)
         const bool pieces = settings.output.vtkPieces;
-        const bool shapes = run.part().world().hasShapes();
         auto observe = [&](bool row, bool snapshot) {
             // The row from the ranks' parts (no gather: exact sums added over
             // the ranks, the serial bits): overlaps and measurements from the
@@ -524,9 +523,8 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 last.naturalError = stats.error;
             }
             if (snapshot && pieces) run.writeVtkPiece(dir / "vtk");
-            // Without pieces, and for the clumps' component spheres, rank 0
-            // writes the snapshot from the whole world.
-            if (snapshot && (!pieces || shapes)) {
+            // Without pieces rank 0 writes the snapshot from the whole world.
+            if (snapshot && !pieces) {
                 const World& w = run.gatherWorld();
                 const std::vector<Contact> contacts = run.gatherContacts();
                 if (root) out->snapshot(w, contacts, w.step, pieces ? comm::ranks() : 0);
@@ -534,7 +532,7 @@ RunOutcome runDistributed(Scene scene, const RunOptions& options, const Checkpoi
                 WallsView walls = run.grainsExtent();
                 walls.force = last.wallForce;
                 walls.torque = last.wallTorque;
-                if (root) out->snapshotParallel(run.part().world(), walls, comm::ranks());
+                if (root) out->snapshotParallel(run.part().world(), walls, comm::ranks(), run.vtkShapes());
             }
             if (root && row) out->row(run.part().world(), last);
         };

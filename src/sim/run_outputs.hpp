@@ -122,8 +122,8 @@ public:
     /// A row of series.csv.
     void row(const World& w, const StepRecord& r) { series_.write(w, r, scene_.output.stage); }
     /// A snapshot's parallel files over the ranks' pieces and its walls (VtkWriter::writeParallel).
-    void snapshotParallel(const World& w, const WallsView& walls, int pieces) {
-        vtk_->writeParallel(w, walls, w.step, w.time, pieces);
+    void snapshotParallel(const World& w, const WallsView& walls, int pieces, VtkShapes shapes = VtkShapes::None) {
+        vtk_->writeParallel(w, walls, w.step, w.time, pieces, shapes);
     }
     /// A VTK snapshot of step `step` (`pieces`: ranks whose pieces it lists, VtkWriter::write).
     void snapshot(const World& w, const std::vector<Contact>& contacts, long step, int pieces = 0);

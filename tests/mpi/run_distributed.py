@@ -83,6 +83,34 @@ def snapshot(folder, step):
     return {**{k: v[order] for k, v in g.items()}, **{"contact_" + k: v[pairs] for k, v in c.items()}}
 
 
+def shapes_of(folder, step):
+    """The shapes' part of a snapshot (shapes_ .vtp, or with output.vtk_pieces
+    its .pvtp): each cell's grain id and its points (a component sphere's
+    centre and radius, a polygon's outline), by id, the cells of one grain
+    in their order."""
+    import numpy as np
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkIOXML import vtkXMLPPolyDataReader, vtkXMLPolyDataReader
+    name = os.path.join(folder, f"shapes_{step:06d}")
+    pieces = os.path.exists(name + ".pvtp")
+    reader = vtkXMLPPolyDataReader() if pieces else vtkXMLPolyDataReader()
+    reader.SetFileName(name + (".pvtp" if pieces else ".vtp"))
+    reader.Update()
+    data = reader.GetOutput()
+    points = vtk_to_numpy(data.GetPoints().GetData()) if data.GetNumberOfPoints() else np.zeros((0, 3))
+    cells = []
+    if data.GetCellData().HasArray("id"):  # polygons: an outline per cell
+        ids = vtk_to_numpy(data.GetCellData().GetArray("id"))
+        for c in range(data.GetNumberOfCells()):
+            p = data.GetCell(c).GetPointIds()
+            cells.append((int(ids[c]), points[[p.GetId(k) for k in range(p.GetNumberOfIds())]].tobytes()))
+    else:  # clumps: a component sphere per point
+        ids = vtk_to_numpy(data.GetPointData().GetArray("id"))
+        radius = vtk_to_numpy(data.GetPointData().GetArray("radius"))
+        cells = [(int(ids[k]), points[k].tobytes() + radius[k].tobytes()) for k in range(len(ids))]
+    return sorted(cells, key=lambda c: c[0]), pieces
+
+
 def fclib_digest(path):
     # A fixed-order solve of the dumped problem: the same problem gives the
     # same sweeps and error bits; with the stored solution's error.
@@ -352,11 +380,10 @@ with tempfile.TemporaryDirectory() as tmp:
             moved = d["migrations"] > 0 or (name == TWO_NAME and d["rebalances"] > 0)
             check(d["rebuilds"] > 0 and moved and d["ghosts"] > 0,
                   f"{name}: {n} ranks rebuilt, migrated grains and held ghosts ({d})")
-            # Rows, snapshots in pieces and the summary come from the ranks'
-            # parts: rank 0 never gathers the world (but for the shapes'
-            # snapshot, clumps' spheres or polygons, and the serial files).
-            shapes = step and os.path.exists(os.path.join(out, "vtk", f"shapes_{step:06d}.vtp"))
-            if not (step and n == 2) and not shapes:
+            # Rows, snapshots in pieces (the shapes' too: clumps' spheres,
+            # polygons' outlines) and the summary come from the ranks' parts:
+            # rank 0 never gathers the world (but for the serial files).
+            if not (step and n == 2):
                 check(d.get("world_gathers") == 0, f"{name}: {n} ranks write their rows, snapshots and summary "
                                                    f"without gathering the world (world_gathers {d.get('world_gathers')})")
             # phase_seconds: the mean over the ranks (solve's parts are in solve), and the slowest rank's.
@@ -380,11 +407,15 @@ with tempfile.TemporaryDirectory() as tmp:
                             f"and the walls' (staged pipeline)")
             if step:
                 got = snapshot(os.path.join(out, "vtk"), step)
-                # The component spheres (rank 0's, from the gathered world): the serial file.
-                shapes = [open(os.path.join(d, "vtk", f"shapes_{step:06d}.vtp")).read() for d in (serial_dir, out)]
-                check(same_snapshot(whole, got) and "orientation" in got and shapes[0] == shapes[1],  # the clumps' cases
+                # The component spheres or outlines: the serial file's, each
+                # rank's own grains' in its piece (3 ranks) or from the
+                # gathered world (2 ranks, output.vtk_pieces = false).
+                (want_shapes, _), (got_shapes, pieced) = (shapes_of(os.path.join(d, "vtk"), step)
+                                                          for d in (serial_dir, out))
+                check(same_snapshot(whole, got) and "orientation" in got and got_shapes == want_shapes
+                      and len(got_shapes) >= len(got["id"]) and pieced == (n == 3),  # the clumps' and polygons' cases
                       f"{name}: {n} ranks' snapshot of step {step} is the serial one (grains, orientations, "
-                      f"{len(got['contact_a'])} contacts, the component spheres{', VTK pieces' if n == 3 else ''})")
+                      f"{len(got['contact_a'])} contacts, {len(got_shapes)} shapes{', VTK pieces' if n == 3 else ''})")
 
     # Checkpoints are a serial run's: written on 2 ranks, resumed on 3 and on
     # one process; a serial one resumed on 2 ranks. Each ends in the bits of

@@ -94,6 +94,12 @@ struct WallsView {
 /// The view of the whole world's grains and contacts.
 WallsView wallsView(const World& world, const std::vector<Contact>& contacts);
 
+/// The shapes' part of a snapshot: none (round grains), the clumps'
+/// component spheres, or the polygons' outlines.
+enum class VtkShapes { None, Spheres, Polygons };
+/// A world's: Polygons with polygons, Spheres with clumps, else None.
+VtkShapes vtkShapesOf(const World& world);
+
 class VtkWriter {
 public:
     /// Creates `dir` if needed; throws InputError naming it if that fails.
@@ -124,7 +130,9 @@ public:
     /// The parallel files over the ranks' `pieces` and the walls, from
     /// what the ranks reduced (`walls`), with no grain at hand: `world`
     /// gives the walls, the cell and the clock (a rank's part of it).
-    void writeParallel(const World& world, const WallsView& walls, long step, double time, int pieces);
+    /// With `shapes`, the ranks' shapes pieces too (shapes_XXXXXX.pvtp).
+    void writeParallel(const World& world, const WallsView& walls, long step, double time, int pieces,
+                       VtkShapes shapes = VtkShapes::None);
 
 private:
     std::filesystem::path dir_;
@@ -135,10 +143,12 @@ private:
 /// One rank's piece of a snapshot (output.vtk_pieces): the grains `grains`
 /// (local indices) with the global `ids` of the local bodies and `stress` by
 /// local grain, as `dir`/grains_XXXXXX_pR.vtp, and `contacts` (the rank's
-/// own) as `dir`/contacts_XXXXXX_pR.vtp, in VtkWriter's layout.
+/// own) as `dir`/contacts_XXXXXX_pR.vtp, in VtkWriter's layout; with
+/// `shapes` (the run's, whatever this part holds), those grains' component
+/// spheres or outlines as `dir`/shapes_XXXXXX_pR.vtp.
 void writeVtkPiece(const std::filesystem::path& dir, const World& world, std::span<const std::size_t> grains,
                    std::span<const std::uint64_t> ids, std::span<const Mat3> stress,
-                   const std::vector<Contact>& contacts, long step, int rank);
+                   const std::vector<Contact>& contacts, long step, int rank, VtkShapes shapes = VtkShapes::None);
 
 /// Write a JSON document atomically (temporary file, then rename), indented by
 /// 2. Throws InputError naming the path if it cannot be written.

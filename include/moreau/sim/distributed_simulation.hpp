@@ -207,6 +207,8 @@ public:
     /// (output.vtk_pieces; collective): its owned grains and the contacts
     /// it owns, with global ids (writeVtkPiece in io/output.hpp).
     void writeVtkPiece(const std::filesystem::path& dir);
+    /// The run's shapes part of a snapshot (the same on every rank, whatever its part holds).
+    VtkShapes vtkShapes() const { return vtkShapes_; }
     /// The serial guard's travel test over all ranks (watchTravel): empty
     /// when the last check found no grain moving more than maxTravel radii
     /// in the step before it, else (collective) the report of the first
@@ -350,6 +352,7 @@ private:
     /// Whether grains carry shapes (clumps, polygons) in their messages:
     /// the same on every rank, whatever its part holds.
     bool shapes_ = false;
+    VtkShapes vtkShapes_ = VtkShapes::None;
     long worldGathers_ = 0;
     std::array<int, 3> dims_{1, 1, 1};     ///< bricks per axis; rank = i + dims_x (j + dims_y k)
     int axes_ = 3;                         ///< the axes the scene moves along (its dimension)
