@@ -728,10 +728,11 @@ PlannedGrains planGrains(const Values& v, const std::filesystem::path& sceneDir,
             checkGrainMasses(v, w, shape, first);
         }
     });
-    if (planned.spread) {
-        for (const double r : everyRanks(share, planned.rMin)) planned.rMin = std::min(planned.rMin, r);
-        for (const double r : everyRanks(share, planned.rMax)) planned.rMax = std::max(planned.rMax, r);
-    }
+    if (planned.spread)
+        for (const std::array<double, 2> r : everyRanks(share, std::array<double, 2>{planned.rMin, planned.rMax})) {
+            planned.rMin = std::min(planned.rMin, r[0]);
+            planned.rMax = std::max(planned.rMax, r[1]);
+        }
     if (crowded)
         checkCrowding(
             v, planned.count,

@@ -46,10 +46,8 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
         // at most kRound grains of each share (a share of every grain, the
         // random packing's on rank 0, sends a bounded buffer at a time).
         constexpr std::size_t kRound = std::size_t{1} << 18;
-        std::size_t share = 0;
-        source.each([&](std::size_t, const Vec3&, double) { ++share; });
         const std::uint64_t rounds =
-            static_cast<std::uint64_t>(comm::maxOverRanks(static_cast<double>((share + kRound - 1) / kRound)));
+            static_cast<std::uint64_t>(comm::maxOverRanks(static_cast<double>((source.share + kRound - 1) / kRound)));
         std::vector<std::string> out(static_cast<std::size_t>(ranks_)), in(static_cast<std::size_t>(ranks_));
         comm::Mailbox box;
         const auto round = [&] {
@@ -70,6 +68,8 @@ DistributedSimulation::DistributedSimulation(SceneSource source) : ranks_(comm::
                 ++done;
             }
         });
+        if (packed != source.share)
+            throw std::logic_error("distributed input: a share of another size than the source said");
         for (; done < rounds; ++done) round();
         box = comm::Mailbox{};
         std::vector<std::string>().swap(out);

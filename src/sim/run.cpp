@@ -407,6 +407,7 @@ SceneSource planSource(std::shared_ptr<const ScenePlan> plan) {
     };
     auto taken = std::make_shared<Taken>();
     source.pack = [plan](std::size_t i, std::string& out) { plan->pack(i, out); };
+    source.share = plan->shareGrains();
     source.take = [taken](const std::vector<std::string_view>& parts) {
         ScenePlan::unpack(parts, taken->ids, taken->specs);
         return taken->ids;

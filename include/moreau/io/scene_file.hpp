@@ -110,6 +110,8 @@ public:
     /// share); their specs then travel to the ranks that build them:
     /// pack, exchanged, unpack, part(ids, specs).
     bool spread() const { return spread_; }
+    /// The grains each() gives: this rank's share (spread), else every one.
+    std::size_t shareGrains() const { return to_ - from_; }
     /// Whether its polygons each have their own shape (irregular ones): a
     /// part's table holds its grains' shapes alone, grain k's entry k.
     bool ownShapes() const { return ownShapes_; }

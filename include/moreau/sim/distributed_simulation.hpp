@@ -65,6 +65,7 @@ struct SceneSource {
     /// the grains every rank sent here (parts by rank) before build, and
     /// gives their ids, ascending.
     std::function<void(std::size_t, std::string&)> pack;
+    std::size_t share = 0;  ///< a spread source: the grains of this rank's share, each()'s count
     std::function<std::vector<std::uint64_t>(const std::vector<std::string_view>&)> take;
     /// Whether its polygons each have their own shape (the same on every
     /// rank): the parts build() makes hold their grains' shapes alone,
